@@ -1,0 +1,521 @@
+package session
+
+import (
+	"encoding/json"
+	"maps"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Context is what the model sees at one point of the tree: the message
+// list rebuilt from the path root → leaf by the seed format's rules, and
+// the settings in force there.
+//
+// The slices are shared with the session that produced them (which is
+// what makes asking for the context after every append cheap): read them,
+// append to them (their capacity is capped, so appending copies), but do
+// not change their elements or the messages; Clone a message to edit it.
+type Context struct {
+	// LeafID is the entry the context was built at ("" for an empty path).
+	LeafID string
+	// ThinkingLevel is the latest thinking_level_change on the path, "off"
+	// when there is none.
+	ThinkingLevel string
+	// Model is the latest model selected on the path, by a model_change
+	// entry or by an assistant message's provider and model; nil if none.
+	Model *ModelRef
+	// Models holds the latest model_change per role ("default" for changes
+	// without a role, as pi writes them).
+	Models map[string]ModelRef
+	// Mode is the latest mode_change's mode, "none" when there is none,
+	// with its data.
+	Mode     string
+	ModeData json.RawMessage
+	// InjectedRules lists the rules named by ttsr_injection entries, in
+	// the order first injected.
+	InjectedRules []string
+
+	// Messages is the seed reconstruction, exactly as the seed agents
+	// build it: messages and custom messages on the path, non-empty
+	// branch summaries, and after a compaction its summary first, then
+	// the kept entries. It may hold tool calls without results and
+	// results without calls, as real sessions do; see Dangling, Pending
+	// and Orphans, and Session.Messages for the list to send to a model.
+	Messages []*Message
+	// EntryIDs holds, for each message, the entry it came from (the
+	// compaction entry for a compaction summary).
+	EntryIDs []string
+
+	// Dangling lists tool calls that were never answered before the
+	// conversation moved on (an aborted or failed turn).
+	Dangling []ToolCallRef
+	// Pending lists the calls of the last assistant message still waiting
+	// for their results at the end of the path.
+	Pending []ToolCallRef
+	// Orphans lists tool results that answer no call awaiting one: a call
+	// not on the path, answered already, or no longer awaited.
+	Orphans []ToolCallRef
+}
+
+// ModelRef names a model.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// String returns "provider/modelId".
+func (m ModelRef) String() string {
+	if m.Provider == "" {
+		return m.ModelID
+	}
+	return m.Provider + "/" + m.ModelID
+}
+
+// ToolCallRef locates a tool call or tool result.
+type ToolCallRef struct {
+	EntryID string // the entry holding the call (or the result, for orphans)
+	CallID  string
+	Name    string
+}
+
+// ForModel returns the message list to send to a model: the context's
+// messages with tool pairing repaired, so that every tool call is answered
+// right after its assistant message and no tool result lacks its call.
+//
+//   - A dangling call gets a synthesized error result (Message.Synthetic)
+//     placed after the results its assistant message did get.
+//   - An orphaned result is left out.
+//   - A bash execution marked ExcludeFromContext is left out.
+//   - The calls of the last assistant message, still pending, are left
+//     as they are: the agent is about to run them.
+//
+// Session.Messages returns the same list without rebuilding it.
+func (c *Context) ForModel() []*Message {
+	var b pairing
+	for i, m := range c.Messages {
+		id := ""
+		if i < len(c.EntryIDs) {
+			id = c.EntryIDs[i]
+		}
+		b.push(m, id)
+	}
+	return b.model
+}
+
+// pairing tracks tool-call pairing over a message list as it grows and
+// builds the model-facing list next to it.
+type pairing struct {
+	open     []openCall // calls of the last assistant message not yet answered
+	model    []*Message
+	dangling []ToolCallRef
+	orphans  []ToolCallRef
+}
+
+type openCall struct {
+	ref ToolCallRef
+	ts  int64
+}
+
+func (p *pairing) push(m *Message, entryID string) {
+	switch {
+	case m.Role == RoleToolResult:
+		for k := range p.open {
+			if p.open[k].ref.CallID == m.ToolCallID {
+				p.open = append(p.open[:k], p.open[k+1:]...)
+				p.model = append(p.model, m)
+				return
+			}
+		}
+		p.orphans = append(p.orphans, ToolCallRef{EntryID: entryID, CallID: m.ToolCallID, Name: m.ToolName})
+		return
+	case m.Role == RoleBashExecution && m.ExcludeFromContext:
+		return
+	}
+	p.closeRun()
+	p.model = append(p.model, m)
+	if m.Role == RoleAssistant {
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == BlockToolCall {
+				p.open = append(p.open, openCall{ToolCallRef{EntryID: entryID, CallID: b.ID, Name: b.Name}, m.Timestamp})
+			}
+		}
+	}
+}
+
+// closeRun answers the calls still open when the conversation moves on.
+func (p *pairing) closeRun() {
+	for _, c := range p.open {
+		p.dangling = append(p.dangling, c.ref)
+		p.model = append(p.model, synthesizedResult(c))
+	}
+	p.open = p.open[:0]
+}
+
+// accepts reports whether a tool result for callID may be appended now.
+func (p *pairing) accepts(callID string) bool {
+	for _, c := range p.open {
+		if c.ref.CallID == callID {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pairing) pending() []ToolCallRef {
+	if len(p.open) == 0 {
+		return nil
+	}
+	out := make([]ToolCallRef, len(p.open))
+	for i, c := range p.open {
+		out[i] = c.ref
+	}
+	return out
+}
+
+// SyntheticResultText is the text of the error result given to a tool
+// call that never got one.
+const SyntheticResultText = "No result was recorded for this tool call: the turn was interrupted or failed before it completed."
+
+func synthesizedResult(c openCall) *Message {
+	m := &Message{
+		Role: RoleToolResult, ToolCallID: c.ref.CallID, ToolName: c.ref.Name,
+		Content: []Block{Text(SyntheticResultText)}, IsError: true, Timestamp: c.ts,
+		synthetic: true,
+	}
+	return m
+}
+
+// Synthetic reports whether the message was made by this package (an
+// error result for a dangling tool call) rather than read from the log.
+func (m *Message) Synthetic() bool { return m.synthetic }
+
+// pathCtx is the context at a leaf, kept up to date as entries are
+// appended under it.
+type pathCtx struct {
+	leaf int32
+	path []int32 // root .. leaf
+
+	thinking  string
+	model     ModelRef
+	hasModel  bool
+	models    map[string]ModelRef
+	mode      string
+	modeData  json.RawMessage
+	rules     []string
+	compacted bool
+
+	msgs []*Message
+	ids  []string
+	pair pairing
+}
+
+// buildContext computes the context at leaf from scratch: O(path) to walk,
+// plus decoding the messages it emits.
+func (t *tree) buildContext(leaf int32) *pathCtx {
+	pc := &pathCtx{leaf: leaf, thinking: "off", mode: "none"}
+	if leaf < 0 {
+		return pc
+	}
+	pc.path = t.pathTo(leaf)
+	// Settings: the latest of each on the path wins; model changes per
+	// role and injected rules accumulate.
+	comp := -1
+	for pos, i := range pc.path {
+		n := &t.nodes[i]
+		switch n.e.kind {
+		case kindCompaction:
+			comp = pos
+		case kindMessage:
+			// Only the latest model-setting entry matters; handled below.
+		default:
+			pc.applySetting(t, i)
+		}
+	}
+	for pos := len(pc.path) - 1; pos >= 0; pos-- {
+		i := pc.path[pos]
+		n := &t.nodes[i]
+		if n.e.kind == kindModelChange {
+			if c, ok := modelChangeOf(n.e); ok && (c.Role == "" || c.Role == "default") {
+				break // applySetting already took it as the model
+			}
+			continue
+		}
+		if n.e.kind == kindMessage {
+			if ref, ok := assistantModel(t, i); ok {
+				pc.model, pc.hasModel = ref, true
+				break
+			}
+		}
+	}
+	// Messages.
+	if comp < 0 {
+		for _, i := range pc.path {
+			pc.emit(t, i)
+		}
+		return pc
+	}
+	pc.emitCompacted(t, comp)
+	for _, i := range pc.path[comp+1:] {
+		pc.emit(t, i)
+	}
+	return pc
+}
+
+// emitCompacted restarts the message list at the compaction at path
+// position comp: its summary, then the kept entries before it.
+func (pc *pathCtx) emitCompacted(t *tree, comp int) {
+	pc.msgs, pc.ids, pc.pair = nil, nil, pairing{}
+	pc.compacted = true
+	ci := pc.path[comp]
+	c := &t.nodes[ci]
+	if m := t.contextMessage(ci); m != nil {
+		pc.push(m, c.e.id)
+	}
+	var cp Compaction
+	_ = c.e.Decode(&cp)
+	if cp.FirstKeptEntryID == "" {
+		return
+	}
+	// The seed rule: the first entry on the path, before the compaction,
+	// with that id.
+	start := -1
+	if k, ok := t.lookup(cp.FirstKeptEntryID); ok {
+		if d := t.nodes[k].depth; d >= 0 && int(d) < comp && pc.path[d] == k {
+			start = int(d)
+		}
+	}
+	if start < 0 {
+		return
+	}
+	for _, i := range pc.path[start:comp] {
+		pc.emit(t, i)
+	}
+}
+
+// extend appends node i, a child of the current leaf, to the context.
+func (pc *pathCtx) extend(t *tree, i int32) {
+	pc.path = append(pc.path, i)
+	pc.leaf = i
+	n := &t.nodes[i]
+	switch n.e.kind {
+	case kindCompaction:
+		pc.emitCompacted(t, len(pc.path)-1)
+		return
+	case kindMessage:
+		if ref, ok := assistantModel(t, i); ok {
+			pc.model, pc.hasModel = ref, true
+		}
+	default:
+		pc.applySetting(t, i)
+	}
+	pc.emit(t, i)
+}
+
+// applySetting takes the settings an entry changes.
+func (pc *pathCtx) applySetting(t *tree, i int32) {
+	e := t.nodes[i].e
+	switch e.kind {
+	case kindThinkingLevelChange:
+		var c ThinkingLevelChange
+		if e.Decode(&c) == nil && c.ThinkingLevel != "" {
+			pc.thinking = c.ThinkingLevel
+		} else {
+			pc.thinking = "off"
+		}
+	case kindModelChange:
+		c, ok := modelChangeOf(e)
+		if !ok {
+			return
+		}
+		ref, ok := c.ref()
+		if !ok {
+			return
+		}
+		role := c.Role
+		if role == "" {
+			role = "default"
+		}
+		if pc.models == nil {
+			pc.models = map[string]ModelRef{}
+		}
+		pc.models[role] = ref
+		if role == "default" {
+			pc.model, pc.hasModel = ref, true
+		}
+	case kindModeChange:
+		var c ModeChange
+		if e.Decode(&c) == nil {
+			pc.mode, pc.modeData = c.Mode, c.Data
+			if pc.mode == "" {
+				pc.mode = "none"
+			}
+		}
+	case kindTTSRInjection:
+		var c TTSRInjection
+		if e.Decode(&c) == nil {
+			for _, r := range c.InjectedRules {
+				seen := false
+				for _, x := range pc.rules {
+					if x == r {
+						seen = true
+						break
+					}
+				}
+				if !seen {
+					pc.rules = append(pc.rules, r)
+				}
+			}
+		}
+	}
+}
+
+func modelChangeOf(e Entry) (ModelChange, bool) {
+	var c ModelChange
+	return c, e.Decode(&c) == nil
+}
+
+// assistantModel reads the provider and model of an assistant message
+// without decoding the rest of it.
+func assistantModel(t *tree, i int32) (ModelRef, bool) {
+	n := &t.nodes[i]
+	if n.state == msgReady {
+		m := n.msg
+		if m.Role != RoleAssistant || (m.Provider == "" && m.Model == "") {
+			return ModelRef{}, false
+		}
+		return ModelRef{Provider: m.Provider, ModelID: m.Model}, true
+	}
+	v, ok := n.e.field("message")
+	if !ok || jsonx.KindOf(v) != jsonx.KindObject {
+		return ModelRef{}, false
+	}
+	it, _ := jsonx.Object(v)
+	var role, provider, model string
+	for it.Next() {
+		switch string(it.KeyBytes()) {
+		case "role":
+			role, _ = jsonx.String(it.Value())
+		case "provider":
+			provider, _ = jsonx.String(it.Value())
+		case "model":
+			model, _ = jsonx.String(it.Value())
+		}
+	}
+	if role != RoleAssistant || (provider == "" && model == "") {
+		return ModelRef{}, false
+	}
+	return ModelRef{Provider: provider, ModelID: model}, true
+}
+
+func (pc *pathCtx) emit(t *tree, i int32) {
+	if t.nodes[i].e.kind == kindCompaction {
+		return // only the last compaction counts, and it is emitted first
+	}
+	if m := t.contextMessage(i); m != nil {
+		pc.push(m, t.nodes[i].e.id)
+	}
+}
+
+func (pc *pathCtx) push(m *Message, id string) {
+	pc.msgs = append(pc.msgs, m)
+	pc.ids = append(pc.ids, id)
+	pc.pair.push(m, id)
+}
+
+// contextMessage returns the message entry i contributes (decoded once
+// and cached), or nil.
+func (t *tree) contextMessage(i int32) *Message {
+	n := &t.nodes[i]
+	switch n.state {
+	case msgReady:
+		return n.msg
+	case msgNone:
+		return nil
+	}
+	n.msg = decodeContextMessage(n.e)
+	if n.msg == nil {
+		n.state = msgNone
+	} else {
+		n.state = msgReady
+	}
+	return n.msg
+}
+
+func decodeContextMessage(e Entry) *Message {
+	switch e.kind {
+	case kindMessage:
+		m, err := e.Message()
+		if err != nil {
+			return nil
+		}
+		return m
+	case kindCustomMessage:
+		m, err := e.customMessage()
+		if err != nil {
+			return nil
+		}
+		return m
+	case kindBranchSummary:
+		var b BranchSummary
+		if e.Decode(&b) != nil || b.Summary == "" {
+			return nil
+		}
+		return &Message{
+			Role: RoleBranchSummary, Summary: b.Summary, FromID: b.FromID,
+			Timestamp: entryMillis(e), decoded: true, has: mRole | mSummary | mFromID | mTimestamp,
+		}
+	case kindCompaction:
+		var c Compaction
+		if e.Decode(&c) != nil {
+			return nil
+		}
+		return &Message{
+			Role: RoleCompactionSummary, Summary: c.Summary, TokensBefore: c.TokensBefore,
+			Timestamp: entryMillis(e), decoded: true, has: mRole | mSummary | mTokensBefore | mTimestamp,
+		}
+	}
+	return nil
+}
+
+func entryMillis(e Entry) int64 {
+	t := e.Time()
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// snapshot returns the public view of pc. Slices are shared, with their
+// capacity capped.
+func (pc *pathCtx) snapshot(t *tree) *Context {
+	c := &Context{
+		ThinkingLevel: pc.thinking,
+		Mode:          pc.mode,
+		ModeData:      cloneRaw(pc.modeData),
+		Messages:      pc.msgs[:len(pc.msgs):len(pc.msgs)],
+		EntryIDs:      pc.ids[:len(pc.ids):len(pc.ids)],
+		Dangling:      pc.pair.dangling[:len(pc.pair.dangling):len(pc.pair.dangling)],
+		Orphans:       pc.pair.orphans[:len(pc.pair.orphans):len(pc.pair.orphans)],
+		Pending:       pc.pair.pending(),
+	}
+	if pc.leaf >= 0 {
+		c.LeafID = t.nodes[pc.leaf].e.id
+	}
+	if pc.hasModel {
+		m := pc.model
+		c.Model = &m
+	}
+	if pc.models != nil {
+		c.Models = maps.Clone(pc.models)
+	}
+	if len(pc.rules) > 0 {
+		c.InjectedRules = append([]string(nil), pc.rules...)
+	}
+	return c
+}
+
+// forModel returns the shared model-facing list.
+func (pc *pathCtx) forModel() []*Message {
+	m := pc.pair.model
+	return m[:len(m):len(m)]
+}

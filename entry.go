@@ -1,0 +1,489 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Entry types of the seed format.
+const (
+	TypeMessage             = "message"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeModelChange         = "model_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+	TypeSessionInit         = "session_init"
+	TypeModeChange          = "mode_change"
+	TypeTTSRInjection       = "ttsr_injection"
+)
+
+// Entry is one line of a session log: a node of the conversation tree. It
+// knows its type, id, parent and timestamp at once and decodes its payload
+// only when asked.
+//
+// An Entry is immutable and keeps the exact bytes it was read from, so a
+// log written back keeps every line it did not change byte for byte,
+// whatever fields or types it holds. Copying an Entry is cheap and safe.
+// The zero Entry is invalid.
+type Entry struct {
+	typ    string
+	id     string
+	parent string
+	ts     string
+	kind   entryKind
+	raw    []byte // the JSON object, no surrounding whitespace or newline
+}
+
+type entryKind uint8
+
+const (
+	kindUnknown entryKind = iota
+	kindMessage
+	kindThinkingLevelChange
+	kindModelChange
+	kindCompaction
+	kindBranchSummary
+	kindCustom
+	kindCustomMessage
+	kindLabel
+	kindSessionInfo
+	kindSessionInit
+	kindModeChange
+	kindTTSRInjection
+)
+
+func kindOf(typ string) entryKind {
+	switch typ {
+	case TypeMessage:
+		return kindMessage
+	case TypeThinkingLevelChange:
+		return kindThinkingLevelChange
+	case TypeModelChange:
+		return kindModelChange
+	case TypeCompaction:
+		return kindCompaction
+	case TypeBranchSummary:
+		return kindBranchSummary
+	case TypeCustom:
+		return kindCustom
+	case TypeCustomMessage:
+		return kindCustomMessage
+	case TypeLabel:
+		return kindLabel
+	case TypeSessionInfo:
+		return kindSessionInfo
+	case TypeSessionInit:
+		return kindSessionInit
+	case TypeModeChange:
+		return kindModeChange
+	case TypeTTSRInjection:
+		return kindTTSRInjection
+	}
+	return kindUnknown
+}
+
+// Type returns the entry type, such as "message". Unknown types are kept.
+func (e Entry) Type() string { return e.typ }
+
+// ID returns the entry id.
+func (e Entry) ID() string { return e.id }
+
+// ParentID returns the parent's id, or "" for a root.
+func (e Entry) ParentID() string { return e.parent }
+
+// Timestamp returns the entry's ISO-8601 timestamp as written.
+func (e Entry) Timestamp() string { return e.ts }
+
+// Time parses the timestamp; it is the zero time if there is none or it
+// cannot be parsed.
+func (e Entry) Time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, e.ts)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// IsZero reports whether e is the zero Entry.
+func (e Entry) IsZero() bool { return e.raw == nil }
+
+// Len returns the size of the entry's JSON encoding in bytes.
+func (e Entry) Len() int { return len(e.raw) }
+
+// JSON returns a copy of the entry's JSON encoding (one line, no newline).
+func (e Entry) JSON() []byte { return bytes.Clone(e.raw) }
+
+// AppendJSON appends the entry's JSON encoding to dst.
+func (e Entry) AppendJSON(dst []byte) []byte { return append(dst, e.raw...) }
+
+// MarshalJSON returns the entry's bytes, so an Entry embeds in other JSON
+// unchanged.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	if e.raw == nil {
+		return nil, errors.New("session: marshal of zero Entry")
+	}
+	return e.JSON(), nil
+}
+
+// UnmarshalJSON parses an entry, like ParseEntry.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	x, err := ParseEntry(b)
+	if err != nil {
+		return err
+	}
+	*e = x
+	return nil
+}
+
+// String returns a short description for logs and debugging.
+func (e Entry) String() string {
+	if e.raw == nil {
+		return "Entry{}"
+	}
+	return fmt.Sprintf("Entry{%s %s parent=%q}", e.typ, e.id, e.parent)
+}
+
+// Field returns a copy of the raw value of a top-level member of the entry.
+func (e Entry) Field(key string) (json.RawMessage, bool) {
+	v, ok := e.field(key)
+	return cloneRaw(v), ok
+}
+
+func (e Entry) field(key string) ([]byte, bool) {
+	it, err := jsonx.Object(e.raw)
+	if err != nil {
+		return nil, false
+	}
+	var found []byte
+	ok := false
+	for it.Next() {
+		if it.KeyIs(key) {
+			found, ok = it.Value(), true // the last one wins, as in JSON.parse
+		}
+	}
+	return found, ok
+}
+
+// Decode unmarshals the entry's JSON into v, typically one of the payload
+// types (Compaction, Label ...) or a struct of the caller's own for an
+// unknown type.
+func (e Entry) Decode(v any) error {
+	if e.raw == nil {
+		return errors.New("session: decode of zero Entry")
+	}
+	return json.Unmarshal(e.raw, v)
+}
+
+// Message decodes the message of a "message" entry. The result is the
+// caller's own.
+func (e Entry) Message() (*Message, error) {
+	if e.kind != kindMessage {
+		return nil, fmt.Errorf("session: entry %s is a %q, not a message", e.id, e.typ)
+	}
+	v, ok := e.field("message")
+	if !ok || jsonx.KindOf(v) != jsonx.KindObject {
+		return nil, fmt.Errorf("session: entry %s: message is missing or not an object", e.id)
+	}
+	m := new(Message)
+	if err := m.decode(v, true); err != nil {
+		return nil, fmt.Errorf("session: entry %s: %w", e.id, err)
+	}
+	return m, nil
+}
+
+var (
+	errNotObject   = errors.New("not a JSON object")
+	errNoType      = errors.New(`no "type" string`)
+	errNoID        = errors.New(`no "id" string`)
+	errBadParent   = errors.New(`"parentId" is neither a string nor null`)
+	errHeaderEntry = errors.New("a session header where an entry was expected")
+)
+
+// ParseEntry parses one line of a session log (surrounding whitespace
+// allowed). The entry keeps its own copy of the bytes.
+func ParseEntry(line []byte) (Entry, error) {
+	v, err := jsonx.Trim(line)
+	if err != nil {
+		return Entry{}, err
+	}
+	return parseEntry(bytes.Clone(v))
+}
+
+// parseEntry reads the envelope of the object v, which it keeps (no copy).
+func parseEntry(v []byte) (Entry, error) {
+	if jsonx.KindOf(v) != jsonx.KindObject {
+		return Entry{}, errNotObject
+	}
+	it, _ := jsonx.Object(v)
+	e := Entry{raw: v}
+	var hasType, hasID bool
+	badParent := false
+	for it.Next() {
+		k, val := it.KeyBytes(), it.Value()
+		switch string(k) {
+		case "type":
+			e.typ, hasType = jsonx.String(val)
+		case "id":
+			e.id, hasID = jsonx.String(val)
+		case "parentId":
+			switch jsonx.KindOf(val) {
+			case jsonx.KindNull:
+				e.parent, badParent = "", false
+			case jsonx.KindString:
+				e.parent, _ = jsonx.String(val)
+				badParent = false
+			default:
+				badParent = true
+			}
+		case "timestamp":
+			e.ts, _ = jsonx.String(val)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return Entry{}, err
+	}
+	if it.End() != len(v) {
+		return Entry{}, &jsonx.SyntaxError{Offset: it.End(), Msg: "unexpected data after object"}
+	}
+	switch {
+	case !hasType:
+		return Entry{}, errNoType
+	case e.typ == "session":
+		return Entry{}, errHeaderEntry
+	case !hasID || e.id == "":
+		return Entry{}, errNoID
+	case badParent:
+		return Entry{}, errBadParent
+	}
+	e.kind = kindOf(e.typ)
+	return e, nil
+}
+
+// isoMillis is the timestamp layout the seed agents write (JavaScript's
+// Date.toISOString).
+const isoMillis = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(isoMillis) }
+
+// reservedKeys are the envelope members an entry payload may not set.
+func reservedKey(k string) bool {
+	return k == "type" || k == "id" || k == "parentId" || k == "timestamp"
+}
+
+// NewEntry builds an entry of any type. payload is marshalled to a JSON
+// object (a json.RawMessage is used as it is) whose members follow the
+// envelope; it may not set type, id, parentId or timestamp. parentID ""
+// makes a root.
+func NewEntry(typ, id, parentID string, t time.Time, payload any) (Entry, error) {
+	if typ == "" || typ == "session" {
+		return Entry{}, fmt.Errorf("session: invalid entry type %q", typ)
+	}
+	if id == "" {
+		return Entry{}, fmt.Errorf("session: empty entry id")
+	}
+	var obj []byte
+	switch p := payload.(type) {
+	case nil:
+		obj = []byte("{}")
+	case json.RawMessage:
+		obj = p
+	default:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // write like JSON.stringify
+		if err := enc.Encode(payload); err != nil {
+			return Entry{}, fmt.Errorf("session: %s payload: %w", typ, err)
+		}
+		obj = buf.Bytes()
+	}
+	obj, err := jsonx.Trim(obj)
+	if err != nil || jsonx.KindOf(obj) != jsonx.KindObject {
+		return Entry{}, fmt.Errorf("session: %s payload is not a JSON object", typ)
+	}
+	return buildEntry(typ, id, parentID, formatTime(t), func(dst []byte) ([]byte, error) {
+		it, _ := jsonx.Object(obj)
+		for it.Next() {
+			if k := it.Key(); reservedKey(k) {
+				return nil, fmt.Errorf("session: %s payload sets reserved member %q", typ, k)
+			}
+			dst = append(dst, ',')
+			dst = append(dst, '"')
+			raw, _ := it.RawKey()
+			dst = append(dst, raw...)
+			dst = append(dst, '"', ':')
+			dst = append(dst, it.Value()...)
+		}
+		return dst, it.Err()
+	})
+}
+
+// buildEntry writes the envelope and lets payload append ",member..."
+// pieces, then parses the result so that the Entry is exactly what a
+// reader would get.
+func buildEntry(typ, id, parent, ts string, payload func([]byte) ([]byte, error)) (Entry, error) {
+	dst := make([]byte, 0, 128)
+	dst = append(dst, `{"type":`...)
+	dst = jsonx.AppendString(dst, typ)
+	dst = append(dst, `,"id":`...)
+	dst = jsonx.AppendString(dst, id)
+	dst = append(dst, `,"parentId":`...)
+	if parent == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonx.AppendString(dst, parent)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = jsonx.AppendString(dst, ts)
+	if payload != nil {
+		var err error
+		if dst, err = payload(dst); err != nil {
+			return Entry{}, err
+		}
+	}
+	dst = append(dst, '}')
+	return Entry{typ: typ, id: id, parent: parent, ts: ts, kind: kindOf(typ), raw: dst}, nil
+}
+
+// newMessageEntry encodes a message entry.
+func newMessageEntry(id, parent, ts string, m *Message) (Entry, error) {
+	return buildEntry(TypeMessage, id, parent, ts, func(dst []byte) ([]byte, error) {
+		dst = append(dst, `,"message":`...)
+		return m.AppendJSON(dst)
+	})
+}
+
+// ---- Payload types ----
+
+// ThinkingLevelChange is the payload of a thinking_level_change entry.
+type ThinkingLevelChange struct {
+	ThinkingLevel string `json:"thinkingLevel"`
+}
+
+// ModelChange is the payload of a model_change entry. pi writes Provider
+// and ModelID; oh-my-pi writes Model as "provider/modelId" with an
+// optional Role ("default" when absent).
+type ModelChange struct {
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Role     string `json:"role,omitempty"`
+}
+
+// ref returns the model the change selects.
+func (c ModelChange) ref() (ModelRef, bool) {
+	if c.Provider != "" || c.ModelID != "" {
+		return ModelRef{Provider: c.Provider, ModelID: c.ModelID}, true
+	}
+	if c.Model != "" {
+		p, id, ok := strings.Cut(c.Model, "/")
+		if !ok {
+			return ModelRef{ModelID: c.Model}, true
+		}
+		return ModelRef{Provider: p, ModelID: id}, true
+	}
+	return ModelRef{}, false
+}
+
+// Compaction is the payload of a compaction entry: the history before
+// FirstKeptEntryID is replaced in the context by Summary.
+type Compaction struct {
+	Summary          string          `json:"summary"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int64           `json:"tokensBefore"`
+	TokensAfter      int64           `json:"tokensAfter,omitempty"`
+	Details          json.RawMessage `json:"details,omitempty"`
+	FromHook         bool            `json:"fromHook,omitempty"`
+}
+
+// BranchSummary is the payload of a branch_summary entry: a summary of the
+// path abandoned when the leaf moved to this entry's parent.
+type BranchSummary struct {
+	FromID   string          `json:"fromId"`
+	Summary  string          `json:"summary"`
+	Details  json.RawMessage `json:"details,omitempty"`
+	FromHook bool            `json:"fromHook,omitempty"`
+}
+
+// Custom is the payload of a custom entry: extension state that never
+// reaches the model.
+type Custom struct {
+	CustomType string          `json:"customType"`
+	Data       json.RawMessage `json:"data,omitempty"`
+}
+
+// Label is the payload of a label entry; an empty Label clears the label
+// of TargetID.
+type Label struct {
+	TargetID string `json:"targetId"`
+	Label    string `json:"label,omitempty"`
+}
+
+// SessionName is the payload of a session_info entry: the session's
+// display name.
+type SessionName struct {
+	Name string `json:"name,omitempty"`
+}
+
+// SessionInit is the payload of a session_init entry, which records how a
+// subagent session was started.
+type SessionInit struct {
+	SystemPrompt json.RawMessage `json:"systemPrompt,omitempty"`
+	Task         string          `json:"task,omitempty"`
+	Tools        []string        `json:"tools,omitempty"`
+}
+
+// ModeChange is the payload of a mode_change entry ("none" leaves a mode).
+type ModeChange struct {
+	Mode string          `json:"mode"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// TTSRInjection is the payload of a ttsr_injection entry: rules injected
+// into the conversation.
+type TTSRInjection struct {
+	InjectedRules []string `json:"injectedRules"`
+}
+
+// CustomMessageEntry decodes a custom_message entry into the message it
+// contributes to the context (role "custom").
+func (e Entry) customMessage() (*Message, error) {
+	m := &Message{Role: RoleCustom, decoded: true, has: mRole | mTimestamp}
+	it, err := jsonx.Object(e.raw)
+	if err != nil {
+		return nil, err
+	}
+	for it.Next() {
+		k, v := it.KeyBytes(), it.Value()
+		var bit uint32
+		switch string(k) {
+		case "customType":
+			bit = mCustomType
+		case "content":
+			bit = mContent
+		case "display":
+			bit = mDisplay
+		case "details":
+			bit = mDetails
+		default:
+			continue
+		}
+		if m.decodeMember(bit, v, true) {
+			m.has |= bit
+		}
+	}
+	m.Timestamp = e.Time().UnixMilli()
+	if e.Time().IsZero() {
+		m.Timestamp = 0
+	}
+	return m, it.Err()
+}

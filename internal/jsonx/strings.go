@@ -1,0 +1,281 @@
+package jsonx
+
+import (
+	"math"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Unquote decodes the JSON string v (with its quotes) the way
+// encoding/json does: escapes are resolved, invalid UTF-8 and unpaired
+// surrogates become U+FFFD. v must already be a valid string token.
+func Unquote(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", syntaxErr(0, "expected string")
+	}
+	return unquoteBody(v[1 : len(v)-1])
+}
+
+// unquoteBody decodes the inside of a string token.
+func unquoteBody(s []byte) (string, error) {
+	// Fast path: nothing to resolve.
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return string(s), nil
+	}
+	b := make([]byte, 0, len(s)+8)
+	b = append(b, s[:i]...)
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", syntaxErr(i, "unexpected end of string")
+			}
+			switch s[i+1] {
+			case '"', '\\', '/':
+				b = append(b, s[i+1])
+				i += 2
+			case 'b':
+				b = append(b, '\b')
+				i += 2
+			case 'f':
+				b = append(b, '\f')
+				i += 2
+			case 'n':
+				b = append(b, '\n')
+				i += 2
+			case 'r':
+				b = append(b, '\r')
+				i += 2
+			case 't':
+				b = append(b, '\t')
+				i += 2
+			case 'u':
+				rr := getu4(s[i:])
+				if rr < 0 {
+					return "", syntaxErr(i, "invalid \\u escape")
+				}
+				i += 6
+				if utf16.IsSurrogate(rr) {
+					rr1 := getu4(s[i:])
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						i += 6
+						b = utf8.AppendRune(b, dec)
+						break
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+			default:
+				return "", syntaxErr(i, "invalid escape")
+			}
+		case c < 0x20:
+			return "", syntaxErr(i, "control character in string")
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, unicode.ReplacementChar)
+				i++
+				continue
+			}
+			b = append(b, s[i:i+size]...)
+			i += size
+		}
+	}
+	return string(b), nil
+}
+
+// getu4 decodes \uXXXX at the start of s, or returns -1.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// plain marks ASCII bytes that are written into a string as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, escaped the way JavaScript's
+// JSON.stringify does it (so lines we write look like the seed agents'):
+// quote, backslash and control characters are escaped, nothing else.
+// Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendFloat appends f the way JavaScript prints numbers (and
+// encoding/json writes float64): shortest round-trip digits, exponent form
+// only below 1e-6 or from 1e21 up. NaN and infinities, which JSON cannot
+// hold, are written as null, as JSON.stringify does.
+func AppendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	n := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// Go writes e-07 where JavaScript writes e-7.
+		m := len(dst)
+		if m-n >= 4 && dst[m-4] == 'e' && dst[m-3] == '-' && dst[m-2] == '0' {
+			dst[m-2] = dst[m-1]
+			dst = dst[:m-1]
+		}
+	}
+	return dst
+}
+
+// ParseInt reads v as an integer literal (no fraction, no exponent) that
+// fits an int64.
+func ParseInt(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 20 {
+		return 0, false
+	}
+	i := 0
+	neg := false
+	if v[0] == '-' {
+		neg = true
+		i = 1
+		if len(v) == 1 {
+			return 0, false
+		}
+	}
+	var n uint64
+	for ; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (math.MaxUint64-9)/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// ParseFloat reads the number v as a float64.
+func ParseFloat(v []byte) (float64, bool) {
+	if KindOf(v) != KindNumber {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+// ParseBool reads true or false.
+func ParseBool(v []byte) (bool, bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// String reads v as a JSON string.
+func String(v []byte) (string, bool) {
+	if KindOf(v) != KindString {
+		return "", false
+	}
+	s, err := Unquote(v)
+	return s, err == nil
+}

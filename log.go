@@ -1,0 +1,509 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// CurrentVersion is the format version this package writes, and the newest
+// it reads. Older versions are migrated when read (see Log.MigratedFrom).
+const CurrentVersion = 3
+
+// Header is the first line of a session log.
+//
+// A Header read from a log remembers that line; as long as its fields are
+// not changed it is written back byte for byte.
+type Header struct {
+	Version       int
+	ID            string
+	Timestamp     time.Time // creation time
+	Cwd           string    // working directory the session belongs to
+	Title         string    // oh-my-pi's header title; see Session.Title
+	ParentSession string    // the session this one was forked from, if any
+	Extra         Fields    // other members, verbatim
+
+	raw  []byte      // the line this header was read from
+	orig *headerCore // its decoded fields, to tell whether raw still holds
+}
+
+type headerCore struct {
+	version                          int
+	id, cwd, title, parent, timestamp string
+	ts                               time.Time
+	extra                            Fields
+}
+
+func (h *Header) core() headerCore {
+	return headerCore{version: h.Version, id: h.ID, cwd: h.Cwd, title: h.Title, parent: h.ParentSession, ts: h.Timestamp}
+}
+
+// unchanged reports whether h still holds exactly what was read into it.
+func (h *Header) unchanged() bool {
+	if h.raw == nil || h.orig == nil {
+		return false
+	}
+	c := h.core()
+	o := h.orig
+	return c.version == o.version && c.id == o.id && c.cwd == o.cwd && c.title == o.title &&
+		c.parent == o.parent && c.ts.Equal(o.ts) && h.Extra.equal(o.extra)
+}
+
+// Clone returns a deep copy of h.
+func (h Header) Clone() Header {
+	h.Extra = h.Extra.Clone()
+	return h
+}
+
+// MarshalJSON encodes the header line (without newline).
+func (h Header) MarshalJSON() ([]byte, error) { return h.appendJSON(nil) }
+
+func (h *Header) appendJSON(dst []byte) ([]byte, error) {
+	if h.unchanged() {
+		return append(dst, h.raw...), nil
+	}
+	dst = append(dst, `{"type":"session","version":`...)
+	v := h.Version
+	if v == 0 {
+		v = CurrentVersion
+	}
+	dst = appendInt(dst, int64(v))
+	dst = append(dst, `,"id":`...)
+	dst = jsonx.AppendString(dst, h.ID)
+	if !h.Timestamp.IsZero() {
+		dst = append(dst, `,"timestamp":`...)
+		dst = jsonx.AppendString(dst, formatTime(h.Timestamp))
+	}
+	dst = append(dst, `,"cwd":`...)
+	dst = jsonx.AppendString(dst, h.Cwd)
+	if h.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = jsonx.AppendString(dst, h.Title)
+	}
+	if h.ParentSession != "" {
+		dst = append(dst, `,"parentSession":`...)
+		dst = jsonx.AppendString(dst, h.ParentSession)
+	}
+	dst, _, err := h.Extra.appendTo(dst, false, func(k string) bool {
+		switch k {
+		case "type", "version", "id", "cwd":
+			return true
+		case "timestamp":
+			return !h.Timestamp.IsZero()
+		case "title":
+			return h.Title != ""
+		case "parentSession":
+			return h.ParentSession != ""
+		}
+		return false
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session header: %w", err)
+	}
+	return append(dst, '}'), nil
+}
+
+// UnmarshalJSON parses a header line.
+func (h *Header) UnmarshalJSON(b []byte) error {
+	v, err := jsonx.Trim(b)
+	if err != nil {
+		return err
+	}
+	x, err := parseHeader(bytes.Clone(v))
+	if err != nil {
+		return err
+	}
+	*h = x
+	return nil
+}
+
+var errNoHeader = errors.New("line 1 is not a session header")
+
+// parseHeader reads a header line, keeping v. Version is 1 when absent.
+func parseHeader(v []byte) (Header, error) {
+	if jsonx.KindOf(v) != jsonx.KindObject {
+		return Header{}, errNoHeader
+	}
+	it, _ := jsonx.Object(v)
+	h := Header{Version: 1}
+	isSession, hasID := false, false
+	for it.Next() {
+		k, val := it.Key(), it.Value()
+		ok := false
+		switch k {
+		case "type":
+			var t string
+			t, ok = jsonx.String(val)
+			isSession = ok && t == "session"
+			ok = true // written back as "session" either way, or rejected
+		case "version":
+			var n int64
+			if n, ok = jsonx.ParseInt(val); ok && n >= 1 && n <= 1<<30 {
+				h.Version = int(n)
+			} else {
+				return Header{}, fmt.Errorf("session header: invalid version %s", val)
+			}
+		case "id":
+			h.ID, ok = jsonx.String(val)
+			hasID = ok
+		case "timestamp":
+			var s string
+			if s, ok = jsonx.String(val); ok {
+				var err error
+				h.Timestamp, err = time.Parse(time.RFC3339Nano, s)
+				ok = err == nil
+			}
+		case "cwd":
+			h.Cwd, ok = jsonx.String(val)
+		case "title":
+			h.Title, ok = jsonx.String(val)
+		case "parentSession":
+			h.ParentSession, ok = jsonx.String(val)
+		}
+		if !ok {
+			h.Extra.Set(k, cloneRaw(val))
+		}
+	}
+	if it.Err() != nil || it.End() != len(v) {
+		return Header{}, errNoHeader
+	}
+	if !isSession {
+		return Header{}, fmt.Errorf("%w (its type is not \"session\")", errNoHeader)
+	}
+	if !hasID {
+		return Header{}, fmt.Errorf("%w (it has no id)", errNoHeader)
+	}
+	core := h.core()
+	core.extra = h.Extra.Clone()
+	h.raw, h.orig = v, &core
+	return h, nil
+}
+
+// Log is a whole session as stored: the header and every entry in order.
+type Log struct {
+	Header  Header
+	Entries []Entry
+
+	// What a lenient read skipped (see ReadOptions). Empty for logs that
+	// come from a Store that validated them on the way in.
+	Malformed []LineError
+	// Torn is set when the last line was cut short (no newline and not
+	// valid JSON), as after a crash in the middle of a write. It is not in
+	// Malformed.
+	Torn *LineError
+	// MigratedFrom is the format version the log had before it was
+	// upgraded to CurrentVersion while reading, or 0.
+	MigratedFrom int
+}
+
+// LineError is a line that could not be read as an entry.
+type LineError struct {
+	Line int // 1-based; the header is line 1
+	Err  error
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// ReadOptions controls how a log is read.
+type ReadOptions struct {
+	// Strict makes a malformed line an error (*CorruptError, ErrCorrupt)
+	// instead of being skipped and counted. A torn last line is never an
+	// error: it is what a crash leaves, and is reported in Log.Torn.
+	Strict bool
+}
+
+// logParser turns lines into a header and entries; shared by DecodeLog
+// and Decoder.
+type logParser struct {
+	strict    bool
+	line      int
+	header    Header
+	gotHeader bool
+	mig       *migrator
+	malformed []LineError
+	torn      *LineError
+}
+
+// headerLine handles line 1.
+func (p *logParser) headerLine(line []byte) error {
+	p.line = 1
+	v := bytes.TrimSpace(line)
+	if len(v) == 0 {
+		return &CorruptError{Line: 1, Err: errNoHeader}
+	}
+	if !jsonx.Valid(v) {
+		return &CorruptError{Line: 1, Err: fmt.Errorf("%w (it is not valid JSON)", errNoHeader)}
+	}
+	h, err := parseHeader(v)
+	if err != nil {
+		return &CorruptError{Line: 1, Err: err}
+	}
+	if h.Version > CurrentVersion {
+		return &UnsupportedVersionError{Version: h.Version}
+	}
+	if h.Version < CurrentVersion {
+		p.mig = newMigrator(h.Version)
+		if v, err = p.mig.header(v); err != nil {
+			return &CorruptError{Line: 1, Err: err}
+		}
+		if h, err = parseHeader(v); err != nil {
+			return &CorruptError{Line: 1, Err: err}
+		}
+	}
+	p.header, p.gotHeader = h, true
+	return nil
+}
+
+// entryLine handles one line after the header. owned says whether line may
+// be kept by the entry. It returns ok=false for lines that yield no entry.
+func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
+	p.line++
+	v := bytes.TrimSpace(line)
+	if len(v) == 0 {
+		return Entry{}, false, nil
+	}
+	var err error
+	if p.mig != nil {
+		v, err = p.mig.entry(v)
+	}
+	var e Entry
+	if err == nil {
+		e, err = parseEntry(v)
+	}
+	if err == nil {
+		return e, true, nil
+	}
+	le := LineError{Line: p.line, Err: err}
+	if !complete {
+		p.torn = &le
+		return Entry{}, false, nil
+	}
+	if p.strict {
+		return Entry{}, false, &CorruptError{Line: p.line, Err: err}
+	}
+	p.malformed = append(p.malformed, le)
+	return Entry{}, false, nil
+}
+
+func (p *logParser) finish(entries []Entry) *Log {
+	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Torn: p.torn}
+	if p.mig != nil {
+		l.MigratedFrom = p.mig.from
+	}
+	return l
+}
+
+var errEmpty = errors.New("empty file")
+
+// DecodeLog reads a whole session log from data. The entries keep
+// sub-slices of data, which must not be modified afterwards; this is the
+// fastest way to read a log that is already in memory.
+//
+// A log whose first line is not a session header, an empty one, or one
+// newer than CurrentVersion gives an error and nothing else; older
+// versions are migrated in memory.
+func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
+	var p logParser
+	if opts != nil {
+		p.strict = opts.Strict
+	}
+	if len(data) == 0 {
+		return nil, &CorruptError{Err: errEmpty}
+	}
+	nl := bytes.IndexByte(data, '\n')
+	first := data
+	rest := []byte(nil)
+	if nl >= 0 {
+		first, rest = data[:nl], data[nl+1:]
+	}
+	if err := p.headerLine(first); err != nil {
+		return nil, err
+	}
+	entries := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
+	for len(rest) > 0 {
+		var line []byte
+		complete := true
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			line, rest, complete = rest, nil, false
+		}
+		e, ok, err := p.entryLine(line, complete)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			entries = append(entries, e)
+		}
+	}
+	return p.finish(entries), nil
+}
+
+// ReadLog reads a whole session log from r; see DecodeLog.
+func ReadLog(r io.Reader, opts *ReadOptions) (*Log, error) {
+	d := NewDecoder(r, opts)
+	var entries []Entry
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return d.p.finish(entries), nil
+}
+
+// Decoder reads a session log line by line from a stream, holding only
+// the line at hand.
+type Decoder struct {
+	r   *bufio.Reader
+	p   logParser
+	err error
+	buf []byte
+}
+
+// NewDecoder returns a decoder reading from r.
+func NewDecoder(r io.Reader, opts *ReadOptions) *Decoder {
+	d := &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
+	if opts != nil {
+		d.p.strict = opts.Strict
+	}
+	return d
+}
+
+// readLine returns the next line and whether it ended with a newline.
+func (d *Decoder) readLine() ([]byte, bool, error) {
+	d.buf = d.buf[:0]
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		d.buf = append(d.buf, chunk...)
+		switch err {
+		case nil:
+			return d.buf[:len(d.buf)-1], true, nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			if len(d.buf) == 0 {
+				return nil, false, io.EOF
+			}
+			return d.buf, false, nil
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// Header reads the header if it has not been read yet and returns it.
+func (d *Decoder) Header() (Header, error) {
+	if d.err != nil {
+		return Header{}, d.err
+	}
+	if !d.p.gotHeader {
+		line, _, err := d.readLine()
+		if err == io.EOF {
+			d.err = &CorruptError{Err: errEmpty}
+			return Header{}, d.err
+		}
+		if err != nil {
+			d.err = err
+			return Header{}, err
+		}
+		if err := d.p.headerLine(bytes.Clone(line)); err != nil {
+			d.err = err
+			return Header{}, err
+		}
+	}
+	return d.p.header, nil
+}
+
+// Next returns the next entry, or io.EOF after the last one. Malformed
+// lines are skipped (or, in strict mode, end decoding with an error).
+func (d *Decoder) Next() (Entry, error) {
+	if _, err := d.Header(); err != nil {
+		return Entry{}, err
+	}
+	for {
+		line, complete, err := d.readLine()
+		if err != nil {
+			if err != io.EOF {
+				d.err = err
+			}
+			return Entry{}, err
+		}
+		e, ok, err := d.p.entryLine(bytes.Clone(line), complete)
+		if err != nil {
+			d.err = err
+			return Entry{}, err
+		}
+		if ok {
+			return e, nil
+		}
+	}
+}
+
+// Malformed returns the lines skipped so far.
+func (d *Decoder) Malformed() []LineError { return d.p.malformed }
+
+// Torn returns the torn last line, once the end has been reached.
+func (d *Decoder) Torn() *LineError { return d.p.torn }
+
+// MigratedFrom returns the version the stream was migrated from, or 0.
+func (d *Decoder) MigratedFrom() int {
+	if d.p.mig == nil {
+		return 0
+	}
+	return d.p.mig.from
+}
+
+// Encoder writes a session log line by line.
+type Encoder struct {
+	w   io.Writer
+	buf []byte
+}
+
+// NewEncoder returns an encoder writing to w. Each line is one Write call.
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// WriteHeader writes the header line.
+func (enc *Encoder) WriteHeader(h Header) error {
+	var err error
+	if enc.buf, err = h.appendJSON(enc.buf[:0]); err != nil {
+		return err
+	}
+	enc.buf = append(enc.buf, '\n')
+	_, err = enc.w.Write(enc.buf)
+	return err
+}
+
+// WriteEntry writes one entry line.
+func (enc *Encoder) WriteEntry(e Entry) error {
+	if e.IsZero() {
+		return errors.New("session: write of zero Entry")
+	}
+	enc.buf = append(append(enc.buf[:0], e.raw...), '\n')
+	_, err := enc.w.Write(enc.buf)
+	return err
+}
+
+// WriteLog writes a whole log: the header, then every entry.
+func WriteLog(w io.Writer, l *Log) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := NewEncoder(bw)
+	if err := enc.WriteHeader(l.Header); err != nil {
+		return err
+	}
+	for _, e := range l.Entries {
+		if err := enc.WriteEntry(e); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,329 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemoryStore keeps sessions in memory. It is the store behind New and
+// the one to use in a host's unit tests. It copies what it is given and
+// what it returns, so callers can never change what it holds. Safe for
+// concurrent use.
+type MemoryStore struct {
+	mu       sync.RWMutex
+	sessions map[string]*memSession
+	last     time.Time // latest update time handed out
+}
+
+type memSession struct {
+	header  Header
+	entries []Entry
+	ids     map[string]struct{}
+	updated time.Time
+	size    int64
+	title   string // latest session_info name
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{sessions: map[string]*memSession{}}
+}
+
+// tick returns a time later than any handed out before, so that the
+// listing order is total even when the clock is coarse.
+func (s *MemoryStore) tick() time.Time {
+	t := time.Now()
+	if !t.After(s.last) {
+		t = s.last.Add(time.Nanosecond)
+	}
+	s.last = t
+	return t
+}
+
+// Create implements Store.
+func (s *MemoryStore) Create(ctx context.Context, h Header) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateID(h.ID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[h.ID]; ok {
+		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
+	}
+	ms := &memSession{header: h.Clone(), ids: map[string]struct{}{}, updated: s.tick()}
+	ms.recount()
+	s.sessions[h.ID] = ms
+	return nil
+}
+
+func (ms *memSession) recount() {
+	hb, _ := ms.header.appendJSON(nil)
+	ms.size = int64(len(hb) + 1)
+	ms.title = ""
+	for _, e := range ms.entries {
+		ms.note(e)
+	}
+}
+
+func (ms *memSession) note(e Entry) {
+	ms.size += int64(len(e.raw) + 1)
+	if e.kind == kindSessionInfo {
+		var si SessionName
+		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
+			ms.title = strings.TrimSpace(si.Name)
+		}
+	}
+}
+
+func (s *MemoryStore) get(id string) (*memSession, error) {
+	ms, ok := s.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: session %s", ErrNotFound, id)
+	}
+	return ms, nil
+}
+
+// Append implements Store.
+func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkEntries(entries); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if err := checkAppend(opts, lastID(ms.entries), func(id string) bool { _, ok := ms.ids[id]; return ok }, entries); err != nil {
+		return err
+	}
+	ms.entries = append(ms.entries, entries...)
+	for _, e := range entries {
+		ms.ids[e.id] = struct{}{}
+		ms.note(e)
+	}
+	ms.updated = s.tick()
+	return nil
+}
+
+func lastID(entries []Entry) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	return entries[len(entries)-1].id
+}
+
+// checkEntries rejects zero entries and ids repeated within one append.
+func checkEntries(entries []Entry) error {
+	for i, e := range entries {
+		if e.IsZero() {
+			return fmt.Errorf("session: append of zero Entry at %d", i)
+		}
+		for _, f := range entries[:i] {
+			if f.id == e.id {
+				return fmt.Errorf("%w: entry id %s appears twice in one append", ErrConflict, e.id)
+			}
+		}
+	}
+	return nil
+}
+
+// checkAppend applies the AppendOptions conditions and the uniqueness of
+// entry ids; shared by the stores of this package.
+func checkAppend(opts AppendOptions, last string, exists func(string) bool, entries []Entry) error {
+	if opts.IfEmpty && last != "" {
+		return fmt.Errorf("%w: session is not empty (last entry %s)", ErrConflict, last)
+	}
+	if opts.IfLast != "" && opts.IfLast != last {
+		if last == "" {
+			return fmt.Errorf("%w: expected last entry %s, session is empty", ErrConflict, opts.IfLast)
+		}
+		return fmt.Errorf("%w: expected last entry %s, found %s", ErrConflict, opts.IfLast, last)
+	}
+	for _, e := range entries {
+		if exists(e.id) {
+			return fmt.Errorf("%w: entry id %s is already in the session", ErrConflict, e.id)
+		}
+	}
+	return nil
+}
+
+// Load implements Store.
+func (s *MemoryStore) Load(ctx context.Context, id string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries)}, nil
+}
+
+// Rewrite implements Store.
+func (s *MemoryStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h.ID != id {
+		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
+	}
+	for i, e := range entries {
+		if e.IsZero() {
+			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	ms.header = h.Clone()
+	ms.entries = slices.Clone(entries)
+	ms.ids = make(map[string]struct{}, len(entries))
+	for _, e := range entries {
+		ms.ids[e.id] = struct{}{}
+	}
+	ms.recount()
+	ms.updated = s.tick()
+	return nil
+}
+
+// Delete implements Store.
+func (s *MemoryStore) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.get(id); err != nil {
+		return err
+	}
+	delete(s.sessions, id)
+	return nil
+}
+
+// List implements Store.
+func (s *MemoryStore) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	after, err := parseCursor(opts.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	all := make([]SessionInfo, 0, len(s.sessions))
+	for _, ms := range s.sessions {
+		info := ms.info()
+		if matches(info, opts) {
+			all = append(all, info)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(all, compareInfo)
+	return page(all, after, opts.Limit), nil
+}
+
+func (ms *memSession) info() SessionInfo {
+	title := ms.title
+	if title == "" {
+		title = ms.header.Title
+	}
+	return SessionInfo{
+		ID: ms.header.ID, Title: title, Cwd: ms.header.Cwd, Created: ms.header.Timestamp,
+		Updated: ms.updated, ParentSession: ms.header.ParentSession,
+		Entries: len(ms.entries), Size: ms.size,
+	}
+}
+
+// matches applies the ListOptions filters.
+func matches(info SessionInfo, opts ListOptions) bool {
+	if opts.Cwd != "" && info.Cwd != opts.Cwd {
+		return false
+	}
+	if opts.ParentSession != "" && info.ParentSession != opts.ParentSession {
+		return false
+	}
+	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {
+		return false
+	}
+	if !opts.UpdatedBefore.IsZero() && !info.Updated.Before(opts.UpdatedBefore) {
+		return false
+	}
+	return true
+}
+
+// compareInfo orders sessions most recently updated first, then by id.
+func compareInfo(a, b SessionInfo) int {
+	if c := b.Updated.Compare(a.Updated); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
+}
+
+// listCursor is the position after which a page starts.
+type listCursor struct {
+	set     bool
+	updated time.Time
+	id      string
+}
+
+// Cursor returns the cursor that continues a listing after info. Stores
+// use it so that cursors mean the same everywhere: "<unix nanos>.<id>".
+func Cursor(info SessionInfo) string {
+	return strconv.FormatInt(info.Updated.UnixNano(), 10) + "." + info.ID
+}
+
+func parseCursor(c string) (listCursor, error) {
+	if c == "" {
+		return listCursor{}, nil
+	}
+	ns, id, ok := strings.Cut(c, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || ValidateID(id) != nil {
+		return listCursor{}, fmt.Errorf("session: invalid list cursor %q", c)
+	}
+	return listCursor{set: true, updated: time.Unix(0, n), id: id}, nil
+}
+
+// page cuts one page out of sessions sorted by compareInfo.
+func page(all []SessionInfo, after listCursor, limit int) *ListPage {
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	start := 0
+	if after.set {
+		start = len(all)
+		pos := SessionInfo{ID: after.id, Updated: after.updated}
+		for i, info := range all {
+			if compareInfo(pos, info) < 0 {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+limit, len(all))
+	p := &ListPage{Sessions: all[start:end:end]}
+	if end < len(all) && end > start {
+		p.Next = Cursor(all[end-1])
+	}
+	return p
+}

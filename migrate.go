@@ -1,0 +1,286 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Format versions and their upgrades.
+//
+//   - Version 1 (pi before trees): entries have no id or parentId; they
+//     form one chain in file order, and a compaction names its first kept
+//     entry by index (firstKeptEntryIndex, counting the header as 0 and
+//     only lines that are JSON).
+//   - Version 2: ids and parentIds; extension messages have role
+//     "hookMessage".
+//   - Version 3: that role is "custom".
+//
+// Each step rewrites one line at a time, touching only what changes and
+// adding members at the end of the object, as the seed agents' own
+// migration does; every other byte of a line is kept. The steps are data:
+// a future version adds one element to migrations.
+var migrations = []struct {
+	from int
+	step func() lineStep
+}{
+	{1, migrateV1toV2},
+	{2, migrateV2toV3},
+}
+
+// lineStep upgrades one line by one version. header is true for line 1.
+type lineStep func(line []byte, header bool) ([]byte, error)
+
+// migrator runs the steps from a version up to CurrentVersion.
+type migrator struct {
+	from  int
+	steps []lineStep
+}
+
+func newMigrator(from int) *migrator {
+	m := &migrator{from: from}
+	for _, s := range migrations {
+		if s.from >= from && s.from < CurrentVersion {
+			m.steps = append(m.steps, s.step())
+		}
+	}
+	return m
+}
+
+func (m *migrator) header(line []byte) ([]byte, error) { return m.run(line, true) }
+func (m *migrator) entry(line []byte) ([]byte, error)  { return m.run(line, false) }
+
+func (m *migrator) run(line []byte, header bool) ([]byte, error) {
+	var err error
+	for _, s := range m.steps {
+		if line, err = s(line, header); err != nil {
+			return nil, err
+		}
+	}
+	return line, nil
+}
+
+// setVersion sets the header's version member.
+func setVersion(line []byte, v int) ([]byte, error) {
+	return setMember(line, "version", appendInt(nil, int64(v)))
+}
+
+func migrateV1toV2() lineStep {
+	ids := map[string]bool{}
+	var byIndex []string // id of each JSON line, the header at 0
+	prev := ""
+	return func(line []byte, header bool) ([]byte, error) {
+		if header {
+			byIndex = append(byIndex, "")
+			return setVersion(line, 2)
+		}
+		if !jsonx.Valid(line) {
+			return nil, errors.New("not valid JSON")
+		}
+		if jsonx.KindOf(line) != jsonx.KindObject {
+			byIndex = append(byIndex, "")
+			return nil, errNotObject
+		}
+		id := newEntryID(func(s string) bool { return ids[s] })
+		ids[id] = true
+		parent := []byte("null")
+		if prev != "" {
+			parent = jsonx.AppendString(nil, prev)
+		}
+		out, err := setMember(line, "id", jsonx.AppendString(nil, id))
+		if err == nil {
+			out, err = setMember(out, "parentId", parent)
+		}
+		if err != nil {
+			return nil, err
+		}
+		prev = id
+		byIndex = append(byIndex, id)
+		if e, err := parseLoose(out); err == nil && e.typ == TypeCompaction {
+			if v, ok := e.field("firstKeptEntryIndex"); ok && jsonx.KindOf(v) == jsonx.KindNumber {
+				n, isInt := jsonx.ParseInt(v)
+				target := ""
+				if isInt && n > 0 && n < int64(len(byIndex)) {
+					target = byIndex[n]
+				}
+				out = deleteMember(out, "firstKeptEntryIndex")
+				if target != "" {
+					out, err = setMember(out, "firstKeptEntryId", jsonx.AppendString(nil, target))
+					if err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+func migrateV2toV3() lineStep {
+	return func(line []byte, header bool) ([]byte, error) {
+		if header {
+			return setVersion(line, 3)
+		}
+		e, err := parseLoose(line)
+		if err != nil || e.typ != TypeMessage {
+			return line, nil
+		}
+		it, _ := jsonx.Object(line)
+		for it.Next() {
+			if !it.KeyIs("message") || jsonx.KindOf(it.Value()) != jsonx.KindObject {
+				continue
+			}
+			msg := it.Value()
+			mi, _ := jsonx.Object(msg)
+			for mi.Next() {
+				if mi.KeyIs("role") && string(mi.Value()) == `"hookMessage"` {
+					off := it.ValueOffset() + mi.ValueOffset()
+					out := make([]byte, 0, len(line)+2)
+					out = append(out, line[:off]...)
+					out = append(out, `"custom"`...)
+					out = append(out, line[off+len(mi.Value()):]...)
+					line = out
+					break
+				}
+			}
+			break
+		}
+		return line, nil
+	}
+}
+
+// parseLoose reads an entry envelope without requiring an id, for
+// migration of lines that do not have one yet.
+func parseLoose(v []byte) (Entry, error) {
+	if jsonx.KindOf(v) != jsonx.KindObject {
+		return Entry{}, errNotObject
+	}
+	it, _ := jsonx.Object(v)
+	e := Entry{raw: v}
+	for it.Next() {
+		if it.KeyIs("type") {
+			e.typ, _ = jsonx.String(it.Value())
+		}
+	}
+	return e, it.Err()
+}
+
+// setMember replaces the value of key in the object obj (its last
+// occurrence, which is the one readers see), or adds key at the end.
+func setMember(obj []byte, key string, value []byte) ([]byte, error) {
+	it, err := jsonx.Object(obj)
+	if err != nil {
+		return nil, err
+	}
+	start, end := -1, -1
+	for it.Next() {
+		if it.KeyIs(key) {
+			start = it.ValueOffset()
+			end = start + len(it.Value())
+		}
+	}
+	if it.Err() != nil {
+		return nil, it.Err()
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
+	if start >= 0 {
+		out = append(out, obj[:start]...)
+		out = append(out, value...)
+		return append(out, obj[end:]...), nil
+	}
+	closing := it.End() - 1 // the '}'
+	body := obj[:closing]
+	out = append(out, body...)
+	if jsonx.SkipSpace(body, 1) < len(body) { // not empty
+		out = append(out, ',')
+	}
+	out = jsonx.AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, obj[closing:]...), nil
+}
+
+// deleteMember removes every occurrence of key from the object obj.
+func deleteMember(obj []byte, key string) []byte {
+	for {
+		it, err := jsonx.Object(obj)
+		if err != nil {
+			return obj
+		}
+		// Find the member and the separators around it.
+		prevEnd := 1 // just after '{'
+		found := false
+		var s, e int
+		for it.Next() {
+			valEnd := it.ValueOffset() + len(it.Value())
+			if it.KeyIs(key) {
+				found = true
+				s, e = prevEnd, valEnd
+				break
+			}
+			prevEnd = valEnd
+		}
+		if !found {
+			return obj
+		}
+		out := make([]byte, 0, len(obj))
+		if s == 1 {
+			// First member: drop it and the comma after it, if any.
+			rest := obj[e:]
+			i := jsonx.SkipSpace(rest, 0)
+			if i < len(rest) && rest[i] == ',' {
+				rest = rest[i+1:]
+			}
+			out = append(append(out, obj[:1]...), rest...)
+		} else {
+			// Later member: drop the comma before it and the member.
+			out = append(append(out, obj[:s]...), obj[e:]...)
+		}
+		obj = out
+	}
+}
+
+// newEntryID returns a random 8-hex-digit id for which taken is false.
+func newEntryID(taken func(string) bool) string {
+	var buf [8]byte
+	for {
+		v := rand.Uint32()
+		for i := 7; i >= 0; i-- {
+			buf[i] = hexDigits[v&0xF]
+			v >>= 4
+		}
+		if id := string(buf[:]); taken == nil || !taken(id) {
+			return id
+		}
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// Migrate upgrades a log read at an older version to CurrentVersion. Logs
+// read with DecodeLog, ReadLog or a Store are migrated already; Migrate is
+// for raw lines from elsewhere. from is the log's version.
+func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) {
+	if from > CurrentVersion {
+		return nil, nil, &UnsupportedVersionError{Version: from}
+	}
+	if from < 1 {
+		return nil, nil, fmt.Errorf("session: invalid version %d", from)
+	}
+	m := newMigrator(from)
+	h, err := m.header(header)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([][]byte, 0, len(lines))
+	for i, l := range lines {
+		v, err := m.entry(l)
+		if err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", i+2, err)
+		}
+		out = append(out, v)
+	}
+	return h, out, nil
+}

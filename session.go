@@ -1,0 +1,903 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Session is the handle a host holds on one conversation: a tree of
+// entries with a movable leaf, persisted in a Store. Appends go under the
+// leaf and become the new leaf; Branch moves the leaf anywhere; Context
+// rebuilds what the model sees at the leaf.
+//
+// All tree logic lives here, so a session behaves the same on every Store.
+// A Session keeps its path and context up to date as entries are appended:
+// asking for the context after each append costs O(new entries).
+//
+// Several handles, in one process or many, may share a session: every
+// append is conditional on the last entry the handle knows of
+// (AppendOptions.IfLast). On a conflict the handle reloads what the others
+// wrote and retries; its own leaf does not move, so concurrent writers end
+// up on sibling branches and nothing is lost or interleaved.
+//
+// All methods are safe for concurrent use.
+type Session struct {
+	mu     sync.Mutex
+	store  Store
+	id     string
+	header Header
+	t      *tree
+	leaf   int32    // -1: before the first entry
+	last   string   // id of the last stored entry, for IfLast
+	pc     *pathCtx // context at the leaf; nil until asked for or after a move
+	closed bool
+	now    func() time.Time
+}
+
+// Agent is the small interface an agent loop needs from a session (the
+// shape Go agent libraries use): the history to send to the model before
+// a generation, and a place to save the turn after it. *Session
+// implements it.
+type Agent interface {
+	ID() string
+	Messages(ctx context.Context) ([]*Message, error)
+	SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error
+}
+
+var _ Agent = (*Session)(nil)
+
+// CreateOptions describes a new session. The zero value is valid.
+type CreateOptions struct {
+	ID            string // default: a new UUIDv7
+	Cwd           string // working directory the session belongs to
+	Title         string // written in the header
+	ParentSession string // the session this one was forked from
+}
+
+// New returns a session kept in memory only, on a fresh MemoryStore.
+func New() *Session {
+	s, err := Create(context.Background(), NewMemoryStore(), nil)
+	if err != nil {
+		panic(err) // a new memory store cannot refuse a fresh UUID
+	}
+	return s
+}
+
+// Create creates a session in store and returns its handle.
+func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, error) {
+	if opts == nil {
+		opts = &CreateOptions{}
+	}
+	id := opts.ID
+	if id == "" {
+		u, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("session: new id: %w", err)
+		}
+		id = u.String()
+	}
+	h := Header{
+		Version: CurrentVersion, ID: id, Timestamp: time.Now().UTC().Truncate(time.Millisecond),
+		Cwd: opts.Cwd, Title: opts.Title, ParentSession: opts.ParentSession,
+	}
+	if err := store.Create(ctx, h); err != nil {
+		return nil, err
+	}
+	return newSession(store, &Log{Header: h}), nil
+}
+
+// Open opens an existing session of store.
+func Open(ctx context.Context, store Store, id string) (*Session, error) {
+	log, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return newSession(store, log), nil
+}
+
+// OpenLog returns a session holding a log read elsewhere (for instance by
+// ReadLog), kept in memory: appends change the session, not where the log
+// came from.
+func OpenLog(log *Log) (*Session, error) {
+	store := NewMemoryStore()
+	ctx := context.Background()
+	if err := store.Create(ctx, log.Header); err != nil {
+		return nil, err
+	}
+	if err := store.Rewrite(ctx, log.Header.ID, log.Header, log.Entries); err != nil {
+		return nil, err
+	}
+	return Open(ctx, store, log.Header.ID)
+}
+
+func newSession(store Store, log *Log) *Session {
+	s := &Session{store: store, id: log.Header.ID, now: time.Now}
+	s.reset(log)
+	return s
+}
+
+// reset replaces everything the handle knows with log.
+func (s *Session) reset(log *Log) {
+	s.header = log.Header
+	s.t = newTree(log.Entries)
+	s.leaf = s.t.defaultLeaf()
+	s.last = lastID(log.Entries)
+	s.pc = nil
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Store returns the store the session lives in.
+func (s *Session) Store() Store { return s.store }
+
+// Header returns a copy of the session header.
+func (s *Session) Header() Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header.Clone()
+}
+
+// Title returns the session's display name: the latest session_info name,
+// else the header's title.
+func (s *Session) Title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.t.nodes) - 1; i >= 0; i-- {
+		e := s.t.nodes[i].e
+		if e.kind != kindSessionInfo {
+			continue
+		}
+		var si SessionName
+		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
+			return strings.TrimSpace(si.Name)
+		}
+	}
+	return s.header.Title
+}
+
+// Log returns a snapshot of the session's log: the header and every entry,
+// in order, as a Store holds them.
+func (s *Session) Log() *Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries := make([]Entry, len(s.t.nodes))
+	for i := range s.t.nodes {
+		entries[i] = s.t.nodes[i].e
+	}
+	return &Log{Header: s.header.Clone(), Entries: entries}
+}
+
+// Len returns the number of entries in the log.
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.t.nodes)
+}
+
+// ---- Reading the tree ----
+
+// Leaf returns the current leaf; false when the leaf is before the first
+// entry (a new session, or after ResetLeaf).
+func (s *Session) Leaf() (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaf < 0 {
+		return Entry{}, false
+	}
+	return s.t.nodes[s.leaf].e, true
+}
+
+// LeafID returns the current leaf's id, "" when there is none.
+func (s *Session) LeafID() string {
+	e, _ := s.Leaf()
+	return e.id
+}
+
+// Entry returns the entry with this id (for a duplicated id, the later).
+func (s *Session) Entry(id string) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.t.lookup(id)
+	if !ok {
+		return Entry{}, false
+	}
+	return s.t.nodes[i].e, true
+}
+
+// Children returns the children of an entry in file order (nil for an
+// unknown id). Leaf markers are not listed.
+func (s *Session) Children(id string) []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.t.lookup(id)
+	if !ok {
+		return nil
+	}
+	return s.entries(s.t.children(i))
+}
+
+// Roots returns the entries without a parent: normally one, more after
+// ResetLeaf or in a corrupt log (an entry whose parent is missing is a
+// root).
+func (s *Session) Roots() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries(s.t.children(-1))
+}
+
+// Leaves returns the entries without children, in file order: the ends
+// of every branch.
+func (s *Session) Leaves() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	for i := range s.t.nodes {
+		if !s.t.hidden(int32(i)) && len(s.t.children(int32(i))) == 0 {
+			out = append(out, s.t.nodes[i].e)
+		}
+	}
+	return out
+}
+
+// Path returns the entries from the root to the leaf.
+func (s *Session) Path() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries(s.t.pathTo(s.leaf))
+}
+
+// PathTo returns the entries from the root to the entry id.
+func (s *Session) PathTo(id string) ([]Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.t.lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	}
+	return s.entries(s.t.pathTo(i)), nil
+}
+
+func (s *Session) entries(idx []int32) []Entry {
+	out := make([]Entry, len(idx))
+	for k, i := range idx {
+		out[k] = s.t.nodes[i].e
+	}
+	return out
+}
+
+// Entries iterates over every entry in log order, leaf markers and
+// duplicates included.
+func (s *Session) Entries() iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		s.mu.Lock()
+		nodes := s.t.nodes[:len(s.t.nodes):len(s.t.nodes)]
+		s.mu.Unlock()
+		for i := range nodes {
+			if !yield(nodes[i].e) {
+				return
+			}
+		}
+	}
+}
+
+// TreeNode is one entry as Tree presents it.
+type TreeNode struct {
+	Entry    Entry
+	Depth    int    // 0 for a root
+	Label    string // the entry's label, if any
+	Leaf     bool   // it is the session's current leaf
+	Children int    // number of children shown
+}
+
+// Tree iterates over the tree depth-first, children in log order, as a
+// tree view shows it. Leaf markers and shadowed duplicates are left out.
+func (s *Session) Tree() iter.Seq[TreeNode] {
+	return func(yield func(TreeNode) bool) {
+		s.mu.Lock()
+		var nodes []TreeNode
+		s.t.walk(func(i int32, depth, kids int) bool {
+			e := s.t.nodes[i].e
+			nodes = append(nodes, TreeNode{Entry: e, Depth: depth, Label: s.t.labels[e.id], Leaf: i == s.leaf, Children: kids})
+			return true
+		})
+		s.mu.Unlock()
+		for _, n := range nodes {
+			if !yield(n) {
+				return
+			}
+		}
+	}
+}
+
+// LabelOf returns the label of an entry, "" if none.
+func (s *Session) LabelOf(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.t.labels[id]
+}
+
+// Labels returns every label, by entry id.
+func (s *Session) Labels() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.t.labels))
+	for k, v := range s.t.labels {
+		out[k] = v
+	}
+	return out
+}
+
+// ---- Context ----
+
+// Context returns the context at the leaf. It is kept up to date as
+// entries are appended, so calling it after every append is cheap.
+func (s *Session) Context() *Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leafCtx().snapshot(s.t)
+}
+
+func (s *Session) leafCtx() *pathCtx {
+	if s.pc == nil {
+		s.pc = s.t.buildContext(s.leaf)
+	}
+	return s.pc
+}
+
+// ContextAt returns the context as it would be with the leaf at entry id.
+func (s *Session) ContextAt(id string) (*Context, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.t.lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	}
+	if i == s.leaf {
+		return s.leafCtx().snapshot(s.t), nil
+	}
+	return s.t.buildContext(i).snapshot(s.t), nil
+}
+
+// Messages returns the messages to send to the model at the leaf: the
+// context's messages with tool pairing repaired (see Context.ForModel). It
+// implements Agent. The slice and messages are shared: do not modify
+// them.
+func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.leafCtx().forModel(), nil
+}
+
+// ---- Appending ----
+
+const maxConflictRetries = 16
+
+// commit appends the entries that build makes, the first one a child of
+// parent (an entry id, "" for a root), and moves the leaf to the last one
+// (or where leafAfter says). build receives parent and an id generator; it
+// is called again after a conflict.
+func (s *Session) commit(ctx context.Context, parent string, build func(parent string, newID func() string) ([]Entry, error), leafAfter func(added []int32) int32) ([]Entry, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	for attempt := 0; ; attempt++ {
+		made := map[string]bool{}
+		newID := func() string {
+			id := newEntryID(func(id string) bool {
+				_, taken := s.t.byID[id]
+				return taken || made[id]
+			})
+			made[id] = true
+			return id
+		}
+		entries, err := build(parent, newID)
+		if err != nil {
+			return nil, err
+		}
+		opts := AppendOptions{IfLast: s.last, IfEmpty: s.last == ""}
+		err = s.store.Append(ctx, s.id, opts, entries...)
+		if err == nil {
+			s.apply(entries, leafAfter)
+			return entries, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt >= maxConflictRetries {
+			return nil, err
+		}
+		// Another writer appended: learn what it wrote, then retry under the
+		// same leaf with ids that are still free.
+		if rerr := s.reload(ctx); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		if parent != "" {
+			if _, ok := s.t.lookup(parent); !ok {
+				return nil, fmt.Errorf("%w: entry %s was removed by another writer", ErrConflict, parent)
+			}
+		}
+	}
+}
+
+// apply adds committed entries to the index and moves the leaf.
+func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32) {
+	added := make([]int32, len(entries))
+	for k, e := range entries {
+		p := int32(-1)
+		if e.parent != "" {
+			p, _ = s.t.lookup(e.parent)
+		}
+		added[k] = s.t.add(e, p)
+	}
+	s.last = entries[len(entries)-1].id
+	newLeaf := added[len(added)-1]
+	if leafAfter != nil {
+		newLeaf = leafAfter(added)
+	}
+	if s.pc != nil {
+		// Keep the context incremental when the new leaf extends the path.
+		chain := true
+		prev := s.leaf
+		for _, i := range added {
+			if s.t.nodes[i].parent != prev || prev != s.pc.leaf {
+				chain = false
+				break
+			}
+			s.pc.extend(s.t, i)
+			prev = i
+			if i == newLeaf {
+				break
+			}
+		}
+		if !chain || s.pc.leaf != newLeaf {
+			s.pc = nil
+		}
+	}
+	s.leaf = newLeaf
+}
+
+// reload reads the log again after another writer changed it, keeping the
+// leaf where it is if that entry still exists.
+func (s *Session) reload(ctx context.Context) error {
+	log, err := s.store.Load(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	leafID := ""
+	if s.leaf >= 0 {
+		leafID = s.t.nodes[s.leaf].e.id
+	}
+	n := len(s.t.nodes)
+	if n > 0 && len(log.Entries) >= n && log.Entries[n-1].id == s.last && log.Entries[0].id == s.t.nodes[0].e.id {
+		// The usual case: others appended. Index only the new entries.
+		if s.addSuffix(log.Entries[n:]) {
+			s.header = log.Header
+			s.last = lastID(log.Entries)
+			return nil
+		}
+	}
+	s.reset(log)
+	if leafID != "" {
+		if i, ok := s.t.lookup(leafID); ok {
+			s.leaf = i
+		}
+	} else {
+		s.leaf = -1
+	}
+	return nil
+}
+
+// addSuffix indexes entries appended by another writer, if they can be
+// added without re-linking the tree (no duplicate ids, parents known).
+func (s *Session) addSuffix(entries []Entry) bool {
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if _, dup := s.t.byID[e.id]; dup || seen[e.id] {
+			return false
+		}
+		if e.parent != "" && !seen[e.parent] {
+			if _, ok := s.t.byID[e.parent]; !ok {
+				return false
+			}
+		}
+		seen[e.id] = true
+	}
+	for _, e := range entries {
+		p := int32(-1)
+		if e.parent != "" {
+			p, _ = s.t.lookup(e.parent)
+		}
+		s.t.add(e, p)
+	}
+	return true
+}
+
+// Reload rereads the session from its store, to see what other handles
+// wrote. The leaf stays where it is if that entry still exists.
+func (s *Session) Reload(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.reload(ctx)
+}
+
+// leafID returns the leaf's id, "" for none. Callers hold mu.
+func (s *Session) leafID() string {
+	if s.leaf < 0 {
+		return ""
+	}
+	return s.t.nodes[s.leaf].e.id
+}
+
+// prepare validates a message for appending and returns the session's
+// own copy, with its timestamp set.
+func (s *Session) prepare(m *Message) (*Message, error) {
+	if m == nil {
+		return nil, errors.New("session: nil message")
+	}
+	switch m.Role {
+	case "":
+		return nil, errors.New("session: message without a role")
+	case RoleBranchSummary, RoleCompactionSummary:
+		return nil, fmt.Errorf("session: %s messages are made from entries; use BranchWithSummary or AppendCompaction", m.Role)
+	}
+	c := m.Clone()
+	if c.Timestamp == 0 {
+		c.Timestamp = s.now().UnixMilli()
+	}
+	return c, nil
+}
+
+// checkPairing simulates appending msgs and rejects a tool result that
+// answers no pending call.
+func (s *Session) checkPairing(msgs []*Message) error {
+	p := pairing{open: append([]openCall(nil), s.leafCtx().pair.open...)}
+	for _, m := range msgs {
+		if m.Role == RoleToolResult && !p.accepts(m.ToolCallID) {
+			return fmt.Errorf("%w: result for call %q (%s)", ErrUnpairedToolResult, m.ToolCallID, m.ToolName)
+		}
+		p.push(m, "")
+		p.model = nil
+	}
+	return nil
+}
+
+// Append appends a message under the leaf and returns its entry. A tool
+// result must answer a call of the last assistant message that has no
+// result yet (ErrUnpairedToolResult). A zero Timestamp is set to now.
+func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
+	es, err := s.appendMessages(ctx, []*Message{m}, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// SaveTurn appends the messages of one agent turn, all or nothing. usage,
+// when not nil, is recorded on the turn's last assistant message if that
+// message carries none of its own. It implements Agent.
+func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	_, err := s.appendMessages(ctx, msgs, usage)
+	return err
+}
+
+func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Usage) ([]Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	own := make([]*Message, len(msgs))
+	for k, m := range msgs {
+		c, err := s.prepare(m)
+		if err != nil {
+			return nil, err
+		}
+		own[k] = c
+	}
+	if usage != nil {
+		for k := len(own) - 1; k >= 0; k-- {
+			if own[k].Role == RoleAssistant {
+				if own[k].Usage == nil {
+					u := *usage
+					u.Extra = usage.Extra.Clone()
+					own[k].Usage = &u
+				}
+				break
+			}
+		}
+	}
+	if err := s.checkPairing(own); err != nil {
+		return nil, err
+	}
+	ts := formatTime(s.now())
+	return s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
+		out := make([]Entry, len(own))
+		for k, m := range own {
+			e, err := newMessageEntry(newID(), parent, ts, m)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = e
+			parent = e.id
+		}
+		return out, nil
+	}, nil)
+}
+
+// AppendEntry appends an entry of any type under the leaf, with payload
+// marshalled as its other members (see NewEntry). It is the way to write
+// types this package has no method for; use Append for messages.
+func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Entry, error) {
+	if typ == TypeMessage {
+		return Entry{}, errors.New("session: use Append for messages")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.now()
+	es, err := s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
+		e, err := NewEntry(typ, newID(), parent, ts, payload)
+		if err != nil {
+			return nil, err
+		}
+		if e.kind == kindCustom && isLeafMarker(e) {
+			return nil, fmt.Errorf("session: custom type %q is reserved for leaf moves", leafMarkerType)
+		}
+		return []Entry{e}, nil
+	}, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// AppendThinkingLevel records a change of thinking level ("off",
+// "minimal", "low", "medium", "high", ...).
+func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry, error) {
+	return s.AppendEntry(ctx, TypeThinkingLevelChange, ThinkingLevelChange{ThinkingLevel: level})
+}
+
+// AppendModelChange records a change of model, in pi's form.
+func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+	return s.AppendEntry(ctx, TypeModelChange, ModelChange{Provider: provider, ModelID: modelID})
+}
+
+// AppendCompaction appends a compaction entry. From then on the context
+// starts with its summary, followed by the path from FirstKeptEntryID.
+func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, error) {
+	return s.AppendEntry(ctx, TypeCompaction, c)
+}
+
+// AppendCustom appends extension state that never reaches the model.
+func (s *Session) AppendCustom(ctx context.Context, customType string, data any) (Entry, error) {
+	raw, err := marshalRaw(data)
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.AppendEntry(ctx, TypeCustom, Custom{CustomType: customType, Data: raw})
+}
+
+// AppendCustomMessage appends an extension message that takes part in the
+// context (a custom_message entry); m must have role "custom", as made by
+// CustomMessage.
+func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, error) {
+	if m == nil || m.Role != RoleCustom {
+		return Entry{}, errors.New(`session: AppendCustomMessage needs a message with role "custom"`)
+	}
+	payload := []byte(`{"customType":`)
+	payload = jsonx.AppendString(payload, m.CustomType)
+	payload = append(payload, `,"content":`...)
+	var err error
+	content := m.Content
+	if content == nil {
+		content = []Block{}
+	}
+	if payload, err = appendContent(payload, content, m.ContentIsString()); err != nil {
+		return Entry{}, err
+	}
+	payload = append(payload, `,"display":`...)
+	payload = appendBool(payload, m.Display)
+	if m.Details != nil {
+		d, err := rawValue(m.Details, "null")
+		if err != nil {
+			return Entry{}, fmt.Errorf("session: custom message details: %w", err)
+		}
+		payload = append(payload, `,"details":`...)
+		payload = append(payload, d...)
+	}
+	payload = append(payload, '}')
+	return s.AppendEntry(ctx, TypeCustomMessage, json.RawMessage(payload))
+}
+
+// AppendModeChange records a change of agent mode ("none" to leave one).
+func (s *Session) AppendModeChange(ctx context.Context, mode string, data any) (Entry, error) {
+	raw, err := marshalRaw(data)
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.AppendEntry(ctx, TypeModeChange, ModeChange{Mode: mode, Data: raw})
+}
+
+// AppendSessionInit records how a (sub)agent session was started.
+func (s *Session) AppendSessionInit(ctx context.Context, init SessionInit) (Entry, error) {
+	return s.AppendEntry(ctx, TypeSessionInit, init)
+}
+
+// AppendInjectedRules records rules injected into the conversation (a
+// ttsr_injection entry).
+func (s *Session) AppendInjectedRules(ctx context.Context, rules ...string) (Entry, error) {
+	return s.AppendEntry(ctx, TypeTTSRInjection, TTSRInjection{InjectedRules: rules})
+}
+
+// SetTitle sets the session's display name by appending a session_info
+// entry, as the seed agents do.
+func (s *Session) SetTitle(ctx context.Context, title string) error {
+	_, err := s.AppendEntry(ctx, TypeSessionInfo, SessionName{Name: strings.TrimSpace(title)})
+	return err
+}
+
+// Label sets the label of entry id, or clears it when label is empty. As
+// in the seed format the label entry is appended under the leaf.
+func (s *Session) Label(ctx context.Context, id, label string) error {
+	s.mu.Lock()
+	_, ok := s.t.lookup(id)
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	}
+	_, err := s.AppendEntry(ctx, TypeLabel, Label{TargetID: id, Label: label})
+	return err
+}
+
+func marshalRaw(v any) (json.RawMessage, error) {
+	switch d := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return d, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return b, nil
+}
+
+// ---- Moving the leaf ----
+
+// Branch moves the leaf to entry id; the next append starts a new branch
+// there. Nothing is deleted. The move is persisted (see the package
+// documentation on leaf markers), so it survives a reopen.
+func (s *Session) Branch(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.t.lookup(id)
+	if !ok || s.t.nodes[i].flags&fMarker != 0 {
+		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	}
+	if i == s.leaf {
+		return nil
+	}
+	return s.moveLeaf(ctx, i)
+}
+
+// ResetLeaf moves the leaf before the first entry: the next append makes
+// a new root. The move is persisted.
+func (s *Session) ResetLeaf(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaf < 0 {
+		return nil
+	}
+	return s.moveLeaf(ctx, -1)
+}
+
+// moveLeaf appends a leaf marker under target and makes target the leaf.
+func (s *Session) moveLeaf(ctx context.Context, target int32) error {
+	parent := ""
+	if target >= 0 {
+		parent = s.t.nodes[target].e.id
+	}
+	ts := s.now()
+	_, err := s.commit(ctx, parent, func(parent string, newID func() string) ([]Entry, error) {
+		e, err := NewEntry(TypeCustom, newID(), parent, ts, Custom{CustomType: leafMarkerType})
+		if err != nil {
+			return nil, err
+		}
+		return []Entry{e}, nil
+	}, func([]int32) int32 {
+		if target >= 0 {
+			// Resolve again: a reload after a conflict renumbers nodes.
+			target, _ = s.t.lookup(parent)
+		}
+		return target
+	})
+	return err
+}
+
+// BranchWithSummary moves the leaf to entry id ("" for before the first
+// entry) and appends a branch_summary there, which puts b.Summary in the
+// context in place of the abandoned path. As in the seed format, the
+// summary's fromId is the entry branched to ("root" for ""); b.FromID is
+// ignored. It returns the summary entry, the new leaf.
+func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id != "" {
+		i, ok := s.t.lookup(id)
+		if !ok || s.t.nodes[i].flags&fMarker != 0 {
+			return Entry{}, fmt.Errorf("%w: entry %s", ErrNotFound, id)
+		}
+	}
+	b.FromID = id
+	if id == "" {
+		b.FromID = "root"
+	}
+	ts := s.now()
+	es, err := s.commit(ctx, id, func(parent string, newID func() string) ([]Entry, error) {
+		e, err := NewEntry(TypeBranchSummary, newID(), parent, ts, b)
+		if err != nil {
+			return nil, err
+		}
+		return []Entry{e}, nil
+	}, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// Flusher is implemented by stores that buffer appends (see SyncPolicy of
+// a FileStore); Session.Flush calls it.
+type Flusher interface {
+	Flush(ctx context.Context, id string) error
+}
+
+// Flush makes the appends so far durable, for stores that buffer them; a
+// no-op otherwise. Call it at the end of each turn.
+func (s *Session) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if f, ok := s.store.(Flusher); ok {
+		return f.Flush(ctx, s.id)
+	}
+	return nil
+}
+
+// Close flushes and releases the handle; later calls return ErrClosed.
+// The session stays in its store.
+func (s *Session) Close() error {
+	err := s.Flush(context.Background())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if errors.Is(err, ErrClosed) {
+		return nil
+	}
+	return err
+}

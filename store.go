@@ -1,0 +1,202 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Store persists session logs: a header and an append-only list of
+// entries per session. All tree logic lives in Session, so every Store
+// behaves the same; a Store only has to keep bytes, in order, atomically.
+//
+// Implementations must be safe for concurrent use, return the package's
+// sentinel errors (wrapped with %w) and pass storetest.Run. Extra
+// abilities are optional interfaces, discovered by type assertion.
+type Store interface {
+	// Create stores a new session with no entries. It fails with ErrExists
+	// if the id is taken and ErrInvalidID if the id is not valid.
+	Create(ctx context.Context, h Header) error
+
+	// Append adds entries at the end of the session's log, all or none.
+	// It fails with ErrNotFound for an unknown session, and with
+	// ErrConflict when opts.IfLast or opts.IfEmpty does not hold or an
+	// entry's id is already in the log.
+	Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error
+
+	// Load returns the session's header and entries (ErrNotFound).
+	Load(ctx context.Context, id string) (*Log, error)
+
+	// Rewrite replaces the header and all entries at once (ErrNotFound).
+	// It is how migrations, pruning and title changes are persisted.
+	Rewrite(ctx context.Context, id string, h Header, entries []Entry) error
+
+	// List returns sessions, most recently updated first, a page at a time.
+	List(ctx context.Context, opts ListOptions) (*ListPage, error)
+
+	// Delete removes the session (ErrNotFound).
+	Delete(ctx context.Context, id string) error
+}
+
+// AppendOptions makes an append conditional, for several writers sharing
+// one session. The zero value appends unconditionally.
+type AppendOptions struct {
+	// IfLast, when not empty, makes the append succeed only if the last
+	// stored entry has this id.
+	IfLast string
+	// IfEmpty makes the append succeed only if the session has no entries.
+	IfEmpty bool
+}
+
+// ListOptions selects and pages sessions. The zero value lists every
+// session, DefaultListLimit at a time.
+type ListOptions struct {
+	Cwd           string    // only sessions of this working directory
+	ParentSession string    // only sessions forked from this one
+	UpdatedAfter  time.Time // only sessions updated strictly after
+	UpdatedBefore time.Time // only sessions updated strictly before
+	Limit         int       // page size; 0 means DefaultListLimit
+	Cursor        string    // ListPage.Next of the previous page
+}
+
+// DefaultListLimit is the page size when ListOptions.Limit is 0.
+const DefaultListLimit = 100
+
+// ListPage is one page of sessions.
+type ListPage struct {
+	Sessions []SessionInfo
+	// Next is the cursor of the following page, "" on the last one.
+	Next string
+}
+
+// SessionInfo describes a session without loading its entries.
+type SessionInfo struct {
+	ID            string
+	Title         string
+	Cwd           string
+	Created       time.Time
+	Updated       time.Time
+	ParentSession string
+	Entries       int   // number of entries
+	Size          int64 // bytes of the log in the seed format
+}
+
+// Errors returned by stores and sessions. Test with errors.Is: they are
+// usually wrapped with detail.
+var (
+	ErrNotFound           = errors.New("session: not found")
+	ErrExists             = errors.New("session: already exists")
+	ErrConflict           = errors.New("session: conflict")
+	ErrCorrupt            = errors.New("session: corrupt")
+	ErrUnsupportedVersion = errors.New("session: unsupported format version")
+	ErrClosed             = errors.New("session: closed")
+	ErrInvalidID          = errors.New("session: invalid id")
+	// ErrUnpairedToolResult rejects a tool result that answers no tool
+	// call awaiting one at the end of the current path.
+	ErrUnpairedToolResult = errors.New("session: tool result answers no pending tool call")
+)
+
+// CorruptError is a log that cannot be read, or a line of one.
+type CorruptError struct {
+	Path string // file, when known
+	Line int    // 1-based line, 0 for the whole file
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	var b strings.Builder
+	b.WriteString("session: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// UnsupportedVersionError is a log written in a newer format than this
+// package knows. Such a log is never modified.
+type UnsupportedVersionError struct {
+	Path    string
+	Version int
+}
+
+func (e *UnsupportedVersionError) Error() string {
+	p := ""
+	if e.Path != "" {
+		p = e.Path + ": "
+	}
+	return fmt.Sprintf("session: %sformat version %d is newer than this library supports (%d)", p, e.Version, CurrentVersion)
+}
+
+// Is makes errors.Is(err, ErrUnsupportedVersion) true.
+func (e *UnsupportedVersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// WithPath sets the file path on the *CorruptError or
+// *UnsupportedVersionError inside err, for stores and tools that read
+// files.
+func WithPath(err error, path string) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) && ce.Path == "" {
+		ce.Path = path
+	}
+	var ve *UnsupportedVersionError
+	if errors.As(err, &ve) && ve.Path == "" {
+		ve.Path = path
+	}
+	return err
+}
+
+// MaxIDLength bounds session and entry ids.
+const MaxIDLength = 128
+
+// ValidateID reports whether id can name a session in any Store: 1 to
+// MaxIDLength bytes of printable ASCII letters, digits, '-', '_' and '.',
+// not starting with '.', so that it is safe as a file name on every
+// system and in URLs. UUIDs (the default) qualify.
+func ValidateID(id string) error {
+	if id == "" || len(id) > MaxIDLength || !utf8.ValidString(id) {
+		return fmt.Errorf("%w: %q", ErrInvalidID, id)
+	}
+	if id[0] == '.' {
+		return fmt.Errorf("%w: %q starts with a dot", ErrInvalidID, id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return fmt.Errorf("%w: %q holds %q", ErrInvalidID, id, c)
+		}
+	}
+	if reservedName(id) {
+		return fmt.Errorf("%w: %q is a reserved file name on Windows", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// reservedName reports device names Windows refuses as file names, with
+// or without an extension.
+func reservedName(id string) bool {
+	base, _, _ := strings.Cut(strings.ToUpper(id), ".")
+	switch base {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
+		c := base[3]
+		return c >= '0' && c <= '9'
+	}
+	return false
+}

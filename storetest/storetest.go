@@ -1,0 +1,788 @@
+// Package storetest is the conformance suite every session.Store must
+// pass. A backend's test calls it in one line:
+//
+//	func TestMyStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) session.Store { return newMyStore(t) })
+//	}
+//
+// newStore must return an empty store each time it is called; the suite
+// calls it once per subtest. The suite checks the Store contract only
+// through the interface, so it holds for memory, files and databases
+// alike: create and exists, append order, all-or-nothing appends, the
+// IfLast and IfEmpty conditions, load equals what was written, rewrite,
+// listing order, filters and cursor paging, delete, concurrent appends,
+// context cancellation, copy semantics, and a Session round trip.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	session "github.com/agentsession/session"
+)
+
+// Run runs the whole suite against stores made by newStore.
+func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, session.Store)
+	}{
+		{"CreateAndLoad", testCreateAndLoad},
+		{"InvalidIDs", testInvalidIDs},
+		{"AppendOrder", testAppendOrder},
+		{"AppendAllOrNothing", testAppendAllOrNothing},
+		{"IfLast", testIfLast},
+		{"LoadEqualsWritten", testLoadEqualsWritten},
+		{"Rewrite", testRewrite},
+		{"List", testList},
+		{"ListPaging", testListPaging},
+		{"Delete", testDelete},
+		{"ConcurrentAppends", testConcurrentAppends},
+		{"ConcurrentConditionalAppends", testConcurrentConditionalAppends},
+		{"ContextCanceled", testContextCanceled},
+		{"CopySemantics", testCopySemantics},
+		{"SessionRoundTrip", testSessionRoundTrip},
+		{"SharedSession", testSharedSession},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}
+
+var base = time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+
+func header(id, cwd string) session.Header {
+	return session.Header{Version: session.CurrentVersion, ID: id, Timestamp: base, Cwd: cwd}
+}
+
+// entry makes an entry of a type no agent knows, with a payload that
+// tells which writer made it and in which order.
+func entry(t *testing.T, id, parent string, writer, seq int) session.Entry {
+	t.Helper()
+	e, err := session.NewEntry("storetest", id, parent, base.Add(time.Duration(seq)*time.Millisecond),
+		map[string]any{"writer": writer, "seq": seq, "text": "line with \"quotes\", tabs\tand unicode é"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func entries(t *testing.T, prefix string, n int) []session.Entry {
+	var out []session.Entry
+	parent := ""
+	for i := range n {
+		id := fmt.Sprintf("%s%04d", prefix, i)
+		out = append(out, entry(t, id, parent, 0, i))
+		parent = id
+	}
+	return out
+}
+
+func create(t *testing.T, s session.Store, id string) {
+	t.Helper()
+	if err := s.Create(context.Background(), header(id, "/work")); err != nil {
+		t.Fatalf("Create(%s): %v", id, err)
+	}
+}
+
+func load(t *testing.T, s session.Store, id string) *session.Log {
+	t.Helper()
+	l, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", id, err)
+	}
+	return l
+}
+
+func ids(l *session.Log) []string {
+	out := make([]string, len(l.Entries))
+	for i, e := range l.Entries {
+		out[i] = e.ID()
+	}
+	return out
+}
+
+func wantErr(t *testing.T, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+// encode renders a log in the seed format, the ground truth of equality.
+func encode(t *testing.T, l *session.Log) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := session.WriteLog(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func testCreateAndLoad(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	h := header("s-create", "/home/dev/project")
+	h.Title = "A title"
+	h.ParentSession = "s-parent"
+	h.Extra.Set("futureField", json.RawMessage(`{"x":[1,2]}`))
+	if err := s.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	l := load(t, s, "s-create")
+	if len(l.Entries) != 0 {
+		t.Fatalf("new session has %d entries", len(l.Entries))
+	}
+	g := l.Header
+	if g.ID != h.ID || g.Cwd != h.Cwd || g.Title != h.Title || g.ParentSession != h.ParentSession ||
+		!g.Timestamp.Equal(h.Timestamp) || g.Version != session.CurrentVersion {
+		t.Fatalf("header changed: got %+v, want %+v", g, h)
+	}
+	if v, ok := g.Extra.Get("futureField"); !ok || string(v) != `{"x":[1,2]}` {
+		t.Fatalf("unknown header field lost: %q %v", v, ok)
+	}
+	wantErr(t, s.Create(ctx, h), session.ErrExists, "second Create")
+	_, err := s.Load(ctx, "s-missing")
+	wantErr(t, err, session.ErrNotFound, "Load of a missing session")
+	wantErr(t, s.Append(ctx, "s-missing", session.AppendOptions{}, entry(t, "e1", "", 0, 0)), session.ErrNotFound, "Append to a missing session")
+	wantErr(t, s.Rewrite(ctx, "s-missing", header("s-missing", ""), nil), session.ErrNotFound, "Rewrite of a missing session")
+	wantErr(t, s.Delete(ctx, "s-missing"), session.ErrNotFound, "Delete of a missing session")
+}
+
+// HostileIDs are session ids every store must refuse with ErrInvalidID
+// before they touch a path, a key or a query.
+var HostileIDs = []string{
+	"", ".", "..", "../x", "..\\x", "a/b", "a\\b", "/abs", "\\abs", "C:\\x", "c:", "a\x00b", "\x00",
+	"a\nb", "a b", " lead", "trail ", ".hidden", "~user", "$HOME", "a:b", "a*b", "a?b", "a|b",
+	"a<b", "a>b", "a\"b", "CON", "con", "NUL", "nul.jsonl", "COM1", "LPT9.txt", "AUX", "PRN",
+	"é", "\u202e", "%2e%2e", strings.Repeat("a", session.MaxIDLength+1),
+}
+
+func testInvalidIDs(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	for _, id := range HostileIDs {
+		err := s.Create(ctx, header(id, "/work"))
+		if !errors.Is(err, session.ErrInvalidID) {
+			t.Errorf("Create(%q) = %v, want ErrInvalidID", id, err)
+		}
+	}
+	p, err := s.List(ctx, session.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sessions) != 0 {
+		t.Fatalf("hostile ids created sessions: %v", p.Sessions)
+	}
+}
+
+func testAppendOrder(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-order")
+	all := entries(t, "e", 10)
+	for _, batch := range [][]session.Entry{all[:1], all[1:4], all[4:5], all[5:10]} {
+		if err := s.Append(ctx, "s-order", session.AppendOptions{}, batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := load(t, s, "s-order")
+	if len(l.Entries) != len(all) {
+		t.Fatalf("%d entries, want %d", len(l.Entries), len(all))
+	}
+	for i, e := range l.Entries {
+		if !bytes.Equal(e.JSON(), all[i].JSON()) {
+			t.Fatalf("entry %d: got %s, want %s", i, e.JSON(), all[i].JSON())
+		}
+	}
+}
+
+func testAppendAllOrNothing(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-atomic")
+	first := entries(t, "a", 3)
+	if err := s.Append(ctx, "s-atomic", session.AppendOptions{}, first...); err != nil {
+		t.Fatal(err)
+	}
+	good := []session.Entry{entry(t, "b1", "a0002", 0, 3), entry(t, "b2", "b1", 0, 4)}
+	cases := []struct {
+		name  string
+		opts  session.AppendOptions
+		batch []session.Entry
+		want  error
+	}{
+		{"stale IfLast", session.AppendOptions{IfLast: "a0001"}, good, session.ErrConflict},
+		{"IfEmpty on a non-empty session", session.AppendOptions{IfEmpty: true}, good, session.ErrConflict},
+		{"id already stored", session.AppendOptions{}, append(slices.Clone(good), entry(t, "a0000", "b2", 0, 5)), session.ErrConflict},
+		{"id twice in the batch", session.AppendOptions{}, append(slices.Clone(good), entry(t, "b1", "b2", 0, 5)), session.ErrConflict},
+		{"zero entry", session.AppendOptions{}, append(slices.Clone(good), session.Entry{}), nil},
+	}
+	for _, c := range cases {
+		err := s.Append(ctx, "s-atomic", c.opts, c.batch...)
+		if err == nil {
+			t.Fatalf("%s: append succeeded", c.name)
+		}
+		if c.want != nil {
+			wantErr(t, err, c.want, c.name)
+		}
+		if got := ids(load(t, s, "s-atomic")); !slices.Equal(got, []string{"a0000", "a0001", "a0002"}) {
+			t.Fatalf("%s: a failed append changed the log: %v", c.name, got)
+		}
+	}
+	if err := s.Append(ctx, "s-atomic", session.AppendOptions{IfLast: "a0002"}, good...); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(load(t, s, "s-atomic")); !slices.Equal(got, []string{"a0000", "a0001", "a0002", "b1", "b2"}) {
+		t.Fatalf("log %v", got)
+	}
+}
+
+func testIfLast(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-cas")
+	e := entries(t, "c", 3)
+	wantErr(t, s.Append(ctx, "s-cas", session.AppendOptions{IfLast: "nothing"}, e[0]), session.ErrConflict, "IfLast on an empty session")
+	if err := s.Append(ctx, "s-cas", session.AppendOptions{IfEmpty: true}, e[0]); err != nil {
+		t.Fatalf("IfEmpty on an empty session: %v", err)
+	}
+	wantErr(t, s.Append(ctx, "s-cas", session.AppendOptions{IfEmpty: true}, e[1]), session.ErrConflict, "second IfEmpty")
+	if err := s.Append(ctx, "s-cas", session.AppendOptions{IfLast: "c0000"}, e[1]); err != nil {
+		t.Fatalf("IfLast on the last entry: %v", err)
+	}
+	wantErr(t, s.Append(ctx, "s-cas", session.AppendOptions{IfLast: "c0000"}, e[2]), session.ErrConflict, "IfLast on a stale entry")
+	if got := ids(load(t, s, "s-cas")); !slices.Equal(got, []string{"c0000", "c0001"}) {
+		t.Fatalf("log %v", got)
+	}
+}
+
+// wireLines is a seed-format log with what stores must carry unchanged:
+// unknown header fields, unknown entry types and fields, odd spacing and
+// escapes, every known entry type.
+var wireLines = []string{
+	`{"type":"message","id":"m0000001","parentId":null,"timestamp":"2026-01-15T10:00:05.000Z","message":{"role":"user","content":[{"type":"text","text":"é \"quoted\"\n\ttab <html>"}],"timestamp":1768471204000},"futureField":[1,{"a":null}]}`,
+	`{"type":"message","id":"m0000002","parentId":"m0000001","timestamp":"2026-01-15T10:00:07.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"toolu_1","name":"bash","arguments":{"command":"ls"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0.00030000000000000003,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.00030000000000000003}},"stopReason":"toolUse","timestamp":1768471206000}}`,
+	`{"type":"message","id":"m0000003","parentId":"m0000002","timestamp":"2026-01-15T10:00:09.000Z","message":{"role":"toolResult","toolCallId":"toolu_1","toolName":"bash","content":[{"type":"text","text":"a\nb\n"}],"isError":false,"timestamp":1768471208000}}`,
+	`{"type":"a_future_type","id":"f0000001","parentId":"m0000003","timestamp":"2026-01-15T10:00:10.000Z","whatever":{"deep":[true,false]}}`,
+	`{ "type" : "label", "id":"l0000001","parentId":"f0000001","timestamp":"2026-01-15T10:00:11.000Z","targetId":"m0000001","label":"start" }`,
+	`{"type":"compaction","id":"c0000001","parentId":"l0000001","timestamp":"2026-01-15T10:00:12.000Z","summary":"s","firstKeptEntryId":"m0000002","tokensBefore":5,"details":{"readFiles":[]}}`,
+	`{"type":"session_info","id":"i0000001","parentId":"c0000001","timestamp":"2026-01-15T10:00:13.000Z","name":"Named \u00e9"}`,
+}
+
+func wireLog(t *testing.T, id string) *session.Log {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-15T10:00:01.000Z","cwd":"/home/dev/project","unknownHeaderField":{"k":"v"}}` + "\n")
+	for _, l := range wireLines {
+		b.WriteString(l + "\n")
+	}
+	l, err := session.DecodeLog([]byte(b.String()), &session.ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func testLoadEqualsWritten(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	l := wireLog(t, "s-wire")
+	if err := s.Create(ctx, l.Header); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s-wire", session.AppendOptions{}, l.Entries[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s-wire", session.AppendOptions{IfLast: "m0000003"}, l.Entries[3:]...); err != nil {
+		t.Fatal(err)
+	}
+	got := load(t, s, "s-wire")
+	for i, e := range got.Entries {
+		if string(e.JSON()) != wireLines[i] {
+			t.Fatalf("entry %d changed:\n got %s\nwant %s", i, e.JSON(), wireLines[i])
+		}
+	}
+	if v, ok := got.Header.Extra.Get("unknownHeaderField"); !ok || string(v) != `{"k":"v"}` {
+		t.Fatalf("unknown header field: %s %v", v, ok)
+	}
+	if a, b := encode(t, got), encode(t, l); a != b {
+		t.Fatalf("log changed:\n got %s\nwant %s", a, b)
+	}
+}
+
+func testRewrite(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	l := wireLog(t, "s-rewrite")
+	if err := s.Create(ctx, l.Header); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s-rewrite", session.AppendOptions{}, l.Entries...); err != nil {
+		t.Fatal(err)
+	}
+	h := l.Header.Clone()
+	h.Title = "Rewritten"
+	kept := []session.Entry{l.Entries[0], l.Entries[2], l.Entries[4]}
+	if err := s.Rewrite(ctx, "s-rewrite", h, kept); err != nil {
+		t.Fatal(err)
+	}
+	got := load(t, s, "s-rewrite")
+	if want := (&session.Log{Header: h, Entries: kept}); encode(t, got) != encode(t, want) {
+		t.Fatalf("after rewrite:\n got %s\nwant %s", encode(t, got), encode(t, want))
+	}
+	// Appends continue after the rewritten log; ids that were dropped are free.
+	wantErr(t, s.Append(ctx, "s-rewrite", session.AppendOptions{IfLast: "i0000001"}, entry(t, "x1", "", 0, 0)), session.ErrConflict, "IfLast on a dropped entry")
+	if err := s.Append(ctx, "s-rewrite", session.AppendOptions{IfLast: "l0000001"}, l.Entries[1]); err != nil {
+		t.Fatalf("append after rewrite: %v", err)
+	}
+	if got := ids(load(t, s, "s-rewrite")); !slices.Equal(got, []string{"m0000001", "m0000003", "l0000001", "m0000002"}) {
+		t.Fatalf("log %v", got)
+	}
+	// Rewriting to nothing leaves an empty session.
+	if err := s.Rewrite(ctx, "s-rewrite", h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(load(t, s, "s-rewrite").Entries); n != 0 {
+		t.Fatalf("%d entries after rewrite to none", n)
+	}
+}
+
+func listAll(t *testing.T, s session.Store, opts session.ListOptions) []session.SessionInfo {
+	t.Helper()
+	var out []session.SessionInfo
+	for pages := 0; ; pages++ {
+		p, err := s.List(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Sessions...)
+		if p.Next == "" {
+			return out
+		}
+		if pages > 1000 {
+			t.Fatal("listing does not end")
+		}
+		opts.Cursor = p.Next
+	}
+}
+
+func infoIDs(infos []session.SessionInfo) []string {
+	out := make([]string, len(infos))
+	for i, x := range infos {
+		out[i] = x.ID
+	}
+	return out
+}
+
+func testList(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	for i := range 6 {
+		h := header(fmt.Sprintf("s-list-%d", i), []string{"/a", "/b"}[i%2])
+		if i >= 4 {
+			h.ParentSession = "s-list-0"
+		}
+		if err := s.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(ctx, h.ID, session.AppendOptions{}, entries(t, "e", i+1)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Touch s-list-1 last: it must come first.
+	title, err := session.NewEntry(session.TypeSessionInfo, "title1", "e0001", base, session.SessionName{Name: "Second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s-list-1", session.AppendOptions{}, title); err != nil {
+		t.Fatal(err)
+	}
+	all := listAll(t, s, session.ListOptions{})
+	if len(all) != 6 || all[0].ID != "s-list-1" {
+		t.Fatalf("listing %v, want 6 with s-list-1 first", infoIDs(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Updated.After(all[i-1].Updated) {
+			t.Fatalf("not most recent first: %v", infoIDs(all))
+		}
+	}
+	first := all[0]
+	if first.Title != "Second" || first.Cwd != "/b" || first.Entries != 3 || first.Size <= 0 || !first.Created.Equal(base) {
+		t.Fatalf("info %+v", first)
+	}
+	if got := infoIDs(listAll(t, s, session.ListOptions{Cwd: "/a"})); !slices.Equal(got, []string{"s-list-4", "s-list-2", "s-list-0"}) {
+		t.Fatalf("cwd /a: %v", got)
+	}
+	if got := infoIDs(listAll(t, s, session.ListOptions{ParentSession: "s-list-0"})); !slices.Equal(got, []string{"s-list-5", "s-list-4"}) {
+		t.Fatalf("children of s-list-0: %v", got)
+	}
+	mid := all[3].Updated
+	after := listAll(t, s, session.ListOptions{UpdatedAfter: mid})
+	before := listAll(t, s, session.ListOptions{UpdatedBefore: mid})
+	if !slices.Equal(infoIDs(after), infoIDs(all[:3])) || !slices.Equal(infoIDs(before), infoIDs(all[4:])) {
+		t.Fatalf("updated after %v / before %v around %s", infoIDs(after), infoIDs(before), all[3].ID)
+	}
+	if _, err := s.List(ctx, session.ListOptions{Cursor: "not a cursor"}); err == nil {
+		t.Fatal("invalid cursor accepted")
+	}
+}
+
+func testListPaging(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	const n = 23
+	for i := range n {
+		create(t, s, fmt.Sprintf("s-page-%02d", i))
+	}
+	all := listAll(t, s, session.ListOptions{})
+	if len(all) != n {
+		t.Fatalf("%d sessions listed, want %d", len(all), n)
+	}
+	for _, limit := range []int{1, 2, 5, n, n + 1} {
+		paged := listAll(t, s, session.ListOptions{Limit: limit})
+		if !slices.Equal(infoIDs(paged), infoIDs(all)) {
+			t.Fatalf("limit %d: %v, want %v", limit, infoIDs(paged), infoIDs(all))
+		}
+		p, err := s.List(ctx, session.ListOptions{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Sessions) > limit {
+			t.Fatalf("limit %d: page of %d", limit, len(p.Sessions))
+		}
+	}
+	// A session updated while paging moves to the front and is not repeated.
+	p, err := s.List(ctx, session.ListOptions{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, p.Sessions[0].ID, session.AppendOptions{}, entry(t, "late", "", 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	rest := listAll(t, s, session.ListOptions{Limit: 5, Cursor: p.Next})
+	seen := map[string]bool{}
+	for _, x := range append(p.Sessions, rest...) {
+		if seen[x.ID] {
+			t.Fatalf("%s listed twice", x.ID)
+		}
+		seen[x.ID] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d sessions seen while paging, want %d", len(seen), n)
+	}
+}
+
+func testDelete(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-del")
+	create(t, s, "s-keep")
+	if err := s.Append(ctx, "s-del", session.AppendOptions{}, entries(t, "d", 2)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "s-del"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Load(ctx, "s-del")
+	wantErr(t, err, session.ErrNotFound, "Load after Delete")
+	wantErr(t, s.Delete(ctx, "s-del"), session.ErrNotFound, "second Delete")
+	if got := infoIDs(listAll(t, s, session.ListOptions{})); !slices.Equal(got, []string{"s-keep"}) {
+		t.Fatalf("listing after delete: %v", got)
+	}
+	create(t, s, "s-del") // the id is free again, and empty
+	if n := len(load(t, s, "s-del").Entries); n != 0 {
+		t.Fatalf("recreated session has %d entries", n)
+	}
+}
+
+type payload struct {
+	Writer int `json:"writer"`
+	Seq    int `json:"seq"`
+}
+
+func checkWriters(t *testing.T, l *session.Log, writers, each int) {
+	t.Helper()
+	if len(l.Entries) != writers*each {
+		t.Fatalf("%d entries, want %d", len(l.Entries), writers*each)
+	}
+	next := make([]int, writers)
+	for _, e := range l.Entries {
+		var p payload
+		if err := e.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Seq != next[p.Writer] {
+			t.Fatalf("writer %d: entry %d after %d", p.Writer, p.Seq, next[p.Writer]-1)
+		}
+		next[p.Writer]++
+	}
+}
+
+func testConcurrentAppends(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-conc")
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				var batch []session.Entry
+				if i%4 == 0 && i+1 < each {
+					continue // appended with the next one, as a pair
+				}
+				if i%4 == 1 {
+					batch = append(batch, entry(t, fmt.Sprintf("w%d-%d", w, i-1), "", w, i-1))
+				}
+				batch = append(batch, entry(t, fmt.Sprintf("w%d-%d", w, i), "", w, i))
+				if err := s.Append(ctx, "s-conc", session.AppendOptions{}, batch...); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkWriters(t, load(t, s, "s-conc"), writers, each)
+}
+
+func testConcurrentConditionalAppends(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-cas-conc")
+	const writers, each = 4, 15
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conflicts := 0
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; {
+				l, err := s.Load(ctx, "s-cas-conc")
+				if err != nil {
+					errs <- err
+					return
+				}
+				opts := session.AppendOptions{IfEmpty: len(l.Entries) == 0}
+				parent := ""
+				if n := len(l.Entries); n > 0 {
+					opts.IfLast = l.Entries[n-1].ID()
+					parent = opts.IfLast
+				}
+				err = s.Append(ctx, "s-cas-conc", opts, entry(t, fmt.Sprintf("w%d-%d", w, i), parent, w, i))
+				switch {
+				case err == nil:
+					i++
+				case errors.Is(err, session.ErrConflict):
+					mu.Lock()
+					conflicts++
+					mu.Unlock()
+				default:
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l := load(t, s, "s-cas-conc")
+	checkWriters(t, l, writers, each)
+	// Each entry's parent is the entry before it: no writer appended on a
+	// stale view.
+	for i := 1; i < len(l.Entries); i++ {
+		if l.Entries[i].ParentID() != l.Entries[i-1].ID() {
+			t.Fatalf("entry %d appended on a stale last entry", i)
+		}
+	}
+	t.Logf("%d conflicts among %d conditional appends", conflicts, writers*each)
+}
+
+func testContextCanceled(t *testing.T, s session.Store) {
+	create(t, s, "s-ctx")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e := entry(t, "x", "", 0, 0)
+	checks := map[string]error{
+		"Create":  s.Create(ctx, header("s-ctx2", "")),
+		"Append":  s.Append(ctx, "s-ctx", session.AppendOptions{}, e),
+		"Rewrite": s.Rewrite(ctx, "s-ctx", header("s-ctx", ""), []session.Entry{e}),
+		"Delete":  s.Delete(ctx, "s-ctx"),
+	}
+	_, checks["Load"] = s.Load(ctx, "s-ctx")
+	_, checks["List"] = s.List(ctx, session.ListOptions{})
+	for name, err := range checks {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context: %v", name, err)
+		}
+	}
+	l := load(t, s, "s-ctx")
+	if len(l.Entries) != 0 {
+		t.Fatal("a canceled append was stored")
+	}
+	if _, err := s.Load(context.Background(), "s-ctx2"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatal("a canceled create was stored")
+	}
+}
+
+func testCopySemantics(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	l := wireLog(t, "s-copy")
+	h := l.Header.Clone()
+	if err := s.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	want := encode(t, &session.Log{Header: l.Header.Clone(), Entries: slices.Clone(l.Entries)})
+	batch := slices.Clone(l.Entries)
+	if err := s.Append(ctx, "s-copy", session.AppendOptions{}, batch...); err != nil {
+		t.Fatal(err)
+	}
+	// Change what was passed in.
+	batch[0] = batch[1]
+	h.Title = "changed"
+	h.Extra[0].Value[2] = 'X'
+	// Change what comes out.
+	got := load(t, s, "s-copy")
+	got.Entries[0] = got.Entries[2]
+	got.Entries = append(got.Entries[:1], got.Entries[3:]...)
+	got.Header.Title = "changed too"
+	got.Header.Extra[0].Value[2] = 'Y'
+	b := got.Entries[1].JSON()
+	b[0] = '['
+	if again := encode(t, load(t, s, "s-copy")); again != want {
+		t.Fatalf("stored log changed by its callers:\n got %s\nwant %s", again, want)
+	}
+	// And after a rewrite.
+	kept := slices.Clone(l.Entries[:2])
+	if err := s.Rewrite(ctx, "s-copy", l.Header, kept); err != nil {
+		t.Fatal(err)
+	}
+	kept[0] = l.Entries[5]
+	if got := ids(load(t, s, "s-copy")); !slices.Equal(got, []string{"m0000001", "m0000002"}) {
+		t.Fatalf("rewritten log changed by its caller: %v", got)
+	}
+}
+
+// testSessionRoundTrip drives a Session on the store: close, reopen, and
+// the context, leaf and labels are the same.
+func testSessionRoundTrip(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	sess, err := session.Create(ctx, s, &session.CreateOptions{ID: "s-session", Cwd: "/work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(_ session.Entry, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := sess.Append(ctx, session.UserText("List the files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(sess.Append(ctx, session.Assistant(session.Text("Listing."), session.ToolCall("call_1", "bash", json.RawMessage(`{"command":"ls"}`))).
+		WithModel("anthropic-messages", "anthropic", "claude-sonnet-4-5")))
+	must(sess.Append(ctx, session.ToolResult("call_1", "bash", "a.go\nb.go\n")))
+	a, err := sess.Append(ctx, session.AssistantText("Two files.").WithModel("anthropic-messages", "anthropic", "claude-sonnet-4-5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Label(ctx, u.ID(), "start"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Branch(ctx, u.ID()); err != nil {
+		t.Fatal(err)
+	}
+	must(sess.Append(ctx, session.AssistantText("Another answer.")))
+	if err := sess.Branch(ctx, a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	before := sess.Context()
+	beforeJSON, _ := json.Marshal(before)
+	leaf := sess.LeafID()
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Append(ctx, session.UserText("late")); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("append after Close: %v", err)
+	}
+
+	re, err := session.Open(ctx, s, "s-session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.LeafID() != leaf || leaf != a.ID() {
+		t.Fatalf("leaf %s after reopen, want %s", re.LeafID(), leaf)
+	}
+	afterJSON, _ := json.Marshal(re.Context())
+	if string(afterJSON) != string(beforeJSON) {
+		t.Fatalf("context changed by reopen:\n got %s\nwant %s", afterJSON, beforeJSON)
+	}
+	if re.LabelOf(u.ID()) != "start" {
+		t.Fatalf("label lost: %q", re.LabelOf(u.ID()))
+	}
+	if n := len(re.Context().Messages); n != 4 {
+		t.Fatalf("%d messages, want 4", n)
+	}
+	if _, err := re.Append(ctx, session.UserText("continue")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testSharedSession has two handles write to one session: nothing is
+// lost, and each sees the other's entries after a reload.
+func testSharedSession(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	a, err := session.Create(ctx, s, &session.CreateOptions{ID: "s-shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := session.Open(ctx, s, "s-shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for k, h := range []*session.Session{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if _, err := h.Append(ctx, session.UserText(fmt.Sprintf("writer %d message %d", k, i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, h := range []*session.Session{a, b} {
+		if err := h.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h.Len() != 40 {
+			t.Fatalf("handle sees %d entries, want 40", h.Len())
+		}
+		// Each handle's own branch holds its 20 messages in order.
+		if n := len(h.Context().Messages); n != 20 {
+			t.Fatalf("handle's branch has %d messages, want 20", n)
+		}
+	}
+	if n := len(load(t, s, "s-shared").Entries); n != 40 {
+		t.Fatalf("%d entries stored, want 40", n)
+	}
+}
