@@ -302,9 +302,11 @@ func (pc *pathCtx) extend(t *tree, i int32) {
 		pc.emitCompacted(t, len(pc.path)-1)
 		return
 	case kindMessage:
+		pc.emit(t, i) // decodes (or finds) the message first
 		if ref, ok := assistantModel(t, i); ok {
 			pc.model, pc.hasModel = ref, true
 		}
+		return
 	default:
 		pc.applySetting(t, i)
 	}
@@ -386,19 +388,28 @@ func assistantModel(t *tree, i int32) (ModelRef, bool) {
 		return ModelRef{Provider: m.Provider, ModelID: m.Model}, true
 	}
 	v, ok := n.e.field("message")
-	if !ok || jsonx.KindOf(v) != jsonx.KindObject {
+	if !ok {
 		return ModelRef{}, false
 	}
-	it, _ := jsonx.Object(v)
+	var c jsonx.Cursor
+	c.Reset(v)
+	ms, ok := c.Object()
+	if !ok {
+		return ModelRef{}, false
+	}
 	var role, provider, model string
-	for it.Next() {
-		switch string(it.KeyBytes()) {
+	for {
+		kb, _, more := ms.Next()
+		if !more {
+			break
+		}
+		switch string(kb) {
 		case "role":
-			role, _ = jsonx.String(it.Value())
+			role, _ = c.Str()
 		case "provider":
-			provider, _ = jsonx.String(it.Value())
+			provider, _ = c.Str()
 		case "model":
-			model, _ = jsonx.String(it.Value())
+			model, _ = c.Str()
 		}
 	}
 	if role != RoleAssistant || (provider == "" && model == "") {

@@ -160,15 +160,21 @@ func (e Entry) Field(key string) (json.RawMessage, bool) {
 }
 
 func (e Entry) field(key string) ([]byte, bool) {
-	it, err := jsonx.Object(e.raw)
-	if err != nil {
+	var c jsonx.Cursor
+	c.Reset(e.raw)
+	ms, ok := c.Object()
+	if !ok {
 		return nil, false
 	}
 	var found []byte
-	ok := false
-	for it.Next() {
-		if it.KeyIs(key) {
-			found, ok = it.Value(), true // the last one wins, as in JSON.parse
+	ok = false
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if (!esc && string(kb) == key) || (esc && ms.Key() == key) {
+			found, ok = c.Skip(), true // the last one wins, as in JSON.parse
 		}
 	}
 	return found, ok
@@ -190,13 +196,30 @@ func (e Entry) Message() (*Message, error) {
 	if e.kind != kindMessage {
 		return nil, fmt.Errorf("session: entry %s is a %q, not a message", e.id, e.typ)
 	}
-	v, ok := e.field("message")
-	if !ok || jsonx.KindOf(v) != jsonx.KindObject {
-		return nil, fmt.Errorf("session: entry %s: message is missing or not an object", e.id)
+	// One pass: the message is decoded where it stands in the entry.
+	var c jsonx.Cursor
+	c.Reset(e.raw)
+	ms, _ := c.Object()
+	var m *Message
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if (!esc && string(kb) == "message") || (esc && ms.Key() == "message") {
+			x := new(Message)
+			if x.read(&c, true) {
+				m = x
+			} else {
+				m = nil
+			}
+		}
 	}
-	m := new(Message)
-	if err := m.decode(v, true); err != nil {
+	if err := c.Err(); err != nil {
 		return nil, fmt.Errorf("session: entry %s: %w", e.id, err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("session: entry %s: message is missing or not an object", e.id)
 	}
 	return m, nil
 }
@@ -219,41 +242,51 @@ func ParseEntry(line []byte) (Entry, error) {
 	return parseEntry(bytes.Clone(v))
 }
 
-// parseEntry reads the envelope of the object v, which it keeps (no copy).
+// parseEntry reads the envelope of the object v, which it keeps (no copy),
+// and validates the rest of it.
 func parseEntry(v []byte) (Entry, error) {
-	if jsonx.KindOf(v) != jsonx.KindObject {
+	var c jsonx.Cursor
+	c.Reset(v)
+	ms, ok := c.Object()
+	if !ok {
+		if c.Err() != nil {
+			return Entry{}, c.Err()
+		}
 		return Entry{}, errNotObject
 	}
-	it, _ := jsonx.Object(v)
 	e := Entry{raw: v}
 	var hasType, hasID bool
 	badParent := false
-	for it.Next() {
-		k, val := it.KeyBytes(), it.Value()
-		switch string(k) {
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			kb = []byte(ms.Key())
+		}
+		switch string(kb) {
 		case "type":
-			e.typ, hasType = jsonx.String(val)
+			e.typ, hasType = c.Str()
 		case "id":
-			e.id, hasID = jsonx.String(val)
+			e.id, hasID = c.Str()
 		case "parentId":
-			switch jsonx.KindOf(val) {
-			case jsonx.KindNull:
+			if c.Null() {
 				e.parent, badParent = "", false
-			case jsonx.KindString:
-				e.parent, _ = jsonx.String(val)
-				badParent = false
-			default:
+			} else if p, ok := c.Str(); ok {
+				e.parent, badParent = p, false
+			} else {
 				badParent = true
 			}
 		case "timestamp":
-			e.ts, _ = jsonx.String(val)
+			e.ts, _ = c.Str()
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err := c.Err(); err != nil {
 		return Entry{}, err
 	}
-	if it.End() != len(v) {
-		return Entry{}, &jsonx.SyntaxError{Offset: it.End(), Msg: "unexpected data after object"}
+	if !c.AtEnd() {
+		return Entry{}, &jsonx.SyntaxError{Offset: c.Pos(), Msg: "unexpected data after object"}
 	}
 	switch {
 	case !hasType:
@@ -310,7 +343,7 @@ func NewEntry(typ, id, parentID string, t time.Time, payload any) (Entry, error)
 	if err != nil || jsonx.KindOf(obj) != jsonx.KindObject {
 		return Entry{}, fmt.Errorf("session: %s payload is not a JSON object", typ)
 	}
-	return buildEntry(typ, id, parentID, formatTime(t), func(dst []byte) ([]byte, error) {
+	return buildEntry(typ, id, parentID, formatTime(t), len(obj)+128, func(dst []byte) ([]byte, error) {
 		it, _ := jsonx.Object(obj)
 		for it.Next() {
 			if k := it.Key(); reservedKey(k) {
@@ -330,8 +363,8 @@ func NewEntry(typ, id, parentID string, t time.Time, payload any) (Entry, error)
 // buildEntry writes the envelope and lets payload append ",member..."
 // pieces, then parses the result so that the Entry is exactly what a
 // reader would get.
-func buildEntry(typ, id, parent, ts string, payload func([]byte) ([]byte, error)) (Entry, error) {
-	dst := make([]byte, 0, 128)
+func buildEntry(typ, id, parent, ts string, size int, payload func([]byte) ([]byte, error)) (Entry, error) {
+	dst := make([]byte, 0, max(size, 128))
 	dst = append(dst, `{"type":`...)
 	dst = jsonx.AppendString(dst, typ)
 	dst = append(dst, `,"id":`...)
@@ -356,7 +389,7 @@ func buildEntry(typ, id, parent, ts string, payload func([]byte) ([]byte, error)
 
 // newMessageEntry encodes a message entry.
 func newMessageEntry(id, parent, ts string, m *Message) (Entry, error) {
-	return buildEntry(TypeMessage, id, parent, ts, func(dst []byte) ([]byte, error) {
+	return buildEntry(TypeMessage, id, parent, ts, m.sizeHint()+128, func(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"message":`...)
 		return m.AppendJSON(dst)
 	})
@@ -454,18 +487,23 @@ type TTSRInjection struct {
 	InjectedRules []string `json:"injectedRules"`
 }
 
-// CustomMessageEntry decodes a custom_message entry into the message it
+// customMessage decodes a custom_message entry into the message it
 // contributes to the context (role "custom").
 func (e Entry) customMessage() (*Message, error) {
-	m := &Message{Role: RoleCustom, decoded: true, has: mRole | mTimestamp}
-	it, err := jsonx.Object(e.raw)
-	if err != nil {
-		return nil, err
-	}
-	for it.Next() {
-		k, v := it.KeyBytes(), it.Value()
+	m := &Message{Role: RoleCustom, decoded: true, has: mRole | mTimestamp, Timestamp: entryMillis(e)}
+	var c jsonx.Cursor
+	c.Reset(e.raw)
+	ms, _ := c.Object()
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			kb = []byte(ms.Key())
+		}
 		var bit uint32
-		switch string(k) {
+		switch string(kb) {
 		case "customType":
 			bit = mCustomType
 		case "content":
@@ -477,13 +515,9 @@ func (e Entry) customMessage() (*Message, error) {
 		default:
 			continue
 		}
-		if m.decodeMember(bit, v, true) {
+		if m.readMember(&c, bit, true) {
 			m.has |= bit
 		}
 	}
-	m.Timestamp = e.Time().UnixMilli()
-	if e.Time().IsZero() {
-		m.Timestamp = 0
-	}
-	return m, it.Err()
+	return m, c.Err()
 }

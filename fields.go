@@ -81,7 +81,8 @@ func (f Fields) appendTo(dst []byte, first bool, skip func(string) bool) ([]byte
 	return dst, first, nil
 }
 
-// member writes the separator and key of the next member.
+// member writes the separator and key of the next member; the key is
+// escaped.
 func member(dst []byte, first bool, key string) []byte {
 	if !first {
 		dst = append(dst, ',')

@@ -122,7 +122,7 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-var errNoHeader = errors.New("line 1 is not a session header")
+var errNoHeader = errors.New("no session header")
 
 // parseHeader reads a header line, keeping v. Version is 1 when absent.
 func parseHeader(v []byte) (Header, error) {

@@ -393,7 +393,10 @@ const maxConflictRetries = 16
 // parent (an entry id, "" for a root), and moves the leaf to the last one
 // (or where leafAfter says). build receives parent and an id generator; it
 // is called again after a conflict.
-func (s *Session) commit(ctx context.Context, parent string, build func(parent string, newID func() string) ([]Entry, error), leafAfter func(added []int32) int32) ([]Entry, error) {
+//
+// msgs, when not nil, holds for each entry its context message in
+// canonical form (or nil), so that it need not be decoded again.
+func (s *Session) commit(ctx context.Context, parent string, build func(parent string, newID func() string) ([]Entry, error), leafAfter func(added []int32) int32, msgs []*Message) ([]Entry, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
@@ -414,7 +417,7 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 		opts := AppendOptions{IfLast: s.last, IfEmpty: s.last == ""}
 		err = s.store.Append(ctx, s.id, opts, entries...)
 		if err == nil {
-			s.apply(entries, leafAfter)
+			s.apply(entries, leafAfter, msgs)
 			return entries, nil
 		}
 		if !errors.Is(err, ErrConflict) || attempt >= maxConflictRetries {
@@ -434,14 +437,18 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 }
 
 // apply adds committed entries to the index and moves the leaf.
-func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32) {
+func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, msgs []*Message) {
 	added := make([]int32, len(entries))
 	for k, e := range entries {
 		p := int32(-1)
 		if e.parent != "" {
 			p, _ = s.t.lookup(e.parent)
 		}
-		added[k] = s.t.add(e, p)
+		i := s.t.add(e, p)
+		added[k] = i
+		if k < len(msgs) && msgs[k] != nil {
+			s.t.nodes[i].msg, s.t.nodes[i].state = msgs[k], msgReady
+		}
 	}
 	s.last = entries[len(entries)-1].id
 	newLeaf := added[len(added)-1]
@@ -629,6 +636,14 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 	if err := s.checkPairing(own); err != nil {
 		return nil, err
 	}
+	// Keep each message in the form a reopen would decode, to index it
+	// without decoding what was just encoded.
+	cache := make([]*Message, len(own))
+	for k, m := range own {
+		if c := m.Clone(); c.canonicalize() {
+			cache[k] = c
+		}
+	}
 	ts := formatTime(s.now())
 	return s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
 		out := make([]Entry, len(own))
@@ -641,7 +656,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			parent = e.id
 		}
 		return out, nil
-	}, nil)
+	}, nil, cache)
 }
 
 // AppendEntry appends an entry of any type under the leaf, with payload
@@ -663,7 +678,7 @@ func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Ent
 			return nil, fmt.Errorf("session: custom type %q is reserved for leaf moves", leafMarkerType)
 		}
 		return []Entry{e}, nil
-	}, nil)
+	}, nil, nil)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -830,7 +845,7 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 			target, _ = s.t.lookup(parent)
 		}
 		return target
-	})
+	}, nil)
 	return err
 }
 
@@ -859,7 +874,7 @@ func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSumm
 			return nil, err
 		}
 		return []Entry{e}, nil
-	}, nil)
+	}, nil, nil)
 	if err != nil {
 		return Entry{}, err
 	}

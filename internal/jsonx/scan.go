@@ -11,6 +11,7 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -211,6 +212,20 @@ func SkipString(b []byte, i int) (end int, escaped bool, err error) {
 	}
 	i++
 	for {
+		// Eight bytes at a time while none is a quote, backslash or control
+		// character (bytes of multi-byte UTF-8 need no attention here).
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			ctl := (x - lsb*0x20) & ^x
+			q := x ^ (lsb * '"')
+			q = (q - lsb) & ^q
+			bs := x ^ (lsb * '\\')
+			bs = (bs - lsb) & ^bs
+			if (ctl|q|bs)&msb != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(b) && strSafe[b[i]] {
 			i++
 		}
@@ -444,9 +459,9 @@ func (it *Iter) End() int { return it.i }
 // Err returns the first syntax error met, if any.
 func (it *Iter) Err() error { return it.err }
 
-// Elements calls fn for each element of the array v (which must start with
-// '['), stopping at the first error fn returns.
-func Elements(v []byte, fn func(elem []byte) error) error {
+// EachElement calls fn for each element of the array v (which must start
+// with '['), stopping at the first error fn returns.
+func EachElement(v []byte, fn func(elem []byte) error) error {
 	if len(v) == 0 || v[0] != '[' {
 		return syntaxErr(0, "expected array")
 	}

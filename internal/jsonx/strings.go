@@ -1,11 +1,13 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Unquote decodes the JSON string v (with its quotes) the way
@@ -143,15 +145,22 @@ const hexDigits = "0123456789abcdef"
 // quote, backslash and control characters are escaped, nothing else.
 // Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
 func AppendString(dst []byte, s string) []byte {
+	// A read-only view of s, to load eight bytes at a time.
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
+	for i := 0; i < len(b); {
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
 		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -173,7 +182,7 @@ func AppendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)

@@ -1,0 +1,130 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+)
+
+var (
+	w10kOnce sync.Once
+	w10kMsgs []*session.Message
+	w10kData []byte
+)
+
+// w10k returns the W10k messages and the seed-format bytes of the session.
+func w10k(b *testing.B) ([]*session.Message, []byte) {
+	w10kOnce.Do(func() {
+		w10kMsgs = workload.Messages(0, workload.W10k)
+		log, err := workload.Log(workload.W10k)
+		if err != nil {
+			panic(err)
+		}
+		var buf bytes.Buffer
+		if err := session.WriteLog(&buf, log); err != nil {
+			panic(err)
+		}
+		w10kData = buf.Bytes()
+	})
+	return w10kMsgs, w10kData
+}
+
+// BenchmarkAppendW10k appends the 30,000 messages of W10k, one Append
+// each, to a Session on a MemoryStore. The figure to read is ns/entry.
+func BenchmarkAppendW10k(b *testing.B) {
+	msgs, _ := w10k(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := session.New()
+		b.StartTimer()
+		for _, m := range msgs {
+			if _, err := s.Append(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(msgs)), "ns/entry")
+}
+
+// BenchmarkAgentLoop measures one turn of an agent loop (save the turn's
+// three messages, then ask for the messages to send to the model) when the
+// session already holds 100 or 1,000 turns. The cost must not grow with
+// the history: compare the two with benchstat.
+func BenchmarkAgentLoop(b *testing.B) {
+	ctx := context.Background()
+	const extra = 200 // turns added before the session is rebuilt at its size
+	for _, turns := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("turn=%d", turns), func(b *testing.B) {
+			history := workload.Messages(0, turns)
+			next := workload.Messages(turns, turns+extra)
+			var s *session.Session
+			k := extra
+			b.ReportAllocs()
+			for b.Loop() {
+				if k == extra {
+					b.StopTimer()
+					s = session.New()
+					for i := 0; i < len(history); i += 3 {
+						if err := s.SaveTurn(ctx, history[i:i+3], nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := s.Messages(ctx); err != nil {
+						b.Fatal(err)
+					}
+					k = 0
+					b.StartTimer()
+				}
+				if err := s.SaveTurn(ctx, next[3*k:3*k+3], nil); err != nil {
+					b.Fatal(err)
+				}
+				msgs, err := s.Messages(ctx)
+				if err != nil || len(msgs) < 3*turns {
+					b.Fatal(err, len(msgs))
+				}
+				_ = s.Context()
+				k++
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeW10k reads the W10k log from memory (envelopes only).
+func BenchmarkDecodeW10k(b *testing.B) {
+	_, data := w10k(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := session.DecodeLog(data, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpenContextW10k reads the W10k log and builds its context with
+// every message decoded.
+func BenchmarkOpenContextW10k(b *testing.B) {
+	_, data := w10k(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		log, err := session.DecodeLog(data, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := session.OpenLog(log)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(s.Context().Messages); n != 3*workload.W10k {
+			b.Fatal(n)
+		}
+	}
+}

@@ -1,0 +1,461 @@
+// Command agentsession looks inside agent session files (the pi /
+// oh-my-pi JSONL format, versions 1 to 3). It never writes to the files it
+// reads.
+//
+// Usage:
+//
+//	agentsession context [--leaf ID] [--json] [--for-model] FILE
+//	agentsession tree [--compact] FILE
+//	agentsession verify FILE
+//
+// context prints the context rebuilt at the leaf (the last entry, or the
+// entry given with --leaf): as a readable transcript, or with --json as one
+// JSON object {"leafId", "thinkingLevel", "model", "messages"} whose
+// messages are in the seed format's agent-message JSON. --for-model prints
+// the list an agent would send to its model, with tool pairing repaired.
+//
+// tree prints one entry per line, indented by depth, with labels and the
+// leaf marked; --compact indents only where the conversation branches.
+//
+// verify lists problems one per line (malformed lines, a torn tail,
+// orphans, duplicate ids, cycles, unpaired tool calls) and exits 1 if it
+// found any.
+//
+// A file that cannot be read as a session gives a one-line error and exit
+// status 2.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	session "github.com/agentsession/session"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  agentsession context [--leaf ID] [--json] [--for-model] FILE
+  agentsession tree [--compact] FILE
+  agentsession verify FILE
+`
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitError    = 2
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("agentsession "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		leaf     = new(string)
+		asJSON   = new(bool)
+		forModel = new(bool)
+		compact  = new(bool)
+	)
+	switch cmd {
+	case "context":
+		fs.StringVar(leaf, "leaf", "", "build the context at this entry instead of the leaf")
+		fs.BoolVar(asJSON, "json", false, "print one JSON object")
+		fs.BoolVar(forModel, "for-model", false, "print the messages an agent sends to its model")
+	case "tree":
+		fs.BoolVar(compact, "compact", false, "indent only where the conversation branches")
+	case "verify":
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "agentsession: unknown command %q\n%s", cmd, usage)
+		return exitError
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError
+	}
+	if len(files) != 1 {
+		fmt.Fprintf(stderr, "agentsession %s: expected one FILE\n%s", cmd, usage)
+		return exitError
+	}
+	path := files[0]
+	log, err := readLog(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
+		return exitError
+	}
+	s, err := session.OpenLog(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
+		return exitError
+	}
+	switch cmd {
+	case "context":
+		return cmdContext(s, *leaf, *asJSON, *forModel, stdout, stderr)
+	case "tree":
+		return cmdTree(s, *compact, stdout)
+	default:
+		return cmdVerify(log, path, stdout)
+	}
+}
+
+// parseInterspersed parses flags placed before or after the positional
+// arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// readLog reads a session file without ever opening it for writing.
+func readLog(path string) (*session.Log, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	log, err := session.DecodeLog(data, nil)
+	if err != nil {
+		return nil, session.WithPath(err, path)
+	}
+	return log, nil
+}
+
+// describe turns a read error into "FILE: reason".
+func describe(err error, path string) string {
+	var ce *session.CorruptError
+	var ve *session.UnsupportedVersionError
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &ce):
+		where := ""
+		if ce.Line > 0 {
+			where = fmt.Sprintf("line %d: ", ce.Line)
+		}
+		return fmt.Sprintf("%s: not a session file: %s%v", path, where, ce.Err)
+	case errors.As(err, &ve):
+		return fmt.Sprintf("%s: format version %d is newer than this tool supports (%d)", path, ve.Version, session.CurrentVersion)
+	case errors.As(err, &pe):
+		return fmt.Sprintf("%s: %v", path, pe.Err)
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}
+
+func cmdContext(s *session.Session, leaf string, asJSON, forModel bool, stdout, stderr io.Writer) int {
+	c := s.Context()
+	if leaf != "" {
+		var err error
+		if c, err = s.ContextAt(leaf); err != nil {
+			fmt.Fprintf(stderr, "agentsession: entry %s not found\n", leaf)
+			return exitError
+		}
+	}
+	msgs := c.Messages
+	if forModel {
+		msgs = c.ForModel()
+	}
+	if asJSON {
+		return writeJSON(c, msgs, stdout, stderr)
+	}
+	writeTranscript(s, c, msgs, forModel, stdout)
+	return exitOK
+}
+
+func writeJSON(c *session.Context, msgs []*session.Message, stdout, stderr io.Writer) int {
+	out := struct {
+		LeafID        *string            `json:"leafId"`
+		ThinkingLevel string             `json:"thinkingLevel"`
+		Model         *session.ModelRef  `json:"model"`
+		Messages      []*session.Message `json:"messages"`
+	}{ThinkingLevel: c.ThinkingLevel, Model: c.Model, Messages: msgs}
+	if c.LeafID != "" {
+		out.LeafID = &c.LeafID
+	}
+	if out.Messages == nil {
+		out.Messages = []*session.Message{}
+	}
+	raw, err := json.Marshal(out)
+	if err == nil {
+		var b bytes.Buffer
+		if err = json.Indent(&b, raw, "", "  "); err == nil {
+			b.WriteByte('\n')
+			_, err = stdout.Write(b.Bytes())
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func writeTranscript(s *session.Session, c *session.Context, msgs []*session.Message, forModel bool, w io.Writer) {
+	model := "none"
+	if c.Model != nil {
+		model = c.Model.String()
+	}
+	leaf := c.LeafID
+	if leaf == "" {
+		leaf = "(none)"
+	}
+	fmt.Fprintf(w, "session %s · leaf %s · thinking %s · model %s", s.ID(), leaf, c.ThinkingLevel, model)
+	if c.Mode != "none" {
+		fmt.Fprintf(w, " · mode %s", c.Mode)
+	}
+	fmt.Fprintf(w, "\n%d messages", len(msgs))
+	if forModel {
+		fmt.Fprint(w, " (as sent to a model)")
+	}
+	fmt.Fprintln(w)
+	for i, m := range msgs {
+		fmt.Fprintf(w, "\n[%d] %s\n", i+1, heading(m))
+		for _, line := range body(m) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	if !forModel && (len(c.Dangling) > 0 || len(c.Orphans) > 0) {
+		fmt.Fprintf(w, "\nnote: %d tool calls without results and %d results without calls; --for-model shows them repaired\n",
+			len(c.Dangling), len(c.Orphans))
+	}
+	if len(c.Pending) > 0 {
+		fmt.Fprintf(w, "\nnote: %d tool calls await their results\n", len(c.Pending))
+	}
+}
+
+func heading(m *session.Message) string {
+	var b strings.Builder
+	b.WriteString(m.Role)
+	switch m.Role {
+	case session.RoleAssistant:
+		var parts []string
+		if m.Provider != "" || m.Model != "" {
+			parts = append(parts, session.ModelRef{Provider: m.Provider, ModelID: m.Model}.String())
+		}
+		if m.StopReason != "" {
+			parts = append(parts, m.StopReason)
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+		}
+	case session.RoleToolResult:
+		fmt.Fprintf(&b, " %s [%s]", m.ToolName, m.ToolCallID)
+		if m.IsError {
+			b.WriteString(" error")
+		}
+		if m.Synthetic() {
+			b.WriteString(" (synthesized)")
+		}
+	case session.RoleCustom:
+		shown := "hidden"
+		if m.Display {
+			shown = "shown"
+		}
+		fmt.Fprintf(&b, " %s (%s)", m.CustomType, shown)
+	case session.RoleCompactionSummary:
+		fmt.Fprintf(&b, " (%d tokens before)", m.TokensBefore)
+	case session.RoleBranchSummary:
+		fmt.Fprintf(&b, " (from %s)", m.FromID)
+	case session.RoleBashExecution:
+		if m.ExcludeFromContext {
+			b.WriteString(" (excluded from context)")
+		}
+	}
+	return b.String()
+}
+
+func body(m *session.Message) []string {
+	var lines []string
+	add := func(s string) { lines = append(lines, strings.Split(strings.TrimRight(s, "\n"), "\n")...) }
+	switch m.Role {
+	case session.RoleCompactionSummary, session.RoleBranchSummary:
+		add(m.Summary)
+		return lines
+	case session.RoleBashExecution:
+		add("$ " + m.Command)
+		if m.Output != "" {
+			add(m.Output)
+		}
+		if m.ExitCode != nil {
+			add("exit " + strconv.Itoa(*m.ExitCode))
+		}
+		return lines
+	}
+	for _, b := range m.Content {
+		switch b.Type {
+		case session.BlockText:
+			add(b.Text)
+		case session.BlockThinking:
+			if b.Redacted {
+				add("(thinking, redacted)")
+			} else {
+				add("(thinking) " + b.Thinking)
+			}
+		case session.BlockToolCall:
+			add(fmt.Sprintf("→ %s %s [%s]", b.Name, compactJSON(b.Arguments), b.ID))
+		case session.BlockImage:
+			add(fmt.Sprintf("(image %s, %d base64 bytes)", b.MimeType, len(b.Data)))
+		default:
+			add(fmt.Sprintf("(%s block)", b.Type))
+		}
+	}
+	if m.ErrorMessage != "" {
+		add("error: " + m.ErrorMessage)
+	}
+	return lines
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func cmdTree(s *session.Session, compact bool, w io.Writer) int {
+	// In compact mode a chain stays in one column; the children of an entry
+	// with several are indented under it and marked "- ". col[d] is where
+	// the id of the entry at depth d starts, kids[d] its number of children.
+	var col, kids []int
+	roots := len(s.Roots())
+	for n := range s.Tree() {
+		at, mark := 2*n.Depth, ""
+		if compact {
+			col, kids = col[:n.Depth], kids[:n.Depth]
+			at = 0
+			if n.Depth == 0 && roots > 1 {
+				at, mark = 2, "- "
+			}
+			if n.Depth > 0 {
+				at = col[n.Depth-1]
+				if kids[n.Depth-1] > 1 {
+					at += 4
+					mark = "- "
+				}
+			}
+			col, kids = append(col, at), append(kids, n.Children)
+		}
+		var b strings.Builder
+		b.WriteString(strings.Repeat(" ", at-len(mark)))
+		b.WriteString(mark)
+		b.WriteString(n.Entry.ID())
+		if n.Label != "" {
+			fmt.Fprintf(&b, " [%s]", n.Label)
+		}
+		if n.Leaf {
+			b.WriteString(" <- leaf")
+		}
+		b.WriteByte(' ')
+		b.WriteString(describeEntry(n.Entry))
+		fmt.Fprintln(w, b.String())
+	}
+	return exitOK
+}
+
+// describeEntry is the one-line summary of an entry in a tree view.
+func describeEntry(e session.Entry) string {
+	switch e.Type() {
+	case session.TypeMessage:
+		m, err := e.Message()
+		if err != nil {
+			return "message (unreadable)"
+		}
+		text := m.Text()
+		if text == "" {
+			for _, c := range m.ToolCalls() {
+				text = "→ " + c.Name + " " + compactJSON(c.Arguments)
+				break
+			}
+		}
+		if m.Role == session.RoleToolResult {
+			return fmt.Sprintf("toolResult %s: %s", m.ToolName, snippet(text))
+		}
+		return fmt.Sprintf("%s: %s", m.Role, snippet(text))
+	case session.TypeLabel:
+		var l session.Label
+		_ = e.Decode(&l)
+		return fmt.Sprintf("label %s=%s", l.TargetID, l.Label)
+	case session.TypeModelChange:
+		var c session.ModelChange
+		_ = e.Decode(&c)
+		if c.Model != "" {
+			return "model_change " + c.Model
+		}
+		return fmt.Sprintf("model_change %s/%s", c.Provider, c.ModelID)
+	case session.TypeThinkingLevelChange:
+		var c session.ThinkingLevelChange
+		_ = e.Decode(&c)
+		return "thinking_level_change " + c.ThinkingLevel
+	case session.TypeCompaction:
+		var c session.Compaction
+		_ = e.Decode(&c)
+		return fmt.Sprintf("compaction (keeps from %s): %s", c.FirstKeptEntryID, snippet(c.Summary))
+	case session.TypeBranchSummary:
+		var b session.BranchSummary
+		_ = e.Decode(&b)
+		return "branch_summary: " + snippet(b.Summary)
+	case session.TypeCustom, session.TypeCustomMessage:
+		var c session.Custom
+		_ = e.Decode(&c)
+		return e.Type() + " " + c.CustomType
+	case session.TypeSessionInfo:
+		var n session.SessionName
+		_ = e.Decode(&n)
+		return fmt.Sprintf("session_info %q", n.Name)
+	case session.TypeModeChange:
+		var c session.ModeChange
+		_ = e.Decode(&c)
+		return "mode_change " + c.Mode
+	}
+	return e.Type()
+}
+
+// snippet is the first line of s, at most 60 characters.
+func snippet(s string) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	const max = 60
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		return string(r[:max]) + "…"
+	}
+	if cut {
+		return s + " …"
+	}
+	return s
+}
+
+func cmdVerify(log *session.Log, path string, w io.Writer) int {
+	findings := session.Verify(log)
+	for _, f := range findings {
+		fmt.Fprintln(w, f.String())
+	}
+	if len(findings) > 0 {
+		return exitFindings
+	}
+	fmt.Fprintf(w, "%s: %d entries, no findings\n", path, len(log.Entries))
+	return exitOK
+}

@@ -1,0 +1,488 @@
+package jsonx
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Cursor reads JSON values from a byte slice in a single pass: each value
+// is validated as it is read, and a value the caller does not read is
+// skipped (and validated) when the caller moves on. Decoders built on it
+// touch each byte about once.
+type Cursor struct {
+	b     []byte
+	i     int
+	err   error
+	depth int
+}
+
+// NewCursor returns a cursor at the start of b.
+func NewCursor(b []byte) *Cursor { return &Cursor{b: b} }
+
+// Reset points the cursor at the start of b.
+func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b} }
+
+// Err returns the first syntax error met.
+func (c *Cursor) Err() error { return c.err }
+
+// Pos returns the offset of the next unread byte.
+func (c *Cursor) Pos() int { return c.i }
+
+// Mark is a saved cursor position.
+type Mark struct{ i, depth int }
+
+// Mark returns the current position, to go back to with Restore.
+func (c *Cursor) Mark() Mark { return Mark{c.i, c.depth} }
+
+// Restore goes back to a mark, unless an error has been met.
+func (c *Cursor) Restore(m Mark) {
+	if c.err == nil {
+		c.i, c.depth = m.i, m.depth
+	}
+}
+
+// AtEnd reports whether only whitespace is left.
+func (c *Cursor) AtEnd() bool {
+	c.i = SkipSpace(c.b, c.i)
+	return c.i == len(c.b)
+}
+
+func (c *Cursor) fail(off int, msg string) {
+	if c.err == nil {
+		c.err = syntaxErr(off, msg)
+	}
+	c.i = len(c.b)
+}
+
+// Kind reports the kind of the next value without reading it.
+func (c *Cursor) Kind() Kind {
+	c.i = SkipSpace(c.b, c.i)
+	if c.err != nil || c.i >= len(c.b) {
+		return KindInvalid
+	}
+	return KindOf(c.b[c.i:])
+}
+
+// Skip reads the next value, whatever it is, and returns its raw bytes (a
+// view of the input).
+func (c *Cursor) Skip() []byte {
+	c.i = SkipSpace(c.b, c.i)
+	if c.err != nil {
+		return nil
+	}
+	start := c.i
+	end, err := skipValue(c.b, c.i, c.depth)
+	if err != nil {
+		c.err, c.i = err, len(c.b)
+		return nil
+	}
+	c.i = end
+	return c.b[start:end]
+}
+
+// Str reads the next value if it is a string. It returns false, reading
+// nothing, if the next value is not a string (or the string is
+// malformed, which also sets Err).
+func (c *Cursor) Str() (string, bool) {
+	if c.Kind() != KindString {
+		return "", false
+	}
+	s, end, err := readString(c.b, c.i)
+	if err != nil {
+		c.err, c.i = err, len(c.b)
+		return "", false
+	}
+	c.i = end
+	return s, true
+}
+
+// StrBytes reads the next value if it is a string without escapes and
+// returns it as a view of the input; false, reading nothing, otherwise.
+func (c *Cursor) StrBytes() ([]byte, bool) {
+	if c.Kind() != KindString {
+		return nil, false
+	}
+	end, esc, err := SkipString(c.b, c.i)
+	if err != nil || esc || !utf8.Valid(c.b[c.i+1:end-1]) {
+		return nil, false
+	}
+	v := c.b[c.i+1 : end-1]
+	c.i = end
+	return v, true
+}
+
+// Int reads the next value if it is an integer literal that fits an int64;
+// false, reading nothing, otherwise.
+func (c *Cursor) Int() (int64, bool) {
+	if c.Kind() != KindNumber {
+		return 0, false
+	}
+	end, err := SkipNumber(c.b, c.i)
+	if err != nil {
+		c.err, c.i = err, len(c.b)
+		return 0, false
+	}
+	n, ok := ParseInt(c.b[c.i:end])
+	if ok {
+		c.i = end
+	}
+	return n, ok
+}
+
+// Float reads the next value if it is a number within float64 range.
+func (c *Cursor) Float() (float64, bool) {
+	if c.Kind() != KindNumber {
+		return 0, false
+	}
+	end, err := SkipNumber(c.b, c.i)
+	if err != nil {
+		c.err, c.i = err, len(c.b)
+		return 0, false
+	}
+	if n, ok := ParseInt(c.b[c.i:end]); ok && n > -1<<53 && n < 1<<53 {
+		c.i = end
+		return float64(n), true
+	}
+	f, perr := strconv.ParseFloat(string(c.b[c.i:end]), 64)
+	if perr != nil || math.IsInf(f, 0) {
+		return 0, false
+	}
+	c.i = end
+	return f, true
+}
+
+// Bool reads the next value if it is true or false.
+func (c *Cursor) Bool() (bool, bool) {
+	if c.Kind() != KindBool {
+		return false, false
+	}
+	if v, err := skipLiteral(c.b, c.i, "true"); err == nil {
+		c.i = v
+		return true, true
+	}
+	if v, err := skipLiteral(c.b, c.i, "false"); err == nil {
+		c.i = v
+		return false, true
+	}
+	c.fail(c.i, "invalid literal")
+	return false, false
+}
+
+// Null reads the next value if it is null.
+func (c *Cursor) Null() bool {
+	if c.Kind() != KindNull {
+		return false
+	}
+	v, err := skipLiteral(c.b, c.i, "null")
+	if err != nil {
+		c.fail(c.i, "invalid literal")
+		return false
+	}
+	c.i = v
+	return true
+}
+
+// Members walks an object. Obtain it with Cursor.Object.
+type Members struct {
+	c        *Cursor
+	started  bool
+	done     bool
+	valStart int
+	key      []byte
+	esc      bool
+}
+
+// Object starts reading the next value as an object; false, reading
+// nothing, if it is not one.
+func (c *Cursor) Object() (Members, bool) {
+	if c.Kind() != KindObject {
+		return Members{done: true}, false
+	}
+	c.depth++
+	if c.depth > MaxDepth {
+		c.fail(c.i, ErrDepth.Error())
+		return Members{done: true}, false
+	}
+	c.i++
+	return Members{c: c, valStart: -1}, true
+}
+
+// Next moves to the next member, skipping the previous member's value if
+// it was not read, and returns its key (a view of the input, still
+// escaped if esc). It returns false after the closing brace or on error.
+func (m *Members) Next() (key []byte, esc bool, ok bool) {
+	if m.done {
+		return nil, false, false
+	}
+	c := m.c
+	if c.err != nil {
+		m.done = true
+		return nil, false, false
+	}
+	if m.valStart >= 0 && c.i == m.valStart {
+		c.Skip() // the caller did not read the value
+	}
+	b := c.b
+	i := SkipSpace(b, c.i)
+	if !m.started {
+		m.started = true
+		if i < len(b) && b[i] == '}' {
+			return m.end(i)
+		}
+	} else {
+		if i >= len(b) {
+			m.fail(i, "unexpected end of object")
+			return nil, false, false
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case '}':
+			return m.end(i)
+		default:
+			m.fail(i, "expected ',' or '}' in object")
+			return nil, false, false
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		m.fail(i, "expected object key")
+		return nil, false, false
+	}
+	end, e, err := SkipString(b, i)
+	if err != nil {
+		c.err, c.i, m.done = err, len(b), true
+		return nil, false, false
+	}
+	key, esc = b[i+1:end-1], e || !utf8.Valid(b[i+1:end-1])
+	i = SkipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		m.fail(i, "expected ':' after object key")
+		return nil, false, false
+	}
+	c.i = SkipSpace(b, i+1)
+	m.valStart = c.i
+	m.key, m.esc = key, esc
+	return key, esc, true
+}
+
+func (m *Members) end(i int) ([]byte, bool, bool) {
+	m.c.i = i + 1
+	m.c.depth--
+	m.done = true
+	return nil, false, false
+}
+
+func (m *Members) fail(off int, msg string) {
+	m.c.fail(off, msg)
+	m.done = true
+}
+
+// Key returns the current key, unquoted.
+func (m *Members) Key() string {
+	if !m.esc {
+		return string(m.key)
+	}
+	s, _ := unquoteBody(m.key)
+	return s
+}
+
+// Elements walks an array. Obtain it with Cursor.Array.
+type Elements struct {
+	c        *Cursor
+	started  bool
+	done     bool
+	valStart int
+}
+
+// Array starts reading the next value as an array; false, reading
+// nothing, if it is not one.
+func (c *Cursor) Array() (Elements, bool) {
+	if c.Kind() != KindArray {
+		return Elements{done: true}, false
+	}
+	c.depth++
+	if c.depth > MaxDepth {
+		c.fail(c.i, ErrDepth.Error())
+		return Elements{done: true}, false
+	}
+	c.i++
+	return Elements{c: c, valStart: -1}, true
+}
+
+// Next moves to the next element, skipping the previous one if it was not
+// read. It returns false after the closing bracket or on error.
+func (a *Elements) Next() bool {
+	if a.done {
+		return false
+	}
+	c := a.c
+	if c.err != nil {
+		a.done = true
+		return false
+	}
+	if a.valStart >= 0 && c.i == a.valStart {
+		c.Skip()
+	}
+	b := c.b
+	i := SkipSpace(b, c.i)
+	if !a.started {
+		a.started = true
+		if i < len(b) && b[i] == ']' {
+			return a.end(i)
+		}
+	} else {
+		if i >= len(b) {
+			c.fail(i, "unexpected end of array")
+			a.done = true
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case ']':
+			return a.end(i)
+		default:
+			c.fail(i, "expected ',' or ']' in array")
+			a.done = true
+			return false
+		}
+	}
+	c.i = i
+	a.valStart = i
+	return true
+}
+
+func (a *Elements) end(i int) bool {
+	a.c.i = i + 1
+	a.c.depth--
+	a.done = true
+	return false
+}
+
+// ---- Strings, a word at a time ----
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special reports whether any byte of x is a control character, a quote,
+// a backslash or not ASCII: the bytes a string scanner must look at.
+func special(x uint64) bool {
+	ctl := (x - lsb*0x20) & ^x
+	q := x ^ (lsb * '"')
+	q = (q - lsb) & ^q
+	bs := x ^ (lsb * '\\')
+	bs = (bs - lsb) & ^bs
+	return (ctl|q|bs|x)&msb != 0
+}
+
+// plainRun returns the end of the run of plain ASCII (no quote, backslash
+// or control byte) starting at i.
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
+		i++
+	}
+	return i
+}
+
+// readString decodes the string token at b[i] (which is '"') and returns
+// the string and the offset past it, resolving escapes and replacing
+// invalid UTF-8 as encoding/json does.
+func readString(b []byte, i int) (string, int, error) {
+	start := i + 1
+	j := start
+	// Fast path: no escapes, valid UTF-8.
+	for {
+		j = plainRun(b, j)
+		if j >= len(b) {
+			return "", j, syntaxErr(j, "unexpected end of string")
+		}
+		c := b[j]
+		if c == '"' {
+			return string(b[start:j]), j + 1, nil
+		}
+		if c < utf8.RuneSelf {
+			break // escape or control character
+		}
+		r, size := utf8.DecodeRune(b[j:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		j += size
+	}
+	// Slow path: build the string piece by piece.
+	var sb strings.Builder
+	sb.Grow(j - start + 64)
+	sb.Write(b[start:j])
+	for {
+		k := plainRun(b, j)
+		sb.Write(b[j:k])
+		j = k
+		if j >= len(b) {
+			return "", j, syntaxErr(j, "unexpected end of string")
+		}
+		c := b[j]
+		switch {
+		case c == '"':
+			return sb.String(), j + 1, nil
+		case c == '\\':
+			if j+1 >= len(b) {
+				return "", j, syntaxErr(j, "unexpected end of string")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/':
+				sb.WriteByte(b[j+1])
+			case 'b':
+				sb.WriteByte('\b')
+			case 'f':
+				sb.WriteByte('\f')
+			case 'n':
+				sb.WriteByte('\n')
+			case 'r':
+				sb.WriteByte('\r')
+			case 't':
+				sb.WriteByte('\t')
+			case 'u':
+				rr := getu4(b[j:])
+				if rr < 0 {
+					return "", j, syntaxErr(j, "invalid \\u escape")
+				}
+				j += 6
+				if utf16.IsSurrogate(rr) {
+					rr1 := getu4(b[j:])
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						j += 6
+						sb.WriteRune(dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				sb.WriteRune(rr)
+				continue
+			default:
+				return "", j, syntaxErr(j, "invalid escape")
+			}
+			j += 2
+		case c < 0x20:
+			return "", j, syntaxErr(j, "control character in string")
+		default:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				sb.WriteRune(unicode.ReplacementChar)
+				j++
+				continue
+			}
+			sb.Write(b[j : j+size])
+			j += size
+		}
+	}
+}
