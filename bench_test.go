@@ -128,3 +128,34 @@ func BenchmarkOpenContextW10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMessageCodec encodes and decodes the three messages of a W10k
+// turn.
+func BenchmarkMessageCodec(b *testing.B) {
+	u, a, r := workload.Turn(7)
+	for _, m := range []*session.Message{u, a, r} {
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("encode-"+m.Role, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.MarshalJSON(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode-"+m.Role, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var x session.Message
+				if err := x.UnmarshalJSON(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

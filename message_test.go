@@ -15,18 +15,18 @@ import (
 // seedMessages are agent messages as the seed agents write them, one per
 // role and block type, with fields this package does not know.
 var seedMessages = map[string]string{
-	"user text":        `{"role":"user","content":[{"type":"text","text":"List the files in src"}],"timestamp":1768471204000}`,
-	"user string":      `{"role":"user","content":"plain string content","timestamp":1}`,
-	"user image":       `{"role":"user","content":[{"type":"text","text":"What is in this image?"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"timestamp":1768471221000}`,
-	"assistant":        `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig=="},{"type":"text","text":"I'll list them.","textSignature":"x"},{"type":"toolCall","id":"toolu_0001","name":"bash","arguments":{"command":"ls src"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,"cost":{"input":0.00030000000000000003,"output":0.00030000000000000003,"cacheRead":0,"cacheWrite":0,"total":0.0006000000000000001}},"stopReason":"toolUse","timestamp":1768471206000,"responseId":"resp_1"}`,
+	"user text":         `{"role":"user","content":[{"type":"text","text":"List the files in src"}],"timestamp":1768471204000}`,
+	"user string":       `{"role":"user","content":"plain string content","timestamp":1}`,
+	"user image":        `{"role":"user","content":[{"type":"text","text":"What is in this image?"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"timestamp":1768471221000}`,
+	"assistant":         `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig=="},{"type":"text","text":"I'll list them.","textSignature":"x"},{"type":"toolCall","id":"toolu_0001","name":"bash","arguments":{"command":"ls src"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,"cost":{"input":0.00030000000000000003,"output":0.00030000000000000003,"cacheRead":0,"cacheWrite":0,"total":0.0006000000000000001}},"stopReason":"toolUse","timestamp":1768471206000,"responseId":"resp_1"}`,
 	"assistant aborted": `{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"aborted","timestamp":1763681581545,"errorMessage":"Request was aborted"}`,
 	"redacted thinking": `{"role":"assistant","content":[{"type":"thinking","thinking":"","thinkingSignature":"opaque","redacted":true}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}`,
-	"tool result":      `{"role":"toolResult","toolCallId":"toolu_0001","toolName":"bash","content":[{"type":"text","text":"index.ts\nutil.ts\n"}],"details":{"diff":"--- a\n+++ b"},"isError":false,"timestamp":1768471208000}`,
-	"bash":             `{"role":"bashExecution","command":"git status","output":"clean\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1768471217000}`,
-	"bash excluded":    `{"role":"bashExecution","command":"env","output":"SECRET=1\n","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/out","timestamp":1768471219000,"excludeFromContext":true}`,
-	"custom":           `{"role":"custom","customType":"my-extension","content":"Injected","display":true,"details":{"debug":false},"timestamp":1}`,
-	"future role":      `{"role":"reasoningTrace","steps":[1,2,3],"content":[{"type":"newBlockKind","payload":{"a":1}}],"timestamp":5}`,
-	"odd types":        `{"role":"user","content":5,"timestamp":"yesterday","usage":[],"isError":"no","exitCode":1.5}`,
+	"tool result":       `{"role":"toolResult","toolCallId":"toolu_0001","toolName":"bash","content":[{"type":"text","text":"index.ts\nutil.ts\n"}],"details":{"diff":"--- a\n+++ b"},"isError":false,"timestamp":1768471208000}`,
+	"bash":              `{"role":"bashExecution","command":"git status","output":"clean\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1768471217000}`,
+	"bash excluded":     `{"role":"bashExecution","command":"env","output":"SECRET=1\n","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/out","timestamp":1768471219000,"excludeFromContext":true}`,
+	"custom":            `{"role":"custom","customType":"my-extension","content":"Injected","display":true,"details":{"debug":false},"timestamp":1}`,
+	"future role":       `{"role":"reasoningTrace","steps":[1,2,3],"content":[{"type":"newBlockKind","payload":{"a":1}}],"timestamp":5}`,
+	"odd types":         `{"role":"user","content":5,"timestamp":"yesterday","usage":[],"isError":"no","exitCode":1.5}`,
 }
 
 // jsonEqual compares two JSON texts as values.
