@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const compatDir = "../../../shared/compat/pi"
+
+// TestMain lets the test binary stand in for the real command, so that
+// exit statuses are checked on a real process.
+func TestMain(m *testing.M) {
+	if os.Getenv("AGENTSESSION_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func needCompat(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(compatDir); err != nil {
+		t.Skipf("compat corpus not found at %s (it lives in ../shared beside the checkout)", compatDir)
+	}
+}
+
+func runCLI(args ...string) (stdout, stderr string, code int) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func write(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+const header = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+
+const sample = header + `
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"list files"}],"timestamp":1}}
+{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-15T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"running"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"pwd"}}],"api":"x","provider":"anthropic","model":"claude","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":2}}
+{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-15T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"a.go"}],"isError":false,"timestamp":3}}
+{"type":"label","id":"l1","parentId":"r1","timestamp":"2026-01-15T10:00:04.000Z","targetId":"u1","label":"start"}
+{"type":"message","id":"u2","parentId":"l1","timestamp":"2026-01-15T10:00:05.000Z","message":{"role":"user","content":"thanks","timestamp":5}}
+`
+
+func TestContextText(t *testing.T) {
+	p := write(t, "s.jsonl", sample)
+	out, errOut, code := runCLI("context", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "session s1 · leaf u2 · thinking off · model anthropic/claude")
+	assert.Contains(t, out, "[2] assistant (anthropic/claude, toolUse)\n    running\n    → bash {\"command\":\"ls\"} [c1]")
+	assert.Contains(t, out, "[3] toolResult bash [c1]\n    a.go")
+	assert.Contains(t, out, "note: 1 tool calls without results")
+
+	out, _, code = runCLI("context", "--for-model", p)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "[4] toolResult bash [c2] error (synthesized)")
+	assert.Contains(t, out, "5 messages (as sent to a model)")
+}
+
+func TestContextJSON(t *testing.T) {
+	p := write(t, "s.jsonl", sample)
+	for _, args := range [][]string{{"context", "--json", p}, {"context", p, "--json"}} {
+		out, errOut, code := runCLI(args...)
+		require.Equal(t, 0, code, errOut)
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		keys := []string{}
+		for k := range got {
+			keys = append(keys, k)
+		}
+		assert.ElementsMatch(t, []string{"leafId", "thinkingLevel", "model", "messages"}, keys)
+		assert.JSONEq(t, `"u2"`, string(got["leafId"]))
+		assert.JSONEq(t, `{"provider":"anthropic","modelId":"claude"}`, string(got["model"]))
+		var msgs []json.RawMessage
+		require.NoError(t, json.Unmarshal(got["messages"], &msgs))
+		require.Len(t, msgs, 4)
+		// Messages are the seed format's agent-message JSON, as written.
+		assert.JSONEq(t, `{"role":"user","content":"thanks","timestamp":5}`, string(msgs[3]))
+	}
+	out, _, code := runCLI("context", "--json", "--for-model", "--leaf", "r1", p)
+	require.Equal(t, 0, code)
+	var got struct {
+		LeafID   string           `json:"leafId"`
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "r1", got.LeafID)
+	require.Len(t, got.Messages, 3, "at r1, c2 is still pending: nothing is synthesized at the end")
+
+	_, errOut, code := runCLI("context", "--leaf", "nope", p)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "entry nope not found")
+}
+
+func TestContextJSONOnCompat(t *testing.T) {
+	needCompat(t)
+	out, errOut, code := runCLI("context", "--json", filepath.Join(compatDir, "03-compaction.jsonl"))
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		LeafID   string           `json:"leafId"`
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "33e9dd37", got.LeafID)
+	require.Len(t, got.Messages, 5)
+	assert.Equal(t, map[string]any{"role": "compactionSummary", "summary": "Summary of Q1-Q5 (includes previous summary).", "tokensBefore": 51000.0, "timestamp": 1768471297000.0}, got.Messages[0])
+
+	out, _, code = runCLI("context", "--json", filepath.Join(compatDir, "02-branching.jsonl"), "--leaf", "88a514ff")
+	require.Equal(t, 0, code)
+	got.Messages = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "branchSummary", got.Messages[2]["role"])
+	assert.Equal(t, "b196328f", got.Messages[2]["fromId"])
+
+	out, _, code = runCLI("context", "--json", filepath.Join(compatDir, "01-linear-all-entry-types.jsonl"))
+	require.Equal(t, 0, code)
+	got.Messages = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, map[string]any{"role": "custom", "customType": "my-extension", "content": "Injected context from extension",
+		"display": true, "details": map[string]any{"debug": false}, "timestamp": 1768471213000.0}, got.Messages[4])
+}
+
+func TestTree(t *testing.T) {
+	p := write(t, "s.jsonl", sample)
+	out, errOut, code := runCLI("tree", p)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `u1 [start] user: list files
+  a1 assistant: running
+    r1 toolResult bash: a.go
+      l1 label u1=start
+        u2 <- leaf user: thanks
+`, out)
+
+	needCompat(t)
+	out, _, code = runCLI("tree", "--compact", filepath.Join(compatDir, "02-branching.jsonl"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "- c1eb6dee user: Write a function add(a,b)\n  b196328f assistant: function add(a,b){return a+b}\n    - 730c7b4c user: Now make it TypeScript\n      420c42d5 assistant:")
+	assert.Contains(t, out, "- f349254b user: Completely new root message\n  efac2ec8 <- leaf assistant: OK, new root.")
+}
+
+func TestVerify(t *testing.T) {
+	p := write(t, "clean.jsonl", header+"\n"+`{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"hi"}}`+"\n")
+	out, _, code := runCLI("verify", p)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "1 entries, no findings")
+
+	bad := sample + "{not json\n" + `{"type":"message","id":"x1","parentId":"gone","message":{"role":"user","content":"orphan"}}` + "\n" + `{"type":"custom","id":"u1","parentId":null}` + "\n" + `{"type":"mess`
+	p = write(t, "bad.jsonl", bad)
+	out, _, code = runCLI("verify", p)
+	assert.Equal(t, 1, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Equal(t, []string{
+		"line 7: malformed-line: invalid JSON at offset 1: expected object key",
+		"line 10: torn-tail: invalid JSON at offset 13: unexpected end of string",
+		"entry x1: missing-parent: parent gone not found; read as a root",
+		"entry u1: duplicate-id: 2 entries have this id; the last one is used",
+		"entry a1: dangling-call: tool call c2 (bash) has no result",
+	}, lines)
+}
+
+func TestUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		content string
+		reason  string
+	}{
+		"empty.jsonl":     {"", "not a session file: empty file"},
+		"noheader.jsonl":  {`{"type":"message","id":"a"}` + "\n" + header + "\n", `not a session file: line 1: no session header (its type is not "session")`},
+		"garbage.jsonl":   {"\x00\x01binary", "not a session file: line 1: no session header (it is not valid JSON)"},
+		"newer.jsonl":     {`{"type":"session","version":9,"id":"x"}` + "\n", "format version 9 is newer than this tool supports (3)"},
+		"blankfirst.json": {"\n" + header + "\n", "not a session file: line 1: no session header"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(c.content), 0o600))
+		old := time.Now().Add(-time.Hour).Truncate(time.Second)
+		require.NoError(t, os.Chtimes(p, old, old))
+		for _, cmd := range [][]string{{"context"}, {"context", "--json"}, {"tree"}, {"verify"}} {
+			out, errOut, code := runCLI(append(cmd, p)...)
+			assert.Equal(t, 2, code, "%s %v", name, cmd)
+			assert.Empty(t, out)
+			assert.Equal(t, "agentsession: "+p+": "+c.reason+"\n", errOut, "%s %v", name, cmd)
+		}
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, c.content, string(data), "the file is left as it was")
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.True(t, st.ModTime().Equal(old), "the file is not written")
+	}
+	_, errOut, code := runCLI("tree", filepath.Join(dir, "missing.jsonl"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "missing.jsonl: no such file or directory")
+}
+
+func TestUsage(t *testing.T) {
+	_, errOut, code := runCLI()
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "usage:")
+	_, errOut, code = runCLI("frobnicate", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown command "frobnicate"`)
+	_, _, code = runCLI("tree")
+	assert.Equal(t, 2, code)
+	_, _, code = runCLI("tree", "--nope", "x")
+	assert.Equal(t, 2, code)
+	out, _, code := runCLI("help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "agentsession context")
+}
+
+// TestExitStatusOfRealProcess runs the command as its own process.
+func TestExitStatusOfRealProcess(t *testing.T) {
+	p := write(t, "v9.jsonl", `{"type":"session","version":9,"id":"x"}`+"\n")
+	cmd := exec.Command(os.Args[0], "context", p)
+	cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "%v", err)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+
+	ok := write(t, "ok.jsonl", sample)
+	cmd = exec.Command(os.Args[0], "verify", ok)
+	cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1")
+	err = cmd.Run()
+	require.True(t, errors.As(err, &ee))
+	assert.Equal(t, 1, ee.ExitCode(), "the sample has a dangling call")
+}

@@ -1,0 +1,112 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+)
+
+// randomLog turns fuzz bytes into a session log whose tree may hold
+// anything: duplicate ids, self and missing parents, cycles, tool results
+// without calls, compactions keeping from anywhere.
+func randomLog(data []byte) []byte {
+	next := func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b
+	}
+	id := func(b int) string { return fmt.Sprintf("e%02d", b%12) }
+	var sb strings.Builder
+	sb.WriteString(`{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/"}` + "\n")
+	for n := 0; len(data) > 0 && n < 48; n++ {
+		self := id(next())
+		parent := "null"
+		switch p := next() % 14; p {
+		case 0:
+		case 1:
+			parent = `"missing"`
+		default:
+			parent = `"` + id(p) + `"`
+		}
+		env := fmt.Sprintf(`"id":%q,"parentId":%s,"timestamp":"2026-01-15T10:00:%02d.000Z"`, self, parent, n%60)
+		call := fmt.Sprintf("c%d", next()%4)
+		switch next() % 10 {
+		case 0:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"user","content":"u%d","timestamp":1}}`, env, n)
+		case 1, 2:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"assistant","content":[{"type":"text","text":"a%d"},{"type":"toolCall","id":%q,"name":"t","arguments":{}},{"type":"toolCall","id":"c%d","name":"t","arguments":{}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":2}}`, env, n, call, next()%4)
+		case 3, 4:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"toolResult","toolCallId":%q,"toolName":"t","content":[{"type":"text","text":"r%d"}],"isError":false,"timestamp":3}}`, env, call, n)
+		case 5:
+			fmt.Fprintf(&sb, `{"type":"compaction",%s,"summary":"s%d","firstKeptEntryId":%q,"tokensBefore":1}`, env, n, id(next()))
+		case 6:
+			fmt.Fprintf(&sb, `{"type":"branch_summary",%s,"fromId":"x","summary":"b%d"}`, env, n)
+		case 7:
+			fmt.Fprintf(&sb, `{"type":"label",%s,"targetId":%q,"label":"l%d"}`, env, id(next()), n)
+		case 8:
+			fmt.Fprintf(&sb, `{"type":"custom",%s,"customType":"agentsession.leaf"}`, env)
+		default:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"bashExecution","command":"c","output":"o","exitCode":0,"cancelled":false,"truncated":false,"excludeFromContext":%v,"timestamp":4}}`, env, next()%2 == 0)
+		}
+		sb.WriteByte('\n')
+	}
+	return []byte(sb.String())
+}
+
+// FuzzContext rebuilds contexts over random, possibly corrupt trees: it
+// must never hang or panic, and what Messages hands to a model must always
+// pair tool calls and results.
+func FuzzContext(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 2, 1, 2, 3, 2, 3, 3, 4, 4, 5, 5})
+	f.Add([]byte{1, 3, 0, 2, 1, 2, 3, 1, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11})
+	f.Add([]byte("cycles and duplicates: a tree that loops back on itself"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		log, err := session.DecodeLog(randomLog(data), &session.ReadOptions{Strict: true})
+		if err != nil {
+			t.Fatalf("generated log is not readable: %v", err)
+		}
+		s, err := session.OpenLog(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		msgs, err := s.Messages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPairing(t, msgs)
+		for _, e := range log.Entries {
+			c, err := s.ContextAt(e.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPairing(t, c.ForModel())
+		}
+		n := 0
+		for range s.Tree() {
+			n++
+		}
+		if n > len(log.Entries) {
+			t.Fatalf("tree shows %d nodes for %d entries", n, len(log.Entries))
+		}
+		_ = session.Verify(log)
+		// The session stays usable: append a turn and answer what is pending.
+		if _, err := s.Append(ctx, session.UserText("more")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, callMsg("call", "z1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, session.ToolResult("z1", "bash", "ok")); err != nil {
+			t.Fatal(err)
+		}
+		msgs, _ = s.Messages(ctx)
+		checkPairing(t, msgs)
+	})
+}

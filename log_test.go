@@ -1,0 +1,327 @@
+package session_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+const header3 = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+
+func TestDecodeLogRejectsNonSessions(t *testing.T) {
+	cases := []struct {
+		name  string
+		data  string
+		is    error
+		line  int
+		inMsg string
+	}{
+		{"empty", "", session.ErrCorrupt, 0, "empty file"},
+		{"blank first line", "\n" + header3 + "\n", session.ErrCorrupt, 1, "no session header"},
+		{"entry first", msgLine("a", "", "user", "x") + "\n" + header3 + "\n", session.ErrCorrupt, 1, `type is not "session"`},
+		{"not JSON", "hello\n", session.ErrCorrupt, 1, "not valid JSON"},
+		{"no id", `{"type":"session","version":3}` + "\n", session.ErrCorrupt, 1, "no id"},
+		{"bad version", `{"type":"session","version":"3","id":"x"}` + "\n", session.ErrCorrupt, 1, "invalid version"},
+		{"torn header", `{"type":"session","ver`, session.ErrCorrupt, 1, "not valid JSON"},
+		{"newer version", `{"type":"session","version":4,"id":"x"}` + "\n", session.ErrUnsupportedVersion, 0, "version 4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, read := range []func() (*session.Log, error){
+				func() (*session.Log, error) { return session.DecodeLog([]byte(c.data), nil) },
+				func() (*session.Log, error) { return session.ReadLog(strings.NewReader(c.data), nil) },
+			} {
+				log, err := read()
+				assert.Nil(t, log)
+				require.ErrorIs(t, err, c.is)
+				assert.Contains(t, err.Error(), c.inMsg)
+				var ce *session.CorruptError
+				if errors.As(err, &ce) {
+					assert.Equal(t, c.line, ce.Line)
+				}
+				err = session.WithPath(err, "/x/s.jsonl")
+				assert.Contains(t, err.Error(), "/x/s.jsonl")
+			}
+		})
+	}
+}
+
+func TestLenientAndStrict(t *testing.T) {
+	data := strings.Join([]string{
+		header3,
+		msgLine("a", "", "user", "one"),
+		`{"type":"message","id":"b",`, // malformed
+		``,                            // blank lines are not findings
+		`   `,
+		`[1,2,3]`,                            // JSON, not an entry
+		`{"type":"message","parentId":"a"}`, // no id
+		`{"type":"session","version":3,"id":"again"}`,
+		msgLine("c", "a", "assistant", "two"),
+	}, "\n") + "\n"
+
+	log, err := session.DecodeLog([]byte(data), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "c"}, ids(log.Entries))
+	var lines []int
+	for _, m := range log.Malformed {
+		lines = append(lines, m.Line)
+	}
+	assert.Equal(t, []int{3, 6, 7, 8}, lines)
+	assert.Nil(t, log.Torn)
+
+	_, err = session.DecodeLog([]byte(data), &session.ReadOptions{Strict: true})
+	var ce *session.CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 3, ce.Line)
+	assert.ErrorIs(t, err, session.ErrCorrupt)
+
+	_, err = session.ReadLog(strings.NewReader(data), &session.ReadOptions{Strict: true})
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 3, ce.Line)
+}
+
+// TestTornTail cuts a valid log at every byte of its last two lines: the
+// read gives exactly the entries whose lines are complete. A last line
+// that is whole but lost its newline is an entry, not a torn tail.
+func TestTornTail(t *testing.T) {
+	lines := []string{header3, msgLine("a", "", "user", "one"), msgLine("b", "a", "assistant", "two é"), msgLine("c", "b", "user", "three")}
+	full := strings.Join(lines, "\n") + "\n"
+	start := len(lines[0]) + len(lines[1]) + 2
+	for cut := start; cut <= len(full); cut++ {
+		data := full[:cut]
+		for _, strict := range []bool{false, true} {
+			log, err := session.DecodeLog([]byte(data), &session.ReadOptions{Strict: strict})
+			require.NoError(t, err, "cut at %d", cut)
+			complete := strings.Count(data, "\n") - 1
+			tail := data[strings.LastIndexByte(data, '\n')+1:]
+			whole := tail != "" && (tail == lines[2] || tail == lines[3])
+			if whole {
+				complete++
+			}
+			assert.Len(t, log.Entries, complete, "cut at %d", cut)
+			assert.Equal(t, tail != "" && !whole, log.Torn != nil, "cut at %d", cut)
+			assert.Empty(t, log.Malformed)
+		}
+	}
+}
+
+func TestDecoderStreamsLongLines(t *testing.T) {
+	long := strings.Repeat("x", 300_000) // past the reader's buffer
+	data := header3 + "\n" + msgLine("a", "", "user", long) + "\n" + msgLine("b", "a", "assistant", "short") + "\n" + `{"torn`
+	d := session.NewDecoder(strings.NewReader(data), nil)
+	h, err := d.Header()
+	require.NoError(t, err)
+	assert.Equal(t, "s1", h.ID)
+	var got []session.Entry
+	for {
+		e, err := d.Next()
+		if err != nil {
+			require.ErrorIs(t, err, errEOF())
+			break
+		}
+		got = append(got, e)
+	}
+	require.Len(t, got, 2)
+	m, err := got[0].Message()
+	require.NoError(t, err)
+	assert.Equal(t, long, m.Text())
+	require.NotNil(t, d.Torn())
+	assert.Equal(t, 4, d.Torn().Line)
+
+	mem, err := session.DecodeLog([]byte(data), nil)
+	require.NoError(t, err)
+	assert.Equal(t, ids(mem.Entries), ids(got))
+}
+
+// TestWriteKeepsEveryByte reads every version-3 file of the compat corpus
+// and writes it back: the output is the input, byte for byte.
+func TestWriteKeepsEveryByte(t *testing.T) {
+	needCompat(t)
+	files, err := filepath.Glob(filepath.Join(compatDir, "*.jsonl"))
+	require.NoError(t, err)
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		log, err := session.DecodeLog(data, nil)
+		require.NoError(t, err, f)
+		if log.MigratedFrom != 0 {
+			continue
+		}
+		var out bytes.Buffer
+		require.NoError(t, session.WriteLog(&out, log))
+		assert.Equal(t, string(data), out.String(), f)
+		stream, err := session.ReadLog(bytes.NewReader(data), nil)
+		require.NoError(t, err)
+		out.Reset()
+		require.NoError(t, session.WriteLog(&out, stream))
+		assert.Equal(t, string(data), out.String(), f)
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 7)
+}
+
+func TestHeaderFidelity(t *testing.T) {
+	raw := `{"type":"session", "id":"x","version":3,"timestamp":"2026-01-15T10:00:00Z","cwd":"/w","extra":{"a":1}}`
+	var h session.Header
+	require.NoError(t, json.Unmarshal([]byte(raw), &h))
+	out, err := h.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, raw, string(out), "an unchanged header is written as it was read")
+	h.Title = "New"
+	out, err = h.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"session","version":3,"id":"x","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w","title":"New","extra":{"a":1}}`, string(out))
+	h.Title = ""
+	h.Extra[0].Value = json.RawMessage(`{"a":2}`)
+	out, _ = h.MarshalJSON()
+	assert.Contains(t, string(out), `"extra":{"a":2}`)
+}
+
+func TestParseEntry(t *testing.T) {
+	line := []byte("  " + msgLine("abc", "p", "user", "hi") + " \n")
+	e, err := session.ParseEntry(line)
+	require.NoError(t, err)
+	assert.Equal(t, "message", e.Type())
+	assert.Equal(t, "abc", e.ID())
+	assert.Equal(t, "p", e.ParentID())
+	assert.Equal(t, time.Date(2026, 1, 15, 10, 0, 1, 0, time.UTC), e.Time())
+	before := string(e.JSON())
+	for i := range line {
+		line[i] = 'x'
+	}
+	assert.Equal(t, before, string(e.JSON()), "ParseEntry copies its input")
+	j := e.JSON()
+	j[0] = '['
+	assert.Equal(t, before, string(e.JSON()), "JSON returns a copy")
+
+	for _, bad := range []string{``, `[]`, `{"type":"x"}`, `{"id":"x"}`, `{"type":"x","id":""}`, `{"type":"x","id":"a","parentId":5}`, `{"type":"session","id":"a"}`, `{"type":"x","id":"a"} {}`} {
+		_, err := session.ParseEntry([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+	e, err = session.ParseEntry([]byte(`{"type":"x","id":"a"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "", e.ParentID(), "a missing parentId is a root")
+	assert.True(t, e.Time().IsZero())
+}
+
+func TestNewEntry(t *testing.T) {
+	ts := time.Date(2026, 1, 15, 10, 0, 0, 123e6, time.UTC)
+	e, err := session.NewEntry("my_type", "id1", "", ts, map[string]any{"html": "<b>&</b>", "n": 1})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"my_type","id":"id1","parentId":null,"timestamp":"2026-01-15T10:00:00.123Z","html":"<b>&</b>","n":1}`, string(e.JSON()))
+	for _, p := range []any{[]int{1}, "str", map[string]any{"parentId": "x"}, json.RawMessage(`{"type":"y"}`)} {
+		_, err := session.NewEntry("t", "id", "", ts, p)
+		assert.Error(t, err, "%v", p)
+	}
+	_, err = session.NewEntry("session", "id", "", ts, nil)
+	assert.Error(t, err)
+	_, err = session.NewEntry("t", "", "", ts, nil)
+	assert.Error(t, err)
+}
+
+func TestMigrateFunction(t *testing.T) {
+	h, lines, err := session.Migrate(1, []byte(`{"type":"session","id":"v1","cwd":"/w"}`), [][]byte{
+		[]byte(`{"type":"message","message":{"role":"user","content":"a"}}`),
+		[]byte(`{"type":"compaction","summary":"s","firstKeptEntryIndex":9,"tokensBefore":1}`),
+		[]byte(`{"type":"message","message":{"role":"hookMessage","customType":"h","content":"x","display":true}}`),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"session","id":"v1","cwd":"/w","version":3}`, string(h))
+	var first, comp, hook map[string]any
+	require.NoError(t, json.Unmarshal(lines[0], &first))
+	require.NoError(t, json.Unmarshal(lines[1], &comp))
+	require.NoError(t, json.Unmarshal(lines[2], &hook))
+	assert.Nil(t, first["parentId"])
+	assert.Equal(t, first["id"], comp["parentId"])
+	assert.NotContains(t, comp, "firstKeptEntryIndex")
+	assert.NotContains(t, comp, "firstKeptEntryId", "an index past the end names no entry")
+	assert.Equal(t, "custom", hook["message"].(map[string]any)["role"])
+	_, _, err = session.Migrate(4, nil, nil)
+	assert.ErrorIs(t, err, session.ErrUnsupportedVersion)
+}
+
+func errEOF() error { return ioEOF }
+
+// FuzzDecodeLog feeds arbitrary bytes to the reader: it never panics;
+// what it reads it writes back, and that reads the same again.
+func FuzzDecodeLog(f *testing.F) {
+	f.Add([]byte(header3 + "\n" + msgLine("a", "", "user", "x") + "\n"))
+	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"compaction","firstKeptEntryIndex":0}` + "\n"))
+	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","message":{"role":"hookMessage"}}` + "\n{"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, strict := range []bool{false, true} {
+			log, err := session.DecodeLog(data, &session.ReadOptions{Strict: strict})
+			stream, serr := session.ReadLog(bytes.NewReader(data), &session.ReadOptions{Strict: strict})
+			if (err == nil) != (serr == nil) {
+				t.Fatalf("DecodeLog: %v, ReadLog: %v", err, serr)
+			}
+			if err != nil {
+				if !errors.Is(err, session.ErrCorrupt) && !errors.Is(err, session.ErrUnsupportedVersion) {
+					t.Fatalf("unexpected error kind: %v", err)
+				}
+				continue
+			}
+			if fmt.Sprint(ids(log.Entries)) != fmt.Sprint(ids(stream.Entries)) && log.MigratedFrom == 0 {
+				t.Fatalf("DecodeLog and ReadLog disagree")
+			}
+			var out bytes.Buffer
+			if err := session.WriteLog(&out, log); err != nil {
+				t.Fatal(err)
+			}
+			again, err := session.DecodeLog(out.Bytes(), &session.ReadOptions{Strict: true})
+			if err != nil {
+				t.Fatalf("cannot read back what was written: %v\n%s", err, out.Bytes())
+			}
+			if len(again.Entries) != len(log.Entries) {
+				t.Fatalf("%d entries read back, %d written", len(again.Entries), len(log.Entries))
+			}
+			for i := range log.Entries {
+				if !bytes.Equal(again.Entries[i].JSON(), log.Entries[i].JSON()) {
+					t.Fatalf("entry %d changed", i)
+				}
+			}
+			if s, err := session.OpenLog(log); err == nil {
+				_ = s.Context()
+				_ = session.Verify(log)
+			}
+		}
+	})
+}
+
+// FuzzParseEntry checks the line decoder alone.
+func FuzzParseEntry(f *testing.F) {
+	f.Add([]byte(msgLine("a", "b", "user", "x")))
+	f.Add([]byte(`{"type":"t","id":"i","parentId":null,"x":[1,{"y":"\u00e9"}]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := session.ParseEntry(line)
+		if err != nil {
+			return
+		}
+		if !json.Valid(e.JSON()) {
+			t.Fatalf("accepted invalid JSON %q", line)
+		}
+		again, err := session.ParseEntry(e.JSON())
+		if err != nil || again.ID() != e.ID() || again.Type() != e.Type() || again.ParentID() != e.ParentID() {
+			t.Fatalf("reparse: %v", err)
+		}
+		if e.Type() == session.TypeMessage {
+			_, _ = e.Message()
+		}
+	})
+}
+
+var ioEOF = io.EOF
