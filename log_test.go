@@ -65,7 +65,7 @@ func TestLenientAndStrict(t *testing.T) {
 		`{"type":"message","id":"b",`, // malformed
 		``,                            // blank lines are not findings
 		`   `,
-		`[1,2,3]`,                            // JSON, not an entry
+		`[1,2,3]`,                           // JSON, not an entry
 		`{"type":"message","parentId":"a"}`, // no id
 		`{"type":"session","version":3,"id":"again"}`,
 		msgLine("c", "a", "assistant", "two"),
