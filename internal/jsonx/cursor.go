@@ -249,7 +249,11 @@ func (m *Members) Next() (key []byte, esc bool, ok bool) {
 			return nil, false, false
 		}
 	}
-	if i >= len(b) || b[i] != '"' {
+	if i >= len(b) {
+		m.fail(i, "unexpected end of input")
+		return nil, false, false
+	}
+	if b[i] != '"' {
 		m.fail(i, "expected object key")
 		return nil, false, false
 	}
@@ -260,7 +264,11 @@ func (m *Members) Next() (key []byte, esc bool, ok bool) {
 	}
 	key, esc = b[i+1:end-1], e || !utf8.Valid(b[i+1:end-1])
 	i = SkipSpace(b, end)
-	if i >= len(b) || b[i] != ':' {
+	if i >= len(b) {
+		m.fail(i, "unexpected end of input")
+		return nil, false, false
+	}
+	if b[i] != ':' {
 		m.fail(i, "expected ':' after object key")
 		return nil, false, false
 	}

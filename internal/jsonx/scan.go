@@ -269,7 +269,10 @@ func skipObject(b []byte, i, depth int) (int, error) {
 		return i + 1, nil
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of input")
+		}
+		if b[i] != '"' {
 			return i, syntaxErr(i, "expected object key")
 		}
 		var err error

@@ -1,0 +1,111 @@
+// Package session keeps the conversation state of an LLM agent: a tree of
+// entries with a movable leaf, rebuilt into the exact message list the
+// agent sends to its model, and persisted behind a pluggable Store.
+//
+// A host agent imports it instead of writing its own log. Nothing here
+// talks to a model.
+//
+//	s := session.New() // or session.Create(ctx, store, opts)
+//	s.Append(ctx, session.UserText("What files are in src?"))
+//	s.Append(ctx, reply)                  // the model's answer, tool calls included
+//	msgs, _ := s.Messages(ctx)            // what to send to the model next
+//
+// # The format
+//
+// A session is a log: a header line, then one JSON entry per line, each
+// with an id and a parentId. It is the JSONL format of the pi and
+// oh-my-pi coding agents (version 3), so their sessions load here and
+// sessions written here load there. Versions 1 and 2 are migrated when
+// read. Entry types are message, thinking_level_change, model_change,
+// compaction, branch_summary, custom, custom_message, label, session_info,
+// session_init, mode_change and ttsr_injection; an entry of any other type
+// is kept and takes part in the tree. Every entry keeps the bytes it was
+// read from, so writing a log back changes nothing that was not changed,
+// and unknown fields survive every path through the package.
+//
+// Messages (the payload of message entries) mirror the seed format's
+// agent-message JSON: roles user, assistant, toolResult, bashExecution and
+// custom, content blocks text, thinking, image and toolCall. Message has
+// typed fields and constructors (UserText, Assistant, ToolCall,
+// ToolResult ...) and keeps members it does not model in Extra.
+//
+// # The tree and the leaf
+//
+// Every append creates an entry whose parent is the current leaf, and the
+// new entry becomes the leaf. Branch moves the leaf to any entry (the next
+// append starts a new branch there), ResetLeaf moves it before the first
+// entry (the next append is a new root), and BranchWithSummary moves it
+// and records a summary of the path left behind. Nothing is ever deleted.
+//
+// The seed format has no leaf pointer: its readers take the last entry of
+// the file as the leaf. A leaf move is therefore persisted as a custom
+// entry (customType "agentsession.leaf") whose parent is the new leaf.
+// This package resolves such a marker to its parent; a seed reader follows
+// it to the same path, since a custom entry adds nothing to the context.
+// Markers nothing was appended to are hidden from tree views.
+//
+// Labels name entries; the newest label entry for a target wins and an
+// empty one clears it. As in the seed format, label and session_info
+// entries are appended under the leaf like any other entry.
+//
+// # Context reconstruction
+//
+// Context walks from the leaf to the root and applies the seed rules:
+// the latest thinking level, model (a model_change entry or an assistant
+// message's provider and model, whichever is later) and mode; messages and
+// custom messages in order; non-empty branch summaries; and for the last
+// compaction on the path its summary first, then the entries from its
+// firstKeptEntryId up to it, then everything after it. The compat tests
+// check this against the contexts pi itself builds.
+//
+// A Session keeps the context at its leaf up to date as entries are
+// appended, so asking for it after every append costs O(new entries), not
+// O(history). Messages are decoded once and shared: treat what Context
+// and Messages return as read-only.
+//
+// # Tool-call pairing
+//
+// Real sessions hold aborted and failed turns whose tool calls never got
+// a result, and a compaction or a hand-edited file can keep a result
+// without its call. Context reproduces them as they are, because that is
+// what the seed agents rebuild, and lists them (Context.Dangling, Pending,
+// Orphans). Messages, the list an agent sends to its model, repairs them:
+// a dangling call gets a synthesized error result right after the results
+// its assistant message did get, an orphaned result is left out, and only
+// the calls of the last assistant message may stay unanswered, because
+// the agent is about to run them. Appending a tool result that answers no
+// call awaiting one is refused with ErrUnpairedToolResult.
+//
+// # Stores
+//
+// A Store keeps logs: create, append (all or nothing, optionally
+// conditional on the last entry with AppendOptions.IfLast), load, rewrite,
+// list with cursor paging, delete. All tree logic lives in Session, so
+// every Store behaves the same. MemoryStore is the store for tests and for
+// New; the storetest package is the conformance suite every Store must
+// pass. Optional abilities are discovered by type assertion (Flusher).
+//
+// Several Session handles may share one session, in one process or many:
+// each append is conditional on the last entry its handle knows of; on a
+// conflict the handle reads what the others wrote and retries under its
+// own leaf, so concurrent writers end up on sibling branches and nothing
+// is lost or interleaved.
+//
+// # Corrupt logs
+//
+// Reading never hangs or panics. A malformed line is skipped and counted
+// (Log.Malformed; ReadOptions.Strict makes it an error), a torn last line
+// is reported (Log.Torn), a duplicated id resolves to the later line, a
+// missing or self parent makes a root, and a parent cycle is cut at its
+// earliest line. A file that cannot be a session at all (empty, no header
+// on line 1, a newer version) gives an error and nothing else. Verify
+// lists everything that was repaired. All errors are sentinels tested
+// with errors.Is: ErrNotFound, ErrExists, ErrConflict, ErrCorrupt (with
+// *CorruptError), ErrUnsupportedVersion, ErrClosed, ErrInvalidID,
+// ErrUnpairedToolResult.
+//
+// # Concurrency
+//
+// Every method of Session and of the stores in this module is safe for
+// concurrent use.
+package session
