@@ -33,10 +33,10 @@ type Header struct {
 }
 
 type headerCore struct {
-	version                           int
-	id, cwd, title, parent, timestamp string
-	ts                                time.Time
-	extra                             Fields
+	version                int
+	id, cwd, title, parent string
+	ts                     time.Time
+	extra                  Fields
 }
 
 func (h *Header) core() headerCore {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,17 +108,16 @@ func Open(ctx context.Context, store Store, id string) (*Session, error) {
 
 // OpenLog returns a session holding a log read elsewhere (for instance by
 // ReadLog), kept in memory: appends change the session, not where the log
-// came from.
+// came from. Any log can be opened this way, whatever its session id.
 func OpenLog(log *Log) (*Session, error) {
 	store := NewMemoryStore()
-	ctx := context.Background()
-	if err := store.Create(ctx, log.Header); err != nil {
-		return nil, err
+	ms := &memSession{header: log.Header.Clone(), entries: slices.Clone(log.Entries), ids: make(map[string]struct{}, len(log.Entries)), updated: store.tick()}
+	for _, e := range log.Entries {
+		ms.ids[e.id] = struct{}{}
 	}
-	if err := store.Rewrite(ctx, log.Header.ID, log.Header, log.Entries); err != nil {
-		return nil, err
-	}
-	return Open(ctx, store, log.Header.ID)
+	ms.recount()
+	store.sessions[log.Header.ID] = ms
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries)}), nil
 }
 
 func newSession(store Store, log *Log) *Session {

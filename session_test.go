@@ -646,3 +646,16 @@ func TestAgentInterface(t *testing.T) {
 	_, err = agent.Messages(cctx)
 	assert.True(t, errors.Is(err, context.Canceled))
 }
+
+func TestOpenLogAnyID(t *testing.T) {
+	// A file's session id need not be a valid store id to be read.
+	data := `{"type":"session","version":3,"id":"weird id/with slash","cwd":"/"}` + "\n" + msgLine("a", "", "user", "hi") + "\n"
+	log, err := session.DecodeLog([]byte(data), nil)
+	require.NoError(t, err)
+	s, err := session.OpenLog(log)
+	require.NoError(t, err)
+	assert.Equal(t, "weird id/with slash", s.ID())
+	appendAll(t, s, reply("hello"))
+	assert.Equal(t, []string{"user:hi", "assistant:hello"}, texts(s.Context().Messages))
+	assert.Len(t, log.Entries, 1, "the log given is not changed")
+}
