@@ -235,8 +235,12 @@ func (t *tree) buildContext(leaf int32) *pathCtx {
 		i := pc.path[pos]
 		n := &t.nodes[i]
 		if n.e.kind == kindModelChange {
+			// Stop at the change applySetting took as the model; one that
+			// names no model was skipped there and is skipped here too.
 			if c, ok := modelChangeOf(n.e); ok && (c.Role == "" || c.Role == "default") {
-				break // applySetting already took it as the model
+				if _, named := c.ref(); named {
+					break
+				}
 			}
 			continue
 		}

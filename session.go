@@ -693,6 +693,9 @@ func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry,
 
 // AppendModelChange records a change of model, in pi's form.
 func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+	if provider == "" && modelID == "" {
+		return Entry{}, errors.New("session: AppendModelChange needs a provider or a model id")
+	}
 	return s.AppendEntry(ctx, TypeModelChange, ModelChange{Provider: provider, ModelID: modelID})
 }
 
@@ -713,7 +716,10 @@ func (s *Session) AppendCustom(ctx context.Context, customType string, data any)
 
 // AppendCustomMessage appends an extension message that takes part in the
 // context (a custom_message entry); m must have role "custom", as made by
-// CustomMessage.
+// CustomMessage. The entry stores customType, content, display and
+// details, and keeps m.Extra as members of its own; the message's
+// Timestamp is not stored, since in the context a custom message takes
+// the time of its entry, which is the time of this append.
 func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, error) {
 	if m == nil || m.Role != RoleCustom {
 		return Entry{}, errors.New(`session: AppendCustomMessage needs a message with role "custom"`)
@@ -738,6 +744,19 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, e
 		}
 		payload = append(payload, `,"details":`...)
 		payload = append(payload, d...)
+	}
+	// Members this package does not model are kept on the entry, so
+	// nothing the caller set is dropped; they are not part of the
+	// context message, whose shape the seed format fixes.
+	payload, _, err = m.Extra.appendTo(payload, false, func(k string) bool {
+		switch k {
+		case "customType", "content", "display", "details", "role":
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return Entry{}, err
 	}
 	payload = append(payload, '}')
 	return s.AppendEntry(ctx, TypeCustomMessage, json.RawMessage(payload))

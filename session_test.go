@@ -584,8 +584,14 @@ func TestIncrementalContextMatchesRebuild(t *testing.T) {
 					err = s.Label(ctx, all[r.IntN(len(all))], fmt.Sprintf("l%d", step))
 				case op < 94:
 					e, err = s.AppendThinkingLevel(ctx, []string{"low", "high"}[r.IntN(2)])
-				default:
+				case op < 97:
 					e, err = s.AppendModelChange(ctx, "p", fmt.Sprintf("m%d", step))
+				default:
+					// Changes a foreign writer may leave: another role, or
+					// no model at all.
+					e, err = s.AppendEntry(ctx, session.TypeModelChange, []session.ModelChange{
+						{}, {Role: "smol", Model: fmt.Sprintf("q/s%d", step)}, {Role: "default"},
+					}[r.IntN(3)])
 				}
 				require.NoError(t, err, "step %d", step)
 				if !e.IsZero() {
@@ -658,4 +664,41 @@ func TestOpenLogAnyID(t *testing.T) {
 	appendAll(t, s, reply("hello"))
 	assert.Equal(t, []string{"user:hi", "assistant:hello"}, texts(s.Context().Messages))
 	assert.Len(t, log.Entries, 1, "the log given is not changed")
+}
+
+func TestCustomMessageKeepsExtra(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	cm := session.CustomMessage("ext", "hello", false)
+	cm.Extra.Set("origin", json.RawMessage(`{"plugin":"x"}`))
+	e, err := s.AppendCustomMessage(ctx, cm)
+	require.NoError(t, err)
+	for _, s := range []*session.Session{s, reopen(t, s)} {
+		got, ok := s.Entry(e.ID())
+		require.True(t, ok)
+		v, ok := got.Field("origin")
+		require.True(t, ok, "extra member kept on the entry")
+		assert.JSONEq(t, `{"plugin":"x"}`, string(v))
+		msgs := s.Context().Messages
+		require.Len(t, msgs, 1)
+		assert.Equal(t, "hello", msgs[0].Text())
+	}
+	bad := session.CustomMessage("ext", "x", false)
+	bad.Extra.Set("id", json.RawMessage(`"forged"`))
+	_, err = s.AppendCustomMessage(ctx, bad)
+	assert.Error(t, err, "extra members cannot set the envelope")
+}
+
+func TestModelChangeWithoutModel(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	_, err := s.Append(ctx, session.AssistantText("hi").WithModel("anthropic-messages", "anthropic", "claude"))
+	require.NoError(t, err)
+	_, err = s.AppendEntry(ctx, session.TypeModelChange, session.ModelChange{})
+	require.NoError(t, err)
+	want := &session.ModelRef{Provider: "anthropic", ModelID: "claude"}
+	assert.Equal(t, want, s.Context().Model, "incremental")
+	assert.Equal(t, want, reopen(t, s).Context().Model, "rebuilt")
+	_, err = s.AppendModelChange(ctx, "", "")
+	assert.Error(t, err, "a model change must name a model")
 }
