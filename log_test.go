@@ -253,6 +253,38 @@ func TestMigrateFunction(t *testing.T) {
 	assert.ErrorIs(t, err, session.ErrUnsupportedVersion)
 }
 
+// TestMigrateV1NonEntries: object lines that are not entries keep their
+// place in the index count but neither get an id nor cut the chain, and the
+// same file migrates to the same ids every time it is read.
+func TestMigrateV1NonEntries(t *testing.T) {
+	file := `{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00Z","cwd":"/w"}
+{"type":"message","message":{"role":"user","content":"a"}}
+{"note":"no type"}
+{"type":"session","id":"again"}
+{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"b"}]}}
+{"type":"compaction","summary":"s","firstKeptEntryIndex":4,"tokensBefore":1}
+`
+	read := func() *session.Log {
+		l, err := session.DecodeLog([]byte(file), nil)
+		require.NoError(t, err)
+		return l
+	}
+	l := read()
+	assert.Equal(t, 1, l.MigratedFrom)
+	require.Len(t, l.Entries, 3)
+	user, asst, comp := l.Entries[0], l.Entries[1], l.Entries[2]
+	assert.Equal(t, "", user.ParentID())
+	assert.Equal(t, user.ID(), asst.ParentID(), "the lines between do not cut the chain")
+	assert.Equal(t, asst.ID(), comp.ParentID())
+	var c session.Compaction
+	require.NoError(t, comp.Decode(&c))
+	assert.Equal(t, asst.ID(), c.FirstKeptEntryID, "index 4 counts the non-entry lines")
+	again := read()
+	for i := range l.Entries {
+		assert.Equal(t, l.Entries[i].ID(), again.Entries[i].ID(), "ids are stable across reads")
+	}
+}
+
 func errEOF() error { return ioEOF }
 
 // FuzzDecodeLog feeds arbitrary bytes to the reader: it never panics;

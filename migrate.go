@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -67,12 +68,20 @@ func setVersion(line []byte, v int) ([]byte, error) {
 	return setMember(line, "version", appendInt(nil, int64(v)))
 }
 
+// migrateV1toV2 gives every entry an id and chains the entries in file
+// order. pi picks random ids; ours are drawn from a generator seeded with
+// the header line, so reading the same file twice (the CLI, a read-only
+// open) gives the same ids, while any two sessions still differ.
 func migrateV1toV2() lineStep {
 	ids := map[string]bool{}
 	var byIndex []string // id of each JSON line, the header at 0
+	var rng *rand.Rand
 	prev := ""
 	return func(line []byte, header bool) ([]byte, error) {
 		if header {
+			h := fnv.New64a()
+			h.Write(line)
+			rng = rand.New(rand.NewPCG(h.Sum64(), 0x76312d3e7632))
 			byIndex = append(byIndex, "")
 			return setVersion(line, 2)
 		}
@@ -83,7 +92,14 @@ func migrateV1toV2() lineStep {
 			byIndex = append(byIndex, "")
 			return nil, errNotObject
 		}
-		id := newEntryID(func(s string) bool { return ids[s] })
+		// A line that is an object but no entry (no type, or a second
+		// session header) keeps its index but gets no id and does not
+		// join the chain: the entries around it stay parent and child.
+		if e, err := parseLoose(line); err != nil || e.typ == "" || e.typ == "session" {
+			byIndex = append(byIndex, "")
+			return line, nil
+		}
+		id := newEntryID(rng, func(s string) bool { return ids[s] })
 		ids[id] = true
 		parent := []byte("null")
 		if prev != "" {
@@ -242,11 +258,17 @@ func deleteMember(obj []byte, key string) []byte {
 	}
 }
 
-// newEntryID returns a random 8-hex-digit id for which taken is false.
-func newEntryID(taken func(string) bool) string {
+// newEntryID returns a random 8-hex-digit id for which taken is false,
+// drawn from r, or from the global generator when r is nil.
+func newEntryID(r *rand.Rand, taken func(string) bool) string {
 	var buf [8]byte
 	for {
-		v := rand.Uint32()
+		var v uint32
+		if r != nil {
+			v = r.Uint32()
+		} else {
+			v = rand.Uint32()
+		}
 		for i := 7; i >= 0; i-- {
 			buf[i] = hexDigits[v&0xF]
 			v >>= 4

@@ -403,7 +403,7 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 	for attempt := 0; ; attempt++ {
 		made := map[string]bool{}
 		newID := func() string {
-			id := newEntryID(func(id string) bool {
+			id := newEntryID(nil, func(id string) bool {
 				_, taken := s.t.byID[id]
 				return taken || made[id]
 			})
