@@ -279,7 +279,9 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 		return e, true, nil
 	}
 	le := LineError{Line: p.line, Err: err}
-	if !complete {
+	if !complete && !jsonx.Valid(bytes.TrimSpace(line)) {
+		// Cut short by a crash. A last line that is whole JSON but no
+		// entry was written that way: it is malformed like any other.
 		p.torn = &le
 		return Entry{}, false, nil
 	}

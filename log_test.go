@@ -90,6 +90,23 @@ func TestLenientAndStrict(t *testing.T) {
 	_, err = session.ReadLog(strings.NewReader(data), &session.ReadOptions{Strict: true})
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, 3, ce.Line)
+
+	// A last line without its newline that is whole JSON but no entry was
+	// not cut short by a crash: it is malformed, not a torn tail.
+	notEntry := header3 + "\n" + msgLine("a", "", "user", "one") + "\n" + `{"type":"message"}`
+	for _, read := range []func(*session.ReadOptions) (*session.Log, error){
+		func(o *session.ReadOptions) (*session.Log, error) { return session.DecodeLog([]byte(notEntry), o) },
+		func(o *session.ReadOptions) (*session.Log, error) { return session.ReadLog(strings.NewReader(notEntry), o) },
+	} {
+		log, err := read(nil)
+		require.NoError(t, err)
+		assert.Nil(t, log.Torn)
+		require.Len(t, log.Malformed, 1)
+		assert.Equal(t, 3, log.Malformed[0].Line)
+		_, err = read(&session.ReadOptions{Strict: true})
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, 3, ce.Line)
+	}
 }
 
 // TestTornTail cuts a valid log at every byte of its last two lines: the
