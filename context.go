@@ -88,6 +88,10 @@ type ToolCallRef struct {
 //   - A bash execution marked ExcludeFromContext is left out.
 //   - The calls of the last assistant message, still pending, are left
 //     as they are: the agent is about to run them.
+//   - A custom message that arrives while calls are open (an extension
+//     injecting one while tools run) is moved after the results of that
+//     run; if the list ends with calls still open and such a message
+//     held, those calls get synthesized results so it can follow.
 //
 // Session.Messages returns the same list without rebuilding it.
 func (c *Context) ForModel() []*Message {
@@ -99,13 +103,14 @@ func (c *Context) ForModel() []*Message {
 		}
 		b.push(m, id)
 	}
-	return b.model
+	return b.list()
 }
 
 // pairing tracks tool-call pairing over a message list as it grows and
 // builds the model-facing list next to it.
 type pairing struct {
 	open     []openCall // calls of the last assistant message not yet answered
+	held     []*Message // custom messages that arrived while calls were open
 	model    []*Message
 	dangling []ToolCallRef
 	orphans  []ToolCallRef
@@ -123,12 +128,21 @@ func (p *pairing) push(m *Message, entryID string) {
 			if p.open[k].ref.CallID == m.ToolCallID {
 				p.open = append(p.open[:k], p.open[k+1:]...)
 				p.model = append(p.model, m)
+				if len(p.open) == 0 {
+					p.release()
+				}
 				return
 			}
 		}
 		p.orphans = append(p.orphans, ToolCallRef{EntryID: entryID, CallID: m.ToolCallID, Name: m.ToolName})
 		return
 	case m.Role == RoleBashExecution && m.ExcludeFromContext:
+		return
+	case m.Role == RoleCustom && len(p.open) > 0:
+		// An extension may inject a message while tools run. Holding it
+		// until the run is answered keeps the results next to their calls
+		// (what model APIs require) and lets the results still come.
+		p.held = append(p.held, m)
 		return
 	}
 	p.closeRun()
@@ -149,6 +163,28 @@ func (p *pairing) closeRun() {
 		p.model = append(p.model, synthesizedResult(c))
 	}
 	p.open = p.open[:0]
+	p.release()
+}
+
+// release moves the held custom messages to the model list.
+func (p *pairing) release() {
+	p.model = append(p.model, p.held...)
+	p.held = p.held[:0]
+}
+
+// list returns the model-facing list as of now. Calls still open at the
+// end stay unanswered, unless custom messages are held behind them: then
+// the list closes the run as if the conversation had moved on, without
+// changing the state, so a result appended later still pairs.
+func (p *pairing) list() []*Message {
+	m := p.model[:len(p.model):len(p.model)]
+	if len(p.held) == 0 {
+		return m
+	}
+	for _, c := range p.open {
+		m = append(m, synthesizedResult(c))
+	}
+	return append(m, p.held...)
 }
 
 // accepts reports whether a tool result for callID may be appended now.
@@ -531,6 +567,5 @@ func (pc *pathCtx) snapshot(t *tree) *Context {
 
 // forModel returns the shared model-facing list.
 func (pc *pathCtx) forModel() []*Message {
-	m := pc.pair.model
-	return m[:len(m):len(m)]
+	return pc.pair.list()
 }

@@ -73,8 +73,10 @@
 // a dangling call gets a synthesized error result right after the results
 // its assistant message did get, an orphaned result is left out, and only
 // the calls of the last assistant message may stay unanswered, because
-// the agent is about to run them. Appending a tool result that answers no
-// call awaiting one is refused with ErrUnpairedToolResult.
+// the agent is about to run them. A custom message an extension injects
+// while tools run is moved after that run's results rather than cutting
+// it short. Appending a tool result that answers no call awaiting one is
+// refused with ErrUnpairedToolResult.
 //
 // # Stores
 //

@@ -582,6 +582,8 @@ func TestIncrementalContextMatchesRebuild(t *testing.T) {
 					e, err = s.AppendCompaction(ctx, session.Compaction{Summary: fmt.Sprintf("c%d", step), FirstKeptEntryID: first, TokensBefore: int64(step)})
 				case op < 90 && len(all) > 0:
 					err = s.Label(ctx, all[r.IntN(len(all))], fmt.Sprintf("l%d", step))
+				case op < 92:
+					e, err = s.AppendCustomMessage(ctx, session.CustomMessage("ext", fmt.Sprintf("x%d", step), true))
 				case op < 94:
 					e, err = s.AppendThinkingLevel(ctx, []string{"low", "high"}[r.IntN(2)])
 				case op < 97:
@@ -701,4 +703,37 @@ func TestModelChangeWithoutModel(t *testing.T) {
 	assert.Equal(t, want, reopen(t, s).Context().Model, "rebuilt")
 	_, err = s.AppendModelChange(ctx, "", "")
 	assert.Error(t, err, "a model change must name a model")
+}
+
+// TestCustomMessageDuringToolRun: an extension message injected while tools
+// run does not cut the run short: the results still pair, and Messages
+// moves the custom message after them.
+func TestCustomMessageDuringToolRun(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	appendAll(t, s, session.UserText("go"), callMsg("calling", "c1", "c2"),
+		session.ToolResult("c1", "bash", "r1"))
+	_, err := s.AppendCustomMessage(ctx, session.CustomMessage("ext", "note", true))
+	require.NoError(t, err)
+
+	// Calls still open with a message held behind them: the list answers
+	// them so the custom message can follow, and pending stays as it was.
+	msgs, err := s.Messages(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"user:go", "assistant:calling", "toolResult:r1", "toolResult:" + session.SyntheticResultText + "(synthetic)", "custom:note"}, texts(msgs))
+	checkPairing(t, msgs)
+	require.Len(t, s.Context().Pending, 1)
+
+	_, err = s.Append(ctx, session.ToolResult("c2", "bash", "r2"))
+	require.NoError(t, err, "the result after a custom message still answers its call")
+	want := []string{"user:go", "assistant:calling", "toolResult:r1", "toolResult:r2", "custom:note"}
+	for _, s := range []*session.Session{s, reopen(t, s)} {
+		msgs, err := s.Messages(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, want, texts(msgs))
+		assert.Equal(t, want, texts(s.Context().ForModel()))
+		assert.Equal(t, []string{"user:go", "assistant:calling", "toolResult:r1", "custom:note", "toolResult:r2"},
+			texts(s.Context().Messages), "the seed reconstruction keeps file order")
+		assert.Empty(t, s.Context().Dangling)
+	}
 }
