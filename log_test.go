@@ -96,7 +96,9 @@ func TestLenientAndStrict(t *testing.T) {
 	notEntry := header3 + "\n" + msgLine("a", "", "user", "one") + "\n" + `{"type":"message"}`
 	for _, read := range []func(*session.ReadOptions) (*session.Log, error){
 		func(o *session.ReadOptions) (*session.Log, error) { return session.DecodeLog([]byte(notEntry), o) },
-		func(o *session.ReadOptions) (*session.Log, error) { return session.ReadLog(strings.NewReader(notEntry), o) },
+		func(o *session.ReadOptions) (*session.Log, error) {
+			return session.ReadLog(strings.NewReader(notEntry), o)
+		},
 	} {
 		log, err := read(nil)
 		require.NoError(t, err)
