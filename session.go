@@ -41,7 +41,10 @@ type Session struct {
 	leaf   int32    // -1: before the first entry
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
-	closed bool
+	// What the last load skipped, kept so Log and Verify can report it.
+	malformed []LineError
+	torn      *LineError
+	closed    bool
 	now    func() time.Time
 }
 
@@ -117,7 +120,7 @@ func OpenLog(log *Log) (*Session, error) {
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
-	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries)}), nil
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Torn: log.Torn}), nil
 }
 
 func newSession(store Store, log *Log) *Session {
@@ -133,6 +136,7 @@ func (s *Session) reset(log *Log) {
 	s.leaf = s.t.defaultLeaf()
 	s.last = lastID(log.Entries)
 	s.pc = nil
+	s.malformed, s.torn = log.Malformed, log.Torn
 }
 
 // ID returns the session id.
@@ -167,7 +171,8 @@ func (s *Session) Title() string {
 }
 
 // Log returns a snapshot of the session's log: the header and every entry,
-// in order, as a Store holds them.
+// in order, as a Store holds them, with the lines the last load (Open,
+// OpenLog, Reload) skipped in Malformed and Torn.
 func (s *Session) Log() *Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -175,7 +180,12 @@ func (s *Session) Log() *Log {
 	for i := range s.t.nodes {
 		entries[i] = s.t.nodes[i].e
 	}
-	return &Log{Header: s.header.Clone(), Entries: entries}
+	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed)}
+	if s.torn != nil {
+		t := *s.torn
+		l.Torn = &t
+	}
+	return l
 }
 
 // Len returns the number of entries in the log.
@@ -494,6 +504,7 @@ func (s *Session) reload(ctx context.Context) error {
 		if s.addSuffix(log.Entries[n:]) {
 			s.header = log.Header
 			s.last = lastID(log.Entries)
+			s.malformed, s.torn = log.Malformed, log.Torn
 			return nil
 		}
 	}

@@ -737,3 +737,19 @@ func TestCustomMessageDuringToolRun(t *testing.T) {
 		assert.Empty(t, s.Context().Dangling)
 	}
 }
+
+// TestVerifyReportsSkippedLines: a session opened from a log read leniently
+// still reports the lines that read skipped.
+func TestVerifyReportsSkippedLines(t *testing.T) {
+	data := header3 + "\n" + msgLine("a", "", "user", "hi") + "\n" + "not json\n" + msgLine("b", "a", "assistant", "yo") + "\n" + `{"type":"mess`
+	log, err := session.DecodeLog([]byte(data), nil)
+	require.NoError(t, err)
+	s, err := session.OpenLog(log)
+	require.NoError(t, err)
+	var kinds []session.FindingKind
+	for _, f := range s.Verify() {
+		kinds = append(kinds, f.Kind)
+	}
+	assert.Equal(t, []session.FindingKind{session.FindingMalformedLine, session.FindingTornTail}, kinds)
+	assert.Len(t, s.Log().Malformed, 1)
+}
