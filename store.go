@@ -32,6 +32,9 @@ type Store interface {
 
 	// Rewrite replaces the header and all entries at once (ErrNotFound).
 	// It is how migrations, pruning and title changes are persisted.
+	// Other handles on the session should Reload afterwards: an IfLast
+	// check alone does not notice a rewrite that keeps the same last
+	// entry.
 	Rewrite(ctx context.Context, id string, h Header, entries []Entry) error
 
 	// List returns sessions, most recently updated first, a page at a time.
