@@ -804,7 +804,8 @@ func (s *Session) SetTitle(ctx context.Context, title string) error {
 // in the seed format the label entry is appended under the leaf.
 func (s *Session) Label(ctx context.Context, id, label string) error {
 	s.mu.Lock()
-	_, ok := s.t.lookup(id)
+	i, ok := s.t.lookup(id)
+	ok = ok && s.t.nodes[i].flags&fMarker == 0 // markers are not for users to label
 	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -931,8 +932,9 @@ func (s *Session) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Close flushes and releases the handle; later calls return ErrClosed.
-// The session stays in its store.
+// Close flushes and releases the handle; later calls that write or reach
+// the store return ErrClosed. Reads of what the handle already holds (the
+// tree, Context) keep working. The session stays in its store.
 func (s *Session) Close() error {
 	err := s.Flush(context.Background())
 	s.mu.Lock()
