@@ -45,7 +45,7 @@ type Session struct {
 	malformed []LineError
 	torn      *LineError
 	closed    bool
-	now    func() time.Time
+	now       func() time.Time
 }
 
 // Agent is the small interface an agent loop needs from a session (the
