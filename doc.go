@@ -42,7 +42,8 @@
 // entry (customType "agentsession.leaf") whose parent is the new leaf.
 // This package resolves such a marker to its parent; a seed reader follows
 // it to the same path, since a custom entry adds nothing to the context.
-// Markers nothing was appended to are hidden from tree views.
+// Markers are hidden from tree views unless something was appended under
+// them, which only a seed agent does (appends here attach to the new leaf).
 //
 // Labels name entries; the newest label entry for a target wins and an
 // empty one clears it. As in the seed format, label and session_info

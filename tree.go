@@ -10,8 +10,8 @@ import (
 // the leaf. So Branch and ResetLeaf append a custom entry whose parent is
 // the new leaf (null for a reset); the seed agents follow it to the same
 // path (a custom entry adds nothing to the context) and this package
-// resolves it to its parent. Markers without children are hidden from
-// tree views.
+// resolves it to its parent. Markers without children (all of ours: an
+// append after Branch attaches to the target) are hidden from tree views.
 const leafMarkerType = "agentsession.leaf"
 
 // tree indexes a log's entries: by id, parent links, children in file

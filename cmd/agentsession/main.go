@@ -107,8 +107,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "context":
-		return cmdContext(s, *leaf, *asJSON, *forModel, stdout, stderr)
+		warnSkipped(log, path, stderr)
+		return cmdContext(s, path, *leaf, *asJSON, *forModel, stdout, stderr)
 	case "tree":
+		warnSkipped(log, path, stderr)
 		return cmdTree(s, *compact, stdout)
 	default:
 		return cmdVerify(log, path, stdout)
@@ -145,6 +147,32 @@ func readLog(path string) (*session.Log, error) {
 	return log, nil
 }
 
+// warnSkipped tells on stderr that the output leaves out lines the reader
+// skipped, so a reader of the transcript knows it is not the whole file.
+func warnSkipped(log *session.Log, path string, stderr io.Writer) {
+	var parts []string
+	if n := len(log.Malformed); n > 0 {
+		parts = append(parts, plural(n, "malformed line")+" skipped")
+	}
+	if log.Torn != nil {
+		parts = append(parts, fmt.Sprintf("torn last line %d ignored", log.Torn.Line))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(stderr, "agentsession: warning: %s: %s; run verify for details\n", path, strings.Join(parts, ", "))
+	}
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(thing, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // describe turns a read error into "FILE: reason".
 func describe(err error, path string) string {
 	var ce *session.CorruptError
@@ -158,19 +186,19 @@ func describe(err error, path string) string {
 		}
 		return fmt.Sprintf("%s: not a session file: %s%v", path, where, ce.Err)
 	case errors.As(err, &ve):
-		return fmt.Sprintf("%s: format version %d is newer than this tool supports (%d)", path, ve.Version, session.CurrentVersion)
+		return fmt.Sprintf("%s: not a session file: format version %d is newer than this tool supports (%d)", path, ve.Version, session.CurrentVersion)
 	case errors.As(err, &pe):
 		return fmt.Sprintf("%s: %v", path, pe.Err)
 	}
 	return fmt.Sprintf("%s: %v", path, err)
 }
 
-func cmdContext(s *session.Session, leaf string, asJSON, forModel bool, stdout, stderr io.Writer) int {
+func cmdContext(s *session.Session, path, leaf string, asJSON, forModel bool, stdout, stderr io.Writer) int {
 	c := s.Context()
 	if leaf != "" {
 		var err error
 		if c, err = s.ContextAt(leaf); err != nil {
-			fmt.Fprintf(stderr, "agentsession: entry %s not found\n", leaf)
+			fmt.Fprintf(stderr, "agentsession: %s: entry %s not found\n", path, leaf)
 			return exitError
 		}
 	}
@@ -226,7 +254,7 @@ func writeTranscript(s *session.Session, c *session.Context, msgs []*session.Mes
 	if c.Mode != "none" {
 		fmt.Fprintf(w, " · mode %s", c.Mode)
 	}
-	fmt.Fprintf(w, "\n%d messages", len(msgs))
+	fmt.Fprintf(w, "\n%s", plural(len(msgs), "message"))
 	if forModel {
 		fmt.Fprint(w, " (as sent to a model)")
 	}
@@ -238,11 +266,11 @@ func writeTranscript(s *session.Session, c *session.Context, msgs []*session.Mes
 		}
 	}
 	if !forModel && (len(c.Dangling) > 0 || len(c.Orphans) > 0) {
-		fmt.Fprintf(w, "\nnote: %d tool calls without results and %d results without calls; --for-model shows them repaired\n",
-			len(c.Dangling), len(c.Orphans))
+		fmt.Fprintf(w, "\nnote: %s without results and %s without calls; --for-model shows them repaired\n",
+			plural(len(c.Dangling), "tool call"), plural(len(c.Orphans), "result"))
 	}
 	if len(c.Pending) > 0 {
-		fmt.Fprintf(w, "\nnote: %d tool calls await their results\n", len(c.Pending))
+		fmt.Fprintf(w, "\nnote: %s awaiting results\n", plural(len(c.Pending), "tool call"))
 	}
 }
 
@@ -363,14 +391,14 @@ func cmdTree(s *session.Session, compact bool, w io.Writer) int {
 		b.WriteString(strings.Repeat(" ", at-len(mark)))
 		b.WriteString(mark)
 		b.WriteString(n.Entry.ID())
-		if n.Label != "" {
-			fmt.Fprintf(&b, " [%s]", n.Label)
-		}
-		if n.Leaf {
-			b.WriteString(" <- leaf")
-		}
 		b.WriteByte(' ')
 		b.WriteString(describeEntry(n.Entry))
+		if n.Label != "" {
+			fmt.Fprintf(&b, "  [%s]", n.Label)
+		}
+		if n.Leaf {
+			b.WriteString("  <- leaf")
+		}
 		fmt.Fprintln(w, b.String())
 	}
 	return exitOK
@@ -451,11 +479,11 @@ func snippet(s string) string {
 func cmdVerify(log *session.Log, path string, w io.Writer) int {
 	findings := session.Verify(log)
 	for _, f := range findings {
-		fmt.Fprintln(w, f.String())
+		fmt.Fprintf(w, "%s: %s\n", path, f)
 	}
 	if len(findings) > 0 {
 		return exitFindings
 	}
-	fmt.Fprintf(w, "%s: %d entries, no findings\n", path, len(log.Entries))
+	fmt.Fprintf(w, "%s: %s, no findings\n", path, plural(len(log.Entries), "entry"))
 	return exitOK
 }

@@ -64,7 +64,7 @@ func TestContextText(t *testing.T) {
 	assert.Contains(t, out, "session s1 · leaf u2 · thinking off · model anthropic/claude")
 	assert.Contains(t, out, "[2] assistant (anthropic/claude, toolUse)\n    running\n    → bash {\"command\":\"ls\"} [c1]")
 	assert.Contains(t, out, "[3] toolResult bash [c1]\n    a.go")
-	assert.Contains(t, out, "note: 1 tool calls without results")
+	assert.Contains(t, out, "note: 1 tool call without results")
 
 	out, _, code = runCLI("context", "--for-model", p)
 	require.Equal(t, 0, code)
@@ -104,7 +104,7 @@ func TestContextJSON(t *testing.T) {
 
 	_, errOut, code := runCLI("context", "--leaf", "nope", p)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, "entry nope not found")
+	assert.Equal(t, "agentsession: "+p+": entry nope not found\n", errOut)
 }
 
 func TestContextJSONOnCompat(t *testing.T) {
@@ -139,31 +139,32 @@ func TestTree(t *testing.T) {
 	p := write(t, "s.jsonl", sample)
 	out, errOut, code := runCLI("tree", p)
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, `u1 [start] user: list files
+	assert.Equal(t, `u1 user: list files  [start]
   a1 assistant: running
     r1 toolResult bash: a.go
       l1 label u1=start
-        u2 <- leaf user: thanks
+        u2 user: thanks  <- leaf
 `, out)
 
 	needCompat(t)
 	out, _, code = runCLI("tree", "--compact", filepath.Join(compatDir, "02-branching.jsonl"))
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "- c1eb6dee user: Write a function add(a,b)\n  b196328f assistant: function add(a,b){return a+b}\n    - 730c7b4c user: Now make it TypeScript\n      420c42d5 assistant:")
-	assert.Contains(t, out, "- f349254b user: Completely new root message\n  efac2ec8 <- leaf assistant: OK, new root.")
+	assert.Contains(t, out, "- f349254b user: Completely new root message\n  efac2ec8 assistant: OK, new root.  <- leaf")
 }
 
 func TestVerify(t *testing.T) {
 	p := write(t, "clean.jsonl", header+"\n"+`{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"hi"}}`+"\n")
 	out, _, code := runCLI("verify", p)
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "1 entries, no findings")
+	assert.Contains(t, out, "1 entry, no findings")
 
 	bad := sample + "{not json\n" + `{"type":"message","id":"x1","parentId":"gone","message":{"role":"user","content":"orphan"}}` + "\n" + `{"type":"custom","id":"u1","parentId":null}` + "\n" + `{"type":"mess`
 	p = write(t, "bad.jsonl", bad)
 	out, _, code = runCLI("verify", p)
 	assert.Equal(t, 1, code)
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(out, p+": ", "")), "\n")
+	assert.True(t, strings.HasPrefix(out, p+": line 7: "), out)
 	assert.Equal(t, []string{
 		"line 7: malformed-line: invalid JSON at offset 1: expected object key",
 		"line 10: torn-tail: invalid JSON at offset 13: unexpected end of string",
@@ -182,7 +183,7 @@ func TestUnreadableFiles(t *testing.T) {
 		"empty.jsonl":     {"", "not a session file: empty file"},
 		"noheader.jsonl":  {`{"type":"message","id":"a"}` + "\n" + header + "\n", `not a session file: line 1: no session header (its type is not "session")`},
 		"garbage.jsonl":   {"\x00\x01binary", "not a session file: line 1: no session header (it is not valid JSON)"},
-		"newer.jsonl":     {`{"type":"session","version":9,"id":"x"}` + "\n", "format version 9 is newer than this tool supports (3)"},
+		"newer.jsonl":     {`{"type":"session","version":9,"id":"x"}` + "\n", "not a session file: format version 9 is newer than this tool supports (3)"},
 		"blankfirst.json": {"\n" + header + "\n", "not a session file: line 1: no session header"},
 	}
 	for name, c := range cases {
@@ -243,4 +244,17 @@ func TestExitStatusOfRealProcess(t *testing.T) {
 	err = cmd.Run()
 	require.True(t, errors.As(err, &ee))
 	assert.Equal(t, 1, ee.ExitCode(), "the sample has a dangling call")
+}
+
+func TestWarnsAboutSkippedLines(t *testing.T) {
+	p := write(t, "bad.jsonl", sample+"{not json\n"+`{"type":"mess`)
+	for _, cmd := range []string{"context", "tree"} {
+		out, errOut, code := runCLI(cmd, p)
+		require.Equal(t, 0, code, errOut)
+		assert.NotEmpty(t, out)
+		assert.Equal(t, "agentsession: warning: "+p+": 1 malformed line skipped, torn last line 8 ignored; run verify for details\n", errOut, cmd)
+	}
+	_, errOut, code := runCLI("context", write(t, "good.jsonl", sample))
+	require.Equal(t, 0, code)
+	assert.Empty(t, errOut)
 }
