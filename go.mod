@@ -1,6 +1,6 @@
 module github.com/agentsession/session
 
-go 1.24
+go 1.25
 
 require (
 	github.com/google/uuid v1.6.0

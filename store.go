@@ -63,6 +63,9 @@ type ListOptions struct {
 	UpdatedBefore time.Time // only sessions updated strictly before
 	Limit         int       // page size; 0 means DefaultListLimit
 	Cursor        string    // ListPage.Next of the previous page
+	// Archived includes archived sessions (see FileStore.Archive), which
+	// are left out by default.
+	Archived bool
 }
 
 // DefaultListLimit is the page size when ListOptions.Limit is 0.
@@ -85,6 +88,21 @@ type SessionInfo struct {
 	ParentSession string
 	Entries       int   // number of entries
 	Size          int64 // bytes of the log in the seed format
+	Archived      bool  // see FileStore.Archive
+}
+
+// Continue opens the most recently updated session of cwd in store, or
+// creates one there if it has none: what an agent does when started again
+// in the same directory.
+func Continue(ctx context.Context, store Store, cwd string) (*Session, error) {
+	p, err := store.List(ctx, ListOptions{Cwd: cwd, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Sessions) > 0 {
+		return Open(ctx, store, p.Sessions[0].ID)
+	}
+	return Create(ctx, store, &CreateOptions{Cwd: cwd})
 }
 
 // Errors returned by stores and sessions. Test with errors.Is: they are

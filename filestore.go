@@ -1,0 +1,1272 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SyncPolicy says when a FileStore makes appends durable with fdatasync.
+// Whatever the policy, an append is one write(2) of whole lines under a
+// file lock, so other processes see it at once and a crash of the process
+// (not of the machine) never loses an append that returned.
+type SyncPolicy int
+
+const (
+	// SyncOnFlush, the default, syncs at Session.Flush (call it at the end
+	// of each turn) and at Close: a machine crash loses at most the turn
+	// in progress.
+	SyncOnFlush SyncPolicy = iota
+	// SyncNever leaves syncing to the operating system: fastest, and a
+	// machine crash may lose the last few seconds.
+	SyncNever
+	// SyncEveryAppend syncs before each append returns: an append that
+	// returned survives a machine crash.
+	SyncEveryAppend
+)
+
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncOnFlush:
+		return "on-flush"
+	case SyncNever:
+		return "never"
+	case SyncEveryAppend:
+		return "every-append"
+	}
+	return "SyncPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// FileStoreOptions configures a FileStore. The zero value (or nil) gives
+// the defaults documented on each field.
+type FileStoreOptions struct {
+	// Sync is when appends are made durable; default SyncOnFlush.
+	Sync SyncPolicy
+	// Strict makes Load fail with ErrCorrupt on a malformed line instead
+	// of skipping and counting it.
+	Strict bool
+	// MaxStringChars bounds every string in an appended entry; longer ones
+	// are cut with a notice. Default 500,000; negative means no limit.
+	MaxStringChars int
+	// BlobDir holds the content-addressed blobs (large images). Default:
+	// "blobs" beside the root, as in <root>/../blobs.
+	BlobDir string
+	// MinBlobBytes is the size of base64 image data from which it is
+	// stored once as a blob instead of inline. Default 1024; negative
+	// keeps every image inline.
+	MinBlobBytes int
+}
+
+// DefaultMaxStringChars is the default FileStoreOptions.MaxStringChars.
+const DefaultMaxStringChars = 500_000
+
+// DefaultMinBlobBytes is the default FileStoreOptions.MinBlobBytes.
+const DefaultMinBlobBytes = 1024
+
+// FileStore keeps each session in one JSONL file in the seed format
+// (version 3), in the seed layout:
+//
+//	<root>/--<cwd>--/<timestamp>_<id>.jsonl
+//
+// where <cwd> is the working directory without its leading separator and
+// with '/', '\' and ':' turned into '-', and <timestamp> is the creation
+// time in ISO 8601 with ':' and '.' turned into '-'. The pi and oh-my-pi
+// agents read and write the same tree. Archived sessions move under
+// <root>/.archive with the same layout.
+//
+// Several processes may use the same root: every append, read and
+// rewrite holds an advisory lock on the file (flock), an append first
+// learns what others appended, and a handle notices when another process
+// replaced the file. See the package documentation for what a crash can
+// and cannot lose.
+//
+// A FileStore is safe for concurrent use. Close it when done.
+type FileStore struct {
+	root    string // absolute
+	r       *os.Root
+	opts    FileStoreOptions
+	maxStr  int
+	minBlob int
+
+	mu       sync.Mutex
+	paths    map[string]string // session id -> file, relative to root
+	sessions map[string]*fileSession
+	index    map[string]*indexEntry // rel path -> listing cache
+	last     time.Time
+	closed   bool
+}
+
+var (
+	_ Store   = (*FileStore)(nil)
+	_ Flusher = (*FileStore)(nil)
+)
+
+// fileSession is what the store knows of one session file between calls.
+type fileSession struct {
+	mu     sync.Mutex
+	id     string
+	rel    string   // path relative to root
+	f      *os.File // open read-write; nil until first used
+	ino    uint64
+	size   int64 // end of the last whole line: where the next append goes
+	cut    bool  // bytes after size are a torn line to cut off first
+	needNL bool  // the last line is whole but lacks its newline
+	last   string
+	ids    map[string]struct{}
+	count  int
+	title  string
+	header Header
+	loaded bool
+	dirty  bool  // appended since the last sync
+	err    error // latched persistence error
+}
+
+// indexEntry caches what List shows of a file, valid while its inode and
+// size stay the same.
+type indexEntry struct {
+	ino     uint64
+	size    int64
+	info    SessionInfo
+	ok      bool // the file has a readable header
+	updated time.Time
+}
+
+// OpenFileStore opens (creating it, mode 0700, if needed) the session
+// tree at root. Leftover temporary files of interrupted rewrites are
+// removed.
+func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	s := &FileStore{
+		root: abs, r: r,
+		maxStr: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes,
+		paths: map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
+	}
+	if opts != nil {
+		s.opts = *opts
+		if opts.MaxStringChars != 0 {
+			s.maxStr = opts.MaxStringChars
+		}
+		if opts.MinBlobBytes != 0 {
+			s.minBlob = opts.MinBlobBytes
+		}
+	}
+	if s.opts.BlobDir == "" {
+		s.opts.BlobDir = filepath.Join(filepath.Dir(abs), "blobs")
+	}
+	if err := s.scan(true); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Root returns the store's root directory, as an absolute path.
+func (s *FileStore) Root() string { return s.root }
+
+// Close closes the files the store holds open. Sessions using it fail
+// with ErrClosed afterwards.
+func (s *FileStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, fsess := range s.sessions {
+		fsess.mu.Lock()
+		if fsess.f != nil {
+			if fsess.dirty && s.opts.Sync == SyncOnFlush {
+				errs = append(errs, datasync(fsess.f))
+			}
+			errs = append(errs, fsess.f.Close())
+			fsess.f = nil
+		}
+		fsess.err = ErrClosed
+		fsess.mu.Unlock()
+	}
+	errs = append(errs, s.r.Close())
+	return errors.Join(errs...)
+}
+
+// tick returns a time later than any handed out before.
+func (s *FileStore) tick() time.Time {
+	t := time.Now()
+	if !t.After(s.last) {
+		t = s.last.Add(time.Nanosecond)
+	}
+	s.last = t
+	return t
+}
+
+// ---- Layout ----
+
+const (
+	archiveDir = ".archive"
+	fileExt    = ".jsonl"
+)
+
+// CwdDir returns the directory name the seed layout uses for cwd.
+func CwdDir(cwd string) string {
+	c := strings.TrimLeft(cwd, `/\`)
+	c = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(c)
+	return "--" + c + "--"
+}
+
+// fileName returns the seed-layout file name of a session.
+func fileName(h Header) string {
+	ts := h.Timestamp
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	stamp := strings.NewReplacer(":", "-", ".", "-").Replace(formatTime(ts))
+	return stamp + "_" + h.ID + fileExt
+}
+
+// idOfFile returns the session id in a seed-layout file name, or "".
+func idOfFile(name string) string {
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, fileExt) {
+		return ""
+	}
+	_, id, ok := strings.Cut(strings.TrimSuffix(name, fileExt), "_")
+	if !ok || ValidateID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// isTemp reports the temporary files of rewrites: ".<name>.tmp-<n>".
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
+// scan reads the directory tree and refreshes the id → file map. With
+// clean, it also removes temporary files left by interrupted rewrites.
+// Callers must not hold s.mu.
+func (s *FileStore) scan(clean bool) error {
+	found := map[string]string{}
+	for _, top := range []string{".", archiveDir} {
+		dirs, err := readDirNames(s.r, top)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && top == archiveDir {
+				continue
+			}
+			return fmt.Errorf("session: file store: %w", err)
+		}
+		for _, d := range dirs {
+			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
+				continue
+			}
+			dir := filepath.Join(top, d)
+			names, err := readDirNames(s.r, dir)
+			if err != nil {
+				continue // not a directory, or gone
+			}
+			for _, n := range names {
+				if clean && isTemp(n) {
+					s.removeStaleTemp(filepath.Join(dir, n))
+					continue
+				}
+				if id := idOfFile(n); id != "" {
+					if _, dup := found[id]; !dup || top == "." {
+						found[id] = filepath.Join(dir, n)
+					}
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	for id, rel := range s.paths {
+		if filepath.IsAbs(rel) {
+			found[id] = rel // opened by path, outside the tree
+		}
+	}
+	s.paths = found
+	s.mu.Unlock()
+	return nil
+}
+
+func readDirNames(r *os.Root, dir string) ([]string, error) {
+	d, err := r.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+// removeStaleTemp removes a rewrite's temporary file whose writer is gone:
+// a live writer holds a lock on it, and a file younger than a minute may
+// belong to a writer that has not taken the lock yet.
+func (s *FileStore) removeStaleTemp(rel string) {
+	f, err := s.r.OpenFile(rel, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) < time.Minute || !tryLockFile(f) {
+		return
+	}
+	_ = s.r.Remove(rel)
+}
+
+// file returns the state of session id, finding its file if needed.
+func (s *FileStore) file(id string) (*fileSession, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if fsess, ok := s.sessions[id]; ok {
+			s.mu.Unlock()
+			return fsess, nil
+		}
+		rel, ok := s.paths[id]
+		if ok {
+			fsess := &fileSession{id: id, rel: rel}
+			s.sessions[id] = fsess
+			s.mu.Unlock()
+			return fsess, nil
+		}
+		s.mu.Unlock()
+		if attempt > 0 {
+			return nil, fmt.Errorf("%w: session %s", ErrNotFound, id)
+		}
+		// Another process may have created it since the last scan.
+		if err := s.scan(false); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// forget drops what the store knows of a session whose file is gone.
+func (s *FileStore) forget(fsess *fileSession) {
+	s.mu.Lock()
+	if s.sessions[fsess.id] == fsess {
+		delete(s.sessions, fsess.id)
+	}
+	if s.paths[fsess.id] == fsess.rel {
+		delete(s.paths, fsess.id)
+	}
+	s.mu.Unlock()
+	if fsess.f != nil {
+		fsess.f.Close()
+		fsess.f = nil
+	}
+}
+
+// path returns the file of a session for messages.
+func (s *FileStore) path(rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(s.root, rel)
+}
+
+// openRel opens a session file read-write through os.Root.
+func (s *FileStore) openRel(rel string) (*os.File, error) {
+	if filepath.IsAbs(rel) {
+		r, err := os.OpenRoot(filepath.Dir(rel))
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		return r.OpenFile(filepath.Base(rel), os.O_RDWR, 0)
+	}
+	return s.r.OpenFile(rel, os.O_RDWR, 0)
+}
+
+// ---- Create ----
+
+// Create implements Store. The file is written whole under a temporary
+// name and then linked into place, so a crash never leaves a session
+// file without its header.
+func (s *FileStore) Create(ctx context.Context, h Header) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateID(h.ID); err != nil {
+		return err
+	}
+	if _, err := s.file(h.ID); err == nil {
+		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	h.Version = CurrentVersion
+	if h.Timestamp.IsZero() {
+		h.Timestamp = time.Now().UTC().Truncate(time.Millisecond)
+	}
+	line, err := h.appendJSON(nil)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	dir := CwdDir(h.Cwd)
+	if err := s.r.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("session: create %s: %w", h.ID, err)
+	}
+	rel := filepath.Join(dir, fileName(h))
+	if err := s.writeNew(rel, line, false); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: session %s", ErrExists, h.ID)
+		}
+		return fmt.Errorf("session: create %s: %w", s.path(rel), err)
+	}
+	s.mu.Lock()
+	s.paths[h.ID] = rel
+	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel}
+	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
+	s.mu.Unlock()
+	return nil
+}
+
+// writeNew writes data to a temporary file beside rel, syncs it (unless
+// the policy is SyncNever) and puts it at rel: replacing what is there
+// when replace is set, failing with fs.ErrExist otherwise. The directory
+// is synced afterwards.
+func (s *FileStore) writeNew(rel string, data []byte, replace bool) (err error) {
+	r, name := s.r, rel
+	if filepath.IsAbs(rel) {
+		if r, err = os.OpenRoot(filepath.Dir(rel)); err != nil {
+			return err
+		}
+		defer r.Close()
+		name = filepath.Base(rel)
+	}
+	dir := filepath.Dir(name)
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := r.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		f.Close()
+		if err != nil {
+			_ = r.Remove(tmp)
+		}
+	}()
+	_ = lockFile(f, true) // tells cleaners of other processes it is live
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if s.opts.Sync != SyncNever {
+		if err = f.Sync(); err != nil {
+			return err
+		}
+	}
+	if replace {
+		err = r.Rename(tmp, name)
+	} else if err = r.Link(tmp, name); err == nil {
+		_ = r.Remove(tmp)
+	}
+	if err != nil {
+		return err
+	}
+	if s.opts.Sync != SyncNever {
+		err = syncDir(r, dir)
+	}
+	return err
+}
+
+func syncDir(r *os.Root, dir string) error {
+	d, err := r.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ---- Reading ----
+
+// Load implements Store. Version 1 and 2 files are migrated and the file
+// is rewritten atomically in version 3. A file that cannot be read as a
+// session is left as it is and gives an error naming it. Blob references
+// are resolved.
+func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return nil, err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	fsess.err = nil // a load starts afresh
+	log, err := s.load(ctx, fsess)
+	if err != nil {
+		return nil, err
+	}
+	return log, nil
+}
+
+// load reads the whole file and resets fsess from it. Callers hold
+// fsess.mu.
+func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) {
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return nil, err
+		}
+		if err := lockFile(fsess.f, false); err != nil {
+			return nil, s.ioErr(fsess, "lock", err)
+		}
+		data, replaced, err := readAll(fsess.f)
+		unlockFile(fsess.f)
+		if err != nil {
+			return nil, s.ioErr(fsess, "read", err)
+		}
+		if replaced && attempt < 3 {
+			fsess.f.Close()
+			fsess.f = nil
+			continue
+		}
+		log, err := DecodeLog(data, &ReadOptions{Strict: s.opts.Strict})
+		if err != nil {
+			return nil, WithPath(err, s.path(fsess.rel))
+		}
+		if log.Header.ID != fsess.id {
+			return nil, &CorruptError{Path: s.path(fsess.rel), Line: 1, Err: fmt.Errorf("header names session %q, not %q", log.Header.ID, fsess.id)}
+		}
+		if log.MigratedFrom != 0 {
+			if err := s.migrate(fsess, data, log); err != nil {
+				return nil, err
+			}
+			continue // read what was written
+		}
+		fsess.reset(log, data)
+		if err := s.resolveBlobs(ctx, log); err != nil {
+			return nil, err
+		}
+		return log, nil
+	}
+}
+
+// ensureOpen opens the session's file if it is not open.
+func (s *FileStore) ensureOpen(fsess *fileSession) error {
+	if fsess.f != nil {
+		return nil
+	}
+	f, err := s.openRel(fsess.rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.forget(fsess)
+			return fmt.Errorf("%w: session %s (%s is gone)", ErrNotFound, fsess.id, s.path(fsess.rel))
+		}
+		return s.ioErr(fsess, "open", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return s.ioErr(fsess, "stat", err)
+	}
+	fsess.f = f
+	fsess.ino, _ = identity(fi)
+	fsess.loaded = false
+	return nil
+}
+
+// readAll reads a whole file, and reports whether it has been replaced
+// (unlinked by a rename) since it was opened.
+func readAll(f *os.File) ([]byte, bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if _, nlink := identity(fi); nlink == 0 {
+		return nil, true, nil
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	return data[:n], false, nil
+}
+
+// reset makes fsess describe the file whose bytes are data, read as log.
+func (fsess *fileSession) reset(log *Log, data []byte) {
+	fsess.size, fsess.cut, fsess.needNL = goodEnd(data, log.Torn != nil)
+	fsess.ids = make(map[string]struct{}, len(log.Entries))
+	fsess.title = ""
+	for _, e := range log.Entries {
+		fsess.ids[e.id] = struct{}{}
+		fsess.noteTitle(e)
+	}
+	fsess.count = len(log.Entries)
+	fsess.last = lastID(log.Entries)
+	fsess.header = log.Header.Clone()
+	fsess.loaded = true
+}
+
+// goodEnd returns where the next append goes in data: after its last
+// newline when the rest is a torn line (cut), at the end otherwise
+// (needNL when the last line, whole, lacks its newline).
+func goodEnd(data []byte, torn bool) (end int64, cut, needNL bool) {
+	if len(data) == 0 || data[len(data)-1] == '\n' {
+		return int64(len(data)), false, false
+	}
+	if torn {
+		return int64(bytes.LastIndexByte(data, '\n') + 1), true, false
+	}
+	return int64(len(data)), false, true
+}
+
+func (fsess *fileSession) noteTitle(e Entry) {
+	if e.kind != kindSessionInfo {
+		return
+	}
+	var n SessionName
+	if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
+		fsess.title = strings.TrimSpace(n.Name)
+	}
+}
+
+// migrate rewrites a version 1 or 2 file in version 3, if it still holds
+// data when the lock is taken.
+func (s *FileStore) migrate(fsess *fileSession, data []byte, log *Log) error {
+	if err := lockFile(fsess.f, true); err != nil {
+		return s.ioErr(fsess, "lock", err)
+	}
+	defer unlockFile(fsess.f)
+	now, replaced, err := readAll(fsess.f)
+	if err != nil {
+		return s.ioErr(fsess, "read", err)
+	}
+	if replaced || !bytes.Equal(now, data) {
+		fsess.f.Close() // someone else changed it: read again
+		fsess.f = nil
+		return nil
+	}
+	if err := s.rewriteLocked(fsess, log.Header, log.Entries); err != nil {
+		return err
+	}
+	fsess.f.Close()
+	fsess.f = nil
+	return nil
+}
+
+// ioErr wraps a file system error with the session's file.
+func (s *FileStore) ioErr(fsess *fileSession, op string, err error) error {
+	return fmt.Errorf("session: %s %s: %w", op, s.path(fsess.rel), err)
+}
+
+// ---- Appending ----
+
+// Append implements Store: one write of whole lines at the end of the
+// file, under an exclusive file lock, after learning what other
+// processes appended. A failed or short write is rolled back by
+// truncating the file to its previous length, and the error is latched:
+// every later call on the session returns it until the session is loaded
+// again. ErrConflict also reports that another process replaced the file
+// (a rewrite), so that Session handles reload.
+func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkEntries(entries); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	buf, err := s.encodeAppend(ctx, entries)
+	if err != nil {
+		return err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	if !fsess.loaded {
+		if _, err := s.load(ctx, fsess); err != nil {
+			return err
+		}
+	}
+	if err := lockFile(fsess.f, true); err != nil {
+		return s.ioErr(fsess, "lock", err)
+	}
+	defer unlockFile(fsess.f)
+	if err := s.catchUp(ctx, fsess); err != nil {
+		return err
+	}
+	if err := checkAppend(opts, fsess.last, func(id string) bool { _, ok := fsess.ids[id]; return ok }, entries); err != nil {
+		return err
+	}
+	if fsess.cut {
+		if err := fsess.f.Truncate(fsess.size); err != nil {
+			return s.latch(fsess, "cut torn line of", err)
+		}
+		fsess.cut = false
+	}
+	if fsess.needNL {
+		buf = slices.Insert(buf, 0, '\n')
+	}
+	n, err := fsess.f.WriteAt(buf, fsess.size)
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if terr := fsess.f.Truncate(fsess.size); terr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
+		}
+		return s.latch(fsess, "append to", err)
+	}
+	if s.opts.Sync == SyncEveryAppend {
+		if err := datasync(fsess.f); err != nil {
+			return s.latch(fsess, "sync", err)
+		}
+	} else {
+		fsess.dirty = true
+	}
+	fsess.size += int64(len(buf))
+	fsess.needNL = false
+	for _, e := range entries {
+		fsess.ids[e.id] = struct{}{}
+		fsess.noteTitle(e)
+	}
+	fsess.count += len(entries)
+	fsess.last = entries[len(entries)-1].id
+	s.touched(fsess)
+	return nil
+}
+
+// latch records a persistence error on the session and returns it.
+func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
+	fsess.err = s.ioErr(fsess, op, err)
+	return fsess.err
+}
+
+// touched records that this store just changed the session's file.
+func (s *FileStore) touched(fsess *fileSession) {
+	s.mu.Lock()
+	s.index[fsess.rel] = &indexEntry{ino: fsess.ino, size: fsess.size, ok: true, updated: s.tick(), info: SessionInfo{
+		ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
+		ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: fsess.size,
+		Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
+	}}
+	s.mu.Unlock()
+}
+
+func (fsess *fileSession) titleOrHeader() string {
+	if fsess.title != "" {
+		return fsess.title
+	}
+	return fsess.header.Title
+}
+
+// encodeAppend returns the lines of entries as they go to the file: long
+// strings cut, large images moved to the blob store.
+func (s *FileStore) encodeAppend(ctx context.Context, entries []Entry) ([]byte, error) {
+	n := 0
+	for _, e := range entries {
+		n += len(e.raw) + 1
+	}
+	buf := make([]byte, 0, n)
+	for _, e := range entries {
+		line, err := s.storedLine(ctx, e.raw)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+	}
+	return buf, nil
+}
+
+// catchUp learns, under the file lock, what other processes did since
+// this store last looked: appended lines are indexed, a replaced file is
+// read again (and reported as ErrConflict).
+func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) error {
+	fi, err := fsess.f.Stat()
+	if err != nil {
+		return s.ioErr(fsess, "stat", err)
+	}
+	if _, nlink := identity(fi); nlink == 0 || fi.Size() < fsess.size {
+		// Replaced by a rewrite, or cut short by someone else: start over.
+		unlockFile(fsess.f)
+		fsess.f.Close()
+		fsess.f = nil
+		if _, err := s.load(ctx, fsess); err != nil {
+			return err
+		}
+		if err := lockFile(fsess.f, true); err != nil {
+			return s.ioErr(fsess, "lock", err)
+		}
+		if err := s.catchUp(ctx, fsess); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
+	}
+	if fi.Size() == fsess.size && !fsess.cut {
+		return nil
+	}
+	// Others appended (or a torn line is still there): read the new bytes.
+	tail := make([]byte, fi.Size()-fsess.size)
+	if _, err := fsess.f.ReadAt(tail, fsess.size); err != nil && !errors.Is(err, io.EOF) {
+		return s.ioErr(fsess, "read", err)
+	}
+	rest := tail
+	if fsess.needNL {
+		// Our last line lacked a newline; another writer may have added it.
+		if len(rest) > 0 && rest[0] == '\n' {
+			rest = rest[1:]
+			fsess.size++
+			fsess.needNL = false
+		}
+	}
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			// A last line without newline: whole (needs one) or torn (cut).
+			if e, err := ParseEntry(rest); err == nil {
+				fsess.addEntry(e)
+				fsess.size += int64(len(rest))
+				fsess.needNL, fsess.cut = true, false
+			} else {
+				fsess.cut = true
+			}
+			return nil
+		}
+		if e, err := ParseEntry(rest[:i]); err == nil {
+			fsess.addEntry(e)
+		}
+		fsess.size += int64(i + 1)
+		rest = rest[i+1:]
+	}
+	fsess.cut = false
+	return nil
+}
+
+func (fsess *fileSession) addEntry(e Entry) {
+	fsess.ids[e.id] = struct{}{}
+	fsess.noteTitle(e)
+	fsess.count++
+	fsess.last = e.id
+}
+
+// Flush implements Flusher: with SyncOnFlush it makes the appends so far
+// durable. It returns a latched error.
+func (s *FileStore) Flush(ctx context.Context, id string) error {
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	if fsess.f == nil || !fsess.dirty || s.opts.Sync != SyncOnFlush {
+		return nil
+	}
+	if err := datasync(fsess.f); err != nil {
+		return s.latch(fsess, "sync", err)
+	}
+	fsess.dirty = false
+	return nil
+}
+
+// ---- Rewriting ----
+
+// Rewrite implements Store: the new file is written beside the old one,
+// synced and renamed over it, and the directory synced, under the file
+// lock. Other processes' handles notice the replacement at their next
+// append or load.
+func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h.ID != id {
+		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
+	}
+	for i, e := range entries {
+		if e.IsZero() {
+			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
+		}
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return err
+	}
+	if err := lockFile(fsess.f, true); err != nil {
+		return s.ioErr(fsess, "lock", err)
+	}
+	err = s.rewriteLocked(fsess, h, entries)
+	unlockFile(fsess.f)
+	fsess.f.Close()
+	fsess.f = nil
+	if err != nil {
+		return err
+	}
+	_, err = s.load(ctx, fsess)
+	if err == nil {
+		s.touched(fsess)
+	}
+	return err
+}
+
+// rewriteLocked replaces the file with h and entries. The caller holds
+// the file lock on the old file.
+func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry) error {
+	h.Version = CurrentVersion
+	buf, err := h.appendJSON(nil)
+	if err != nil {
+		return err
+	}
+	buf = append(buf, '\n')
+	for _, e := range entries {
+		line, err := s.storedLine(context.Background(), e.raw)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+	}
+	if err := s.writeNew(fsess.rel, buf, true); err != nil {
+		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
+	}
+	return nil
+}
+
+// ---- Delete, archive ----
+
+// Delete implements Store.
+func (s *FileStore) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	err = s.remove(fsess.rel)
+	s.forget(fsess)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: session %s", ErrNotFound, id)
+	}
+	return err
+}
+
+func (s *FileStore) remove(rel string) error {
+	if filepath.IsAbs(rel) {
+		return os.Remove(rel)
+	}
+	if err := s.r.Remove(rel); err != nil {
+		return err
+	}
+	if s.opts.Sync != SyncNever {
+		return syncDir(s.r, filepath.Dir(rel))
+	}
+	return nil
+}
+
+// Archive moves a session under <root>/.archive, which hides it from
+// listings unless ListOptions.Archived is set. It can still be opened.
+func (s *FileStore) Archive(ctx context.Context, id string) error {
+	return s.move(ctx, id, true)
+}
+
+// Restore brings an archived session back.
+func (s *FileStore) Restore(ctx context.Context, id string) error {
+	return s.move(ctx, id, false)
+}
+
+func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if filepath.IsAbs(fsess.rel) {
+		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
+	}
+	prefix := archiveDir + string(filepath.Separator)
+	from := fsess.rel
+	if strings.HasPrefix(from, prefix) == archive {
+		return nil // already there
+	}
+	to := prefix + from
+	if !archive {
+		to = strings.TrimPrefix(from, prefix)
+	}
+	if err := s.r.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return fmt.Errorf("session: archive %s: %w", id, err)
+	}
+	if err := s.r.Rename(from, to); err != nil {
+		return fmt.Errorf("session: archive %s: %w", id, err)
+	}
+	if s.opts.Sync != SyncNever {
+		_ = syncDir(s.r, filepath.Dir(from))
+		_ = syncDir(s.r, filepath.Dir(to))
+	}
+	s.mu.Lock()
+	s.paths[id] = to
+	fsess.rel = to
+	if ie := s.index[from]; ie != nil {
+		delete(s.index, from)
+		ie.info.Archived = archive
+		s.index[to] = ie
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// ---- Listing ----
+
+// List implements Store. It stats every file and reads only those that
+// changed since the store last looked at them (this process's appends
+// keep the cache current), so a listing costs one stat per session.
+// Files that cannot be read as sessions are left out.
+func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	after, err := parseCursor(opts.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.scan(false); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	rels := make([]string, 0, len(s.paths))
+	for _, rel := range s.paths {
+		if filepath.IsAbs(rel) {
+			continue
+		}
+		if !opts.Archived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
+			continue
+		}
+		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != CwdDir(opts.Cwd) {
+			continue
+		}
+		rels = append(rels, rel)
+	}
+	s.mu.Unlock()
+	all := make([]SessionInfo, 0, len(rels))
+	for _, rel := range rels {
+		info, ok := s.infoOf(rel)
+		if ok && matches(info, opts) {
+			all = append(all, info)
+		}
+	}
+	slices.SortFunc(all, compareInfo)
+	return page(all, after, opts.Limit), nil
+}
+
+// infoOf returns the listing of one file, from the cache when its inode
+// and size have not changed.
+func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
+	fi, err := s.r.Stat(rel)
+	if err != nil {
+		return SessionInfo{}, false
+	}
+	ino, _ := identity(fi)
+	s.mu.Lock()
+	ie := s.index[rel]
+	s.mu.Unlock()
+	if ie != nil && ie.ino == ino && ie.size == fi.Size() && ie.ino != 0 {
+		info := ie.info
+		info.Updated = ie.updated
+		return info, ie.ok
+	}
+	ne := &indexEntry{ino: ino, size: fi.Size(), updated: fi.ModTime()}
+	if ie != nil && ie.updated.After(ne.updated) {
+		ne.updated = ie.updated
+	}
+	if data, err := readFileRoot(s.r, rel); err == nil {
+		ne.info, ne.ok = summarize(data)
+		ne.ok = ne.ok && ne.info.ID == idOfFile(filepath.Base(rel))
+		ne.info.Size = int64(len(data))
+		ne.size = int64(len(data))
+		ne.info.Archived = strings.HasPrefix(rel, archiveDir+string(filepath.Separator))
+	}
+	s.mu.Lock()
+	s.index[rel] = ne
+	s.mu.Unlock()
+	info := ne.info
+	info.Updated = ne.updated
+	return info, ne.ok
+}
+
+func readFileRoot(r *os.Root, rel string) ([]byte, error) {
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// summarize reads what a listing shows from a file's bytes without
+// decoding its entries: the header, the number of entry lines and the
+// latest session_info name.
+func summarize(data []byte) (SessionInfo, bool) {
+	first, rest, _ := bytes.Cut(data, []byte{'\n'})
+	h, err := parseHeader(bytes.TrimSpace(first))
+	if err != nil || ValidateID(h.ID) != nil || h.Version > CurrentVersion {
+		return SessionInfo{}, false
+	}
+	info := SessionInfo{ID: h.ID, Title: h.Title, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
+	title := ""
+	for len(rest) > 0 {
+		line, more, found := bytes.Cut(rest, []byte{'\n'})
+		rest = more
+		if !found && !bytes.HasSuffix(line, []byte("}")) {
+			break // a torn last line
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		info.Entries++
+		if bytes.Contains(line, []byte(`"session_info"`)) {
+			if e, err := ParseEntry(line); err == nil && e.kind == kindSessionInfo {
+				var n SessionName
+				if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
+					title = strings.TrimSpace(n.Name)
+				}
+			}
+		}
+	}
+	if title != "" {
+		info.Title = title
+	}
+	return info, true
+}
+
+// ---- Opening by path, continuing ----
+
+// OpenPath opens the session in the file at path, which may lie outside
+// the store's tree: the session is then known to this store by its id
+// until it is closed.
+func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	rel := abs
+	if r, err := filepath.Rel(s.root, abs); err == nil && filepath.IsLocal(r) {
+		rel = r
+	}
+	data, err := readHead(abs)
+	if err != nil {
+		return nil, fmt.Errorf("session: open %s: %w", abs, err)
+	}
+	first, _, _ := bytes.Cut(data, []byte{'\n'})
+	h, err := parseHeader(bytes.TrimSpace(first))
+	if err != nil {
+		// Let the full reader name the problem.
+		if _, derr := DecodeLog(data, nil); derr != nil {
+			return nil, WithPath(derr, abs)
+		}
+		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
+	}
+	if err := ValidateID(h.ID); err != nil {
+		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
+	}
+	if h.Version > CurrentVersion {
+		return nil, &UnsupportedVersionError{Path: abs, Version: h.Version}
+	}
+	if named := idOfFile(filepath.Base(abs)); named != "" && named != h.ID {
+		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name %q", h.ID, named)}
+	}
+	s.mu.Lock()
+	if old, ok := s.paths[h.ID]; ok && old != rel {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %s is already in %s", ErrExists, h.ID, s.path(old))
+	}
+	s.paths[h.ID] = rel
+	s.mu.Unlock()
+	return Open(ctx, s, h.ID)
+}
+
+// readHead reads the first line of a file (at most 1 MiB).
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// OpenFile opens the session file at path on a FileStore rooted at the
+// directory above the file's directory (the seed layout), with opts.
+// Close the session, then the returned store, when done.
+func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Session, *FileStore, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, nil, fmt.Errorf("session: open %s: %w", abs, err)
+	}
+	store, err := OpenFileStore(filepath.Dir(filepath.Dir(abs)), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := store.OpenPath(ctx, abs)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return sess, store, nil
+}
+
+// storedLine returns an entry line as it goes to the file.
+func (s *FileStore) storedLine(ctx context.Context, raw []byte) ([]byte, error) { return raw, nil }
+
+// resolveBlobs turns blob references back into content.
+func (s *FileStore) resolveBlobs(ctx context.Context, log *Log) error { return nil }

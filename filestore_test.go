@@ -1,0 +1,738 @@
+package session_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func openFS(t *testing.T, root string, opts *session.FileStoreOptions) *session.FileStore {
+	t.Helper()
+	s, err := session.OpenFileStore(root, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestFileStoreConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) session.Store {
+		return openFS(t, filepath.Join(t.TempDir(), "sessions"), nil)
+	})
+}
+
+// sessionFile returns the one session file under root.
+func sessionFile(t *testing.T, root string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "--*--", "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+func TestFileStoreLayoutAndPermissions(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "0198c7e2-1111-7000-8000-000000000001", Cwd: "/home/dev/my:proj"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.UserText("hello"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	file := sessionFile(t, root)
+	dir := filepath.Base(filepath.Dir(file))
+	assert.Equal(t, "--home-dev-my-proj--", dir)
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_0198c7e2-1111-7000-8000-000000000001\.jsonl$`, filepath.Base(file))
+	for path, want := range map[string]fs.FileMode{root: 0o700, filepath.Dir(file): 0o700, file: 0o600} {
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, want, fi.Mode().Perm(), path)
+	}
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], `"type":"session","version":3,"id":"0198c7e2-1111-7000-8000-000000000001"`)
+	assert.Contains(t, lines[0], `"cwd":"/home/dev/my:proj"`)
+}
+
+// reopenFS closes s and its store, and opens the session again on a new
+// store over the same root.
+func reopenFS(t *testing.T, s *session.Session, root string) *session.Session {
+	t.Helper()
+	require.NoError(t, s.Close())
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	r, err := session.Open(context.Background(), store, s.ID())
+	require.NoError(t, err)
+	return r
+}
+
+func TestFileStoreLeafMovesSurviveReopen(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := session.Create(ctx, openFS(t, root, nil), nil)
+	require.NoError(t, err)
+	e := appendAll(t, s, session.UserText("q1"), reply("a1"), session.UserText("q2"), reply("a2"))
+	moves := []struct {
+		name string
+		move func(s *session.Session) error
+		leaf string
+	}{
+		{"branch", func(s *session.Session) error { return s.Branch(ctx, e[1].ID()) }, e[1].ID()},
+		{"reset", func(s *session.Session) error { return s.ResetLeaf(ctx) }, ""},
+		{"branch from reset", func(s *session.Session) error { return s.Branch(ctx, e[2].ID()) }, e[2].ID()},
+		{"branch with summary", func(s *session.Session) error {
+			_, err := s.BranchWithSummary(ctx, e[0].ID(), session.BranchSummary{Summary: "tried q2"})
+			return err
+		}, ""},
+	}
+	outer := t
+	for _, mv := range moves {
+		t.Run(mv.name, func(t *testing.T) {
+			require.NoError(t, mv.move(s))
+			want := contextJSON(t, s.Context())
+			leaf := s.LeafID()
+			s = reopenFS(outer, s, root)
+			if mv.leaf != "" {
+				assert.Equal(t, mv.leaf, s.LeafID())
+			}
+			assert.Equal(t, leaf, s.LeafID())
+			assert.Equal(t, want, contextJSON(t, s.Context()))
+
+			// A seed reader: the last line of the file is the leaf.
+			log, err := session.DecodeLog(mustRead(t, sessionFile(t, root)), &session.ReadOptions{Strict: true})
+			require.NoError(t, err)
+			seedLeaf := log.Entries[len(log.Entries)-1]
+			seed, err := s.ContextAt(seedLeaf.ID())
+			require.NoError(t, err)
+			assert.Equal(t, texts(s.Context().Messages), texts(seed.Messages))
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
+}
+
+// copyInto puts a corpus file into a store tree as pi would have, and
+// returns its path there.
+func copyInto(t *testing.T, root, name string) string {
+	t.Helper()
+	data := mustRead(t, filepath.Join(compatDir, name))
+	log, err := session.DecodeLog(data, nil)
+	require.NoError(t, err)
+	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_"+log.Header.ID+".jsonl")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// TestFileStoreFidelity opens every version-3 corpus file in a store,
+// appends to it and rewrites it: the lines it had stay byte for byte.
+func TestFileStoreFidelity(t *testing.T) {
+	needCompat(t)
+	files, err := filepath.Glob(filepath.Join(compatDir, "0[0-7]-*.jsonl"))
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			path := copyInto(t, root, name)
+			orig := mustRead(t, path)
+			store := openFS(t, root, nil)
+			s, err := store.OpenPath(ctx, path)
+			require.NoError(t, err)
+			want := contextJSON(t, s.Context())
+			assert.Equal(t, orig, mustRead(t, path), "opening changed the file")
+
+			_, err = s.Append(ctx, session.UserText("one more"))
+			require.NoError(t, err)
+			now := mustRead(t, path)
+			require.True(t, bytes.HasPrefix(now, orig), "append changed earlier lines")
+
+			// A rewrite of what was read writes the same bytes again.
+			log, err := store.Load(ctx, s.ID())
+			require.NoError(t, err)
+			require.NoError(t, store.Rewrite(ctx, s.ID(), log.Header, log.Entries))
+			assert.Equal(t, string(now), string(mustRead(t, path)))
+
+			r := reopenFS(t, s, root)
+			c, err := r.ContextAt(s.Path()[len(s.Path())-2].ID())
+			require.NoError(t, err)
+			assert.Equal(t, want, contextJSON(t, c))
+		})
+	}
+}
+
+// TestFileStoreMigratesOldFiles opens pi's real v1 sessions and the
+// handmade v1 and v2 files through a store: the file is rewritten in
+// version 3, with pi's structure, and gives pi's context.
+func TestFileStoreMigratesOldFiles(t *testing.T) {
+	needCompat(t)
+	ctx := context.Background()
+	cases := []struct {
+		input, migrated, expected string
+		sameIDs                   bool
+	}{
+		{"real-v1-before-compaction.jsonl", "07-migrated-fixture-before-compaction.jsonl", "", false},
+		{"real-v1-large-session.jsonl", "07-migrated-fixture-large-session.jsonl", "", false},
+		{"08-v1-handmade.input.jsonl", "08-v1-handmade.migrated.jsonl", "08-v1-handmade.expected.json", false},
+		{"09-v2-handmade.input.jsonl", "09-v2-handmade.migrated.jsonl", "09-v2-handmade.expected.json", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.input, func(t *testing.T) {
+			root := t.TempDir()
+			path := copyInto(t, root, tc.input)
+			store := openFS(t, root, nil)
+			s, err := store.OpenPath(ctx, path)
+			require.NoError(t, err)
+
+			disk := mustRead(t, path)
+			log, err := session.DecodeLog(disk, &session.ReadOptions{Strict: true})
+			require.NoError(t, err, "the migrated file reads strictly")
+			assert.Zero(t, log.MigratedFrom, "the file on disk is version 3")
+			got := strings.Split(strings.TrimSuffix(string(disk), "\n"), "\n")
+			want := fileLines(t, tc.migrated)
+			if tc.sameIDs {
+				assert.Equal(t, want, got)
+			} else {
+				assert.Equal(t, idShape(t, want)[1:], idShape(t, got)[1:])
+			}
+			// Reopening reads the file as it is now: the ids stay.
+			r := reopenFS(t, s, root)
+			assert.Equal(t, contextJSON(t, s.Context()), contextJSON(t, r.Context()))
+			if tc.expected != "" {
+				var wantCtx normalized
+				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(compatDir, tc.expected)), &wantCtx))
+				gotCtx := normalize(r.Context())
+				if !tc.sameIDs {
+					wantCtx.LeafID = gotCtx.LeafID
+				}
+				assert.Equal(t, jsonOf(t, wantCtx), jsonOf(t, gotCtx))
+			} else {
+				var exp struct {
+					MessageCount int            `json:"messageCount"`
+					Roles        map[string]int `json:"roles"`
+					First3       []normalizedMessge
+				}
+				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(compatDir, strings.TrimSuffix(tc.migrated, ".jsonl")+".expected.json")), &exp))
+				msgs := r.Context().Messages
+				assert.Len(t, msgs, exp.MessageCount)
+				roles := map[string]int{}
+				for _, m := range msgs {
+					roles[m.Role]++
+				}
+				assert.Equal(t, exp.Roles, roles)
+				for i, w := range exp.First3 {
+					assert.Equal(t, jsonOf(t, w), jsonOf(t, normalizeMessage(msgs[i])), "message %d", i)
+				}
+			}
+		})
+	}
+}
+
+// TestFileStoreUnreadableFiles: a file that cannot be read as a session
+// gives an error naming it and is never written to.
+func TestFileStoreUnreadableFiles(t *testing.T) {
+	ctx := context.Background()
+	header := `{"type":"session","version":3,"id":"s-bad","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+	entry := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"hi"}}`
+	cases := map[string]struct {
+		content, reason string
+		target          error
+	}{
+		"empty":              {"", "empty file", session.ErrCorrupt},
+		"no header":          {entry + "\n", "no session header", session.ErrCorrupt},
+		"header on line 2":   {"\n" + header + "\n" + entry + "\n", "no session header", session.ErrCorrupt},
+		"newer version":      {strings.Replace(header, `"version":3`, `"version":9`, 1) + "\n" + entry + "\n", "format version 9", session.ErrUnsupportedVersion},
+		"binary":             {"\x00\x01\x02garbage", "no session header", session.ErrCorrupt},
+		"header for another": {strings.Replace(header, "s-bad", "s-other", 1) + "\n", "header names session", session.ErrCorrupt},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "--w--")
+			require.NoError(t, os.MkdirAll(dir, 0o700))
+			path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_s-bad.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
+			old := time.Now().Add(-time.Hour)
+			require.NoError(t, os.Chtimes(path, old, old))
+			store := openFS(t, root, nil)
+
+			_, err := session.Open(ctx, store, "s-bad")
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tc.target)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), tc.reason)
+			e, _ := session.NewEntry(session.TypeCustom, "x1", "", time.Now(), session.Custom{CustomType: "x"})
+			assert.Error(t, store.Append(ctx, "s-bad", session.AppendOptions{}, e))
+			_, err = store.OpenPath(ctx, path)
+			assert.Error(t, err)
+
+			assert.Equal(t, tc.content, string(mustRead(t, path)), "the file was changed")
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.True(t, fi.ModTime().Equal(old), "the file was written to")
+			p, err := store.List(ctx, session.ListOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, p.Sessions)
+		})
+	}
+}
+
+// TestFileStoreTornTail cuts a valid file at every byte of its last two
+// lines: it opens with exactly the whole lines before the cut, and the
+// next append leaves no fused line.
+func TestFileStoreTornTail(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	s, err := session.Create(ctx, openFS(t, src, nil), &session.CreateOptions{ID: "s-torn", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q1"), reply("a1"), session.UserText("q2 \"quoted\" ü"), reply("a2"))
+	require.NoError(t, s.Close())
+	full := mustRead(t, sessionFile(t, src))
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty rest after the last newline
+	start := len(full) - len(lines[len(lines)-1]) - len(lines[len(lines)-2])
+
+	for cut := start; cut < len(full); cut++ {
+		data := full[:cut]
+		whole := bytes.Count(data, []byte("\n")) - 1 // entries before the cut
+		if last := data[bytes.LastIndexByte(data, '\n')+1:]; json.Valid(last) && len(last) > 0 {
+			whole++ // a whole last line that only lacks its newline
+		}
+		root := t.TempDir()
+		dir := filepath.Join(root, "--w--")
+		require.NoError(t, os.MkdirAll(dir, 0o700))
+		path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_s-torn.jsonl")
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+
+		store, err := session.OpenFileStore(root, nil)
+		require.NoError(t, err)
+		r, err := session.Open(ctx, store, "s-torn")
+		require.NoError(t, err, "cut at %d", cut)
+		require.Equal(t, whole, r.Len(), "cut at %d", cut)
+		require.Equal(t, string(data), string(mustRead(t, path)), "opening changed the file")
+		_, err = r.AppendEntry(ctx, session.TypeCustom, session.Custom{CustomType: "after-cut"})
+		require.NoError(t, err, "cut at %d", cut)
+		require.NoError(t, r.Close())
+		require.NoError(t, store.Close())
+
+		after := mustRead(t, path)
+		log, err := session.DecodeLog(after, &session.ReadOptions{Strict: true})
+		require.NoError(t, err, "cut at %d: %s", cut, after)
+		require.Nil(t, log.Torn)
+		require.Len(t, log.Entries, whole+1, "cut at %d", cut)
+		require.Equal(t, "custom", log.Entries[whole].Type())
+		require.True(t, bytes.HasPrefix(after, full[:bytes.LastIndexByte(data, '\n')+1]))
+	}
+}
+
+// TestFileStoreRewriteElsewhere: a handle whose file another store (as
+// another process would) replaced notices, reloads and appends after
+// what the other wrote.
+func TestFileStoreRewriteElsewhere(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	a, err := session.Create(ctx, openFS(t, root, nil), &session.CreateOptions{ID: "s-shared"})
+	require.NoError(t, err)
+	e := appendAll(t, a, session.UserText("q1"), reply("a1"), session.UserText("q2"), reply("a2"))
+
+	other := openFS(t, root, nil)
+	log, err := other.Load(ctx, "s-shared")
+	require.NoError(t, err)
+	h := log.Header
+	h.Title = "pruned elsewhere"
+	require.NoError(t, other.Rewrite(ctx, "s-shared", h, log.Entries)) // same last entry
+
+	n := appendAll(t, a, session.UserText("q3"))
+	assert.Equal(t, e[3].ID(), n[0].ParentID())
+	assert.Equal(t, "pruned elsewhere", a.Header().Title, "the handle reloaded")
+	r, err := session.Open(ctx, other, "s-shared")
+	require.NoError(t, err)
+	assert.Equal(t, 5, r.Len())
+	assert.Equal(t, "pruned elsewhere", r.Header().Title)
+}
+
+func TestFileStoreHostileIDs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	require.GreaterOrEqual(t, len(storetest.HostileIDs), 30)
+	e, err := session.NewEntry(session.TypeCustom, "x1", "", time.Now(), session.Custom{CustomType: "x"})
+	require.NoError(t, err)
+	for _, id := range storetest.HostileIDs {
+		h := session.Header{ID: id, Cwd: "/w"}
+		assert.ErrorIs(t, store.Create(ctx, h), session.ErrInvalidID, "Create %q", id)
+		_, err := store.Load(ctx, id)
+		assert.ErrorIs(t, err, session.ErrInvalidID, "Load %q", id)
+		assert.ErrorIs(t, store.Append(ctx, id, session.AppendOptions{}, e), session.ErrInvalidID, "Append %q", id)
+		assert.ErrorIs(t, store.Rewrite(ctx, id, h, nil), session.ErrInvalidID, "Rewrite %q", id)
+		assert.ErrorIs(t, store.Delete(ctx, id), session.ErrInvalidID, "Delete %q", id)
+		assert.ErrorIs(t, store.Archive(ctx, id), session.ErrInvalidID, "Archive %q", id)
+	}
+	var names []string
+	require.NoError(t, filepath.WalkDir(filepath.Dir(root), func(p string, d fs.DirEntry, err error) error {
+		names = append(names, p)
+		return err
+	}))
+	assert.Equal(t, []string{filepath.Dir(root), root}, names, "hostile ids touched the file system")
+}
+
+func TestFileStoreListing(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	var ids []string
+	for i, cwd := range []string{"/a", "/b", "/a"} {
+		time.Sleep(20 * time.Millisecond)
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: fmt.Sprintf("s-%d", i), Cwd: cwd})
+		require.NoError(t, err)
+		appendAll(t, s, session.UserText("q"), reply("a"))
+		ids = append(ids, s.ID())
+	}
+	time.Sleep(20 * time.Millisecond) // file times are as coarse as the file system's clock
+	named, err := session.Open(ctx, store, "s-0")
+	require.NoError(t, err)
+	require.NoError(t, named.SetTitle(ctx, "The first"))
+
+	// A fresh store (another process) sees the same listing.
+	for _, st := range []*session.FileStore{store, openFS(t, root, nil)} {
+		p, err := st.List(ctx, session.ListOptions{})
+		require.NoError(t, err)
+		require.Equal(t, []string{"s-0", "s-2", "s-1"}, infoIDs(p.Sessions))
+		first := p.Sessions[0]
+		assert.Equal(t, "The first", first.Title)
+		assert.Equal(t, "/a", first.Cwd)
+		assert.Equal(t, 3, first.Entries)
+		fi, err := os.Stat(sessionFileOf(t, root, "s-0"))
+		require.NoError(t, err)
+		assert.Equal(t, fi.Size(), first.Size)
+		p, err = st.List(ctx, session.ListOptions{Cwd: "/a"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"s-0", "s-2"}, infoIDs(p.Sessions))
+	}
+
+	// Continue opens the most recent of a cwd, or creates one.
+	c, err := session.Continue(ctx, store, "/b")
+	require.NoError(t, err)
+	assert.Equal(t, "s-1", c.ID())
+	c, err = session.Continue(ctx, store, "/new")
+	require.NoError(t, err)
+	assert.Zero(t, c.Len())
+	assert.Equal(t, "/new", c.Header().Cwd)
+
+	// Archived sessions leave default listings and come back on Restore.
+	require.NoError(t, store.Archive(ctx, "s-2"))
+	p, err := store.List(ctx, session.ListOptions{Cwd: "/a"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"s-0"}, infoIDs(p.Sessions))
+	p, err = openFS(t, root, nil).List(ctx, session.ListOptions{Cwd: "/a", Archived: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"s-0", "s-2"}, infoIDs(p.Sessions), "archiving is no update")
+	assert.True(t, p.Sessions[1].Archived)
+	assert.False(t, p.Sessions[0].Archived)
+	a, err := session.Open(ctx, store, "s-2")
+	require.NoError(t, err, "archived sessions still open")
+	assert.Equal(t, 2, a.Len())
+	require.NoError(t, store.Restore(ctx, "s-2"))
+	p, err = store.List(ctx, session.ListOptions{Cwd: "/a"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"s-0", "s-2"}, infoIDs(p.Sessions))
+}
+
+func infoIDs(infos []session.SessionInfo) []string {
+	var out []string
+	for _, i := range infos {
+		out = append(out, i.ID)
+	}
+	return out
+}
+
+func sessionFileOf(t *testing.T, root, id string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "--*--", "*_"+id+".jsonl"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+func TestFileStoreTempFiles(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-tmp", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"))
+	require.NoError(t, s.Close())
+	dir := filepath.Dir(sessionFileOf(t, root, "s-tmp"))
+	stale := filepath.Join(dir, ".2026-01-15T10-00-00-000Z_s-gone.jsonl.tmp-abc")
+	fresh := filepath.Join(dir, ".2026-01-15T10-00-00-000Z_s-tmp.jsonl.tmp-def")
+	for _, p := range []string{stale, fresh} {
+		require.NoError(t, os.WriteFile(p, []byte(`{"type":"session","version":3,"id":"s-gone"}`+"\n"), 0o600))
+	}
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(stale, old, old))
+
+	other := openFS(t, root, nil)
+	_, err = os.Stat(stale)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a stale temp file is removed on open")
+	_, err = os.Stat(fresh)
+	assert.NoError(t, err, "a recent temp file may be a live rewrite")
+	p, err := other.List(ctx, session.ListOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"s-tmp"}, infoIDs(p.Sessions))
+	_, err = other.Load(ctx, "s-gone")
+	assert.ErrorIs(t, err, session.ErrNotFound)
+}
+
+func TestFileStoreSyncPolicies(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range []session.SyncPolicy{session.SyncOnFlush, session.SyncNever, session.SyncEveryAppend} {
+		t.Run(p.String(), func(t *testing.T) {
+			root := t.TempDir()
+			s, err := session.Create(ctx, openFS(t, root, &session.FileStoreOptions{Sync: p}), nil)
+			require.NoError(t, err)
+			require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("q"), reply("a")}, nil))
+			require.NoError(t, s.Flush(ctx))
+			r := reopenFS(t, s, root)
+			assert.Equal(t, 2, r.Len())
+		})
+	}
+}
+
+// ---- Child processes ----
+
+// TestFileStoreChild is run by the tests below as a separate process
+// (the test binary again); it does nothing in a normal run.
+func TestFileStoreChild(t *testing.T) {
+	role := os.Getenv("AGENTSESSION_CHILD")
+	if role == "" {
+		t.Skip("run as a child process by other tests")
+	}
+	ctx := context.Background()
+	root, id := os.Getenv("AGENTSESSION_ROOT"), os.Getenv("AGENTSESSION_ID")
+	switch role {
+	case "crash":
+		// Append forever with the strictest policy, reporting each entry
+		// once its append returned, until killed.
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncEveryAppend})
+		if err != nil {
+			panic(err)
+		}
+		s, err := session.Open(ctx, store, id)
+		if err != nil {
+			panic(err)
+		}
+		for i := 0; ; i++ {
+			e, err := s.Append(ctx, session.UserText(strings.Repeat("x", i%3000)+strconv.Itoa(i)))
+			if err != nil {
+				panic(err)
+			}
+			os.Stdout.WriteString(e.ID() + "\n") // one write: a line is whole or absent
+		}
+	case "writer":
+		writer, _ := strconv.Atoi(os.Getenv("AGENTSESSION_WRITER"))
+		goroutines, _ := strconv.Atoi(os.Getenv("AGENTSESSION_GOROUTINES"))
+		each, _ := strconv.Atoi(os.Getenv("AGENTSESSION_EACH"))
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			panic(err)
+		}
+		errs := make(chan error, goroutines)
+		for g := range goroutines {
+			go func() {
+				for k := range each {
+					id := fmt.Sprintf("w%d-g%d-%04d", writer, g, k)
+					e, err := session.NewEntry(session.TypeCustom, id, "", time.Now(), map[string]any{"customType": "seq", "writer": writer*100 + g, "seq": k})
+					if err == nil {
+						err = store.Append(ctx, "s-multi", session.AppendOptions{}, e)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range goroutines {
+			if err := <-errs; err != nil {
+				panic(err)
+			}
+		}
+		if err := store.Close(); err != nil {
+			panic(err)
+		}
+	case "fsize":
+		// With the file size limit just above the file, a large append
+		// fails; the file must stay as it was and the error stay latched.
+		signalIgnoreXFSZ()
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{MaxStringChars: -1})
+		if err != nil {
+			panic(err)
+		}
+		s, err := session.Open(ctx, store, id)
+		if err != nil {
+			panic(err)
+		}
+		limit, _ := strconv.ParseInt(os.Getenv("AGENTSESSION_LIMIT"), 10, 64)
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(limit), Max: uint64(limit)}); err != nil {
+			panic(err)
+		}
+		_, err1 := s.Append(ctx, session.UserText(strings.Repeat("y", 64<<10)))
+		_, err2 := s.Append(ctx, session.UserText("small"))
+		err3 := s.Flush(ctx)
+		fmt.Printf("%v\n%v\n%v\n", err1 != nil, err2 != nil && errors.Is(err2, errors.Unwrap(err1)) || (err2 != nil && err2.Error() == err1.Error()), err3 != nil)
+		fmt.Println(err1)
+	}
+}
+
+func child(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// TestFileStoreCrash kills a child that appends with SyncEveryAppend at
+// random moments: every entry whose append returned is in the file, and
+// the file always opens.
+func TestFileStoreCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	rounds := 40
+	if n, err := strconv.Atoi(os.Getenv("AGENTSESSION_CRASH_ROUNDS")); err == nil {
+		rounds = n
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-crash", Cwd: "/w"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	var acked []string
+	for round := range rounds {
+		cmd := child(t, "AGENTSESSION_CHILD=crash", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-crash")
+		cmd.Stderr = nil
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(out)
+		want := 1 + (round*7919)%50 // entries to see before the kill
+		for i := 0; i < want && sc.Scan(); i++ {
+			acked = append(acked, sc.Text())
+		}
+		time.Sleep(time.Duration(round%5) * 300 * time.Microsecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		for sc.Scan() { // acknowledged before the kill landed
+			acked = append(acked, sc.Text())
+		}
+		_ = cmd.Wait()
+
+		log, err := store.Load(ctx, "s-crash")
+		require.NoError(t, err, "round %d: the file does not open", round)
+		have := map[string]bool{}
+		for _, e := range log.Entries {
+			have[e.ID()] = true
+		}
+		for _, id := range acked {
+			require.True(t, have[id], "round %d: acknowledged entry %s lost", round, id)
+		}
+		require.Empty(t, log.Malformed, "round %d", round)
+	}
+	t.Logf("%d rounds, %d acknowledged entries, all present", rounds, len(acked))
+}
+
+// TestFileStoreShortWrite lowers the file size limit in a child so that
+// an append fails part way: the file keeps its length and the error is
+// latched.
+func TestFileStoreShortWrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-fsize", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"), reply("a"))
+	require.NoError(t, s.Close())
+	path := sessionFileOf(t, root, "s-fsize")
+	before := mustRead(t, path)
+
+	cmd := child(t, "AGENTSESSION_CHILD=fsize", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-fsize",
+		"AGENTSESSION_LIMIT="+strconv.Itoa(len(before)+4096))
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	lines := strings.Split(string(out), "\n")
+	assert.Equal(t, []string{"true", "true", "true"}, lines[:3], "large append fails; the next append and Flush return it: %s", out)
+	assert.Contains(t, lines[3], path, "the error names the file")
+	assert.Equal(t, string(before), string(mustRead(t, path)), "the failed append was rolled back")
+	r, err := session.Open(ctx, openFS(t, root, nil), "s-fsize")
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Len())
+}
+
+// TestFileStoreMultiProcess appends from several processes with several
+// goroutines each: nothing lost, nothing interleaved, each writer's order
+// kept.
+func TestFileStoreMultiProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const procs, goroutines, each = 4, 4, 50
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	require.NoError(t, store.Create(ctx, session.Header{ID: "s-multi", Cwd: "/w"}))
+	cmds := make([]*exec.Cmd, procs)
+	for p := range procs {
+		cmds[p] = child(t, "AGENTSESSION_CHILD=writer", "AGENTSESSION_ROOT="+root,
+			"AGENTSESSION_WRITER="+strconv.Itoa(p), "AGENTSESSION_GOROUTINES="+strconv.Itoa(goroutines), "AGENTSESSION_EACH="+strconv.Itoa(each))
+		require.NoError(t, cmds[p].Start())
+	}
+	for _, c := range cmds {
+		require.NoError(t, c.Wait())
+	}
+	data := mustRead(t, sessionFileOf(t, root, "s-multi"))
+	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+	require.NoError(t, err)
+	require.Len(t, log.Entries, procs*goroutines*each)
+	next := map[int]int{}
+	for _, e := range log.Entries {
+		var v struct{ Writer, Seq int }
+		require.NoError(t, e.Decode(&v))
+		require.Equal(t, next[v.Writer], v.Seq, "writer %d out of order", v.Writer)
+		next[v.Writer]++
+	}
+	assert.Len(t, next, procs*goroutines)
+}
+
+func signalIgnoreXFSZ() { signal.Ignore(syscall.SIGXFSZ) }
