@@ -119,17 +119,24 @@ type fileSession struct {
 	rel    string   // path relative to root
 	f      *os.File // open read-write; nil until first used
 	ino    uint64
-	size   int64 // end of the last whole line: where the next append goes
-	cut    bool  // bytes after size are a torn line to cut off first
-	needNL bool  // the last line is whole but lacks its newline
-	last   string
-	ids    map[string]struct{}
-	count  int
-	title  string
-	header Header
-	loaded bool
-	dirty  bool  // appended since the last sync
-	err    error // latched persistence error
+	size   int64  // end of the last whole line: where the next append goes
+	cut    bool   // bytes after size are a torn line to cut off first
+	needNL bool   // the last line is whole but lacks its newline
+	buf    []byte // scratch for the lines of an append
+	// The write lease: after an append the exclusive file lock is kept
+	// for a moment, so a burst of appends pays for locking once.
+	locked   bool // this store holds the exclusive lock on f
+	lockedAt time.Time
+	lastUse  time.Time
+	timer    *time.Timer
+	last     string
+	ids      map[string]struct{}
+	count    int
+	title    string
+	header   Header
+	loaded   bool
+	dirty    bool  // appended since the last sync
+	err      error // latched persistence error
 }
 
 // indexEntry caches what List shows of a file, valid while its inode and
@@ -193,20 +200,29 @@ func (s *FileStore) Close() error {
 		return nil
 	}
 	s.closed = true
-	var errs []error
+	sessions := make([]*fileSession, 0, len(s.sessions))
 	for _, fsess := range s.sessions {
+		sessions = append(sessions, fsess)
+	}
+	s.mu.Unlock() // lock order: a session's mu before the store's
+	var errs []error
+	for _, fsess := range sessions {
 		fsess.mu.Lock()
+		if fsess.timer != nil {
+			fsess.timer.Stop()
+		}
 		if fsess.f != nil {
 			if fsess.dirty && s.opts.Sync == SyncOnFlush {
 				errs = append(errs, datasync(fsess.f))
 			}
 			errs = append(errs, fsess.f.Close())
-			fsess.f = nil
+			fsess.f, fsess.locked = nil, false
 		}
 		fsess.err = ErrClosed
 		fsess.mu.Unlock()
 	}
 	errs = append(errs, s.r.Close())
+	s.mu.Lock()
 	return errors.Join(errs...)
 }
 
@@ -375,10 +391,7 @@ func (s *FileStore) forget(fsess *fileSession) {
 		delete(s.paths, fsess.id)
 	}
 	s.mu.Unlock()
-	if fsess.f != nil {
-		fsess.f.Close()
-		fsess.f = nil
-	}
+	s.closeFile(fsess)
 }
 
 // path returns the file of a session for messages.
@@ -448,18 +461,30 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 }
 
 // writeNew writes data to a temporary file beside rel, syncs it (unless
-// the policy is SyncNever) and puts it at rel: replacing what is there
+// it is a new file and the policy is SyncNever) and puts it at rel: replacing what is there
 // when replace is set, failing with fs.ErrExist otherwise. The directory
 // is synced afterwards.
-func (s *FileStore) writeNew(rel string, data []byte, replace bool) (err error) {
+func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
 	r, name := s.r, rel
 	if filepath.IsAbs(rel) {
+		var err error
 		if r, err = os.OpenRoot(filepath.Dir(rel)); err != nil {
 			return err
 		}
 		defer r.Close()
 		name = filepath.Base(rel)
 	}
+	// A replacement is always synced, whatever the policy: renaming an
+	// unsynced file over a good one could leave neither after a crash.
+	return writeAtomic(r, name, data, replace, replace || s.opts.Sync != SyncNever)
+}
+
+// writeAtomic puts data at name in r through a temporary file in the same
+// directory (mode 0600, locked while it is written so that cleaners in
+// other processes leave it alone), renamed (replace) or linked (no
+// replace: fs.ErrExist if name exists) into place, with the file and
+// then the directory synced when sync is set.
+func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := r.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -472,11 +497,11 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (err error) 
 			_ = r.Remove(tmp)
 		}
 	}()
-	_ = lockFile(f, true) // tells cleaners of other processes it is live
+	_ = lockFile(f, true)
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if s.opts.Sync != SyncNever {
+	if sync {
 		if err = f.Sync(); err != nil {
 			return err
 		}
@@ -489,7 +514,7 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (err error) 
 	if err != nil {
 		return err
 	}
-	if s.opts.Sync != SyncNever {
+	if sync {
 		err = syncDir(r, dir)
 	}
 	return err
@@ -535,17 +560,21 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 		if err := s.ensureOpen(fsess); err != nil {
 			return nil, err
 		}
-		if err := lockFile(fsess.f, false); err != nil {
-			return nil, s.ioErr(fsess, "lock", err)
+		held := fsess.locked // under our own write lease: already exclusive
+		if !held {
+			if err := lockFile(fsess.f, false); err != nil {
+				return nil, s.ioErr(fsess, "lock", err)
+			}
 		}
 		data, replaced, err := readAll(fsess.f)
-		unlockFile(fsess.f)
+		if !held {
+			unlockFile(fsess.f)
+		}
 		if err != nil {
 			return nil, s.ioErr(fsess, "read", err)
 		}
 		if replaced && attempt < 3 {
-			fsess.f.Close()
-			fsess.f = nil
+			s.closeFile(fsess)
 			continue
 		}
 		log, err := DecodeLog(data, &ReadOptions{Strict: s.opts.Strict})
@@ -652,25 +681,87 @@ func (fsess *fileSession) noteTitle(e Entry) {
 // migrate rewrites a version 1 or 2 file in version 3, if it still holds
 // data when the lock is taken.
 func (s *FileStore) migrate(fsess *fileSession, data []byte, log *Log) error {
-	if err := lockFile(fsess.f, true); err != nil {
-		return s.ioErr(fsess, "lock", err)
+	if err := s.acquire(fsess); err != nil {
+		return err
 	}
-	defer unlockFile(fsess.f)
+	defer s.closeFile(fsess) // read again, whatever happened
 	now, replaced, err := readAll(fsess.f)
 	if err != nil {
 		return s.ioErr(fsess, "read", err)
 	}
 	if replaced || !bytes.Equal(now, data) {
-		fsess.f.Close() // someone else changed it: read again
-		fsess.f = nil
+		return nil // someone else changed it
+	}
+	return s.rewriteLocked(fsess, log.Header, log.Entries)
+}
+
+// Write lease timings: the lock is let go after leaseIdle without an
+// append, and at the first append after leaseMax, so that other processes
+// wait at most about that long.
+const (
+	leaseIdle = time.Millisecond
+	leaseMax  = 10 * time.Millisecond
+)
+
+// acquire takes the exclusive file lock unless this store holds it.
+// Callers hold fsess.mu and have the file open.
+func (s *FileStore) acquire(fsess *fileSession) error {
+	if fsess.locked {
 		return nil
 	}
-	if err := s.rewriteLocked(fsess, log.Header, log.Entries); err != nil {
-		return err
+	if err := lockFile(fsess.f, true); err != nil {
+		return s.ioErr(fsess, "lock", err)
 	}
-	fsess.f.Close()
-	fsess.f = nil
+	fsess.locked, fsess.lockedAt = true, time.Now()
 	return nil
+}
+
+// release lets the exclusive file lock go.
+func (s *FileStore) release(fsess *fileSession) {
+	if fsess.locked {
+		fsess.locked = false
+		_ = unlockFile(fsess.f)
+	}
+}
+
+// keep holds the lock after an append for the next one, until the idle
+// timer lets it go; past leaseMax, or with SyncEveryAppend, it lets go
+// at once.
+func (s *FileStore) keep(fsess *fileSession) {
+	now := time.Now()
+	if s.opts.Sync == SyncEveryAppend || now.Sub(fsess.lockedAt) > leaseMax {
+		s.release(fsess)
+		return
+	}
+	fsess.lastUse = now
+	if fsess.timer == nil {
+		fsess.timer = time.AfterFunc(leaseIdle, func() { s.expire(fsess) })
+	} else {
+		fsess.timer.Reset(leaseIdle)
+	}
+}
+
+// expire is the idle timer of the write lease.
+func (s *FileStore) expire(fsess *fileSession) {
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if !fsess.locked {
+		return
+	}
+	if wait := leaseIdle - time.Since(fsess.lastUse); wait > 0 {
+		fsess.timer.Reset(wait)
+		return
+	}
+	s.release(fsess)
+}
+
+// closeFile closes the session's file (which lets its lock go).
+func (s *FileStore) closeFile(fsess *fileSession) {
+	if fsess.f != nil {
+		fsess.f.Close()
+		fsess.f = nil
+	}
+	fsess.locked = false
 }
 
 // ioErr wraps a file system error with the session's file.
@@ -701,27 +792,57 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err != nil {
 		return err
 	}
-	buf, err := s.encodeAppend(ctx, entries)
-	if err != nil {
-		return err
-	}
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
+	}
+	buf, err := s.encodeAppend(ctx, fsess.buf[:0], entries)
+	if err != nil {
+		return err
 	}
 	if !fsess.loaded {
 		if _, err := s.load(ctx, fsess); err != nil {
 			return err
 		}
 	}
-	if err := lockFile(fsess.f, true); err != nil {
-		return s.ioErr(fsess, "lock", err)
-	}
-	defer unlockFile(fsess.f)
-	if err := s.catchUp(ctx, fsess); err != nil {
+	if err := s.lockForAppend(ctx, fsess, opts); err != nil {
+		s.release(fsess)
 		return err
 	}
+	err = s.appendLocked(ctx, fsess, opts, buf, entries)
+	if err != nil {
+		s.release(fsess)
+		return err
+	}
+	s.keep(fsess)
+	return nil
+}
+
+// lockForAppend takes the write lock and learns what others did, unless
+// the lease is still held (then no one else can have written).
+func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts AppendOptions) error {
+	for attempt := 0; ; attempt++ {
+		if fsess.locked {
+			return nil
+		}
+		if err := s.acquire(fsess); err != nil {
+			return err
+		}
+		replaced, err := s.catchUp(ctx, fsess)
+		if err != nil || !replaced {
+			return err
+		}
+		// Another process replaced the file: it has been read again. A
+		// conditional append was decided on the old one.
+		if opts.IfLast != "" || opts.IfEmpty || attempt > 3 {
+			return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
+		}
+	}
+}
+
+// appendLocked writes the lines in buf under the write lock.
+func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, buf []byte, entries []Entry) error {
 	if err := checkAppend(opts, fsess.last, func(id string) bool { _, ok := fsess.ids[id]; return ok }, entries); err != nil {
 		return err
 	}
@@ -760,6 +881,9 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	fsess.count += len(entries)
 	fsess.last = entries[len(entries)-1].id
 	s.touched(fsess)
+	if cap(buf) <= 1<<20 {
+		fsess.buf = buf[:0] // reused by the next append
+	}
 	return nil
 }
 
@@ -772,7 +896,12 @@ func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
 // touched records that this store just changed the session's file.
 func (s *FileStore) touched(fsess *fileSession) {
 	s.mu.Lock()
-	s.index[fsess.rel] = &indexEntry{ino: fsess.ino, size: fsess.size, ok: true, updated: s.tick(), info: SessionInfo{
+	ie := s.index[fsess.rel]
+	if ie == nil {
+		ie = &indexEntry{}
+		s.index[fsess.rel] = ie
+	}
+	*ie = indexEntry{ino: fsess.ino, size: fsess.size, ok: true, updated: s.tick(), info: SessionInfo{
 		ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
 		ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: fsess.size,
 		Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
@@ -787,14 +916,10 @@ func (fsess *fileSession) titleOrHeader() string {
 	return fsess.header.Title
 }
 
-// encodeAppend returns the lines of entries as they go to the file: long
-// strings cut, large images moved to the blob store.
-func (s *FileStore) encodeAppend(ctx context.Context, entries []Entry) ([]byte, error) {
-	n := 0
-	for _, e := range entries {
-		n += len(e.raw) + 1
-	}
-	buf := make([]byte, 0, n)
+// encodeAppend appends to buf the lines of entries as they go to the
+// file, with a leading newline if the last line lacks one: long strings
+// cut, large images moved to the blob store.
+func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry) ([]byte, error) {
 	for _, e := range entries {
 		line, err := s.storedLine(ctx, e.raw)
 		if err != nil {
@@ -807,36 +932,28 @@ func (s *FileStore) encodeAppend(ctx context.Context, entries []Entry) ([]byte, 
 }
 
 // catchUp learns, under the file lock, what other processes did since
-// this store last looked: appended lines are indexed, a replaced file is
-// read again (and reported as ErrConflict).
-func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) error {
-	fi, err := fsess.f.Stat()
+// this store last looked: appended lines are indexed; a replaced file is
+// read again (replaced is then true and the lock is no longer held).
+func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced bool, err error) {
+	size, _, nlink, err := fileState(fsess.f)
 	if err != nil {
-		return s.ioErr(fsess, "stat", err)
+		return false, s.ioErr(fsess, "stat", err)
 	}
-	if _, nlink := identity(fi); nlink == 0 || fi.Size() < fsess.size {
+	if nlink == 0 || size < fsess.size {
 		// Replaced by a rewrite, or cut short by someone else: start over.
-		unlockFile(fsess.f)
-		fsess.f.Close()
-		fsess.f = nil
+		s.closeFile(fsess)
 		if _, err := s.load(ctx, fsess); err != nil {
-			return err
+			return false, err
 		}
-		if err := lockFile(fsess.f, true); err != nil {
-			return s.ioErr(fsess, "lock", err)
-		}
-		if err := s.catchUp(ctx, fsess); err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
+		return true, nil
 	}
-	if fi.Size() == fsess.size && !fsess.cut {
-		return nil
+	if size == fsess.size && !fsess.cut {
+		return false, nil
 	}
 	// Others appended (or a torn line is still there): read the new bytes.
-	tail := make([]byte, fi.Size()-fsess.size)
+	tail := make([]byte, size-fsess.size)
 	if _, err := fsess.f.ReadAt(tail, fsess.size); err != nil && !errors.Is(err, io.EOF) {
-		return s.ioErr(fsess, "read", err)
+		return false, s.ioErr(fsess, "read", err)
 	}
 	rest := tail
 	if fsess.needNL {
@@ -858,7 +975,7 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) error {
 			} else {
 				fsess.cut = true
 			}
-			return nil
+			return false, nil
 		}
 		if e, err := ParseEntry(rest[:i]); err == nil {
 			fsess.addEntry(e)
@@ -867,7 +984,7 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) error {
 		rest = rest[i+1:]
 	}
 	fsess.cut = false
-	return nil
+	return false, nil
 }
 
 func (fsess *fileSession) addEntry(e Entry) {
@@ -888,6 +1005,9 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
+	}
+	if fsess.f != nil {
+		s.release(fsess) // the turn is over: let other writers in
 	}
 	if fsess.f == nil || !fsess.dirty || s.opts.Sync != SyncOnFlush {
 		return nil
@@ -929,13 +1049,11 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []
 	if err := s.ensureOpen(fsess); err != nil {
 		return err
 	}
-	if err := lockFile(fsess.f, true); err != nil {
-		return s.ioErr(fsess, "lock", err)
+	if err := s.acquire(fsess); err != nil {
+		return err
 	}
 	err = s.rewriteLocked(fsess, h, entries)
-	unlockFile(fsess.f)
-	fsess.f.Close()
-	fsess.f = nil
+	s.closeFile(fsess)
 	if err != nil {
 		return err
 	}
@@ -955,13 +1073,8 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry)
 		return err
 	}
 	buf = append(buf, '\n')
-	for _, e := range entries {
-		line, err := s.storedLine(context.Background(), e.raw)
-		if err != nil {
-			return err
-		}
-		buf = append(buf, line...)
-		buf = append(buf, '\n')
+	if buf, err = s.encodeAppend(context.Background(), buf, entries); err != nil {
+		return err
 	}
 	if err := s.writeNew(fsess.rel, buf, true); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
@@ -1270,3 +1383,52 @@ func (s *FileStore) storedLine(ctx context.Context, raw []byte) ([]byte, error) 
 
 // resolveBlobs turns blob references back into content.
 func (s *FileStore) resolveBlobs(ctx context.Context, log *Log) error { return nil }
+
+// MigrateFile upgrades the session file at path to the current format
+// version, rewriting it atomically (temporary file, fsync, rename, fsync
+// of the directory) under the file lock, and returns the version it had.
+// A current file is left untouched and gives CurrentVersion; with dryRun
+// nothing is written. A file that cannot be read as a session gives an
+// error naming it and is never written to.
+func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	r, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	name := filepath.Base(path)
+	f, err := r.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := lockFile(f, !dryRun); err != nil {
+		return 0, fmt.Errorf("session: lock %s: %w", path, err)
+	}
+	defer unlockFile(f)
+	data, _, err := readAll(f)
+	if err != nil {
+		return 0, fmt.Errorf("session: read %s: %w", path, err)
+	}
+	log, err := DecodeLog(data, nil)
+	if err != nil {
+		return 0, WithPath(err, path)
+	}
+	if log.MigratedFrom == 0 {
+		return CurrentVersion, nil
+	}
+	if dryRun {
+		return log.MigratedFrom, nil
+	}
+	var b bytes.Buffer
+	if err := WriteLog(&b, log); err != nil {
+		return 0, err
+	}
+	if err := writeAtomic(r, name, b.Bytes(), true, true); err != nil {
+		return 0, fmt.Errorf("session: migrate %s: %w", path, err)
+	}
+	return log.MigratedFrom, nil
+}

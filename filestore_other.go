@@ -12,3 +12,11 @@ func unlockFile(f *os.File) error               { return nil }
 func datasync(f *os.File) error                 { return f.Sync() }
 
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) { return 0, 1 }
+
+func fileState(f *os.File) (size int64, ino, nlink uint64, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return fi.Size(), 0, 1, nil
+}

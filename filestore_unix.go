@@ -38,6 +38,22 @@ func datasync(f *os.File) error {
 	return fdatasync(f)
 }
 
+// fileState returns a file's size, inode and link count with one fstat
+// and no allocation (the append path calls it every time).
+func fileState(f *os.File) (size int64, ino, nlink uint64, err error) {
+	var st syscall.Stat_t
+	for {
+		err = syscall.Fstat(int(f.Fd()), &st)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return 0, 0, 0, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return st.Size, uint64(st.Ino), uint64(st.Nlink), nil
+}
+
 // identity returns what tells a file apart from the one that replaced it:
 // its inode, and its link count (0 once a rename replaced it).
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) {

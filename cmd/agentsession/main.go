@@ -21,8 +21,19 @@
 // orphans, duplicate ids, cycles, unpaired tool calls) and exits 1 if it
 // found any.
 //
+// ls lists the sessions of a FileStore root (default $AGENTSESSION_ROOT,
+// else ~/.pi/agent/sessions), most recent first: those of the current
+// directory, of --cwd DIR, or --all; --archived includes archived ones.
+//
+// migrate upgrades version 1 and 2 files to version 3 in place, atomically;
+// --dry-run only says what it would do.
+//
+// bench builds the W10k workload (or --turns N turns) in a temporary
+// directory (or DIR), measures appends, syncs, opening and listing on
+// that disk, and prints one JSON object.
+//
 // A file that cannot be read as a session gives a one-line error and exit
-// status 2.
+// status 2; such a file is never written to.
 package main
 
 import (
@@ -48,6 +59,9 @@ const usage = `usage:
   agentsession context [--leaf ID] [--json] [--for-model] FILE
   agentsession tree [--compact] FILE
   agentsession verify FILE
+  agentsession ls [--root DIR] [--cwd DIR | --all] [--archived] [--json]
+  agentsession migrate [--dry-run] FILE...
+  agentsession bench [--turns N] [--dir DIR]
 `
 
 // Exit statuses.
@@ -63,6 +77,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "ls":
+		return cmdLs(args, stdout, stderr)
+	case "migrate":
+		return cmdMigrate(args, stdout, stderr)
+	case "bench":
+		return cmdBench(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("agentsession "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (

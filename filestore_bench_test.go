@@ -1,0 +1,211 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+)
+
+// BenchmarkFileStoreAppendW10k appends the 30,000 messages of W10k, one
+// Append each, to a session in a FileStore that does not sync (SyncNever;
+// SyncOnFlush without a Flush costs the same). Read ns/entry.
+func BenchmarkFileStoreAppendW10k(b *testing.B) {
+	msgs, _ := w10k(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		root := b.TempDir()
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncNever})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := session.Create(ctx, store, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for _, m := range msgs {
+			if _, err := s.Append(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		store.Close()
+		os.RemoveAll(root)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(msgs)), "ns/entry")
+}
+
+// BenchmarkTurnSync compares a turn saved with SyncOnFlush (SaveTurn of a
+// W10k turn, then Flush) with the floor: writing the same bytes to a
+// plain file and calling fdatasync, on the same disk.
+func BenchmarkTurnSync(b *testing.B) {
+	ctx := context.Background()
+	turns := workload.Messages(0, 3000)
+	b.Run("raw-fdatasync", func(b *testing.B) {
+		f, err := os.OpenFile(filepath.Join(b.TempDir(), "raw"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		line := make([]byte, 5600) // a W10k turn is about 5.6 KB of JSONL
+		for i := range line {
+			line[i] = 'x'
+		}
+		line[len(line)-1] = '\n'
+		for b.Loop() {
+			if _, err := f.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if err := session.Fdatasync(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("turn-flush", func(b *testing.B) {
+		store, err := session.OpenFileStore(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		s, err := session.Create(ctx, store, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := 0
+		for b.Loop() {
+			if err := s.SaveTurn(ctx, turns[3*k:3*k+3], nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			k = (k + 1) % 1000
+		}
+	})
+}
+
+// w10kStore writes W10k into a FileStore under root and returns the
+// session id and file.
+func w10kStore(b *testing.B, root string) (string, string) {
+	_, data := w10k(b)
+	log, err := session.DecodeLog(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_"+log.Header.ID+".jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return log.Header.ID, path
+}
+
+// BenchmarkOpenW10k opens the 67 MB W10k file in a FileStore: the read
+// floor (os.ReadFile), ready to append, and with Context() built with
+// every message decoded. B/op bounds the peak heap from above.
+func BenchmarkOpenW10k(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	id, path := w10kStore(b, root)
+	b.Run("read-floor", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := os.ReadFile(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, withContext := range []bool{false, true} {
+		name := "ready-to-append"
+		if withContext {
+			name = "context"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				store, err := session.OpenFileStore(root, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				b.StartTimer()
+				s, err := session.Open(ctx, store, id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if withContext {
+					if n := len(s.Context().Messages); n != 3*workload.W10k {
+						b.Fatal(n)
+					}
+				}
+				b.StopTimer()
+				store.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkList1000 lists 1,000 sessions of 3 turns (and of 30 turns, to
+// show the cost does not grow with their size): with the store that wrote
+// them, and with a new store (another process) whose first listing reads
+// each file once.
+func BenchmarkList1000(b *testing.B) {
+	ctx := context.Background()
+	for _, turns := range []int{3, 30} {
+		root := b.TempDir()
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncNever})
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs := workload.Messages(0, turns)
+		for i := range 1000 {
+			s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: fmt.Sprintf("/work/project-%d", i%10)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.SaveTurn(ctx, msgs, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		list := func(b *testing.B, st *session.FileStore) {
+			p, err := st.List(ctx, session.ListOptions{Limit: 1000})
+			if err != nil || len(p.Sessions) != 1000 {
+				b.Fatal(err, len(p.Sessions))
+			}
+		}
+		b.Run(fmt.Sprintf("turns=%d/warm", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				list(b, store)
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/new-store", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := session.OpenFileStore(root, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				list(b, st)
+				b.StopTimer()
+				st.Close()
+				b.StartTimer()
+			}
+		})
+		store.Close()
+	}
+}
