@@ -736,3 +736,38 @@ func TestFileStoreMultiProcess(t *testing.T) {
 }
 
 func signalIgnoreXFSZ() { signal.Ignore(syscall.SIGXFSZ) }
+
+// FuzzFileStoreLoad puts arbitrary bytes where a session file goes and
+// opens it: no panic; a file that fails to open is left byte for byte;
+// one that opens takes an append that reads back as its last entry.
+func FuzzFileStoreLoad(f *testing.F) {
+	h := `{"type":"session","version":3,"id":"s-fuzz","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+	f.Add([]byte(h + "\n"))
+	f.Add([]byte(h + "\n" + `{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"hi"}}` + "\n{broken\n" + `{"type":"mess`))
+	f.Add([]byte(strings.Replace(h, `"version":3`, `"version":1`, 1) + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\n"))
+	f.Add([]byte(strings.Replace(h, `"version":3`, `"version":7`, 1) + "\n"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := context.Background()
+		root := t.TempDir()
+		dir := filepath.Join(root, "--w--")
+		require.NoError(t, os.MkdirAll(dir, 0o700))
+		path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_s-fuzz.jsonl")
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncNever})
+		require.NoError(t, err)
+		defer store.Close()
+		s, err := session.Open(ctx, store, "s-fuzz")
+		if err != nil {
+			require.Equal(t, data, mustRead(t, path), "a file that failed to open was changed")
+			return
+		}
+		e, err := s.AppendEntry(ctx, session.TypeCustom, session.Custom{CustomType: "fuzz"})
+		require.NoError(t, err)
+		log, err := session.DecodeLog(mustRead(t, path), nil)
+		require.NoError(t, err)
+		require.Nil(t, log.Torn)
+		require.NotEmpty(t, log.Entries)
+		require.Equal(t, e.ID(), log.Entries[len(log.Entries)-1].ID())
+	})
+}

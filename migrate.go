@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -152,6 +153,9 @@ func migrateV2toV3() lineStep {
 			mi, _ := jsonx.Object(msg)
 			for mi.Next() {
 				if mi.KeyIs("role") && string(mi.Value()) == `"hookMessage"` {
+					if !jsonx.Valid(bytes.TrimSpace(line)) {
+						return line, nil // malformed: left for the reader to count
+					}
 					off := it.ValueOffset() + mi.ValueOffset()
 					out := make([]byte, 0, len(line)+2)
 					out = append(out, line[:off]...)
@@ -186,6 +190,9 @@ func parseLoose(v []byte) (Entry, error) {
 // setMember replaces the value of key in the object obj (its last
 // occurrence, which is the one readers see), or adds key at the end.
 func setMember(obj []byte, key string, value []byte) ([]byte, error) {
+	if !jsonx.Valid(bytes.TrimSpace(obj)) {
+		return nil, errNotObject // trailing bytes after the object, say
+	}
 	it, err := jsonx.Object(obj)
 	if err != nil {
 		return nil, err
