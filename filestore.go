@@ -66,6 +66,13 @@ type FileStoreOptions struct {
 	// stored once as a blob instead of inline. Default 1024; negative
 	// keeps every image inline.
 	MinBlobBytes int
+	// PlainBlobs writes blobs uncompressed, as oh-my-pi does, so that
+	// oh-my-pi resolves the blobs of sessions written here. Default:
+	// zstd-compressed. Both forms are read.
+	PlainBlobs bool
+	// MaxBlobBytes bounds the decoded size of one blob; default
+	// DefaultMaxBlobBytes.
+	MaxBlobBytes int64
 }
 
 // DefaultMaxStringChars is the default FileStoreOptions.MaxStringChars.
@@ -93,11 +100,11 @@ const DefaultMinBlobBytes = 1024
 //
 // A FileStore is safe for concurrent use. Close it when done.
 type FileStore struct {
-	root    string // absolute
-	r       *os.Root
-	opts    FileStoreOptions
-	maxStr  int
-	minBlob int
+	root   string // absolute
+	r      *os.Root
+	opts   FileStoreOptions
+	limits sizeLimits
+	blobs  *BlobDir
 
 	mu       sync.Mutex
 	paths    map[string]string // session id -> file, relative to root
@@ -108,8 +115,9 @@ type FileStore struct {
 }
 
 var (
-	_ Store   = (*FileStore)(nil)
-	_ Flusher = (*FileStore)(nil)
+	_ Store     = (*FileStore)(nil)
+	_ Flusher   = (*FileStore)(nil)
+	_ BlobStore = (*FileStore)(nil)
 )
 
 // fileSession is what the store knows of one session file between calls.
@@ -166,21 +174,27 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	}
 	s := &FileStore{
 		root: abs, r: r,
-		maxStr: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes,
-		paths: map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
+		limits: sizeLimits{maxChars: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes},
+		paths:  map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
 	}
 	if opts != nil {
 		s.opts = *opts
 		if opts.MaxStringChars != 0 {
-			s.maxStr = opts.MaxStringChars
+			s.limits.maxChars = opts.MaxStringChars
 		}
 		if opts.MinBlobBytes != 0 {
-			s.minBlob = opts.MinBlobBytes
+			s.limits.minBlob = opts.MinBlobBytes
 		}
 	}
 	if s.opts.BlobDir == "" {
 		s.opts.BlobDir = filepath.Join(filepath.Dir(abs), "blobs")
 	}
+	s.blobs = OpenBlobDir(s.opts.BlobDir, &BlobDirOptions{
+		Plain: s.opts.PlainBlobs, MaxBytes: s.opts.MaxBlobBytes,
+		// A blob must be durable before the line that refers to it.
+		Sync: s.opts.Sync != SyncNever,
+	})
+	s.limits.blobs = s.blobs
 	if err := s.scan(true); err != nil {
 		r.Close()
 		return nil, err
@@ -190,6 +204,19 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 
 // Root returns the store's root directory, as an absolute path.
 func (s *FileStore) Root() string { return s.root }
+
+// Blobs returns the store's blob directory (FileStoreOptions.BlobDir).
+func (s *FileStore) Blobs() *BlobDir { return s.blobs }
+
+// PutBlob implements BlobStore with the store's blob directory.
+func (s *FileStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	return s.blobs.PutBlob(ctx, data)
+}
+
+// GetBlob implements BlobStore with the store's blob directory.
+func (s *FileStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
+	return s.blobs.GetBlob(ctx, ref)
+}
 
 // Close closes the files the store holds open. Sessions using it fail
 // with ErrClosed afterwards.
@@ -591,7 +618,7 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			continue // read what was written
 		}
 		fsess.reset(log, data)
-		if err := s.resolveBlobs(ctx, log); err != nil {
+		if err := s.resolveBlobs(ctx, log, data); err != nil {
 			return nil, err
 		}
 		return log, nil
@@ -692,7 +719,7 @@ func (s *FileStore) migrate(fsess *fileSession, data []byte, log *Log) error {
 	if replaced || !bytes.Equal(now, data) {
 		return nil // someone else changed it
 	}
-	return s.rewriteLocked(fsess, log.Header, log.Entries)
+	return s.rewriteLocked(fsess, log.Header, log.Entries, false)
 }
 
 // Write lease timings: the lock is let go after leaseIdle without an
@@ -797,7 +824,7 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if fsess.err != nil {
 		return fsess.err
 	}
-	buf, err := s.encodeAppend(ctx, fsess.buf[:0], entries)
+	buf, err := s.encodeAppend(ctx, fsess.buf[:0], entries, nil)
 	if err != nil {
 		return err
 	}
@@ -917,13 +944,17 @@ func (fsess *fileSession) titleOrHeader() string {
 }
 
 // encodeAppend appends to buf the lines of entries as they go to the
-// file, with a leading newline if the last line lacks one: long strings
-// cut, large images moved to the blob store.
-func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry) ([]byte, error) {
+// file: long strings cut, large images moved to the blob store (see
+// FileStoreOptions). keep, when not nil, names entries to write as they
+// are: lines the file holds already, which a rewrite leaves untouched.
+func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
 	for _, e := range entries {
-		line, err := s.storedLine(ctx, e.raw)
-		if err != nil {
-			return nil, err
+		line := e.raw
+		if !s.limits.small(line) && (keep == nil || !keep(line)) {
+			var err error
+			if line, err = s.limits.limit(ctx, line); err != nil {
+				return nil, err
+			}
 		}
 		buf = append(buf, line...)
 		buf = append(buf, '\n')
@@ -1052,7 +1083,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []
 	if err := s.acquire(fsess); err != nil {
 		return err
 	}
-	err = s.rewriteLocked(fsess, h, entries)
+	err = s.rewriteLocked(fsess, h, entries, true)
 	s.closeFile(fsess)
 	if err != nil {
 		return err
@@ -1065,15 +1096,39 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []
 }
 
 // rewriteLocked replaces the file with h and entries. The caller holds
-// the file lock on the old file.
-func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry) error {
+// the file lock on the old file. With limit, the size limits apply to
+// entries that are not lines of the file already (those stay byte for
+// byte); a migration writes every entry as it is, since cutting what a
+// file held would lose it.
+func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry, limit bool) error {
 	h.Version = CurrentVersion
 	buf, err := h.appendJSON(nil)
 	if err != nil {
 		return err
 	}
 	buf = append(buf, '\n')
-	if buf, err = s.encodeAppend(context.Background(), buf, entries); err != nil {
+	if limit {
+		var lines map[string]bool
+		keep := func(raw []byte) bool {
+			if lines == nil {
+				lines = map[string]bool{}
+				if data, _, err := readAll(fsess.f); err == nil {
+					for _, l := range bytes.Split(data, []byte{'\n'}) {
+						if l = bytes.TrimSpace(l); !s.limits.small(l) {
+							lines[string(l)] = true
+						}
+					}
+				}
+			}
+			return lines[string(raw)]
+		}
+		buf, err = s.encodeAppend(context.Background(), buf, entries, keep)
+	} else {
+		for _, e := range entries {
+			buf = append(append(buf, e.raw...), '\n')
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if err := s.writeNew(fsess.rel, buf, true); err != nil {
@@ -1378,11 +1433,15 @@ func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Sessio
 	return sess, store, nil
 }
 
-// storedLine returns an entry line as it goes to the file.
-func (s *FileStore) storedLine(ctx context.Context, raw []byte) ([]byte, error) { return raw, nil }
-
-// resolveBlobs turns blob references back into content.
-func (s *FileStore) resolveBlobs(ctx context.Context, log *Log) error { return nil }
+// resolveBlobs puts the content of blob references back into the
+// entries of log, which was read from data.
+func (s *FileStore) resolveBlobs(ctx context.Context, log *Log, data []byte) error {
+	if !bytes.Contains(data, []byte(BlobPrefix)) {
+		return nil // the usual case, decided in one pass
+	}
+	_, err := ResolveBlobs(ctx, log, s.blobs)
+	return err
+}
 
 // MigrateFile upgrades the session file at path to the current format
 // version, rewriting it atomically (temporary file, fsync, rename, fsync

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // FindingKind classifies what Verify found.
@@ -22,6 +25,7 @@ const (
 	FindingPendingCall     FindingKind = "pending-call"     // a tool call still unanswered at the end of a branch
 	FindingCompactionCut   FindingKind = "compaction-cut"   // a compaction keeps a tool result but not its call
 	FindingCompactionStart FindingKind = "compaction-start" // a compaction's firstKeptEntryId is not on its path
+	FindingUnresolvedBlob  FindingKind = "unresolved-blob"  // an image still holds a blob reference: the blob is missing or corrupt
 )
 
 // Finding is one problem in a log.
@@ -65,6 +69,29 @@ func Verify(l *Log) []Finding {
 	out = append(out, t.verifyStructure()...)
 	out = append(out, t.verifyPairing()...)
 	out = append(out, t.verifyCompactions()...)
+	out = append(out, verifyBlobs(l.Entries)...)
+	return out
+}
+
+// verifyBlobs reports images whose data is still a blob reference: a
+// store resolves every reference it can when it loads a log.
+func verifyBlobs(entries []Entry) []Finding {
+	var out []Finding
+	for _, e := range entries {
+		if !bytes.Contains(e.raw, []byte(BlobPrefix)) {
+			continue
+		}
+		walkObjects(e.raw, func(obj *jsonObject) {
+			if !obj.image {
+				return
+			}
+			for _, m := range obj.strings {
+				if ref, err := jsonx.Unquote(e.raw[m.start:m.end]); err == nil && m.key == "data" && isBlobRef([]byte(ref)) {
+					out = append(out, Finding{Kind: FindingUnresolvedBlob, EntryID: e.id, Detail: ref + " (missing or corrupt in the blob store)"})
+				}
+			}
+		})
+	}
 	return out
 }
 

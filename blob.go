@@ -1,0 +1,515 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// BlobStore is implemented by stores that keep large binary content (the
+// data of images) apart from the log, addressed by the SHA-256 of the
+// bytes. FileStore implements it.
+type BlobStore interface {
+	// PutBlob stores data and returns its reference, "blob:sha256:<hex>".
+	// Storing the same bytes again returns the same reference.
+	PutBlob(ctx context.Context, data []byte) (ref string, err error)
+	// GetBlob returns the bytes of a reference (ErrNotFound, ErrCorrupt).
+	GetBlob(ctx context.Context, ref string) ([]byte, error)
+}
+
+// BlobPrefix starts every blob reference. A reference stands where the
+// base64 data of an image block would be, as oh-my-pi writes it.
+const BlobPrefix = "blob:sha256:"
+
+// DefaultMaxBlobBytes bounds the decoded size of a blob, so that a
+// hostile or corrupt blob file cannot exhaust memory.
+const DefaultMaxBlobBytes = 64 << 20
+
+// BlobDirOptions configures a BlobDir. The zero value (or nil) gives the
+// defaults documented on each field.
+type BlobDirOptions struct {
+	// Plain writes blobs uncompressed, as oh-my-pi does, so that oh-my-pi
+	// can read the blobs this package writes. Default: zstd-compressed.
+	// Both forms are always read.
+	Plain bool
+	// Sync makes Put durable (file and directory synced) before it
+	// returns.
+	Sync bool
+	// MaxBytes bounds the size of a blob, decoded; Get refuses larger ones
+	// with ErrCorrupt and Put with an error. Default DefaultMaxBlobBytes.
+	MaxBytes int64
+}
+
+// BlobDir is a content-addressed blob store in a directory, the layout
+// oh-my-pi uses: one file per blob, named by the SHA-256 (lowercase hex)
+// of its bytes, holding the bytes zstd-compressed (or, as oh-my-pi writes
+// them, plain). Identical content is stored once, whatever session it
+// comes from. Every Get checks the content against its name.
+//
+// The directory is created (mode 0700) by the first Put. A BlobDir is
+// safe for concurrent use, also by several processes.
+type BlobDir struct {
+	dir  string
+	opts BlobDirOptions
+
+	once   sync.Once
+	dec    *zstd.Decoder
+	enc    *zstd.Encoder
+	encErr error
+}
+
+var _ BlobStore = (*BlobDir)(nil)
+
+// OpenBlobDir returns the blob store in dir. It touches nothing on disk
+// until used.
+func OpenBlobDir(dir string, opts *BlobDirOptions) *BlobDir {
+	d := &BlobDir{dir: dir}
+	if opts != nil {
+		d.opts = *opts
+	}
+	if d.opts.MaxBytes <= 0 {
+		d.opts.MaxBytes = DefaultMaxBlobBytes
+	}
+	return d
+}
+
+// Dir returns the directory the blobs are in.
+func (d *BlobDir) Dir() string { return d.dir }
+
+func (d *BlobDir) init() {
+	d.once.Do(func() {
+		// DecodeAll is capped at MaxBytes of output and its window, so a
+		// small file cannot expand without bound.
+		d.dec, _ = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(uint64(d.opts.MaxBytes)),
+			zstd.WithDecoderMaxWindow(uint64(min(d.opts.MaxBytes, 1<<30))),
+			zstd.WithDecodeAllCapLimit(true))
+		d.enc, d.encErr = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	})
+}
+
+// BlobRef returns the reference of data: "blob:sha256:" and the SHA-256
+// of data in lowercase hex.
+func BlobRef(data []byte) string {
+	sum := sha256.Sum256(data)
+	return BlobPrefix + hex.EncodeToString(sum[:])
+}
+
+// blobName returns the file name of a reference, or an error wrapping
+// ErrInvalidID for anything that is not a well-formed reference.
+func blobName(ref string) (string, error) {
+	h, ok := bytesCutPrefix(ref, BlobPrefix)
+	if !ok || len(h) != 64 {
+		return "", fmt.Errorf("%w: blob reference %q", ErrInvalidID, ref)
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", fmt.Errorf("%w: blob reference %q", ErrInvalidID, ref)
+		}
+	}
+	return h, nil
+}
+
+func bytesCutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return "", false
+	}
+	return s[len(prefix):], true
+}
+
+// isBlobRef reports whether s looks like a blob reference.
+func isBlobRef(s []byte) bool {
+	_, err := blobName(string(s))
+	return err == nil
+}
+
+// PutBlob implements BlobStore: it stores data unless a blob of the same
+// content is there already.
+func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if int64(len(data)) > d.opts.MaxBytes {
+		return "", fmt.Errorf("session: blob of %d bytes is larger than the limit of %d", len(data), d.opts.MaxBytes)
+	}
+	ref := BlobRef(data)
+	name := ref[len(BlobPrefix):]
+	r, err := d.openRoot(true)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if fi, err := r.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		return ref, nil // content-addressed: the same bytes are there
+	}
+	body := data
+	if !d.opts.Plain {
+		d.init()
+		if d.encErr != nil {
+			return "", d.encErr
+		}
+		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
+	}
+	err = writeAtomic(r, name, body, false, d.opts.Sync)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("session: write blob %s: %w", name, err)
+	}
+	return ref, nil
+}
+
+// GetBlob implements BlobStore. A blob whose content does not match its
+// name, or that would decode to more than MaxBytes, is ErrCorrupt; a
+// missing one ErrNotFound.
+func (d *BlobDir) GetBlob(ctx context.Context, ref string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name, err := blobName(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)
+		}
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)
+		}
+		return nil, fmt.Errorf("session: read blob %s: %w", name, err)
+	}
+	defer f.Close()
+	// Read at most the limit plus one byte: a plain blob may be as large
+	// as MaxBytes, a compressed one is smaller.
+	body, err := io.ReadAll(io.LimitReader(f, d.opts.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("session: read blob %s: %w", name, err)
+	}
+	corrupt := func(why string) error {
+		return &CorruptError{Path: d.path(name), Err: errors.New(why)}
+	}
+	if int64(len(body)) > d.opts.MaxBytes {
+		return nil, corrupt(fmt.Sprintf("blob is larger than the limit of %d bytes", d.opts.MaxBytes))
+	}
+	want := ref[len(BlobPrefix):]
+	if hasZstdMagic(body) {
+		if data, err := d.decode(body); err == nil && BlobRef(data)[len(BlobPrefix):] == want {
+			return data, nil
+		}
+		// Not ours after all: maybe plain bytes that start like zstd.
+	}
+	if BlobRef(body)[len(BlobPrefix):] != want {
+		return nil, corrupt("content does not match its SHA-256 name")
+	}
+	return body, nil
+}
+
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+func hasZstdMagic(b []byte) bool { return bytes.HasPrefix(b, zstdMagic) }
+
+// decode decompresses one blob with the output capped at MaxBytes.
+func (d *BlobDir) decode(body []byte) ([]byte, error) {
+	d.init()
+	size := d.opts.MaxBytes
+	var h zstd.Header
+	if err := h.Decode(body); err != nil {
+		return nil, err
+	}
+	if h.HasFCS {
+		if int64(h.FrameContentSize) > d.opts.MaxBytes {
+			return nil, fmt.Errorf("blob declares %d bytes, more than the limit", h.FrameContentSize)
+		}
+		size = int64(h.FrameContentSize)
+	}
+	return d.dec.DecodeAll(body, make([]byte, 0, size))
+}
+
+func (d *BlobDir) path(name string) string { return d.dir + string(os.PathSeparator) + name }
+
+// openRoot opens the blob directory, creating it (0700) when create is
+// set.
+func (d *BlobDir) openRoot(create bool) (*os.Root, error) {
+	if create {
+		if err := os.MkdirAll(d.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("session: blob directory: %w", err)
+		}
+	}
+	return os.OpenRoot(d.dir)
+}
+
+// ---- Size controls on entries ----
+
+// sizeLimits are what a store applies to the entries it writes: strings
+// longer than maxChars characters are cut with a notice, and the base64
+// data of images from minBlob bytes on goes to blobs.
+type sizeLimits struct {
+	maxChars int // <0: no limit
+	minBlob  int // <0: images stay inline
+	blobs    BlobStore
+}
+
+// truncationNotice ends a string cut by the size limit.
+func truncationNotice(removed int) string {
+	return "\n\n[agentsession: " + strconv.Itoa(removed) + " characters truncated]"
+}
+
+// edit replaces raw[start:end] with repl.
+type edit struct {
+	start, end int
+	repl       []byte
+}
+
+// limit returns raw as it is to be stored: raw itself when nothing is
+// over the limits (the common case, decided without parsing for small
+// entries), else a new encoding.
+func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, error) {
+	if z.small(raw) {
+		return raw, nil
+	}
+	var edits []edit
+	var err error
+	walkObjects(raw, func(obj *jsonObject) {
+		if err != nil {
+			return
+		}
+		for _, m := range obj.strings {
+			isImageData := obj.image && m.key == "data"
+			switch {
+			case isImageData && z.blobs != nil && z.minBlob >= 0 && m.end-m.start-2 >= z.minBlob:
+				var e *edit
+				if e, err = z.externalize(ctx, raw, m); e != nil {
+					edits = append(edits, *e)
+				}
+			case isImageData, m.key == "thinkingSignature", m.key == "textSignature":
+				// Cutting these would make them useless: images stay
+				// whole when they do not go to blobs, signatures always.
+			case z.maxChars >= 0 && m.end-m.start-2 > z.maxChars:
+				if e := truncate(raw, m, z.maxChars); e != nil {
+					edits = append(edits, *e)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return applyEdits(raw, edits), nil
+}
+
+// externalize moves the base64 image data of member m to the blob store
+// and returns the edit that puts its reference in place. Data that is not
+// canonical base64 stays inline: a reference must give back exactly the
+// same string.
+func (z *sizeLimits) externalize(ctx context.Context, raw []byte, m jsonMember) (*edit, error) {
+	tok := raw[m.start:m.end]
+	s, err := jsonx.Unquote(tok)
+	if err != nil || isBlobRef([]byte(s)) {
+		return nil, nil
+	}
+	data, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || base64.StdEncoding.EncodedLen(len(data)) != len(s) {
+		return nil, nil
+	}
+	ref, err := z.blobs.PutBlob(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	return &edit{m.start, m.end, jsonx.AppendString(nil, ref)}, nil
+}
+
+// truncate cuts the string of member m to max characters, if it is longer.
+func truncate(raw []byte, m jsonMember, max int) *edit {
+	s, err := jsonx.Unquote(raw[m.start:m.end])
+	if err != nil {
+		return nil
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return nil
+	}
+	cut, k := 0, 0
+	for cut = range s {
+		if k == max {
+			break
+		}
+		k++
+	}
+	return &edit{m.start, m.end, jsonx.AppendString(nil, s[:cut]+truncationNotice(n-max))}
+}
+
+// resolveRaw puts back the base64 data of the images of raw that hold
+// blob references. A reference the store cannot give back stays as it is
+// and is reported in missing.
+func resolveRaw(ctx context.Context, raw []byte, blobs BlobStore) (out []byte, missing []error, err error) {
+	if !bytes.Contains(raw, []byte(BlobPrefix)) {
+		return raw, nil, nil
+	}
+	var edits []edit
+	walkObjects(raw, func(obj *jsonObject) {
+		if err != nil || !obj.image {
+			return
+		}
+		for _, m := range obj.strings {
+			if m.key != "data" {
+				continue
+			}
+			ref, uerr := jsonx.Unquote(raw[m.start:m.end])
+			if uerr != nil || !isBlobRef([]byte(ref)) {
+				continue
+			}
+			data, gerr := blobs.GetBlob(ctx, ref)
+			if gerr != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					err = cerr
+					return
+				}
+				missing = append(missing, gerr)
+				continue
+			}
+			b := make([]byte, 0, base64.StdEncoding.EncodedLen(len(data))+2)
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, data)
+			edits = append(edits, edit{m.start, m.end, append(b, '"')})
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return applyEdits(raw, edits), missing, nil
+}
+
+func applyEdits(raw []byte, edits []edit) []byte {
+	if len(edits) == 0 {
+		return raw
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
+	n := len(raw)
+	for _, e := range edits {
+		n += len(e.repl) - (e.end - e.start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, e := range edits {
+		out = append(out, raw[at:e.start]...)
+		out = append(out, e.repl...)
+		at = e.end
+	}
+	return append(out, raw[at:]...)
+}
+
+// jsonMember is a string member of an object: its key and the span of
+// its value token in the input.
+type jsonMember struct {
+	key        string
+	start, end int
+}
+
+// jsonObject is what walkObjects reports of one object.
+type jsonObject struct {
+	image   bool // its "type" is "image"
+	strings []jsonMember
+}
+
+// walkObjects calls fn for every object in the JSON value v, innermost
+// first, with its string members. Invalid JSON ends the walk quietly:
+// what is stored is already known to be valid.
+func walkObjects(v []byte, fn func(*jsonObject)) {
+	var c jsonx.Cursor
+	c.Reset(v)
+	walkValue(&c, fn)
+}
+
+func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
+	switch c.Kind() {
+	case jsonx.KindObject:
+		ms, _ := c.Object()
+		obj := jsonObject{}
+		for {
+			kb, esc, more := ms.Next()
+			if !more {
+				break
+			}
+			key := string(kb)
+			if esc {
+				key = ms.Key()
+			}
+			switch c.Kind() {
+			case jsonx.KindString:
+				start := c.Pos()
+				tok := c.Skip()
+				if key == "type" && string(tok) == `"image"` {
+					obj.image = true
+				}
+				obj.strings = append(obj.strings, jsonMember{key, start, start + len(tok)})
+			case jsonx.KindObject, jsonx.KindArray:
+				walkValue(c, fn)
+			default:
+				c.Skip()
+			}
+		}
+		fn(&obj)
+	case jsonx.KindArray:
+		as, _ := c.Array()
+		for as.Next() {
+			walkValue(c, fn)
+		}
+	default:
+		c.Skip()
+	}
+}
+
+// small reports whether raw is certainly within the limits, without
+// parsing it: no string in it can be longer than maxChars characters, and
+// it holds no image data large enough for a blob.
+func (z *sizeLimits) small(raw []byte) bool {
+	return (z.maxChars < 0 || len(raw) <= z.maxChars) &&
+		(z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
+}
+
+// ResolveBlobs puts the content of blob references back into the image
+// blocks of log's entries, as base64, using blobs. A reference blobs
+// cannot give back stays in place and is reported, one error per
+// reference (ErrNotFound, ErrCorrupt); Verify reports such references
+// too. The error is the context's, if it ends first.
+func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []error, err error) {
+	for i, e := range log.Entries {
+		out, missing, err := resolveRaw(ctx, e.raw, blobs)
+		if err != nil {
+			return unresolved, err
+		}
+		for _, m := range missing {
+			unresolved = append(unresolved, fmt.Errorf("entry %s: %w", e.id, m))
+		}
+		if len(out) == len(e.raw) && (len(out) == 0 || &out[0] == &e.raw[0]) {
+			continue // nothing resolved
+		}
+		ne, perr := parseEntry(out)
+		if perr != nil {
+			return unresolved, fmt.Errorf("session: entry %s after resolving blobs: %w", e.id, perr)
+		}
+		log.Entries[i] = ne
+	}
+	return unresolved, nil
+}
