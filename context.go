@@ -3,6 +3,9 @@ package session
 import (
 	"encoding/json"
 	"maps"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentsession/session/internal/jsonx"
 )
@@ -289,11 +292,13 @@ func (t *tree) buildContext(leaf int32) *pathCtx {
 	}
 	// Messages.
 	if comp < 0 {
+		t.predecode(pc.path)
 		for _, i := range pc.path {
 			pc.emit(t, i)
 		}
 		return pc
 	}
+	t.predecode(pc.path[comp+1:])
 	pc.emitCompacted(t, comp)
 	for _, i := range pc.path[comp+1:] {
 		pc.emit(t, i)
@@ -327,6 +332,7 @@ func (pc *pathCtx) emitCompacted(t *tree, comp int) {
 	if start < 0 {
 		return
 	}
+	t.predecode(pc.path[start:comp])
 	for _, i := range pc.path[start:comp] {
 		pc.emit(t, i)
 	}
@@ -473,6 +479,50 @@ func (pc *pathCtx) push(m *Message, id string) {
 	pc.pair.push(m, id)
 }
 
+// Decoding a long path is spread over the processors once there is
+// enough of it to pay for the goroutines.
+const (
+	parallelDecodeBytes = 1 << 20 // bytes of entries
+	decodeBatch         = 64      // entries a worker takes at a time
+)
+
+// predecode decodes the context messages of the entries idx, in parallel
+// when there are many, so that emitting them finds them ready. Each
+// worker writes only the nodes of its batches.
+func (t *tree) predecode(idx []int32) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if workers < 2 {
+		return
+	}
+	size := 0
+	for _, i := range idx {
+		if n := &t.nodes[i]; n.state == msgUnknown {
+			size += len(n.e.raw)
+		}
+	}
+	if size < parallelDecodeBytes {
+		return // emit decodes them one by one
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(decodeBatch)) - decodeBatch
+				if lo >= len(idx) {
+					return
+				}
+				for _, i := range idx[lo:min(lo+decodeBatch, len(idx))] {
+					t.contextMessage(i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // contextMessage returns the message entry i contributes (decoded once
 // and cached), or nil.
 func (t *tree) contextMessage(i int32) *Message {
@@ -495,7 +545,9 @@ func (t *tree) contextMessage(i int32) *Message {
 func decodeContextMessage(e Entry) *Message {
 	switch e.kind {
 	case kindMessage:
-		m, err := e.Message()
+		// Context messages are shared read-only, so their strings may be
+		// views of the entry's bytes.
+		m, err := e.message(true)
 		if err != nil {
 			return nil
 		}

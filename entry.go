@@ -192,12 +192,16 @@ func (e Entry) Decode(v any) error {
 
 // Message decodes the message of a "message" entry. The result is the
 // caller's own.
-func (e Entry) Message() (*Message, error) {
+func (e Entry) Message() (*Message, error) { return e.message(false) }
+
+// message decodes the message; with share, its strings are views of the
+// entry's bytes (which never change) where they need no unescaping.
+func (e Entry) message(share bool) (*Message, error) {
 	if e.kind != kindMessage {
 		return nil, fmt.Errorf("session: entry %s is a %q, not a message", e.id, e.typ)
 	}
 	// One pass: the message is decoded where it stands in the entry.
-	var c jsonx.Cursor
+	c := jsonx.Cursor{Share: share}
 	c.Reset(e.raw)
 	ms, _ := c.Object()
 	var m *Message

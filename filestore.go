@@ -127,10 +127,15 @@ type fileSession struct {
 	rel    string   // path relative to root
 	f      *os.File // open read-write; nil until first used
 	ino    uint64
-	size   int64  // end of the last whole line: where the next append goes
+	size   int64  // end of the last whole line written: where pending goes
 	cut    bool   // bytes after size are a torn line to cut off first
 	needNL bool   // the last line is whole but lacks its newline
 	buf    []byte // scratch for the lines of an append
+	// pending holds appended lines not yet written: only while the write
+	// lease is held, so no other process can write or read in between.
+	// They are written when the lease ends, at Flush and Close, and once
+	// maxPending bytes have gathered.
+	pending []byte
 	// The write lease: after an append the exclusive file lock is kept
 	// for a moment, so a burst of appends pays for locking once.
 	locked   bool // this store holds the exclusive lock on f
@@ -239,6 +244,9 @@ func (s *FileStore) Close() error {
 			fsess.timer.Stop()
 		}
 		if fsess.f != nil {
+			if fsess.locked {
+				errs = append(errs, s.release(fsess))
+			}
 			if fsess.dirty && s.opts.Sync == SyncOnFlush {
 				errs = append(errs, datasync(fsess.f))
 			}
@@ -377,6 +385,13 @@ func (s *FileStore) removeStaleTemp(rel string) {
 
 // file returns the state of session id, finding its file if needed.
 func (s *FileStore) file(id string) (*fileSession, error) {
+	s.mu.Lock()
+	fsess, known := s.sessions[id] // ids in the map were validated
+	closed := s.closed
+	s.mu.Unlock()
+	if known && !closed {
+		return fsess, nil
+	}
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
@@ -588,7 +603,11 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			return nil, err
 		}
 		held := fsess.locked // under our own write lease: already exclusive
-		if !held {
+		if held {
+			if err := s.writePending(fsess); err != nil {
+				return nil, err
+			}
+		} else {
 			if err := lockFile(fsess.f, false); err != nil {
 				return nil, s.ioErr(fsess, "lock", err)
 			}
@@ -743,22 +762,63 @@ func (s *FileStore) acquire(fsess *fileSession) error {
 	return nil
 }
 
-// release lets the exclusive file lock go.
-func (s *FileStore) release(fsess *fileSession) {
-	if fsess.locked {
-		fsess.locked = false
-		_ = unlockFile(fsess.f)
+// release writes what is pending and lets the exclusive file lock go.
+// A write error is latched (and returned).
+func (s *FileStore) release(fsess *fileSession) error {
+	if !fsess.locked {
+		return nil
 	}
+	err := s.writePending(fsess)
+	fsess.locked = false
+	_ = unlockFile(fsess.f)
+	return err
+}
+
+// maxPending is how many bytes of appended lines gather before they are
+// written even though the lease is still held.
+const maxPending = 256 << 10
+
+// writePending writes the pending lines at the end of the file in one
+// call. A failed or short write is rolled back (the file is cut to its
+// previous length) and latched: the pending appends are lost, and every
+// later call on the session says so. Callers hold fsess.mu and the lock.
+func (s *FileStore) writePending(fsess *fileSession) error {
+	if len(fsess.pending) == 0 {
+		return nil
+	}
+	buf := fsess.pending
+	fsess.pending = fsess.pending[:0]
+	if cap(fsess.pending) > 4*maxPending {
+		fsess.pending = nil
+	}
+	if fsess.cut {
+		if err := fsess.f.Truncate(fsess.size); err != nil {
+			return s.latch(fsess, "cut torn line of", err)
+		}
+		fsess.cut = false
+	}
+	n, err := fsess.f.WriteAt(buf, fsess.size)
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if terr := fsess.f.Truncate(fsess.size); terr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
+		}
+		return s.latch(fsess, "append to", err)
+	}
+	fsess.size += int64(len(buf))
+	fsess.dirty = true
+	return nil
 }
 
 // keep holds the lock after an append for the next one, until the idle
 // timer lets it go; past leaseMax, or with SyncEveryAppend, it lets go
 // at once.
-func (s *FileStore) keep(fsess *fileSession) {
+func (s *FileStore) keep(fsess *fileSession) error {
 	now := time.Now()
 	if s.opts.Sync == SyncEveryAppend || now.Sub(fsess.lockedAt) > leaseMax {
-		s.release(fsess)
-		return
+		return s.release(fsess)
 	}
 	fsess.lastUse = now
 	if fsess.timer == nil {
@@ -766,9 +826,11 @@ func (s *FileStore) keep(fsess *fileSession) {
 	} else {
 		fsess.timer.Reset(leaseIdle)
 	}
+	return nil
 }
 
-// expire is the idle timer of the write lease.
+// expire is the idle timer of the write lease. An error writing the
+// pending lines is latched for the next call on the session.
 func (s *FileStore) expire(fsess *fileSession) {
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
@@ -779,16 +841,18 @@ func (s *FileStore) expire(fsess *fileSession) {
 		fsess.timer.Reset(wait)
 		return
 	}
-	s.release(fsess)
+	_ = s.release(fsess)
 }
 
-// closeFile closes the session's file (which lets its lock go).
+// closeFile closes the session's file (which lets its lock go). Callers
+// have written what was pending, or mean to drop it (the file is gone).
 func (s *FileStore) closeFile(fsess *fileSession) {
 	if fsess.f != nil {
 		fsess.f.Close()
 		fsess.f = nil
 	}
 	fsess.locked = false
+	fsess.pending = fsess.pending[:0]
 }
 
 // ioErr wraps a file system error with the session's file.
@@ -834,16 +898,16 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 		}
 	}
 	if err := s.lockForAppend(ctx, fsess, opts); err != nil {
-		s.release(fsess)
-		return err
+		return errors.Join(err, s.release(fsess))
 	}
 	err = s.appendLocked(ctx, fsess, opts, buf, entries)
 	if err != nil {
-		s.release(fsess)
-		return err
+		if !errors.Is(err, ErrConflict) || fsess.err != nil {
+			return err
+		}
+		return errors.Join(err, s.release(fsess))
 	}
-	s.keep(fsess)
-	return nil
+	return s.keep(fsess)
 }
 
 // lockForAppend takes the write lock and learns what others did, unless
@@ -868,39 +932,29 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 	}
 }
 
-// appendLocked writes the lines in buf under the write lock.
+// appendLocked adds the lines in buf under the write lock: to the
+// pending lines, written at once with SyncEveryAppend (and synced) or
+// once enough have gathered.
 func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, buf []byte, entries []Entry) error {
 	if err := checkAppend(opts, fsess.last, func(id string) bool { _, ok := fsess.ids[id]; return ok }, entries); err != nil {
 		return err
 	}
-	if fsess.cut {
-		if err := fsess.f.Truncate(fsess.size); err != nil {
-			return s.latch(fsess, "cut torn line of", err)
+	if fsess.needNL && len(fsess.pending) == 0 {
+		fsess.pending = append(fsess.pending, '\n')
+		fsess.needNL = false
+	}
+	fsess.pending = append(fsess.pending, buf...)
+	if s.opts.Sync == SyncEveryAppend || len(fsess.pending) >= maxPending {
+		if err := s.writePending(fsess); err != nil {
+			return err
 		}
-		fsess.cut = false
-	}
-	if fsess.needNL {
-		buf = slices.Insert(buf, 0, '\n')
-	}
-	n, err := fsess.f.WriteAt(buf, fsess.size)
-	if err == nil && n < len(buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		if terr := fsess.f.Truncate(fsess.size); terr != nil {
-			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
-		}
-		return s.latch(fsess, "append to", err)
 	}
 	if s.opts.Sync == SyncEveryAppend {
 		if err := datasync(fsess.f); err != nil {
 			return s.latch(fsess, "sync", err)
 		}
-	} else {
-		fsess.dirty = true
+		fsess.dirty = false
 	}
-	fsess.size += int64(len(buf))
-	fsess.needNL = false
 	for _, e := range entries {
 		fsess.ids[e.id] = struct{}{}
 		fsess.noteTitle(e)
@@ -928,9 +982,9 @@ func (s *FileStore) touched(fsess *fileSession) {
 		ie = &indexEntry{}
 		s.index[fsess.rel] = ie
 	}
-	*ie = indexEntry{ino: fsess.ino, size: fsess.size, ok: true, updated: s.tick(), info: SessionInfo{
+	*ie = indexEntry{ino: fsess.ino, size: fsess.size + int64(len(fsess.pending)), ok: true, updated: s.tick(), info: SessionInfo{
 		ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
-		ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: fsess.size,
+		ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: fsess.size + int64(len(fsess.pending)),
 		Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
 	}}
 	s.mu.Unlock()
@@ -1038,7 +1092,10 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 		return fsess.err
 	}
 	if fsess.f != nil {
-		s.release(fsess) // the turn is over: let other writers in
+		// The turn is over: write it and let other writers in.
+		if err := s.release(fsess); err != nil {
+			return err
+		}
 	}
 	if fsess.f == nil || !fsess.dirty || s.opts.Sync != SyncOnFlush {
 		return nil
@@ -1081,6 +1138,9 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []
 		return err
 	}
 	if err := s.acquire(fsess); err != nil {
+		return err
+	}
+	if err := s.writePending(fsess); err != nil {
 		return err
 	}
 	err = s.rewriteLocked(fsess, h, entries, true)
@@ -1243,6 +1303,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	if err := s.scan(false); err != nil {
 		return nil, err
 	}
+	s.writeAllPending()
 	s.mu.Lock()
 	rels := make([]string, 0, len(s.paths))
 	for _, rel := range s.paths {
@@ -1267,6 +1328,24 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	}
 	slices.SortFunc(all, compareInfo)
 	return page(all, after, opts.Limit), nil
+}
+
+// writeAllPending writes the lines this store holds back, so that the
+// files show every append. Errors are latched on their sessions.
+func (s *FileStore) writeAllPending() {
+	s.mu.Lock()
+	open := make([]*fileSession, 0, len(s.sessions))
+	for _, fsess := range s.sessions {
+		open = append(open, fsess)
+	}
+	s.mu.Unlock() // lock order: a session's mu before the store's
+	for _, fsess := range open {
+		fsess.mu.Lock()
+		if fsess.locked {
+			_ = s.writePending(fsess)
+		}
+		fsess.mu.Unlock()
+	}
 }
 
 // infoOf returns the listing of one file, from the cache when its inode

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -326,6 +328,11 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 	if err := p.headerLine(first); err != nil {
 		return nil, err
 	}
+	if p.mig == nil && len(rest) >= parallelDecodeMin {
+		if workers := min(runtime.GOMAXPROCS(0), 8, len(rest)/(parallelDecodeMin/2)); workers > 1 {
+			return p.decodeParallel(rest, workers)
+		}
+	}
 	entries := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
 	for len(rest) > 0 {
 		var line []byte
@@ -343,6 +350,94 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 			entries = append(entries, e)
 		}
 	}
+	return p.finish(entries), nil
+}
+
+// parallelDecodeMin is the size of log from which DecodeLog reads its
+// lines on several processors.
+const parallelDecodeMin = 4 << 20
+
+// decodeParallel reads the entry lines of a current-version log (whose
+// lines do not depend on each other) in chunks on several goroutines, and
+// joins what they found in line order.
+func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
+	type chunk struct {
+		data    []byte
+		lines   int // lines in data
+		entries []Entry
+		p       logParser
+		err     error
+	}
+	chunks := make([]chunk, 0, workers)
+	for len(rest) > 0 {
+		n := len(rest)
+		if left := workers - len(chunks); left > 1 {
+			n = len(rest) / left
+			if i := bytes.IndexByte(rest[n:], '\n'); i >= 0 {
+				n += i + 1
+			} else {
+				n = len(rest)
+			}
+		}
+		chunks = append(chunks, chunk{data: rest[:n], p: logParser{strict: p.strict}})
+		rest = rest[n:]
+	}
+	var wg sync.WaitGroup
+	for k := range chunks {
+		wg.Add(1)
+		go func(c *chunk) {
+			defer wg.Done()
+			data := c.data
+			c.entries = make([]Entry, 0, len(data)/512+16)
+			for len(data) > 0 {
+				var line []byte
+				complete := true
+				if i := bytes.IndexByte(data, '\n'); i >= 0 {
+					line, data = data[:i], data[i+1:]
+				} else {
+					line, data, complete = data, nil, false
+				}
+				e, ok, err := c.p.entryLine(line, complete)
+				if err != nil {
+					c.err = err
+					return
+				}
+				if ok {
+					c.entries = append(c.entries, e)
+				}
+			}
+			c.lines = c.p.line
+		}(&chunks[k])
+	}
+	wg.Wait()
+	total := 0
+	for k := range chunks {
+		total += len(chunks[k].entries)
+	}
+	entries := make([]Entry, 0, total)
+	base := p.line // the header's line
+	for k := range chunks {
+		c := &chunks[k]
+		if c.err != nil {
+			var ce *CorruptError
+			if errors.As(c.err, &ce) {
+				ce.Line += base
+			}
+			return nil, c.err
+		}
+		entries = append(entries, c.entries...)
+		for _, m := range c.p.malformed {
+			m.Line += base
+			p.malformed = append(p.malformed, m)
+		}
+		if c.p.torn != nil {
+			t := *c.p.torn
+			t.Line += base
+			p.torn = &t
+		}
+		base += c.lines
+	}
+	p.line = base
 	return p.finish(entries), nil
 }
 

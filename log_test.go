@@ -376,3 +376,54 @@ func FuzzParseEntry(f *testing.F) {
 }
 
 var ioEOF = io.EOF
+
+// TestDecodeLogInParallel: a log large enough to be read in chunks on
+// several goroutines gives what the streaming reader gives, malformed
+// lines, their line numbers, a torn tail and strict errors included.
+func TestDecodeLogInParallel(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header3 + "\n")
+	pad := strings.Repeat("p", 2000)
+	parent := ""
+	bad := map[int]bool{}
+	for i := 0; b.Len() < 12<<20; i++ {
+		line := 2 + i
+		switch {
+		case i%997 == 13:
+			b.WriteString(`{"type":"message","id":` + "\n") // cut short in the middle of the file
+			bad[line] = true
+		case i%1499 == 7:
+			b.WriteString("\n") // blank lines count too
+		default:
+			id := fmt.Sprintf("e%06d", i)
+			b.WriteString(msgLine(id, parent, "user", pad+id) + "\n")
+			parent = id
+		}
+	}
+	b.WriteString(`{"type":"message","id":"torn","par`)
+	data := []byte(b.String())
+
+	want, err := session.ReadLog(bytes.NewReader(data), nil)
+	require.NoError(t, err)
+	got, err := session.DecodeLog(data, nil)
+	require.NoError(t, err)
+	require.Equal(t, len(want.Entries), len(got.Entries))
+	for i := range want.Entries {
+		require.Equal(t, want.Entries[i].JSON(), got.Entries[i].JSON(), "entry %d", i)
+	}
+	require.Equal(t, len(bad), len(got.Malformed))
+	for k := range got.Malformed {
+		assert.Equal(t, want.Malformed[k].Line, got.Malformed[k].Line)
+		assert.True(t, bad[got.Malformed[k].Line], "line %d is not a bad one", got.Malformed[k].Line)
+	}
+	require.NotNil(t, got.Torn)
+	assert.Equal(t, want.Torn.Line, got.Torn.Line)
+	assert.Equal(t, strings.Count(string(data), "\n")+1, got.Torn.Line)
+
+	_, werr := session.ReadLog(bytes.NewReader(data), &session.ReadOptions{Strict: true})
+	_, gerr := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+	var wce, gce *session.CorruptError
+	require.ErrorAs(t, werr, &wce)
+	require.ErrorAs(t, gerr, &gce)
+	assert.Equal(t, wce.Line, gce.Line, "strict mode names the first bad line")
+}

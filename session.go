@@ -404,8 +404,10 @@ const maxConflictRetries = 16
 // (or where leafAfter says). build receives parent and an id generator; it
 // is called again after a conflict.
 //
-// msgs, when not nil, holds for each entry its context message in
-// canonical form (or nil), so that it need not be decoded again.
+// msgs, when not nil, holds for each entry the message it was encoded
+// from (or nil): once committed, each is turned into the form a reopen
+// would decode and kept as the entry's context message, so that what was
+// just encoded need not be decoded again.
 func (s *Session) commit(ctx context.Context, parent string, build func(parent string, newID func() string) ([]Entry, error), leafAfter func(added []int32) int32, msgs []*Message) ([]Entry, error) {
 	if s.closed {
 		return nil, ErrClosed
@@ -456,7 +458,7 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 		}
 		i := s.t.add(e, p)
 		added[k] = i
-		if k < len(msgs) && msgs[k] != nil {
+		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalize() {
 			s.t.nodes[i].msg, s.t.nodes[i].state = msgs[k], msgReady
 		}
 	}
@@ -647,14 +649,6 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 	if err := s.checkPairing(own); err != nil {
 		return nil, err
 	}
-	// Keep each message in the form a reopen would decode, to index it
-	// without decoding what was just encoded.
-	cache := make([]*Message, len(own))
-	for k, m := range own {
-		if c := m.Clone(); c.canonicalize() {
-			cache[k] = c
-		}
-	}
 	ts := formatTime(s.now())
 	return s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
 		out := make([]Entry, len(own))
@@ -667,7 +661,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			parent = e.id
 		}
 		return out, nil
-	}, nil, cache)
+	}, nil, own)
 }
 
 // AppendEntry appends an entry of any type under the leaf, with payload

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"slices"
+
 	"github.com/agentsession/session/internal/jsonx"
 )
 
@@ -195,6 +197,12 @@ func (t *tree) computeDepths() {
 // add appends an entry whose parent is already in the tree (or -1).
 func (t *tree) add(e Entry, parent int32) int32 {
 	i := int32(len(t.nodes))
+	if len(t.nodes) == cap(t.nodes) {
+		// Double, rather than append's gentler growth for large slices:
+		// each copy of nodes (which hold pointers) is costly while the
+		// collector runs.
+		t.nodes = slices.Grow(t.nodes, max(len(t.nodes), 64))
+	}
 	t.nodes = append(t.nodes, node{e: e, parent: parent, first: -1, last: -1, next: -1})
 	n := &t.nodes[i]
 	t.byID[e.id] = i

@@ -2,12 +2,16 @@ package jsonx
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
-	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Cursor reads JSON values from a byte slice in a single pass: each value
@@ -19,13 +23,17 @@ type Cursor struct {
 	i     int
 	err   error
 	depth int
+	// Share makes Str return strings without escapes as views of the
+	// input instead of copies. Set it only for input that is never
+	// modified while the strings live.
+	Share bool
 }
 
 // NewCursor returns a cursor at the start of b.
 func NewCursor(b []byte) *Cursor { return &Cursor{b: b} }
 
-// Reset points the cursor at the start of b.
-func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b} }
+// Reset points the cursor at the start of b, keeping Share.
+func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b, Share: c.Share} }
 
 // Err returns the first syntax error met.
 func (c *Cursor) Err() error { return c.err }
@@ -92,7 +100,7 @@ func (c *Cursor) Str() (string, bool) {
 	if c.Kind() != KindString {
 		return "", false
 	}
-	s, end, err := readString(c.b, c.i)
+	s, end, err := readString(c.b, c.i, c.Share)
 	if err != nil {
 		c.err, c.i = err, len(c.b)
 		return "", false
@@ -379,21 +387,31 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special reports whether any byte of x is a control character, a quote,
-// a backslash or not ASCII: the bytes a string scanner must look at.
-func special(x uint64) bool {
+// strMask has the high bit set in each byte of x that is a control
+// character, a quote or a backslash. Only the lowest flagged byte is
+// exact (a borrow can flag a byte above it), which is all the scanners
+// use: they jump to it.
+func strMask(x uint64) uint64 {
 	ctl := (x - lsb*0x20) & ^x
 	q := x ^ (lsb * '"')
 	q = (q - lsb) & ^q
 	bs := x ^ (lsb * '\\')
 	bs = (bs - lsb) & ^bs
-	return (ctl|q|bs|x)&msb != 0
+	return (ctl | q | bs) & msb
 }
+
+// special reports whether any byte of x is a control character, a quote,
+// a backslash or not ASCII: the bytes a string scanner must look at.
+func special(x uint64) bool { return (strMask(x)|x)&msb != 0 }
 
 // plainRun returns the end of the run of plain ASCII (no quote, backslash
 // or control byte) starting at i.
 func plainRun(b []byte, i int) int {
-	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := (strMask(x) | x) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
 		i += 8
 	}
 	for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
@@ -402,10 +420,16 @@ func plainRun(b []byte, i int) int {
 	return i
 }
 
+// scratch buffers for unescaping, so that a string is allocated once, at
+// its final size.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
 // readString decodes the string token at b[i] (which is '"') and returns
 // the string and the offset past it, resolving escapes and replacing
-// invalid UTF-8 as encoding/json does.
-func readString(b []byte, i int) (string, int, error) {
+// invalid UTF-8 as encoding/json does. With share, a string without
+// escapes is a view of b rather than a copy: only for input that is never
+// modified afterwards.
+func readString(b []byte, i int, share bool) (string, int, error) {
 	start := i + 1
 	j := start
 	// Fast path: no escapes, valid UTF-8.
@@ -416,6 +440,9 @@ func readString(b []byte, i int) (string, int, error) {
 		}
 		c := b[j]
 		if c == '"' {
+			if share && j > start {
+				return unsafe.String(&b[start], j-start), j + 1, nil
+			}
 			return string(b[start:j]), j + 1, nil
 		}
 		if c < utf8.RuneSelf {
@@ -427,69 +454,146 @@ func readString(b []byte, i int) (string, int, error) {
 		}
 		j += size
 	}
-	// Slow path: build the string piece by piece.
-	var sb strings.Builder
-	sb.Grow(j - start + 64)
-	sb.Write(b[start:j])
+	// Slow path: unescape into a scratch buffer, then copy the result
+	// once (string conversion does not zero the memory it allocates).
+	bp := scratchPool.Get().(*[]byte)
+	buf, end, err := unescapeFast(b, j, append((*bp)[:0], b[start:j]...))
+	if err == errSlowPath {
+		buf, end, err = unescape(b, j, append(buf[:0], b[start:j]...))
+	}
+	var str string
+	if err == nil {
+		str = string(buf)
+	}
+	if cap(buf) <= 1<<20 {
+		*bp = buf[:0]
+		scratchPool.Put(bp)
+	}
+	return str, end, err
+}
+
+// errSlowPath sends unescapeFast's input to unescape.
+var errSlowPath = errors.New("jsonx: take the slow path")
+
+// escapeByte maps the character after a backslash to what it stands for,
+// 0 for the ones that need more ('u') or are invalid.
+var escapeByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// unescapeFast is unescape for the common case, a word at a time: each
+// word is stored whole and the output advanced to its first special
+// byte, so text dense with escapes needs no copy calls. Non-ASCII bytes
+// are copied as they are and checked once at the end; invalid UTF-8, \u
+// escapes and errors go to unescape (errSlowPath).
+func unescapeFast(b []byte, j int, buf []byte) ([]byte, int, error) {
+	from := len(buf)
+	var high uint64
+	for {
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if cap(buf)-len(buf) < 8 {
+				buf = slices.Grow(buf, 8)
+			}
+			n := len(buf)
+			binary.LittleEndian.PutUint64(buf[n:n+8], x)
+			m := strMask(x)
+			if m == 0 {
+				high |= x
+				buf = buf[:n+8]
+				j += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			high |= x & (1<<(8*k) - 1)
+			buf = buf[:n+k]
+			j += k
+			goto special
+		}
+		for j < len(b) && strSafe[b[j]] {
+			high |= uint64(b[j])
+			buf = append(buf, b[j])
+			j++
+		}
+		if j >= len(b) {
+			return buf, j, errSlowPath
+		}
+	special:
+		switch c := b[j]; {
+		case c == '"':
+			if high&msb != 0 && !utf8.Valid(buf[from:]) {
+				return buf, j, errSlowPath
+			}
+			return buf, j + 1, nil
+		case c == '\\' && j+1 < len(b) && escapeByte[b[j+1]] != 0:
+			buf = append(buf, escapeByte[b[j+1]])
+			j += 2
+		default:
+			return buf, j, errSlowPath
+		}
+	}
+}
+
+// unescape decodes the rest of a string body from b[j] on, appending to
+// buf, and returns buf and the offset past the closing quote.
+func unescape(b []byte, j int, buf []byte) ([]byte, int, error) {
 	for {
 		k := plainRun(b, j)
-		sb.Write(b[j:k])
+		buf = append(buf, b[j:k]...)
 		j = k
 		if j >= len(b) {
-			return "", j, syntaxErr(j, "unexpected end of string")
+			return buf, j, syntaxErr(j, "unexpected end of string")
 		}
 		c := b[j]
 		switch {
 		case c == '"':
-			return sb.String(), j + 1, nil
+			return buf, j + 1, nil
 		case c == '\\':
 			if j+1 >= len(b) {
-				return "", j, syntaxErr(j, "unexpected end of string")
+				return buf, j, syntaxErr(j, "unexpected end of string")
 			}
 			switch b[j+1] {
 			case '"', '\\', '/':
-				sb.WriteByte(b[j+1])
+				buf = append(buf, b[j+1])
 			case 'b':
-				sb.WriteByte('\b')
+				buf = append(buf, '\b')
 			case 'f':
-				sb.WriteByte('\f')
+				buf = append(buf, '\f')
 			case 'n':
-				sb.WriteByte('\n')
+				buf = append(buf, '\n')
 			case 'r':
-				sb.WriteByte('\r')
+				buf = append(buf, '\r')
 			case 't':
-				sb.WriteByte('\t')
+				buf = append(buf, '\t')
 			case 'u':
 				rr := getu4(b[j:])
 				if rr < 0 {
-					return "", j, syntaxErr(j, "invalid \\u escape")
+					return buf, j, syntaxErr(j, "invalid \\u escape")
 				}
 				j += 6
 				if utf16.IsSurrogate(rr) {
 					rr1 := getu4(b[j:])
 					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
 						j += 6
-						sb.WriteRune(dec)
+						buf = utf8.AppendRune(buf, dec)
 						continue
 					}
 					rr = unicode.ReplacementChar
 				}
-				sb.WriteRune(rr)
+				buf = utf8.AppendRune(buf, rr)
 				continue
 			default:
-				return "", j, syntaxErr(j, "invalid escape")
+				return buf, j, syntaxErr(j, "invalid escape")
 			}
 			j += 2
 		case c < 0x20:
-			return "", j, syntaxErr(j, "control character in string")
+			return buf, j, syntaxErr(j, "control character in string")
 		default:
 			r, size := utf8.DecodeRune(b[j:])
 			if r == utf8.RuneError && size == 1 {
-				sb.WriteRune(unicode.ReplacementChar)
+				buf = utf8.AppendRune(buf, unicode.ReplacementChar)
 				j++
 				continue
 			}
-			sb.Write(b[j : j+size])
+			buf = append(buf, b[j:j+size]...)
 			j += size
 		}
 	}

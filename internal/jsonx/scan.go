@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -211,21 +212,36 @@ func SkipString(b []byte, i int) (end int, escaped bool, err error) {
 		return i, false, syntaxErr(i, "expected string")
 	}
 	i++
-	for {
-		// Eight bytes at a time while none is a quote, backslash or control
-		// character (bytes of multi-byte UTF-8 need no attention here).
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			ctl := (x - lsb*0x20) & ^x
-			q := x ^ (lsb * '"')
-			q = (q - lsb) & ^q
-			bs := x ^ (lsb * '\\')
-			bs = (bs - lsb) & ^bs
-			if (ctl|q|bs)&msb != 0 {
-				break
+	// Eight bytes at a time: the mask flags every quote, backslash and
+	// control character of the word (and, above a real one, maybe a few
+	// bytes that are not: they are checked and passed over), so text
+	// dense with escapes is handled without going back to byte steps.
+	for i+8 <= len(b) {
+		base := i
+		m := strMask(binary.LittleEndian.Uint64(b[i:]))
+		for m != 0 {
+			k := base + bits.TrailingZeros64(m)>>3
+			m &= m - 1
+			if k < i {
+				continue // the character of an escape already read
 			}
-			i += 8
+			switch c := b[k]; {
+			case c == '"':
+				return k + 1, escaped, nil
+			case c == '\\':
+				escaped = true
+				n, err := skipEscape(b, k)
+				if err != nil {
+					return k, escaped, err
+				}
+				i = k + n
+			case c < 0x20:
+				return k, escaped, syntaxErr(k, "control character in string")
+			}
 		}
+		i = max(i, base+8)
+	}
+	for {
 		for i < len(b) && strSafe[b[i]] {
 			i++
 		}
@@ -237,27 +253,36 @@ func SkipString(b []byte, i int) (end int, escaped bool, err error) {
 			return i + 1, escaped, nil
 		case c == '\\':
 			escaped = true
-			if i+1 >= len(b) {
-				return i, escaped, syntaxErr(i, "unexpected end of string")
+			n, err := skipEscape(b, i)
+			if err != nil {
+				return i, escaped, err
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					return i, escaped, syntaxErr(i, "unexpected end of string")
-				}
-				if !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return i, escaped, syntaxErr(i, "invalid \\u escape")
-				}
-				i += 6
-			default:
-				return i, escaped, syntaxErr(i, "invalid escape")
-			}
+			i += n
 		default:
 			return i, escaped, syntaxErr(i, "control character in string")
 		}
 	}
+}
+
+// skipEscape validates the escape at b[i] (a backslash) and returns its
+// length.
+func skipEscape(b []byte, i int) (int, error) {
+	if i+1 >= len(b) {
+		return 0, syntaxErr(i, "unexpected end of string")
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+		if i+6 > len(b) {
+			return 0, syntaxErr(i, "unexpected end of string")
+		}
+		if !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+			return 0, syntaxErr(i, "invalid \\u escape")
+		}
+		return 6, nil
+	}
+	return 0, syntaxErr(i, "invalid escape")
 }
 
 func skipObject(b []byte, i, depth int) (int, error) {

@@ -3,6 +3,8 @@ package jsonx
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -147,21 +149,41 @@ const hexDigits = "0123456789abcdef"
 func AppendString(dst []byte, s string) []byte {
 	// A read-only view of s, to load eight bytes at a time.
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	dst = slices.Grow(dst, len(s)+10)
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(b); {
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+	i := 0
+	for {
+		// Each word is stored whole and the output advanced to its first
+		// byte that needs attention: text dense with escapes costs no
+		// copy calls.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if cap(dst)-len(dst) < 8 {
+				dst = slices.Grow(dst, len(b)-i+16)
+			}
+			n := len(dst)
+			binary.LittleEndian.PutUint64(dst[n:n+8], x)
+			m := (strMask(x) | x) & msb
+			if m == 0 {
+				dst = dst[:n+8]
+				i += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			dst = dst[:n+k]
+			i += k
+			goto special
 		}
 		for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
+			dst = append(dst, b[i])
 			i++
 		}
 		if i >= len(b) {
-			break
+			return append(dst, '"')
 		}
+	special:
 		c := b[i]
 		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
@@ -179,21 +201,17 @@ func AppendString(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
-			start = i
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)
 			i++
-			start = i
 			continue
 		}
+		dst = append(dst, b[i:i+size]...)
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // AppendFloat appends f the way JavaScript prints numbers (and
