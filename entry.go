@@ -248,8 +248,14 @@ func ParseEntry(line []byte) (Entry, error) {
 
 // parseEntry reads the envelope of the object v, which it keeps (no copy),
 // and validates the rest of it.
-func parseEntry(v []byte) (Entry, error) {
-	var c jsonx.Cursor
+func parseEntry(v []byte) (Entry, error) { return parseEntryMode(v, false) }
+
+// parseEntryMode is parseEntry; with loose, the escapes inside the strings
+// of the payload are left for the decoders to check, when the entry is
+// used (see ReadOptions). A line with a control character is always read
+// strictly.
+func parseEntryMode(v []byte, loose bool) (Entry, error) {
+	c := jsonx.Cursor{Loose: loose && !jsonx.HasControl(v)}
 	c.Reset(v)
 	ms, ok := c.Object()
 	if !ok {

@@ -3,3 +3,7 @@ package session
 // Fdatasync exposes the store's sync call to the benchmarks, for the raw
 // floor that per-turn syncing is compared with.
 var Fdatasync = datasync
+
+// ListReadBytes reports how many bytes of session files listings have
+// read so far.
+func ListReadBytes() int64 { return listReadBytes.Load() }

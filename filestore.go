@@ -10,23 +10,42 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// SyncPolicy says when a FileStore makes appends durable with fdatasync.
-// Whatever the policy, an append is one write(2) of whole lines under a
-// file lock, so other processes see it at once and a crash of the process
-// (not of the machine) never loses an append that returned.
+// SyncPolicy says when a FileStore writes appends out and makes them
+// durable with fdatasync.
+//
+// Appends are written whole lines at a time under an exclusive file lock
+// that the store keeps for a moment after each append (the write lease),
+// so that a burst of appends pays for locking and writing once. With
+// SyncNever and SyncOnFlush they gather in memory while the lease is
+// held and are written when it ends: a millisecond after the last append
+// of a burst, at most 10 ms after the first, and at Flush and Close.
+// Other processes wait for the lease before they read or write, so they
+// never see a partial append. With SyncEveryAppend each append is
+// written and synced before it returns.
+//
+// What a crash can lose, by policy:
+//
+//	                 process crash               machine crash
+//	SyncNever        the last ~10 ms of appends  the last few seconds
+//	SyncOnFlush      the last ~10 ms of appends  appends since the last Flush
+//	SyncEveryAppend  nothing that returned       nothing that returned
+//
+// A write that fails (a full disk, a file size limit) is rolled back, the
+// file is cut to its previous length, and the error is latched: the
+// appends not yet written are lost and every later call on the session,
+// Flush and Close included, returns the error.
 type SyncPolicy int
 
 const (
-	// SyncOnFlush, the default, syncs at Session.Flush (call it at the end
-	// of each turn) and at Close: a machine crash loses at most the turn
-	// in progress.
+	// SyncOnFlush, the default, writes and syncs at Session.Flush (call
+	// it at the end of each turn) and at Close: a machine crash loses at
+	// most the turn in progress.
 	SyncOnFlush SyncPolicy = iota
 	// SyncNever leaves syncing to the operating system: fastest, and a
 	// machine crash may lose the last few seconds.
@@ -110,8 +129,10 @@ type FileStore struct {
 	paths    map[string]string // session id -> file, relative to root
 	sessions map[string]*fileSession
 	index    map[string]*indexEntry // rel path -> listing cache
-	last     time.Time
-	closed   bool
+	// The index was changed since it was saved; it was loaded.
+	indexDirty, indexLoaded bool
+	last                    time.Time
+	closed                  bool
 }
 
 var (
@@ -150,16 +171,6 @@ type fileSession struct {
 	loaded   bool
 	dirty    bool  // appended since the last sync
 	err      error // latched persistence error
-}
-
-// indexEntry caches what List shows of a file, valid while its inode and
-// size stay the same.
-type indexEntry struct {
-	ino     uint64
-	size    int64
-	info    SessionInfo
-	ok      bool // the file has a readable header
-	updated time.Time
 }
 
 // OpenFileStore opens (creating it, mode 0700, if needed) the session
@@ -256,6 +267,7 @@ func (s *FileStore) Close() error {
 		fsess.err = ErrClosed
 		fsess.mu.Unlock()
 	}
+	s.saveIndex()
 	errs = append(errs, s.r.Close())
 	s.mu.Lock()
 	return errors.Join(errs...)
@@ -326,6 +338,10 @@ func (s *FileStore) scan(clean bool) error {
 			return fmt.Errorf("session: file store: %w", err)
 		}
 		for _, d := range dirs {
+			if clean && top == "." && isTemp(d) {
+				s.removeStaleTemp(d) // of the listing index
+				continue
+			}
 			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
 				continue
 			}
@@ -612,20 +628,29 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 				return nil, s.ioErr(fsess, "lock", err)
 			}
 		}
-		data, replaced, err := readAll(fsess.f)
+		size, _, nlink, err := fileState(fsess.f)
+		var (
+			log  *Log
+			data []byte
+			end  fileEnd
+		)
+		if err == nil && (nlink > 0 || attempt >= 3) {
+			log, data, end, err = readLogFile(fsess.f, size, &ReadOptions{Strict: s.opts.Strict})
+		}
 		if !held {
 			unlockFile(fsess.f)
 		}
-		if err != nil {
-			return nil, s.ioErr(fsess, "read", err)
-		}
-		if replaced && attempt < 3 {
-			s.closeFile(fsess)
+		if nlink == 0 && err == nil && attempt < 3 {
+			s.closeFile(fsess) // replaced by a rewrite: open the new file
 			continue
 		}
-		log, err := DecodeLog(data, &ReadOptions{Strict: s.opts.Strict})
-		if err != nil {
+		var ce *CorruptError
+		var ve *UnsupportedVersionError
+		if errors.As(err, &ce) || errors.As(err, &ve) {
 			return nil, WithPath(err, s.path(fsess.rel))
+		}
+		if err != nil {
+			return nil, s.ioErr(fsess, "read", err)
 		}
 		if log.Header.ID != fsess.id {
 			return nil, &CorruptError{Path: s.path(fsess.rel), Line: 1, Err: fmt.Errorf("header names session %q, not %q", log.Header.ID, fsess.id)}
@@ -636,7 +661,7 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			}
 			continue // read what was written
 		}
-		fsess.reset(log, data)
+		fsess.reset(log, end)
 		if err := s.resolveBlobs(ctx, log, data); err != nil {
 			return nil, err
 		}
@@ -686,9 +711,9 @@ func readAll(f *os.File) ([]byte, bool, error) {
 	return data[:n], false, nil
 }
 
-// reset makes fsess describe the file whose bytes are data, read as log.
-func (fsess *fileSession) reset(log *Log, data []byte) {
-	fsess.size, fsess.cut, fsess.needNL = goodEnd(data, log.Torn != nil)
+// reset makes fsess describe the file read as log, which ends as end says.
+func (fsess *fileSession) reset(log *Log, end fileEnd) {
+	fsess.size, fsess.cut, fsess.needNL = goodEnd(end, log.Torn != nil)
 	fsess.ids = make(map[string]struct{}, len(log.Entries))
 	fsess.title = ""
 	for _, e := range log.Entries {
@@ -701,17 +726,17 @@ func (fsess *fileSession) reset(log *Log, data []byte) {
 	fsess.loaded = true
 }
 
-// goodEnd returns where the next append goes in data: after its last
+// goodEnd returns where the next append goes in a file: after its last
 // newline when the rest is a torn line (cut), at the end otherwise
 // (needNL when the last line, whole, lacks its newline).
-func goodEnd(data []byte, torn bool) (end int64, cut, needNL bool) {
-	if len(data) == 0 || data[len(data)-1] == '\n' {
-		return int64(len(data)), false, false
+func goodEnd(end fileEnd, torn bool) (at int64, cut, needNL bool) {
+	switch {
+	case end.size == 0 || end.endsNL:
+		return end.size, false, false
+	case torn:
+		return end.lastLine, true, false
 	}
-	if torn {
-		return int64(bytes.LastIndexByte(data, '\n') + 1), true, false
-	}
-	return int64(len(data)), false, true
+	return end.size, false, true
 }
 
 func (fsess *fileSession) noteTitle(e Entry) {
@@ -972,22 +997,6 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
 	fsess.err = s.ioErr(fsess, op, err)
 	return fsess.err
-}
-
-// touched records that this store just changed the session's file.
-func (s *FileStore) touched(fsess *fileSession) {
-	s.mu.Lock()
-	ie := s.index[fsess.rel]
-	if ie == nil {
-		ie = &indexEntry{}
-		s.index[fsess.rel] = ie
-	}
-	*ie = indexEntry{ino: fsess.ino, size: fsess.size + int64(len(fsess.pending)), ok: true, updated: s.tick(), info: SessionInfo{
-		ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
-		ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: fsess.size + int64(len(fsess.pending)),
-		Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
-	}}
-	s.mu.Unlock()
 }
 
 func (fsess *fileSession) titleOrHeader() string {
@@ -1286,148 +1295,6 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	return nil
 }
 
-// ---- Listing ----
-
-// List implements Store. It stats every file and reads only those that
-// changed since the store last looked at them (this process's appends
-// keep the cache current), so a listing costs one stat per session.
-// Files that cannot be read as sessions are left out.
-func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	after, err := parseCursor(opts.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.scan(false); err != nil {
-		return nil, err
-	}
-	s.writeAllPending()
-	s.mu.Lock()
-	rels := make([]string, 0, len(s.paths))
-	for _, rel := range s.paths {
-		if filepath.IsAbs(rel) {
-			continue
-		}
-		if !opts.Archived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
-			continue
-		}
-		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != CwdDir(opts.Cwd) {
-			continue
-		}
-		rels = append(rels, rel)
-	}
-	s.mu.Unlock()
-	all := make([]SessionInfo, 0, len(rels))
-	for _, rel := range rels {
-		info, ok := s.infoOf(rel)
-		if ok && matches(info, opts) {
-			all = append(all, info)
-		}
-	}
-	slices.SortFunc(all, compareInfo)
-	return page(all, after, opts.Limit), nil
-}
-
-// writeAllPending writes the lines this store holds back, so that the
-// files show every append. Errors are latched on their sessions.
-func (s *FileStore) writeAllPending() {
-	s.mu.Lock()
-	open := make([]*fileSession, 0, len(s.sessions))
-	for _, fsess := range s.sessions {
-		open = append(open, fsess)
-	}
-	s.mu.Unlock() // lock order: a session's mu before the store's
-	for _, fsess := range open {
-		fsess.mu.Lock()
-		if fsess.locked {
-			_ = s.writePending(fsess)
-		}
-		fsess.mu.Unlock()
-	}
-}
-
-// infoOf returns the listing of one file, from the cache when its inode
-// and size have not changed.
-func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
-	fi, err := s.r.Stat(rel)
-	if err != nil {
-		return SessionInfo{}, false
-	}
-	ino, _ := identity(fi)
-	s.mu.Lock()
-	ie := s.index[rel]
-	s.mu.Unlock()
-	if ie != nil && ie.ino == ino && ie.size == fi.Size() && ie.ino != 0 {
-		info := ie.info
-		info.Updated = ie.updated
-		return info, ie.ok
-	}
-	ne := &indexEntry{ino: ino, size: fi.Size(), updated: fi.ModTime()}
-	if ie != nil && ie.updated.After(ne.updated) {
-		ne.updated = ie.updated
-	}
-	if data, err := readFileRoot(s.r, rel); err == nil {
-		ne.info, ne.ok = summarize(data)
-		ne.ok = ne.ok && ne.info.ID == idOfFile(filepath.Base(rel))
-		ne.info.Size = int64(len(data))
-		ne.size = int64(len(data))
-		ne.info.Archived = strings.HasPrefix(rel, archiveDir+string(filepath.Separator))
-	}
-	s.mu.Lock()
-	s.index[rel] = ne
-	s.mu.Unlock()
-	info := ne.info
-	info.Updated = ne.updated
-	return info, ne.ok
-}
-
-func readFileRoot(r *os.Root, rel string) ([]byte, error) {
-	f, err := r.Open(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-// summarize reads what a listing shows from a file's bytes without
-// decoding its entries: the header, the number of entry lines and the
-// latest session_info name.
-func summarize(data []byte) (SessionInfo, bool) {
-	first, rest, _ := bytes.Cut(data, []byte{'\n'})
-	h, err := parseHeader(bytes.TrimSpace(first))
-	if err != nil || ValidateID(h.ID) != nil || h.Version > CurrentVersion {
-		return SessionInfo{}, false
-	}
-	info := SessionInfo{ID: h.ID, Title: h.Title, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
-	title := ""
-	for len(rest) > 0 {
-		line, more, found := bytes.Cut(rest, []byte{'\n'})
-		rest = more
-		if !found && !bytes.HasSuffix(line, []byte("}")) {
-			break // a torn last line
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		info.Entries++
-		if bytes.Contains(line, []byte(`"session_info"`)) {
-			if e, err := ParseEntry(line); err == nil && e.kind == kindSessionInfo {
-				var n SessionName
-				if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
-					title = strings.TrimSpace(n.Name)
-				}
-			}
-		}
-	}
-	if title != "" {
-		info.Title = title
-	}
-	return info, true
-}
-
 // ---- Opening by path, continuing ----
 
 // OpenPath opens the session in the file at path, which may lie outside
@@ -1515,8 +1382,11 @@ func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Sessio
 // resolveBlobs puts the content of blob references back into the
 // entries of log, which was read from data.
 func (s *FileStore) resolveBlobs(ctx context.Context, log *Log, data []byte) error {
-	if !bytes.Contains(data, []byte(BlobPrefix)) {
-		return nil // the usual case, decided in one pass
+	if log.refs == refsUnknown {
+		log.refs = refsIn(data)
+	}
+	if log.refs == refsNone {
+		return nil // the usual case, found out while reading
 	}
 	_, err := ResolveBlobs(ctx, log, s.blobs)
 	return err

@@ -788,3 +788,76 @@ func FuzzFileStoreLoad(f *testing.F) {
 		require.Equal(t, e.ID(), log.Entries[len(log.Entries)-1].ID())
 	})
 }
+
+// TestFileStoreListingIndex: a new store (another process) lists from the
+// index the last one saved, reading only what was appended since, and
+// sees titles and counts that changed in between.
+func TestFileStoreListingIndex(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	first := openFS(t, root, &session.FileStoreOptions{Sync: session.SyncNever})
+	big := strings.Repeat("a long reply ", 5000)
+	var ids []string
+	for i := range 5 {
+		s, err := session.Create(ctx, first, &session.CreateOptions{ID: fmt.Sprintf("s-idx-%d", i), Cwd: "/w"})
+		require.NoError(t, err)
+		for range 20 {
+			appendAll(t, s, session.UserText("q"), reply(big))
+		}
+		require.NoError(t, s.Close())
+		ids = append(ids, s.ID())
+	}
+	_, err := first.List(ctx, session.ListOptions{}) // saves the index
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	// Another process appends to one session and renames another.
+	other := openFS(t, root, nil)
+	s1, err := session.Open(ctx, other, "s-idx-1")
+	require.NoError(t, err)
+	appendAll(t, s1, session.UserText("one more"))
+	require.NoError(t, s1.Close())
+	s3, err := session.Open(ctx, other, "s-idx-3")
+	require.NoError(t, err)
+	require.NoError(t, s3.SetTitle(ctx, "Renamed"))
+	require.NoError(t, s3.Close())
+	require.NoError(t, other.Close())
+
+	fresh := openFS(t, root, nil)
+	before := session.ListReadBytes()
+	p, err := fresh.List(ctx, session.ListOptions{})
+	require.NoError(t, err)
+	read := session.ListReadBytes() - before
+	var total int64
+	for _, info := range p.Sessions {
+		total += info.Size
+	}
+	assert.Less(t, read, int64(4096), "the listing read %d of %d bytes", read, total)
+	byID := map[string]session.SessionInfo{}
+	for _, info := range p.Sessions {
+		byID[info.ID] = info
+	}
+	require.Len(t, byID, 5)
+	assert.Equal(t, 41, byID["s-idx-1"].Entries)
+	assert.Equal(t, 41, byID["s-idx-3"].Entries)
+	assert.Equal(t, "Renamed", byID["s-idx-3"].Title)
+	assert.Equal(t, 40, byID["s-idx-0"].Entries)
+	for _, id := range ids {
+		fi, err := os.Stat(sessionFileOf(t, root, id))
+		require.NoError(t, err)
+		assert.Equal(t, fi.Size(), byID[id].Size, id)
+	}
+	assert.Contains(t, []string{"s-idx-3", "s-idx-1"}, p.Sessions[0].ID, "updated sessions first")
+
+	// A damaged index is only a cache: the listing reads the files.
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".index"), []byte("{not json"), 0o600))
+	before = session.ListReadBytes()
+	p2, err := openFS(t, root, nil).List(ctx, session.ListOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, total, session.ListReadBytes()-before, "every file read once")
+	assert.ElementsMatch(t, infoIDs(p.Sessions), infoIDs(p2.Sessions))
+	for _, info := range p2.Sessions {
+		assert.Equal(t, byID[info.ID].Title, info.Title)
+		assert.Equal(t, byID[info.ID].Entries, info.Entries)
+	}
+}

@@ -201,6 +201,26 @@ type Log struct {
 	// MigratedFrom is the format version the log had before it was
 	// upgraded to CurrentVersion while reading, or 0.
 	MigratedFrom int
+
+	// refs says whether the log's bytes hold blob references, when the
+	// reader found out on its way (refsUnknown otherwise).
+	refs refState
+}
+
+type refState uint8
+
+const (
+	refsUnknown refState = iota
+	refsNone
+	refsSome
+)
+
+// refsIn looks for blob references in a log's bytes.
+func refsIn(data []byte) refState {
+	if bytes.Contains(data, []byte(BlobPrefix)) {
+		return refsSome
+	}
+	return refsNone
 }
 
 // LineError is a line that could not be read as an entry.
@@ -212,10 +232,19 @@ type LineError struct {
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 
 // ReadOptions controls how a log is read.
+//
+// A line is malformed when it is not a JSON object with a "type" and an
+// "id", or its JSON is broken. To read long logs fast, a lenient read
+// checks the structure of every line but leaves the escapes inside the
+// strings of an entry's payload (a backslash before a letter JSON does not
+// allow, say) to be checked when the entry is decoded: such an entry is
+// kept as it is, its message is left out of the context, and Verify
+// reports it. A strict read checks everything.
 type ReadOptions struct {
 	// Strict makes a malformed line an error (*CorruptError, ErrCorrupt)
-	// instead of being skipped and counted. A torn last line is never an
-	// error: it is what a crash leaves, and is reported in Log.Torn.
+	// instead of being skipped and counted, and checks every byte of every
+	// line. A torn last line is never an error: it is what a crash leaves,
+	// and is reported in Log.Torn.
 	Strict bool
 }
 
@@ -275,7 +304,7 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	}
 	var e Entry
 	if err == nil {
-		e, err = parseEntry(v)
+		e, err = parseEntryMode(v, !p.strict)
 	}
 	if err == nil {
 		return e, true, nil
@@ -333,6 +362,7 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 			return p.decodeParallel(rest, workers)
 		}
 	}
+	refs := refsIn(rest)
 	entries := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
 	for len(rest) > 0 {
 		var line []byte
@@ -350,7 +380,9 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 			entries = append(entries, e)
 		}
 	}
-	return p.finish(entries), nil
+	l := p.finish(entries)
+	l.refs = refs
+	return l, nil
 }
 
 // parallelDecodeMin is the size of log from which DecodeLog reads its
@@ -367,6 +399,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 		entries []Entry
 		p       logParser
 		err     error
+		refs    refState
 	}
 	chunks := make([]chunk, 0, workers)
 	for len(rest) > 0 {
@@ -407,6 +440,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 				}
 			}
 			c.lines = c.p.line
+			c.refs = refsIn(c.data) // while the chunk is in cache
 		}(&chunks[k])
 	}
 	wg.Wait()
@@ -415,6 +449,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 		total += len(chunks[k].entries)
 	}
 	entries := make([]Entry, 0, total)
+	refs := refsNone
 	base := p.line // the header's line
 	for k := range chunks {
 		c := &chunks[k]
@@ -426,6 +461,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 			return nil, c.err
 		}
 		entries = append(entries, c.entries...)
+		refs = max(refs, c.refs)
 		for _, m := range c.p.malformed {
 			m.Line += base
 			p.malformed = append(p.malformed, m)
@@ -438,7 +474,9 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 		base += c.lines
 	}
 	p.line = base
-	return p.finish(entries), nil
+	l := p.finish(entries)
+	l.refs = refs
+	return l, nil
 }
 
 // ReadLog reads a whole session log from r; see DecodeLog.
@@ -603,4 +641,199 @@ func WriteLog(w io.Writer, l *Log) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// fileEnd describes the end of a log file, for appending after it.
+type fileEnd struct {
+	size     int64 // bytes read
+	lastLine int64 // offset at which the last line starts
+	endsNL   bool  // the last byte is a newline
+}
+
+func endOf(data []byte) fileEnd {
+	return fileEnd{
+		size:     int64(len(data)),
+		lastLine: int64(bytes.LastIndexByte(bytes.TrimSuffix(data, []byte{'\n'}), '\n') + 1),
+		endsNL:   len(data) > 0 && data[len(data)-1] == '\n',
+	}
+}
+
+// readChunk overrides the chunk size of readLogFile, for tests.
+var readChunk int64
+
+// readLogFile reads and decodes the log of size bytes in r. A large log
+// is read in chunks on several goroutines, each decoding the lines that
+// start in its chunk as soon as it has read it, so that reading and
+// decoding overlap. It returns the bytes read only when it read them in
+// one piece (always for logs of older versions, which are migrated and
+// rewritten from them).
+func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fileEnd, error) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	whole := func() (*Log, []byte, fileEnd, error) {
+		data := make([]byte, size)
+		if n, err := r.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+			return nil, nil, fileEnd{}, err
+		}
+		log, err := DecodeLog(data, opts)
+		return log, data, endOf(data), err
+	}
+	cs := (size + int64(workers) - 1) / int64(workers)
+	if readChunk > 0 {
+		cs = readChunk
+	} else if size < parallelDecodeMin || workers < 2 {
+		return whole()
+	}
+	if size == 0 {
+		return whole()
+	}
+	var strict bool
+	if opts != nil {
+		strict = opts.Strict
+	}
+	type chunk struct {
+		off  int64 // file offset of buf[0]: one byte before the chunk, but for the first
+		buf  []byte
+		read chan struct{}
+		rerr error
+
+		p        logParser
+		entries  []Entry
+		lines    int
+		refs     refState
+		lastLine int64 // offset of the last line it decoded, -1 if none
+		err      error
+	}
+	n := int((size + cs - 1) / cs)
+	chunks := make([]chunk, n)
+	for k := range chunks {
+		lo, hi := int64(k)*cs, min(int64(k+1)*cs, size)
+		if k > 0 {
+			lo-- // to see whether a line starts at the chunk's first byte
+		}
+		chunks[k] = chunk{off: lo, buf: make([]byte, 0, hi-lo), read: make(chan struct{}), p: logParser{strict: strict}, lastLine: -1}
+	}
+	// rest assembles a line that starts at buf[pos] of chunk k and goes on
+	// into later chunks; complete says it ended with a newline.
+	rest := func(k, pos int) (line []byte, complete bool, err error) {
+		line = append(line, chunks[k].buf[pos:]...)
+		for j := k + 1; j < n; j++ {
+			<-chunks[j].read
+			if chunks[j].rerr != nil {
+				return nil, false, chunks[j].rerr
+			}
+			b := chunks[j].buf[1:]
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				return append(line, b[:i]...), true, nil
+			}
+			line = append(line, b...)
+		}
+		return line, false, nil
+	}
+	var wg sync.WaitGroup
+	for k := range chunks {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			c := &chunks[k]
+			c.buf = c.buf[:cap(c.buf)]
+			if m, err := r.ReadAt(c.buf, c.off); err != nil && !(errors.Is(err, io.EOF) && m == len(c.buf)) {
+				c.rerr = err
+			}
+			close(c.read)
+			if c.rerr != nil {
+				c.err = c.rerr
+				return
+			}
+			c.refs = refsIn(c.buf)
+			pos := 0
+			if k > 0 {
+				i := bytes.IndexByte(c.buf, '\n')
+				if i < 0 {
+					return // the chunk is inside a line that started earlier
+				}
+				pos = i + 1
+			}
+			c.entries = make([]Entry, 0, len(c.buf)/512+16)
+			for pos < len(c.buf) {
+				var line []byte
+				complete := true
+				start := pos
+				if i := bytes.IndexByte(c.buf[pos:], '\n'); i >= 0 {
+					line, pos = c.buf[pos:pos+i], pos+i+1
+				} else {
+					var err error
+					if line, complete, err = rest(k, pos); err != nil {
+						c.err = err
+						return
+					}
+					c.refs = max(c.refs, refsIn(line))
+					pos = len(c.buf)
+				}
+				c.lastLine = c.off + int64(start)
+				if k == 0 && start == 0 {
+					if c.err = c.p.headerLine(line); c.err != nil {
+						return
+					}
+					continue
+				}
+				e, ok, err := c.p.entryLine(line, complete)
+				if err != nil {
+					c.err = err
+					return
+				}
+				if ok {
+					c.entries = append(c.entries, e)
+				}
+			}
+			c.lines = c.p.line
+		}(k)
+	}
+	wg.Wait()
+	first := &chunks[0]
+	if first.err == nil && first.p.mig != nil {
+		return whole() // an older version: read again in one piece and migrate
+	}
+	total := 0
+	for k := range chunks {
+		total += len(chunks[k].entries)
+	}
+	p := logParser{strict: strict, header: first.p.header, gotHeader: first.p.gotHeader}
+	entries := make([]Entry, 0, total)
+	refs := refsNone
+	end := fileEnd{size: size}
+	base := 0
+	for k := range chunks {
+		c := &chunks[k]
+		if c.err != nil {
+			var ce *CorruptError
+			if errors.As(c.err, &ce) && ce.Line > 0 {
+				ce.Line += base
+			}
+			return nil, nil, fileEnd{}, c.err
+		}
+		entries = append(entries, c.entries...)
+		refs = max(refs, c.refs)
+		for _, m := range c.p.malformed {
+			m.Line += base
+			p.malformed = append(p.malformed, m)
+		}
+		if c.p.torn != nil {
+			t := *c.p.torn
+			t.Line += base
+			p.torn = &t
+		}
+		if c.lastLine >= 0 {
+			end.lastLine = c.lastLine
+		}
+		base += c.lines
+	}
+	if !p.gotHeader {
+		return nil, nil, fileEnd{}, &CorruptError{Err: errEmpty}
+	}
+	last := chunks[n-1].buf
+	end.endsNL = len(last) > 0 && last[len(last)-1] == '\n'
+	p.line = base
+	l := p.finish(entries)
+	l.refs = refs
+	return l, nil, end, nil
 }

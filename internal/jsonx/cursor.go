@@ -27,13 +27,19 @@ type Cursor struct {
 	// input instead of copies. Set it only for input that is never
 	// modified while the strings live.
 	Share bool
+	// Loose makes Skip check the structure of what it passes over but not
+	// the escapes in its strings, which makes skipping text dense with
+	// escapes several times faster. Set it only for input without control
+	// characters (HasControl), whose strings are checked when they are
+	// read.
+	Loose bool
 }
 
 // NewCursor returns a cursor at the start of b.
 func NewCursor(b []byte) *Cursor { return &Cursor{b: b} }
 
-// Reset points the cursor at the start of b, keeping Share.
-func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b, Share: c.Share} }
+// Reset points the cursor at the start of b, keeping Share and Loose.
+func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b, Share: c.Share, Loose: c.Loose} }
 
 // Err returns the first syntax error met.
 func (c *Cursor) Err() error { return c.err }
@@ -84,7 +90,7 @@ func (c *Cursor) Skip() []byte {
 		return nil
 	}
 	start := c.i
-	end, err := skipValue(c.b, c.i, c.depth)
+	end, err := skipValue(c.b, c.i, c.depth, c.Loose)
 	if err != nil {
 		c.err, c.i = err, len(c.b)
 		return nil

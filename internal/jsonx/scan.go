@@ -11,6 +11,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -110,21 +111,28 @@ func Trim(b []byte) ([]byte, error) {
 // SkipValue validates the value starting at b[i] (no leading whitespace)
 // and returns the index just past it.
 func SkipValue(b []byte, i int) (int, error) {
-	return skipValue(b, i, 0)
+	return skipValue(b, i, 0, false)
 }
 
-func skipValue(b []byte, i, depth int) (int, error) {
+// skipValue validates the value at b[i]. With loose, strings that are
+// values (not keys) are only scanned for their closing quote: their
+// escapes are not checked, and control characters must have been ruled
+// out by the caller (see HasControl).
+func skipValue(b []byte, i, depth int, loose bool) (int, error) {
 	if i >= len(b) {
 		return i, syntaxErr(i, "unexpected end of input")
 	}
 	switch c := b[i]; c {
 	case '"':
+		if loose {
+			return skipStringLoose(b, i)
+		}
 		end, _, err := SkipString(b, i)
 		return end, err
 	case '{':
-		return skipObject(b, i, depth+1)
+		return skipObject(b, i, depth+1, loose)
 	case '[':
-		return skipArray(b, i, depth+1)
+		return skipArray(b, i, depth+1, loose)
 	case 't':
 		return skipLiteral(b, i, "true")
 	case 'f':
@@ -264,6 +272,48 @@ func SkipString(b []byte, i int) (end int, escaped bool, err error) {
 	}
 }
 
+// skipStringLoose returns the index past the string at b[i] (a quote):
+// past the first quote after it that no backslash escapes. Nothing else
+// is checked.
+func skipStringLoose(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b), syntaxErr(len(b), "unexpected end of string")
+		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
+	}
+}
+
+// HasControl reports whether b holds a byte below 0x20 (a control
+// character, raw tab included), which may stand only between tokens.
+func HasControl(b []byte) bool {
+	var acc uint64
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		acc |= (x - lsb*0x20) & ^x
+	}
+	if acc&msb != 0 {
+		return true
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
 // skipEscape validates the escape at b[i] (a backslash) and returns its
 // length.
 func skipEscape(b []byte, i int) (int, error) {
@@ -285,7 +335,7 @@ func skipEscape(b []byte, i int) (int, error) {
 	return 0, syntaxErr(i, "invalid escape")
 }
 
-func skipObject(b []byte, i, depth int) (int, error) {
+func skipObject(b []byte, i, depth int, loose bool) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{Offset: i, Msg: ErrDepth.Error()}
 	}
@@ -309,7 +359,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 			return i, syntaxErr(i, "expected ':' after object key")
 		}
 		i = SkipSpace(b, i+1)
-		if i, err = skipValue(b, i, depth); err != nil {
+		if i, err = skipValue(b, i, depth, loose); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -327,7 +377,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 	}
 }
 
-func skipArray(b []byte, i, depth int) (int, error) {
+func skipArray(b []byte, i, depth int, loose bool) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{Offset: i, Msg: ErrDepth.Error()}
 	}
@@ -337,7 +387,7 @@ func skipArray(b []byte, i, depth int) (int, error) {
 	}
 	for {
 		var err error
-		if i, err = skipValue(b, i, depth); err != nil {
+		if i, err = skipValue(b, i, depth, loose); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -425,7 +475,7 @@ func (it *Iter) Next() bool {
 		return it.fail(i, "expected ':' after object key")
 	}
 	i = SkipSpace(b, i+1)
-	vend, err := skipValue(b, i, 1)
+	vend, err := skipValue(b, i, 1, false)
 	if err != nil {
 		it.err, it.done = err, true
 		return false
@@ -498,7 +548,7 @@ func EachElement(v []byte, fn func(elem []byte) error) error {
 		return nil
 	}
 	for {
-		end, err := skipValue(v, i, 1)
+		end, err := skipValue(v, i, 1, false)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,364 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Listing reads as little as it can. Each store keeps, per session file,
+// what a listing shows of it with the file's identity (inode, size,
+// modification time) and the end of the last line it read; the store's
+// own appends keep that current. The record is saved in <root>/.index
+// (a cache: lost or stale, it is rebuilt), so that another process lists
+// with one stat per session too. A file that grew since is read from
+// where the record ends, so a listing never reads more than what was
+// appended since the last one, however long the sessions are; only a
+// file never seen before, or replaced, is read whole.
+
+// indexName is the listing index's file in the store's root.
+const indexName = ".index"
+
+// indexVersion is the version of the index file's format.
+const indexVersion = 1
+
+// listReadBytes counts the bytes of session files listings read, for
+// tests.
+var listReadBytes atomic.Int64
+
+// indexEntry caches what List shows of a file.
+type indexEntry struct {
+	ino   uint64
+	size  int64 // file size when read
+	mtime int64 // its modification time (Unix ns); 0 when this store wrote it
+	end   int64 // end of the last whole line read
+	ok    bool  // the file has a readable header for the session it is named for
+
+	info    SessionInfo // Title: the latest session_info name, else headerTitle
+	header  string      // the header's title
+	name    string      // the latest session_info name, "" if none
+	updated time.Time
+}
+
+// indexRecord is an indexEntry as the index file holds it.
+type indexRecord struct {
+	Path    string    `json:"path"`
+	Ino     uint64    `json:"ino"`
+	Size    int64     `json:"size"`
+	Mtime   int64     `json:"mtime"`
+	End     int64     `json:"end"`
+	OK      bool      `json:"ok"`
+	ID      string    `json:"id,omitempty"`
+	Cwd     string    `json:"cwd,omitempty"`
+	Created time.Time `json:"created"`
+	Parent  string    `json:"parent,omitempty"`
+	Header  string    `json:"header,omitempty"`
+	Name    string    `json:"name,omitempty"`
+	Entries int       `json:"entries"`
+	Updated time.Time `json:"updated"`
+}
+
+// touched records that this store just changed the session's file.
+func (s *FileStore) touched(fsess *fileSession) {
+	size := fsess.size + int64(len(fsess.pending))
+	s.mu.Lock()
+	s.index[fsess.rel] = &indexEntry{
+		ino: fsess.ino, size: size, end: size, ok: true, updated: s.tick(),
+		header: fsess.header.Title, name: fsess.title,
+		info: SessionInfo{
+			ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
+			ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: size,
+			Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
+		},
+	}
+	s.indexDirty = true
+	s.mu.Unlock()
+}
+
+// List implements Store: one stat per session file, and reads of only
+// what changed since the store (or the index file) last saw it. Files
+// that cannot be read as sessions are left out.
+func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	after, err := parseCursor(opts.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.scan(false); err != nil {
+		return nil, err
+	}
+	s.writeAllPending()
+	s.loadIndex()
+	s.mu.Lock()
+	rels := make([]string, 0, len(s.paths))
+	for _, rel := range s.paths {
+		if filepath.IsAbs(rel) {
+			continue
+		}
+		if !opts.Archived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
+			continue
+		}
+		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != CwdDir(opts.Cwd) {
+			continue
+		}
+		rels = append(rels, rel)
+	}
+	s.mu.Unlock()
+	all := make([]SessionInfo, 0, len(rels))
+	for _, rel := range rels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		info, ok := s.infoOf(rel)
+		if ok && matches(info, opts) {
+			all = append(all, info)
+		}
+	}
+	s.saveIndex()
+	slices.SortFunc(all, compareInfo)
+	return page(all, after, opts.Limit), nil
+}
+
+// writeAllPending writes the lines this store holds back, so that the
+// files show every append. Errors are latched on their sessions.
+func (s *FileStore) writeAllPending() {
+	s.mu.Lock()
+	open := make([]*fileSession, 0, len(s.sessions))
+	for _, fsess := range s.sessions {
+		open = append(open, fsess)
+	}
+	s.mu.Unlock() // lock order: a session's mu before the store's
+	for _, fsess := range open {
+		fsess.mu.Lock()
+		if fsess.locked {
+			_ = s.writePending(fsess)
+		}
+		fsess.mu.Unlock()
+	}
+}
+
+// infoOf returns the listing of one file: from the index when the file
+// is as it was, from the bytes appended since when it only grew, and from
+// a read of the whole file otherwise.
+func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
+	fi, err := s.r.Stat(rel)
+	if err != nil {
+		return SessionInfo{}, false
+	}
+	ino, _ := identity(fi)
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	s.mu.Lock()
+	ie := s.index[rel]
+	s.mu.Unlock()
+	same := ie != nil && ino != 0 && ie.ino == ino
+	var ne *indexEntry
+	switch {
+	case same && ie.size == size && (ie.mtime == 0 || ie.mtime == mtime):
+		return ie.view()
+	case same && ie.ok && size > ie.size && ie.end <= ie.size:
+		ne = ie.grown(s.r, rel, size)
+	}
+	if ne == nil {
+		ne = readIndexEntry(s.r, rel)
+	}
+	ne.ino, ne.mtime = ino, mtime
+	ne.updated = fi.ModTime()
+	if ie != nil && ie.updated.After(ne.updated) {
+		ne.updated = ie.updated
+	}
+	s.mu.Lock()
+	s.index[rel] = ne
+	s.indexDirty = true
+	s.mu.Unlock()
+	return ne.view()
+}
+
+func (ie *indexEntry) view() (SessionInfo, bool) {
+	info := ie.info
+	info.Updated = ie.updated
+	return info, ie.ok
+}
+
+// grown reads the lines appended to a file since ie was made, and returns
+// the entry updated with them (nil if the file cannot be read).
+func (ie *indexEntry) grown(r *os.Root, rel string, size int64) *indexEntry {
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data := make([]byte, size-ie.end)
+	listReadBytes.Add(int64(len(data)))
+	if n, err := f.ReadAt(data, ie.end); err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
+		return nil
+	}
+	ne := *ie
+	ne.size = size
+	ne.end += countEntries(data, &ne.info.Entries, &ne.name)
+	ne.finish()
+	return &ne
+}
+
+// readIndexEntry reads a whole file for its listing.
+func readIndexEntry(r *os.Root, rel string) *indexEntry {
+	ne := &indexEntry{}
+	f, err := r.Open(rel)
+	if err != nil {
+		return ne
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return ne
+	}
+	listReadBytes.Add(int64(len(data)))
+	ne.size = int64(len(data))
+	first, rest, found := bytes.Cut(data, []byte{'\n'})
+	h, err := parseHeader(bytes.TrimSpace(first))
+	if err != nil || !found || ValidateID(h.ID) != nil || h.Version > CurrentVersion || h.ID != idOfFile(filepath.Base(rel)) {
+		return ne
+	}
+	ne.ok = true
+	ne.header = h.Title
+	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession,
+		Archived: strings.HasPrefix(rel, archiveDir+string(filepath.Separator))}
+	ne.end = int64(len(first)+1) + countEntries(rest, &ne.info.Entries, &ne.name)
+	ne.finish()
+	return ne
+}
+
+// finish derives the listed title and size.
+func (ie *indexEntry) finish() {
+	ie.info.Title = ie.header
+	if ie.name != "" {
+		ie.info.Title = ie.name
+	}
+	ie.info.Size = ie.size
+}
+
+// countEntries counts the whole non-blank lines of data (an unfinished
+// last line is left for later), noting the latest session_info name, and
+// returns the length of what it read.
+func countEntries(data []byte, count *int, name *string) int64 {
+	end := bytes.LastIndexByte(data, '\n') + 1
+	rest := data[:end]
+	for len(rest) > 0 {
+		line, more, _ := bytes.Cut(rest, []byte{'\n'})
+		rest = more
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		*count++
+		if bytes.Contains(line, []byte(`"session_info"`)) {
+			if e, err := ParseEntry(line); err == nil && e.kind == kindSessionInfo {
+				var n SessionName
+				if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
+					*name = strings.TrimSpace(n.Name)
+				}
+			}
+		}
+	}
+	return int64(end)
+}
+
+// loadIndex reads the index file into the store's index, once; entries
+// the store already has win.
+func (s *FileStore) loadIndex() {
+	s.mu.Lock()
+	if s.indexLoaded {
+		s.mu.Unlock()
+		return
+	}
+	s.indexLoaded = true
+	s.mu.Unlock()
+	data, err := readFileRoot(s.r, indexName)
+	if err != nil {
+		return
+	}
+	var file struct {
+		Version int           `json:"version"`
+		Files   []indexRecord `json:"files"`
+	}
+	if json.Unmarshal(data, &file) != nil || file.Version != indexVersion {
+		return // a cache: start again
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range file.Files {
+		if _, ok := s.index[r.Path]; ok || !filepath.IsLocal(r.Path) {
+			continue
+		}
+		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, ok: r.OK, header: r.Header, name: r.Name, updated: r.Updated,
+			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent, Entries: r.Entries,
+				Archived: strings.HasPrefix(r.Path, archiveDir+string(filepath.Separator))}}
+		if r.Mtime == 0 || r.End > r.Size {
+			continue // not trustworthy from another process
+		}
+		ie.finish()
+		s.index[r.Path] = ie
+	}
+}
+
+// saveIndex writes the index file if the index changed, for the stores of
+// other processes. It is a cache: errors are ignored. Entries this store
+// wrote itself get their file's modification time first.
+func (s *FileStore) saveIndex() {
+	s.loadIndex() // keep what other processes recorded
+	s.mu.Lock()
+	if !s.indexDirty {
+		s.mu.Unlock()
+		return
+	}
+	s.indexDirty = false
+	recs := make([]indexRecord, 0, len(s.paths))
+	for _, rel := range s.paths {
+		ie := s.index[rel]
+		if ie == nil || filepath.IsAbs(rel) {
+			continue
+		}
+		recs = append(recs, indexRecord{Path: rel, Ino: ie.ino, Size: ie.size, Mtime: ie.mtime, End: ie.end, OK: ie.ok,
+			ID: ie.info.ID, Cwd: ie.info.Cwd, Created: ie.info.Created, Parent: ie.info.ParentSession,
+			Header: ie.header, Name: ie.name, Entries: ie.info.Entries, Updated: ie.updated})
+	}
+	s.mu.Unlock()
+	for k := range recs {
+		if recs[k].Mtime == 0 {
+			// Written by this store: record the file as it is now, if it
+			// still has the size the store knows.
+			if fi, err := s.r.Stat(recs[k].Path); err == nil && fi.Size() == recs[k].Size {
+				recs[k].Mtime = fi.ModTime().UnixNano()
+			}
+		}
+	}
+	slices.SortFunc(recs, func(a, b indexRecord) int { return strings.Compare(a.Path, b.Path) })
+	data, err := json.Marshal(struct {
+		Version int           `json:"version"`
+		Files   []indexRecord `json:"files"`
+	}{indexVersion, recs})
+	if err != nil {
+		return
+	}
+	if err := writeAtomic(s.r, indexName, data, true, false); err != nil && !errors.Is(err, fs.ErrClosed) {
+		return
+	}
+}
+
+func readFileRoot(r *os.Root, rel string) ([]byte, error) {
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

@@ -1,0 +1,96 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestReadLogFileChunks reads logs in chunks of every size from one byte
+// up: the result is what DecodeLog gives for the whole bytes.
+func TestReadLogFileChunks(t *testing.T) {
+	defer func(old int64) { readChunk = old }(readChunk)
+	r := rand.New(rand.NewPCG(7, 7))
+	header := `{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+	for round := range 60 {
+		var b strings.Builder
+		b.WriteString(header + "\n")
+		for i := range r.IntN(40) {
+			switch r.IntN(8) {
+			case 0:
+				b.WriteString("\n")
+			case 1:
+				b.WriteString(`{"type":"message","id":` + "\n")
+			case 2:
+				b.WriteString(`{"type":"custom","id":"x` + fmt.Sprint(i) + `","parentId":null,"data":"` + strings.Repeat("é\\\"", r.IntN(300)) + `"}` + "\n")
+			case 3:
+				b.WriteString(`{"type":"message","id":"b` + fmt.Sprint(i) + `","parentId":null,"message":{"role":"user","content":[{"type":"image","data":"` + BlobPrefix + strings.Repeat("a", 64) + `","mimeType":"image/png"}]}}` + "\n")
+			default:
+				b.WriteString(`{"type":"message","id":"m` + fmt.Sprint(i) + `","parentId":null,"message":{"role":"user","content":"` + strings.Repeat("w", r.IntN(50)) + `"}}` + "\n")
+			}
+		}
+		data := []byte(b.String())
+		switch round % 3 {
+		case 1:
+			data = append(data, `{"type":"message","id":"torn"`...) // a torn tail
+		case 2:
+			data = append(data, `{"type":"custom","id":"whole","parentId":null}`...) // whole, no newline
+		}
+		want, werr := DecodeLog(data, nil)
+		for _, cs := range []int64{1, 2, 3, 7, 64, 333, int64(len(data))} {
+			readChunk = cs
+			got, _, end, err := readLogFile(bytes.NewReader(data), int64(len(data)), nil)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("round %d chunk %d: error %v, want %v", round, cs, err, werr)
+			}
+			if err != nil {
+				continue
+			}
+			if len(got.Entries) != len(want.Entries) {
+				t.Fatalf("round %d chunk %d: %d entries, want %d", round, cs, len(got.Entries), len(want.Entries))
+			}
+			for i := range want.Entries {
+				if !bytes.Equal(got.Entries[i].raw, want.Entries[i].raw) {
+					t.Fatalf("round %d chunk %d: entry %d differs", round, cs, i)
+				}
+			}
+			if fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) || fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) {
+				t.Fatalf("round %d chunk %d: malformed %v torn %v, want %v %v", round, cs, got.Malformed, got.Torn, want.Malformed, want.Torn)
+			}
+			if got.refs != want.refs || string(got.Header.raw) != string(want.Header.raw) {
+				t.Fatalf("round %d chunk %d: refs %v header %s", round, cs, got.refs, got.Header.raw)
+			}
+			if end != endOf(data) {
+				t.Fatalf("round %d chunk %d: end %+v, want %+v", round, cs, end, endOf(data))
+			}
+		}
+	}
+}
+
+// TestReadLogFileStrictAndOld: strict errors name the same line, and a
+// version 1 log is migrated as DecodeLog migrates it.
+func TestReadLogFileStrictAndOld(t *testing.T) {
+	defer func(old int64) { readChunk = old }(readChunk)
+	lines := []string{`{"type":"session","version":3,"id":"s"}`}
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf(`{"type":"custom","id":"c%d","parentId":null}`, i))
+	}
+	lines[17] = `{"type":"custom","id":"c16","parentId":nul}`
+	data := []byte(strings.Join(lines, "\n") + "\n")
+	old := []byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\n")
+	for _, cs := range []int64{1, 5, 100} {
+		readChunk = cs
+		_, _, _, err := readLogFile(bytes.NewReader(data), int64(len(data)), &ReadOptions{Strict: true})
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Line != 18 {
+			t.Fatalf("chunk %d: %v, want an error on line 18", cs, err)
+		}
+		got, raw, _, err := readLogFile(bytes.NewReader(old), int64(len(old)), nil)
+		if err != nil || got.MigratedFrom != 1 || len(got.Entries) != 1 || !bytes.Equal(raw, old) {
+			t.Fatalf("chunk %d: v1 log: %v, %+v", cs, err, got)
+		}
+	}
+}
