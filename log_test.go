@@ -333,7 +333,7 @@ func FuzzDecodeLog(f *testing.F) {
 			if err := session.WriteLog(&out, log); err != nil {
 				t.Fatal(err)
 			}
-			again, err := session.DecodeLog(out.Bytes(), &session.ReadOptions{Strict: true})
+			again, err := session.DecodeLog(out.Bytes(), &session.ReadOptions{Strict: strict})
 			if err != nil {
 				t.Fatalf("cannot read back what was written: %v\n%s", err, out.Bytes())
 			}
@@ -426,4 +426,38 @@ func TestDecodeLogInParallel(t *testing.T) {
 	require.ErrorAs(t, werr, &wce)
 	require.ErrorAs(t, gerr, &gce)
 	assert.Equal(t, wce.Line, gce.Line, "strict mode names the first bad line")
+}
+
+// TestLenientEscapes: a lenient read keeps a line whose only fault is a
+// bad escape in its payload (its message is left out of the context and
+// Verify names it); a control character still makes a line malformed; a
+// strict read refuses both.
+func TestLenientEscapes(t *testing.T) {
+	badEscape := `{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"bad \q escape"}}`
+	control := `{"type":"message","id":"c","parentId":"a","timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"tab` + "\t" + `inside"}}`
+	data := strings.Join([]string{header3, msgLine("a", "", "user", "one"), badEscape, control}, "\n") + "\n"
+
+	log, err := session.DecodeLog([]byte(data), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, ids(log.Entries))
+	require.Len(t, log.Malformed, 1)
+	assert.Equal(t, 4, log.Malformed[0].Line)
+	s, err := session.OpenLog(log)
+	require.NoError(t, err)
+	assert.Equal(t, "b", s.LeafID())
+	assert.Equal(t, []string{"user:one"}, texts(s.Context().Messages))
+	var kinds []session.FindingKind
+	for _, f := range session.Verify(log) {
+		kinds = append(kinds, f.Kind)
+	}
+	assert.Contains(t, kinds, session.FindingBadMessage)
+
+	for _, line := range []int{3, 4} {
+		lines := strings.Split(data, "\n")
+		only := strings.Join(append(lines[:2:2], lines[line-1]), "\n") + "\n"
+		_, err = session.DecodeLog([]byte(only), &session.ReadOptions{Strict: true})
+		var ce *session.CorruptError
+		require.ErrorAs(t, err, &ce, "line %d", line)
+		assert.Equal(t, 3, ce.Line)
+	}
 }
