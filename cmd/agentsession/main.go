@@ -1,12 +1,21 @@
 // Command agentsession looks inside agent session files (the pi /
-// oh-my-pi JSONL format, versions 1 to 3). It never writes to the files it
-// reads.
+// oh-my-pi JSONL format, versions 1 to 3). Only migrate writes to the
+// files it is given; the other commands never write to anything they
+// read.
 //
 // Usage:
 //
-//	agentsession context [--leaf ID] [--json] [--for-model] FILE
-//	agentsession tree [--compact] FILE
-//	agentsession verify FILE
+//	agentsession context [--leaf ID] [--json] [--for-model] FILE|ID
+//	agentsession tree [--compact] FILE|ID
+//	agentsession verify FILE|ID... | --all
+//	agentsession ls [--root DIR] [--cwd DIR | --all] [--archived] [--json]
+//	agentsession migrate [--dry-run] FILE...
+//	agentsession bench [--turns N] [--dir DIR]
+//
+// A session is named by its file or, with the read commands, by its id in
+// the FileStore at --root (default $AGENTSESSION_ROOT, else
+// ~/.pi/agent/sessions). Images stored as blob references are resolved
+// from the blob directory beside the root (or --blobs DIR).
 //
 // context prints the context rebuilt at the leaf (the last entry, or the
 // entry given with --leaf): as a readable transcript, or with --json as one
@@ -18,8 +27,8 @@
 // leaf marked; --compact indents only where the conversation branches.
 //
 // verify lists problems one per line (malformed lines, a torn tail,
-// orphans, duplicate ids, cycles, unpaired tool calls) and exits 1 if it
-// found any.
+// orphans, duplicate ids, cycles, unpaired tool calls, missing blobs) and
+// exits 1 if it found any; --all verifies every session of the store.
 //
 // ls lists the sessions of a FileStore root (default $AGENTSESSION_ROOT,
 // else ~/.pi/agent/sessions), most recent first: those of the current
@@ -38,12 +47,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -56,9 +67,9 @@ func main() {
 }
 
 const usage = `usage:
-  agentsession context [--leaf ID] [--json] [--for-model] FILE
-  agentsession tree [--compact] FILE
-  agentsession verify FILE
+  agentsession context [--leaf ID] [--json] [--for-model] FILE|ID
+  agentsession tree [--compact] FILE|ID
+  agentsession verify FILE|ID... | --all
   agentsession ls [--root DIR] [--cwd DIR | --all] [--archived] [--json]
   agentsession migrate [--dry-run] FILE...
   agentsession bench [--turns N] [--dir DIR]
@@ -92,6 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		asJSON   = new(bool)
 		forModel = new(bool)
 		compact  = new(bool)
+		all      = new(bool)
+		root     = fs.String("root", defaultRoot(), "the FileStore root where session ids are looked up")
+		blobs    = fs.String("blobs", "", "the blob directory (default: blobs beside the root of a file in the store layout)")
 	)
 	switch cmd {
 	case "context":
@@ -101,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "tree":
 		fs.BoolVar(compact, "compact", false, "indent only where the conversation branches")
 	case "verify":
+		fs.BoolVar(all, "all", false, "verify every session of the store at --root")
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -108,16 +123,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsession: unknown command %q\n%s", cmd, usage)
 		return exitError
 	}
-	files, err := parseInterspersed(fs, args)
+	args, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitError
 	}
-	if len(files) != 1 {
+	if cmd == "verify" {
+		if *all {
+			if len(args) > 0 {
+				fmt.Fprintf(stderr, "agentsession verify: --all takes no FILE\n%s", usage)
+				return exitError
+			}
+			if args, err = storeFiles(*root); err != nil {
+				fmt.Fprintf(stderr, "agentsession: %v\n", err)
+				return exitError
+			}
+		} else if len(args) == 0 {
+			fmt.Fprintf(stderr, "agentsession verify: expected FILE... or --all\n%s", usage)
+			return exitError
+		}
+		return cmdVerify(args, *root, *blobs, stdout, stderr)
+	}
+	if len(args) != 1 {
 		fmt.Fprintf(stderr, "agentsession %s: expected one FILE\n%s", cmd, usage)
 		return exitError
 	}
-	path := files[0]
-	log, err := readLog(path)
+	path, log, unresolved, err := load(args[0], *root, *blobs)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
 		return exitError
@@ -127,16 +157,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
 		return exitError
 	}
-	switch cmd {
-	case "context":
-		warnSkipped(log, path, stderr)
+	warnSkipped(log, path, unresolved, stderr)
+	if cmd == "context" {
 		return cmdContext(s, path, *leaf, *asJSON, *forModel, stdout, stderr)
-	case "tree":
-		warnSkipped(log, path, stderr)
-		return cmdTree(s, *compact, stdout)
-	default:
-		return cmdVerify(log, path, stdout)
 	}
+	return cmdTree(s, *compact, stdout)
 }
 
 // parseInterspersed parses flags placed before or after the positional
@@ -169,10 +194,73 @@ func readLog(path string) (*session.Log, error) {
 	return log, nil
 }
 
+// load reads the session named by arg, a file or the id of a session in
+// the store at root, and puts back the images its blob references stand
+// for, from blobs or the blob directory of the store the file is in. It
+// writes nothing.
+func load(arg, root, blobs string) (path string, log *session.Log, unresolved int, err error) {
+	path, err = locate(arg, root)
+	if err != nil {
+		return arg, nil, 0, err
+	}
+	if log, err = readLog(path); err != nil {
+		return path, nil, 0, err
+	}
+	if blobs == "" {
+		// The seed layout: <root>/--cwd--/file, blobs in <root>/../blobs.
+		blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
+	}
+	missing, err := session.ResolveBlobs(context.Background(), log, session.OpenBlobDir(blobs, nil))
+	if err != nil {
+		return path, nil, 0, err
+	}
+	return path, log, len(missing), nil
+}
+
+// locate returns the file of arg: arg itself when it is a file, else the
+// file of the session with that id in the store at root.
+func locate(arg, root string) (string, error) {
+	if _, err := os.Stat(arg); err == nil || session.ValidateID(arg) != nil {
+		return arg, nil // a file, or a path whose error the read reports
+	}
+	for _, pattern := range []string{
+		filepath.Join(root, "--*--", "*_"+arg+".jsonl"),
+		filepath.Join(root, ".archive", "--*--", "*_"+arg+".jsonl"),
+	} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0], nil
+		}
+	}
+	return arg, fmt.Errorf("no such file, and no session %s in %s", arg, root)
+}
+
+// storeFiles lists the session files of the store at root, archived ones
+// included.
+func storeFiles(root string) ([]string, error) {
+	if _, err := os.Stat(root); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, pattern := range []string{
+		filepath.Join(root, "--*--", "*.jsonl"),
+		filepath.Join(root, ".archive", "--*--", "*.jsonl"),
+	} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, m...)
+	}
+	return files, nil
+}
+
 // warnSkipped tells on stderr that the output leaves out lines the reader
 // skipped, so a reader of the transcript knows it is not the whole file.
-func warnSkipped(log *session.Log, path string, stderr io.Writer) {
+func warnSkipped(log *session.Log, path string, unresolved int, stderr io.Writer) {
 	var parts []string
+	if unresolved > 0 {
+		parts = append(parts, plural(unresolved, "image")+" left as blob references (missing or damaged blobs)")
+	}
 	if n := len(log.Malformed); n > 0 {
 		parts = append(parts, plural(n, "malformed line")+" skipped")
 	}
@@ -498,14 +586,26 @@ func snippet(s string) string {
 	return s
 }
 
-func cmdVerify(log *session.Log, path string, w io.Writer) int {
-	findings := session.Verify(log)
-	for _, f := range findings {
-		fmt.Fprintf(w, "%s: %s\n", path, f)
+// cmdVerify verifies each file: 2 if one could not be read, else 1 if
+// one has findings, else 0.
+func cmdVerify(args []string, root, blobs string, stdout, stderr io.Writer) int {
+	code := exitOK
+	for _, arg := range args {
+		path, log, _, err := load(arg, root, blobs)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
+			code = exitError
+			continue
+		}
+		findings := session.Verify(log)
+		for _, f := range findings {
+			fmt.Fprintf(stdout, "%s: %s\n", path, f)
+		}
+		if len(findings) == 0 {
+			fmt.Fprintf(stdout, "%s: %s, no findings\n", path, plural(len(log.Entries), "entry"))
+		} else if code == exitOK {
+			code = exitFindings
+		}
 	}
-	if len(findings) > 0 {
-		return exitFindings
-	}
-	fmt.Fprintf(w, "%s: %s, no findings\n", path, plural(len(log.Entries), "entry"))
-	return exitOK
+	return code
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	session "github.com/agentsession/session"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -257,4 +260,61 @@ func TestWarnsAboutSkippedLines(t *testing.T) {
 	_, errOut, code := runCLI("context", write(t, "good.jsonl", sample))
 	require.Equal(t, 0, code)
 	assert.Empty(t, errOut)
+}
+
+// TestStoreSessions: the read commands find sessions of a FileStore by
+// id, resolve their blob references, and verify --all checks the store.
+func TestStoreSessions(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root := filepath.Join(base, "sessions")
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	img := bytes.Repeat([]byte{1, 2, 3, 4}, 1000)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-img", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.User(session.Text("what is in this picture?"), session.Image("image/png", img)))
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.AssistantText("squares"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	s2, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-plain", Cwd: "/v"})
+	require.NoError(t, err)
+	_, err = s2.Append(ctx, session.UserText("hello"))
+	require.NoError(t, err)
+	require.NoError(t, s2.Close())
+	require.NoError(t, store.Close())
+	file := filepath.Join(root, session.CwdDir("/w"))
+	matches, _ := filepath.Glob(filepath.Join(file, "*_s-img.jsonl"))
+	require.Len(t, matches, 1)
+	file = matches[0]
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(before), session.BlobPrefix, "the image went to a blob")
+
+	out, errOut, code := runCLI("context", "--json", "--root", root, "s-img")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, base64.StdEncoding.EncodeToString(img), "the blob is resolved")
+	assert.NotContains(t, out, session.BlobPrefix)
+
+	out, errOut, code = runCLI("verify", "--all", "--root", root)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 2, strings.Count(out, "no findings"), out)
+
+	// A missing blob is a finding, and a warning for the other commands.
+	require.NoError(t, os.RemoveAll(filepath.Join(base, "blobs")))
+	out, _, code = runCLI("verify", "--root", root, "s-img", "s-plain")
+	assert.Equal(t, exitFindings, code)
+	assert.Contains(t, out, "unresolved-blob")
+	assert.Contains(t, out, "s-plain.jsonl: 1 entry, no findings")
+	_, errOut, code = runCLI("tree", file)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "1 image left as blob references")
+
+	_, errOut, code = runCLI("context", "--root", root, "s-nope")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "no session s-nope")
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing was written")
 }
