@@ -637,7 +637,9 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 		if err == nil && (nlink > 0 || attempt >= 3) {
 			log, data, end, err = readLogFile(fsess.f, size, &ReadOptions{Strict: s.opts.Strict})
 		}
-		if !held {
+		if held {
+			fsess.lastUse = time.Now() // a reload under the lease: the append comes next
+		} else {
 			unlockFile(fsess.f)
 		}
 		if nlink == 0 && err == nil && attempt < 3 {
@@ -841,17 +843,21 @@ func (s *FileStore) writePending(fsess *fileSession) error {
 // timer lets it go; past leaseMax, or with SyncEveryAppend, it lets go
 // at once.
 func (s *FileStore) keep(fsess *fileSession) error {
-	now := time.Now()
-	if s.opts.Sync == SyncEveryAppend || now.Sub(fsess.lockedAt) > leaseMax {
+	if s.opts.Sync == SyncEveryAppend || time.Since(fsess.lockedAt) > leaseMax {
 		return s.release(fsess)
 	}
-	fsess.lastUse = now
+	s.hold(fsess)
+	return nil
+}
+
+// hold keeps the lock for leaseIdle from now, whatever the policy.
+func (s *FileStore) hold(fsess *fileSession) {
+	fsess.lastUse = time.Now()
 	if fsess.timer == nil {
 		fsess.timer = time.AfterFunc(leaseIdle, func() { s.expire(fsess) })
 	} else {
 		fsess.timer.Reset(leaseIdle)
 	}
-	return nil
 }
 
 // expire is the idle timer of the write lease. An error writing the
@@ -930,7 +936,11 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 		if !errors.Is(err, ErrConflict) || fsess.err != nil {
 			return err
 		}
-		return errors.Join(err, s.release(fsess))
+		// The loser of a race keeps the lock for its retry: a Session
+		// reloads (under this lock) and appends again at once, and would
+		// otherwise lose again and again to a busy writer.
+		s.hold(fsess)
+		return err
 	}
 	return s.keep(fsess)
 }

@@ -591,6 +591,62 @@ func TestFileStoreChild(t *testing.T) {
 		if err := store.Close(); err != nil {
 			panic(err)
 		}
+	case "turns":
+		// Save turns through a Session handle of its own, as a second
+		// agent process would.
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			panic(err)
+		}
+		s, err := session.Open(ctx, store, id)
+		if err != nil {
+			panic(err)
+		}
+		n, _ := strconv.Atoi(os.Getenv("AGENTSESSION_EACH"))
+		for k := range n {
+			turn := []*session.Message{
+				session.UserText(fmt.Sprintf("child q%d", k)),
+				session.AssistantText(fmt.Sprintf("child a%d", k)),
+			}
+			if err := s.SaveTurn(ctx, turn, nil); err != nil {
+				panic(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				panic(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			panic(err)
+		}
+		if err := store.Close(); err != nil {
+			panic(err)
+		}
+	case "append-one", "rewrite":
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			panic(err)
+		}
+		log, err := store.Load(ctx, id)
+		if err != nil {
+			panic(err)
+		}
+		if role == "rewrite" {
+			h := log.Header
+			h.Title = "rewritten elsewhere"
+			err = store.Rewrite(ctx, id, h, log.Entries)
+		} else {
+			var e session.Entry
+			last := log.Entries[len(log.Entries)-1].ID()
+			if e, err = session.NewEntry(session.TypeCustom, "other01", last, time.Now(), session.Custom{CustomType: "other"}); err == nil {
+				err = store.Append(ctx, id, session.AppendOptions{IfLast: last}, e)
+			}
+		}
+		if err != nil {
+			panic(err)
+		}
+		if err := store.Close(); err != nil {
+			panic(err)
+		}
 	case "fsize":
 		// With the file size limit just above the file, writing a large
 		// append fails: at once with SyncEveryAppend, at Flush with the
@@ -860,4 +916,77 @@ func TestFileStoreListingIndex(t *testing.T) {
 		assert.Equal(t, byID[info.ID].Title, info.Title)
 		assert.Equal(t, byID[info.ID].Entries, info.Entries)
 	}
+}
+
+// TestFileStoreTwoProcessSessions: two processes save turns into one
+// session through Session handles: nothing lost, no turn interleaved with
+// another, and each sees the other's turns after a reload. A conditional
+// append loses to another process's append with ErrConflict, and a handle
+// whose file another process rewrote reloads before it appends.
+func TestFileStoreTwoProcessSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-two", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("start"))
+
+	const each = 200
+	cmd := child(t, "AGENTSESSION_CHILD=turns", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-two", "AGENTSESSION_EACH="+strconv.Itoa(each))
+	require.NoError(t, cmd.Start())
+	for k := range each {
+		turn := []*session.Message{session.UserText(fmt.Sprintf("parent q%d", k)), session.AssistantText(fmt.Sprintf("parent a%d", k))}
+		require.NoError(t, s.SaveTurn(ctx, turn, nil))
+		require.NoError(t, s.Flush(ctx))
+	}
+	require.NoError(t, cmd.Wait())
+
+	require.NoError(t, s.Reload(ctx))
+	require.Equal(t, 1+4*each, s.Len(), "every entry of both processes")
+	// Each turn is two consecutive entries, the answer under its question.
+	seen := map[string]bool{}
+	var prev session.Entry
+	for e := range s.Entries() {
+		m, err := e.Message()
+		require.NoError(t, err)
+		text := m.Text()
+		seen[text] = true
+		if strings.Contains(text, " a") {
+			pm, err := prev.Message()
+			require.NoError(t, err)
+			assert.Equal(t, strings.Replace(text, " a", " q", 1), pm.Text(), "a turn was interleaved")
+			assert.Equal(t, prev.ID(), e.ParentID())
+		}
+		prev = e
+	}
+	for k := range each {
+		for _, who := range []string{"parent", "child"} {
+			assert.True(t, seen[fmt.Sprintf("%s q%d", who, k)] && seen[fmt.Sprintf("%s a%d", who, k)], "%s turn %d lost", who, k)
+		}
+	}
+	// The child's own branch is the leaf of a handle opened afresh (the
+	// last entry), and the parent's handle kept its leaf.
+	assert.Contains(t, texts(s.Context().Messages), fmt.Sprintf("assistant:parent a%d", each-1))
+
+	// IfLast: another process appends first.
+	log, err := store.Load(ctx, "s-two")
+	require.NoError(t, err)
+	last := log.Entries[len(log.Entries)-1].ID()
+	require.NoError(t, child(t, "AGENTSESSION_CHILD=append-one", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-two").Run())
+	e, err := session.NewEntry(session.TypeCustom, "mine01", last, time.Now(), session.Custom{CustomType: "mine"})
+	require.NoError(t, err)
+	err = store.Append(ctx, "s-two", session.AppendOptions{IfLast: last}, e)
+	assert.ErrorIs(t, err, session.ErrConflict)
+
+	// A rewrite in another process: the handle notices and reloads.
+	require.NoError(t, child(t, "AGENTSESSION_CHILD=rewrite", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-two").Run())
+	n := appendAll(t, s, session.UserText("after the rewrite"))
+	assert.Equal(t, "rewritten elsewhere", s.Header().Title)
+	require.NoError(t, s.Close())
+	r := reopenFS(t, s, root)
+	assert.Equal(t, n[0].ID(), r.LeafID())
+	assert.Equal(t, 1+4*each+2, r.Len())
 }
