@@ -285,7 +285,7 @@ type edit struct {
 // over the limits (the common case, decided without parsing for small
 // entries), else a new encoding.
 func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, error) {
-	if z.small(raw) {
+	if z.small(raw, false) {
 		return raw, nil
 	}
 	var edits []edit
@@ -482,10 +482,11 @@ func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
 
 // small reports whether raw is certainly within the limits, without
 // parsing it: no string in it can be longer than maxChars characters, and
-// it holds no image data large enough for a blob.
-func (z *sizeLimits) small(raw []byte) bool {
+// it holds no image data large enough for a blob (noImage says the caller
+// knows it holds none).
+func (z *sizeLimits) small(raw []byte, noImage bool) bool {
 	return (z.maxChars < 0 || len(raw) <= z.maxChars) &&
-		(z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
+		(noImage || z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
 }
 
 // ResolveBlobs puts the content of blob references back into the image

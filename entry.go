@@ -41,7 +41,11 @@ type Entry struct {
 	parent string
 	ts     string
 	kind   entryKind
-	raw    []byte // the JSON object, no surrounding whitespace or newline
+	// noImage says the entry holds no image for sure: it was built from a
+	// message without image blocks or members this package does not
+	// model, so stores need not look for images to move to blobs.
+	noImage bool
+	raw     []byte // the JSON object, no surrounding whitespace or newline
 }
 
 type entryKind uint8
@@ -399,10 +403,12 @@ func buildEntry(typ, id, parent, ts string, size int, payload func([]byte) ([]by
 
 // newMessageEntry encodes a message entry.
 func newMessageEntry(id, parent, ts string, m *Message) (Entry, error) {
-	return buildEntry(TypeMessage, id, parent, ts, m.sizeHint()+128, func(dst []byte) ([]byte, error) {
+	e, err := buildEntry(TypeMessage, id, parent, ts, m.sizeHint()+128, func(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"message":`...)
 		return m.AppendJSON(dst)
 	})
+	e.noImage = err == nil && !m.mayHoldImage()
+	return e, err
 }
 
 // ---- Payload types ----

@@ -157,6 +157,11 @@ type fileSession struct {
 	// They are written when the lease ends, at Flush and Close, and once
 	// maxPending bytes have gathered.
 	pending []byte
+	// flight is the write of earlier pending lines under way in the
+	// background, so that encoding the next appends and writing the
+	// previous ones overlap; pending lines go after it.
+	flight *flight
+	spare  []byte // the buffer of the last flight, for reuse
 	// The write lease: after an append the exclusive file lock is kept
 	// for a moment, so a burst of appends pays for locking once.
 	locked   bool // this store holds the exclusive lock on f
@@ -805,38 +810,86 @@ func (s *FileStore) release(fsess *fileSession) error {
 // written even though the lease is still held.
 const maxPending = 256 << 10
 
-// writePending writes the pending lines at the end of the file in one
-// call. A failed or short write is rolled back (the file is cut to its
-// previous length) and latched: the pending appends are lost, and every
-// later call on the session says so. Callers hold fsess.mu and the lock.
+// writePending writes the pending lines at the end of the file, after
+// waiting for the write under way. A failed or short write is rolled back
+// (the file is cut to its previous length) and latched: the pending
+// appends are lost, and every later call on the session says so. Callers
+// hold fsess.mu and the lock.
 func (s *FileStore) writePending(fsess *fileSession) error {
+	if err := s.land(fsess); err != nil {
+		return err
+	}
 	if len(fsess.pending) == 0 {
 		return nil
 	}
-	buf := fsess.pending
-	fsess.pending = fsess.pending[:0]
-	if cap(fsess.pending) > 4*maxPending {
-		fsess.pending = nil
-	}
-	if fsess.cut {
-		if err := fsess.f.Truncate(fsess.size); err != nil {
-			return s.latch(fsess, "cut torn line of", err)
+	s.launch(fsess)
+	return s.land(fsess)
+}
+
+// flight is one write of pending lines.
+type flight struct {
+	done chan struct{}
+	buf  []byte
+	err  error
+}
+
+// launch starts writing the pending lines in the background. There must
+// be no flight under way.
+func (s *FileStore) launch(fsess *fileSession) {
+	fl := &flight{done: make(chan struct{}), buf: fsess.pending}
+	fsess.pending, fsess.spare = fsess.spare[:0], nil
+	fsess.flight = fl
+	f, off, cut := fsess.f, fsess.size, fsess.cut
+	fsess.cut = false
+	go func() {
+		defer close(fl.done)
+		if cut {
+			if err := f.Truncate(off); err != nil {
+				fl.err = fmt.Errorf("cut torn line: %w", err)
+				return
+			}
 		}
-		fsess.cut = false
+		n, err := f.WriteAt(fl.buf, off)
+		if err == nil && n < len(fl.buf) {
+			err = io.ErrShortWrite
+		}
+		fl.err = err
+	}()
+}
+
+// land waits for the write under way, if any, and takes its outcome: the
+// file grows, or on an error it is cut back and the error latched (with
+// what was pending after it, lost too).
+func (s *FileStore) land(fsess *fileSession) error {
+	fl := fsess.flight
+	if fl == nil {
+		return nil
 	}
-	n, err := fsess.f.WriteAt(buf, fsess.size)
-	if err == nil && n < len(buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
+	<-fl.done
+	fsess.flight = nil
+	if fl.err != nil {
+		err := fl.err
 		if terr := fsess.f.Truncate(fsess.size); terr != nil {
 			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
 		}
+		fsess.pending = fsess.pending[:0]
 		return s.latch(fsess, "append to", err)
 	}
-	fsess.size += int64(len(buf))
+	fsess.size += int64(len(fl.buf))
 	fsess.dirty = true
+	if cap(fl.buf) <= 4*maxPending {
+		fsess.spare = fl.buf[:0]
+	}
 	return nil
+}
+
+// unwritten is how many appended bytes are not in the file yet.
+func (fsess *fileSession) unwritten() int64 {
+	n := int64(len(fsess.pending))
+	if fsess.flight != nil {
+		n += int64(len(fsess.flight.buf))
+	}
+	return n
 }
 
 // keep holds the lock after an append for the next one, until the idle
@@ -883,6 +936,10 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 		fsess.f = nil
 	}
 	fsess.locked = false
+	if fsess.flight != nil {
+		<-fsess.flight.done // dropped, but not left writing to a closed file
+		fsess.flight = nil
+	}
 	fsess.pending = fsess.pending[:0]
 }
 
@@ -979,10 +1036,17 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		fsess.needNL = false
 	}
 	fsess.pending = append(fsess.pending, buf...)
-	if s.opts.Sync == SyncEveryAppend || len(fsess.pending) >= maxPending {
+	switch {
+	case s.opts.Sync == SyncEveryAppend:
 		if err := s.writePending(fsess); err != nil {
 			return err
 		}
+	case len(fsess.pending) >= maxPending:
+		// Write in the background while the next appends are encoded.
+		if err := s.land(fsess); err != nil {
+			return err
+		}
+		s.launch(fsess)
 	}
 	if s.opts.Sync == SyncEveryAppend {
 		if err := datasync(fsess.f); err != nil {
@@ -1023,7 +1087,7 @@ func (fsess *fileSession) titleOrHeader() string {
 func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
 	for _, e := range entries {
 		line := e.raw
-		if !s.limits.small(line) && (keep == nil || !keep(line)) {
+		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
 			var err error
 			if line, err = s.limits.limit(ctx, line); err != nil {
 				return nil, err
@@ -1193,7 +1257,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 				lines = map[string]bool{}
 				if data, _, err := readAll(fsess.f); err == nil {
 					for _, l := range bytes.Split(data, []byte{'\n'}) {
-						if l = bytes.TrimSpace(l); !s.limits.small(l) {
+						if l = bytes.TrimSpace(l); !s.limits.small(l, false) {
 							lines[string(l)] = true
 						}
 					}

@@ -69,8 +69,9 @@ type indexRecord struct {
 
 // touched records that this store just changed the session's file.
 func (s *FileStore) touched(fsess *fileSession) {
-	size := fsess.size + int64(len(fsess.pending))
+	size := fsess.size + fsess.unwritten()
 	s.mu.Lock()
+	// A new entry each time: List reads entries without the lock.
 	s.index[fsess.rel] = &indexEntry{
 		ino: fsess.ino, size: size, end: size, ok: true, updated: s.tick(),
 		header: fsess.header.Title, name: fsess.title,

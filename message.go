@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -470,6 +471,24 @@ func (m *Message) HasToolCalls() bool {
 // rather than a list of blocks (it then holds a single text block).
 func (m *Message) ContentIsString() bool {
 	return m.has&mContentString != 0 && len(m.Content) == 1 && m.Content[0].Type == BlockText && len(m.Content[0].Extra) == 0
+}
+
+// mayHoldImage reports whether m has an image block, or JSON of its own
+// (extra members, details, tool arguments) in which one could hide.
+func (m *Message) mayHoldImage() bool {
+	if len(m.Extra) > 0 || m.Details != nil || (m.Usage != nil && (len(m.Usage.Extra) > 0 || len(m.Usage.Cost.Extra) > 0)) {
+		return true
+	}
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch {
+		case b.Type == BlockImage, len(b.Extra) > 0:
+			return true
+		case b.Type == BlockToolCall && bytes.Contains(b.Arguments, []byte(`"image"`)):
+			return true
+		}
+	}
+	return false
 }
 
 // Clone returns a deep copy of m.

@@ -46,6 +46,9 @@ type Session struct {
 	torn      *LineError
 	closed    bool
 	now       func() time.Time
+	// The last timestamp formatted, for appends in the same millisecond.
+	stampMs  int64
+	stampStr string
 }
 
 // Agent is the small interface an agent loop needs from a session (the
@@ -413,13 +416,13 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 		return nil, ErrClosed
 	}
 	for attempt := 0; ; attempt++ {
-		made := map[string]bool{}
+		var made []string // few: the entries of one append
 		newID := func() string {
 			id := newEntryID(nil, func(id string) bool {
 				_, taken := s.t.byID[id]
-				return taken || made[id]
+				return taken || slices.Contains(made, id)
 			})
-			made[id] = true
+			made = append(made, id)
 			return id
 		}
 		entries, err := build(parent, newID)
@@ -557,6 +560,15 @@ func (s *Session) Reload(ctx context.Context) error {
 	return s.reload(ctx)
 }
 
+// stamp returns the current time as entries write it. Callers hold mu.
+func (s *Session) stamp() string {
+	t := s.now()
+	if ms := t.UnixMilli(); ms != s.stampMs || s.stampStr == "" {
+		s.stampMs, s.stampStr = ms, formatTime(t)
+	}
+	return s.stampStr
+}
+
 // leafID returns the leaf's id, "" for none. Callers hold mu.
 func (s *Session) leafID() string {
 	if s.leaf < 0 {
@@ -649,7 +661,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 	if err := s.checkPairing(own); err != nil {
 		return nil, err
 	}
-	ts := formatTime(s.now())
+	ts := s.stamp()
 	return s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
 		out := make([]Entry, len(own))
 		for k, m := range own {
