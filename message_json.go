@@ -668,7 +668,7 @@ func readContent(c *jsonx.Cursor, copyRaw bool) (blocks []Block, asString, ok bo
 	case jsonx.KindArray:
 		mark := c.Mark()
 		es, _ := c.Array()
-		blocks = make([]Block, 0, 2)
+		blocks = make([]Block, 0, 1) // most messages have one block; a second grows it
 		for es.Next() {
 			var b Block
 			if !b.read(c, copyRaw) {

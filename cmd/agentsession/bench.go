@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	session "github.com/agentsession/session"
@@ -31,6 +30,7 @@ type benchResult struct {
 	OpenNs               int64  `json:"open_ns"`
 	OpenContextNs        int64  `json:"open_context_ns"`
 	PeakHeapBytes        uint64 `json:"peak_heap_bytes"`
+	HeapLiveBytes        uint64 `json:"heap_live_bytes"`
 	List1000Ns           int64  `json:"list_1000_ns"`
 	List1000NewStoreNs   int64  `json:"list_1000_new_store_ns"`
 	OpenContextPerFloor  string `json:"open_context_per_read_floor"`
@@ -202,7 +202,7 @@ func runBench(base string, turns int) (*benchResult, error) {
 	if res.OpenContextNs, err = timeN(opens, func() error { return open(true) }); err != nil {
 		return nil, err
 	}
-	if res.PeakHeapBytes, err = peakHeap(func() error { return open(true) }); err != nil {
+	if res.PeakHeapBytes, res.HeapLiveBytes, err = measureOpen(root, id); err != nil {
 		return nil, err
 	}
 
@@ -248,42 +248,59 @@ func runBench(base string, turns int) (*benchResult, error) {
 	return res, nil
 }
 
-// peakHeap runs f and returns how far the live heap grew above where it
-// stood before, sampled every half millisecond and at the end.
-func peakHeap(f func() error) (uint64, error) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
+// measureOpen opens session id of the store at root and builds its
+// context in a child process (this program again), and returns how much
+// the child's resident memory grew at its peak (its heap and all, from
+// the kernel's account: VmHWM) and how large its heap stayed once the
+// garbage was collected, with the session still open.
+func measureOpen(root, id string) (peak, live uint64, err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(exe, "bench-open", root, id)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+	}
+	var r struct{ BaselineRSS, PeakRSS, HeapLive uint64 }
+	if err := json.Unmarshal(out, &r); err != nil {
+		return 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+	}
+	if r.PeakRSS > r.BaselineRSS {
+		peak = r.PeakRSS - r.BaselineRSS
+	}
+	return peak, r.HeapLive, nil
+}
+
+// cmdBenchOpen is the child of measureOpen: it notes its resident memory,
+// opens the session with its context and prints what it measured.
+func cmdBenchOpen(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "agentsession bench-open: expected ROOT ID")
+		return exitError
 	}
 	runtime.GC()
-	base := read()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(500 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := f()
-	close(done)
-	<-stopped
-	if v := read(); v > peak.Load() {
-		peak.Store(v)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	baseline, _ := currentRSS()
+	store, err := session.OpenFileStore(args[0], nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %v\n", err)
+		return exitError
 	}
-	if peak.Load() < base {
-		return 0, err
+	s, err := session.Open(context.Background(), store, args[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %v\n", err)
+		return exitError
 	}
-	return peak.Load() - base, err
+	c := s.Context()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(s)
+	_, peak := currentRSS()
+	json.NewEncoder(stdout).Encode(struct{ BaselineRSS, PeakRSS, HeapLive uint64 }{baseline, peak, ms.HeapAlloc - base})
+	return exitOK
 }

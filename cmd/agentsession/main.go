@@ -95,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdMigrate(args, stdout, stderr)
 	case "bench":
 		return cmdBench(args, stdout, stderr)
+	case "bench-open": // the child process of bench, not for users
+		return cmdBenchOpen(args, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("agentsession "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
