@@ -85,8 +85,41 @@
 // conditional on the last entry with AppendOptions.IfLast), load, rewrite,
 // list with cursor paging, delete. All tree logic lives in Session, so
 // every Store behaves the same. MemoryStore is the store for tests and for
-// New; the storetest package is the conformance suite every Store must
-// pass. Optional abilities are discovered by type assertion (Flusher).
+// New; FileStore keeps sessions on disk; the storetest package is the
+// conformance suite every Store must pass. Optional abilities are
+// discovered by type assertion (Flusher, BlobStore).
+//
+// # FileStore
+//
+// OpenFileStore opens a directory of session files in the layout of the
+// pi and oh-my-pi agents, one file per session:
+//
+//	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -)
+//	<root>/.archive/--<cwd>--/...           archived sessions (Archive, Restore)
+//	<root>/.index                           the listing cache (rebuilt if lost)
+//	<root>/../blobs/<sha256>                images, stored once (BlobDir)
+//
+// Files written by those agents open here and files written here open
+// there; versions 1 and 2 are migrated and rewritten atomically when
+// opened. Directories are 0700 and files 0600, ids are validated before
+// they touch a path, and files are opened through os.Root.
+//
+// Appends are written whole lines at a time under an exclusive file lock,
+// so several processes can share a session; SyncPolicy chooses when they
+// are made durable (see it for what a crash can lose). A torn last line,
+// what a crash in the middle of a write leaves, is cut off before the
+// next append; a failed write is rolled back and its error latched, so
+// every later call on the session returns it. A file that cannot be read
+// as a session is never written to. Rewrites go through a temporary file
+// that is synced and renamed into place. Strings longer than
+// FileStoreOptions.MaxStringChars are cut with a notice, and images of
+// 1 KiB or more go to the blob store as "blob:sha256:<hex>" references,
+// resolved when the session is read.
+//
+// Reading is fast: a large file is read and decoded in chunks on all
+// processors, messages are decoded only when the context needs them (on
+// all processors too), and a listing reads only what was appended since
+// the last one.
 //
 // Several Session handles may share one session, in one process or many:
 // each append is conditional on the last entry its handle knows of; on a
@@ -97,8 +130,9 @@
 // # Corrupt logs
 //
 // Reading never hangs or panics. A malformed line is skipped and counted
-// (Log.Malformed; ReadOptions.Strict makes it an error), a torn last line
-// is reported (Log.Torn), a duplicated id resolves to the later line, a
+// (Log.Malformed; ReadOptions.Strict makes it an error; a lenient read
+// leaves the escapes inside an entry's strings to be checked when it is
+// decoded, see ReadOptions), a torn last line is reported (Log.Torn), a duplicated id resolves to the later line, a
 // missing or self parent makes a root, and a parent cycle is cut at its
 // earliest line. A file that cannot be a session at all (empty, no header
 // on line 1, a newer version) gives an error and nothing else. Verify

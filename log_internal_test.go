@@ -94,3 +94,40 @@ func TestReadLogFileStrictAndOld(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadLogFile reads arbitrary bytes in small chunks: the result is
+// what DecodeLog gives for the whole.
+func FuzzReadLogFile(f *testing.F) {
+	f.Add([]byte(`{"type":"session","version":3,"id":"s"}`+"\n"+`{"type":"custom","id":"a","parentId":null}`+"\n\n{bad\n"+`{"type":"custom","id":"b"`), uint8(3))
+	f.Add([]byte(`{"type":"session","id":"v1"}`+"\n"+`{"type":"message","message":{"role":"user","content":"x"}}`), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		defer func(old int64) { readChunk = old }(readChunk)
+		readChunk = int64(chunk%64) + 1
+		for _, strict := range []bool{false, true} {
+			opts := &ReadOptions{Strict: strict}
+			want, werr := DecodeLog(data, opts)
+			got, _, end, err := readLogFile(bytes.NewReader(data), int64(len(data)), opts)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("error %v, want %v", err, werr)
+			}
+			if err != nil {
+				if err.Error() != werr.Error() {
+					t.Fatalf("error %q, want %q", err, werr)
+				}
+				continue
+			}
+			if len(got.Entries) != len(want.Entries) || fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) ||
+				fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) || got.MigratedFrom != want.MigratedFrom {
+				t.Fatalf("got %d entries %v %v, want %d %v %v", len(got.Entries), got.Malformed, got.Torn, len(want.Entries), want.Malformed, want.Torn)
+			}
+			for i := range want.Entries {
+				if !bytes.Equal(got.Entries[i].raw, want.Entries[i].raw) {
+					t.Fatalf("entry %d differs", i)
+				}
+			}
+			if end != endOf(data) {
+				t.Fatalf("end %+v, want %+v", end, endOf(data))
+			}
+		}
+	})
+}

@@ -1,0 +1,65 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	session "github.com/agentsession/session"
+)
+
+// A FileStore keeps sessions in the seed layout; an agent started again
+// in the same directory continues where it left off.
+func ExampleOpenFileStore() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	root := filepath.Join(dir, "sessions")
+
+	store, _ := session.OpenFileStore(root, nil) // nil: SyncOnFlush and the other defaults
+	s, _ := session.Create(ctx, store, &session.CreateOptions{Cwd: "/home/dev/project"})
+	s.SaveTurn(ctx, []*session.Message{session.UserText("Hi"), session.AssistantText("Hello!")}, nil)
+	s.Flush(ctx) // the end of a turn: written and synced
+	s.SetTitle(ctx, "Greetings")
+	s.Close()
+	store.Close()
+
+	// Later, in another process.
+	store, _ = session.OpenFileStore(root, nil)
+	defer store.Close()
+	again, _ := session.Continue(ctx, store, "/home/dev/project")
+	fmt.Println(again.Title(), len(again.Context().Messages))
+	page, _ := store.List(ctx, session.ListOptions{Cwd: "/home/dev/project"})
+	fmt.Println(len(page.Sessions), page.Sessions[0].Title, page.Sessions[0].Entries)
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	fmt.Println(filepath.Base(filepath.Dir(files[0])))
+	// Output:
+	// Greetings 2
+	// 1 Greetings 3
+	// --home-dev-project--
+}
+
+// Images of 1 KiB or more are stored once, in a content-addressed blob
+// store beside the sessions, and put back when the session is read.
+func ExampleFileStoreOptions_blobs() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	store, _ := session.OpenFileStore(filepath.Join(dir, "sessions"), nil)
+	defer store.Close()
+
+	png := make([]byte, 4096) // a stand-in for an image
+	s, _ := session.Create(ctx, store, nil)
+	s.Append(ctx, session.User(session.Text("What is this?"), session.Image("image/png", png)))
+	s.Close()
+
+	blobs, _ := os.ReadDir(filepath.Join(dir, "blobs"))
+	fmt.Println(len(blobs), "blob:", session.BlobRef(png) == session.BlobPrefix+blobs[0].Name())
+	again, _ := session.Open(ctx, store, s.ID())
+	img := again.Context().Messages[0].Content[1]
+	fmt.Println(img.MimeType, len(img.Data))
+	// Output:
+	// 1 blob: true
+	// image/png 5464
+}
