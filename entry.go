@@ -259,7 +259,9 @@ func parseEntry(v []byte) (Entry, error) { return parseEntryMode(v, false) }
 // used (see ReadOptions). A line with a control character is always read
 // strictly.
 func parseEntryMode(v []byte, loose bool) (Entry, error) {
-	c := jsonx.Cursor{Loose: loose && !jsonx.HasControl(v)}
+	// v is the entry's own and never changes: its envelope strings may be
+	// views of it rather than copies.
+	c := jsonx.Cursor{Loose: loose && !jsonx.HasControl(v), Share: true}
 	c.Reset(v)
 	ms, ok := c.Object()
 	if !ok {
