@@ -155,8 +155,13 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		return "", err
 	}
 	defer r.Close()
-	if fi, err := r.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-		return ref, nil // content-addressed: the same bytes are there
+	if _, err := r.Stat(name); err == nil {
+		// Content-addressed: the same bytes are there, unless the file
+		// was damaged (a crash before it was synced, say): then it is
+		// replaced, so that the new reference does not point at garbage.
+		if _, err := d.get(r, name, ref); err == nil {
+			return ref, nil
+		}
 	}
 	body := data
 	if !d.opts.Plain {
@@ -166,8 +171,7 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		}
 		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
 	}
-	err = writeAtomic(r, name, body, false, d.opts.Sync)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := writeAtomic(r, name, body, true, d.opts.Sync); err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
 	return ref, nil
@@ -192,6 +196,11 @@ func (d *BlobDir) GetBlob(ctx context.Context, ref string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
+	return d.get(r, name, ref)
+}
+
+// get reads and checks the blob name of reference ref in r.
+func (d *BlobDir) get(r *os.Root, name, ref string) ([]byte, error) {
 	f, err := r.Open(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -232,18 +241,48 @@ func hasZstdMagic(b []byte) bool { return bytes.HasPrefix(b, zstdMagic) }
 // decode decompresses one blob with the output capped at MaxBytes.
 func (d *BlobDir) decode(body []byte) ([]byte, error) {
 	d.init()
-	size := d.opts.MaxBytes
 	var h zstd.Header
 	if err := h.Decode(body); err != nil {
 		return nil, err
 	}
-	if h.HasFCS {
-		if int64(h.FrameContentSize) > d.opts.MaxBytes {
-			return nil, fmt.Errorf("blob declares %d bytes, more than the limit", h.FrameContentSize)
+	if !h.HasFCS {
+		// No size declared (another writer's stream): decode as a stream,
+		// reading one byte past the limit to tell it was exceeded.
+		zr, err := zstd.NewReader(bytes.NewReader(body), zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(uint64(d.opts.MaxBytes)), zstd.WithDecoderMaxWindow(uint64(min(d.opts.MaxBytes, 1<<30))))
+		if err != nil {
+			return nil, err
 		}
-		size = int64(h.FrameContentSize)
+		defer zr.Close()
+		out, err := io.ReadAll(io.LimitReader(zr, d.opts.MaxBytes+1))
+		if err == nil && int64(len(out)) > d.opts.MaxBytes {
+			err = fmt.Errorf("blob decodes to more than the limit of %d bytes", d.opts.MaxBytes)
+		}
+		return out, err
 	}
-	return d.dec.DecodeAll(body, make([]byte, 0, size))
+	if int64(h.FrameContentSize) > d.opts.MaxBytes {
+		return nil, fmt.Errorf("blob declares %d bytes, more than the limit", h.FrameContentSize)
+	}
+	return d.dec.DecodeAll(body, make([]byte, 0, h.FrameContentSize))
+}
+
+// removeStaleTemps removes the temporary files of puts whose writers are
+// gone (see FileStore's temporary files).
+func (d *BlobDir) removeStaleTemps() {
+	r, err := d.openRoot(false)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	names, err := readDirNames(r, ".")
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if isTemp(n) {
+			removeStaleTemp(r, n)
+		}
+	}
 }
 
 func (d *BlobDir) path(name string) string { return d.dir + string(os.PathSeparator) + name }

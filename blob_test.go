@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
@@ -275,4 +277,41 @@ func TestFileStoreRewriteKeepsForeignLines(t *testing.T) {
 	data := string(mustRead(t, path))
 	assert.True(t, strings.HasPrefix(data, content), "untouched lines stay byte for byte")
 	assert.Contains(t, data[len(content):], "characters truncated", "a new line gets the limits")
+}
+
+// TestBlobRepair: a blob file that was damaged (empty after a crash,
+// garbage) is replaced by the next put of its content, so a new
+// reference never points at bad bytes; stale temporary files of puts are
+// removed when a store opens.
+func TestBlobRepair(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root := filepath.Join(base, "sessions")
+	img := randomBytes(t, 3000)
+	name := strings.TrimPrefix(session.BlobRef(img), session.BlobPrefix)
+	blobs := filepath.Join(base, "blobs")
+	require.NoError(t, os.MkdirAll(blobs, 0o700))
+	for _, damaged := range [][]byte{{}, []byte("garbage")} {
+		require.NoError(t, os.WriteFile(filepath.Join(blobs, name), damaged, 0o600))
+		store := openFS(t, root, nil)
+		s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+		require.NoError(t, err)
+		_, err = s.Append(ctx, session.User(session.Image("image/png", img)))
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		got, err := store.GetBlob(ctx, session.BlobRef(img))
+		require.NoError(t, err, "the damaged blob was replaced")
+		assert.Equal(t, img, got)
+		r, err := session.Open(ctx, openFS(t, root, nil), s.ID())
+		require.NoError(t, err)
+		assert.Equal(t, base64.StdEncoding.EncodeToString(img), imageOf(t, r.Context().Messages[0]))
+	}
+
+	stale := filepath.Join(blobs, "."+name+".tmp-abc")
+	require.NoError(t, os.WriteFile(stale, []byte("half"), 0o600))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(stale, old, old))
+	openFS(t, root, nil)
+	_, err := os.Stat(stale)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a stale temporary blob is removed")
 }

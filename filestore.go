@@ -21,26 +21,27 @@ import (
 // durable with fdatasync.
 //
 // Appends are written whole lines at a time under an exclusive file lock
-// that the store keeps for a moment after each append (the write lease),
-// so that a burst of appends pays for locking and writing once. With
-// SyncNever and SyncOnFlush they gather in memory while the lease is
-// held and are written when it ends: a millisecond after the last append
-// of a burst, at most 10 ms after the first, and at Flush and Close.
-// Other processes wait for the lease before they read or write, so they
-// never see a partial append. With SyncEveryAppend each append is
-// written and synced before it returns.
+// that the store keeps for a moment after each append (the write lease:
+// a millisecond after the last append of a burst, at most 10 ms), so that
+// a burst of appends pays for locking once. Other processes wait for the
+// lease before they read or write, so they never see a partial append.
+//
+// With SyncOnFlush and SyncEveryAppend an append is written before it
+// returns: a crash of the process loses nothing that returned. SyncNever,
+// the fast mode for bulk work, gathers appends in memory while the lease
+// is held and writes them when it ends (and at Flush and Close).
 //
 // What a crash can lose, by policy:
 //
 //	                 process crash               machine crash
-//	SyncNever        the last ~10 ms of appends  the last few seconds
-//	SyncOnFlush      the last ~10 ms of appends  appends since the last Flush
+//	SyncOnFlush      nothing that returned       appends since the last Flush
 //	SyncEveryAppend  nothing that returned       nothing that returned
+//	SyncNever        the last ~10 ms of appends  the last few seconds
 //
 // A write that fails (a full disk, a file size limit) is rolled back, the
-// file is cut to its previous length, and the error is latched: the
-// appends not yet written are lost and every later call on the session,
-// Flush and Close included, returns the error.
+// file is cut to its previous length, and the error is latched: every
+// later call on the session, Flush and Close included, returns it (with
+// SyncNever, the appends gathered and not yet written are lost with it).
 type SyncPolicy int
 
 const (
@@ -48,8 +49,10 @@ const (
 	// it at the end of each turn) and at Close: a machine crash loses at
 	// most the turn in progress.
 	SyncOnFlush SyncPolicy = iota
-	// SyncNever leaves syncing to the operating system: fastest, and a
-	// machine crash may lose the last few seconds.
+	// SyncNever never syncs and gathers appends in memory for up to
+	// 10 ms before writing them: fastest, for bulk work; a crash of the
+	// process may lose the last appends, a crash of the machine the last
+	// few seconds.
 	SyncNever
 	// SyncEveryAppend syncs before each append returns: an append that
 	// returned survives a machine crash.
@@ -152,7 +155,6 @@ type fileSession struct {
 	size   int64  // end of the last whole line written: where pending goes
 	cut    bool   // bytes after size are a torn line to cut off first
 	needNL bool   // the last line is whole but lacks its newline
-	buf    []byte // scratch for the lines of an append
 	// pending holds appended lines not yet written: only while the write
 	// lease is held, so no other process can write or read in between.
 	// They are written when the lease ends, at Flush and Close, and once
@@ -221,6 +223,7 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 		r.Close()
 		return nil, err
 	}
+	s.blobs.removeStaleTemps()
 	return s, nil
 }
 
@@ -345,7 +348,7 @@ func (s *FileStore) scan(clean bool) error {
 		}
 		for _, d := range dirs {
 			if clean && top == "." && isTemp(d) {
-				s.removeStaleTemp(d) // of the listing index
+				removeStaleTemp(s.r, d) // of the listing index
 				continue
 			}
 			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
@@ -358,7 +361,7 @@ func (s *FileStore) scan(clean bool) error {
 			}
 			for _, n := range names {
 				if clean && isTemp(n) {
-					s.removeStaleTemp(filepath.Join(dir, n))
+					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
 				if id := idOfFile(n); id != "" {
@@ -392,8 +395,8 @@ func readDirNames(r *os.Root, dir string) ([]string, error) {
 // removeStaleTemp removes a rewrite's temporary file whose writer is gone:
 // a live writer holds a lock on it, and a file younger than a minute may
 // belong to a writer that has not taken the lock yet.
-func (s *FileStore) removeStaleTemp(rel string) {
-	f, err := s.r.OpenFile(rel, os.O_RDWR, 0)
+func removeStaleTemp(r *os.Root, rel string) {
+	f, err := r.OpenFile(rel, os.O_RDWR, 0)
 	if err != nil {
 		return
 	}
@@ -402,7 +405,7 @@ func (s *FileStore) removeStaleTemp(rel string) {
 	if err != nil || time.Since(fi.ModTime()) < time.Minute || !tryLockFile(f) {
 		return
 	}
-	_ = s.r.Remove(rel)
+	_ = r.Remove(rel)
 }
 
 // file returns the state of session id, finding its file if needed.
@@ -907,11 +910,18 @@ func (s *FileStore) keep(fsess *fileSession) error {
 // hold keeps the lock for leaseIdle from now, whatever the policy.
 func (s *FileStore) hold(fsess *fileSession) {
 	fsess.lastUse = time.Now()
+	wait := fsess.leaseLeft()
 	if fsess.timer == nil {
-		fsess.timer = time.AfterFunc(leaseIdle, func() { s.expire(fsess) })
+		fsess.timer = time.AfterFunc(wait, func() { s.expire(fsess) })
 	} else {
-		fsess.timer.Reset(leaseIdle)
+		fsess.timer.Reset(wait)
 	}
+}
+
+// leaseLeft is how long the lease may still be held: until leaseIdle
+// after the last use, and no later than leaseMax after it was taken.
+func (fsess *fileSession) leaseLeft() time.Duration {
+	return min(leaseIdle-time.Since(fsess.lastUse), leaseMax-time.Since(fsess.lockedAt))
 }
 
 // expire is the idle timer of the write lease. An error writing the
@@ -922,7 +932,7 @@ func (s *FileStore) expire(fsess *fileSession) {
 	if !fsess.locked {
 		return
 	}
-	if wait := leaseIdle - time.Since(fsess.lastUse); wait > 0 {
+	if wait := fsess.leaseLeft(); wait > 0 {
 		fsess.timer.Reset(wait)
 		return
 	}
@@ -984,14 +994,24 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err != nil {
 		return err
 	}
+	// Encode (blobs included, which may write and sync files) before
+	// taking the session's lock, so that the write lease it may hold ends
+	// on time.
+	bp := lineBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			lineBufs.Put(bp)
+		}
+	}()
+	buf, err := s.encodeAppend(ctx, (*bp)[:0], entries, nil)
+	if err != nil {
+		return err
+	}
+	*bp = buf
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
-	}
-	buf, err := s.encodeAppend(ctx, fsess.buf[:0], entries, nil)
-	if err != nil {
-		return err
 	}
 	if !fsess.loaded {
 		if _, err := s.load(ctx, fsess); err != nil {
@@ -1037,9 +1057,9 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 	}
 }
 
-// appendLocked adds the lines in buf under the write lock: to the
-// pending lines, written at once with SyncEveryAppend (and synced) or
-// once enough have gathered.
+// appendLocked adds the lines in buf under the write lock: written at
+// once (and, with SyncEveryAppend, synced), or with SyncNever gathered
+// and written once enough have gathered or the lease ends.
 func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, buf []byte, entries []Entry) error {
 	if err := checkAppend(opts, fsess.last, fsess.ids.has, entries); err != nil {
 		return err
@@ -1050,12 +1070,15 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	}
 	fsess.pending = append(fsess.pending, buf...)
 	switch {
-	case s.opts.Sync == SyncEveryAppend:
+	case s.opts.Sync != SyncNever:
+		// Written before the append returns: a crash of the process
+		// loses nothing that returned.
 		if err := s.writePending(fsess); err != nil {
 			return err
 		}
 	case len(fsess.pending) >= maxPending:
-		// Write in the background while the next appends are encoded.
+		// SyncNever gathers appends and writes them in the background
+		// while the next ones are encoded.
 		if err := s.land(fsess); err != nil {
 			return err
 		}
@@ -1074,11 +1097,11 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	fsess.count += len(entries)
 	fsess.last = entries[len(entries)-1].id
 	s.touched(fsess)
-	if cap(buf) <= 1<<20 {
-		fsess.buf = buf[:0] // reused by the next append
-	}
 	return nil
 }
+
+// lineBufs holds buffers for the lines of appends.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // latch records a persistence error on the session and returns it.
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
