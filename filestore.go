@@ -152,9 +152,9 @@ type fileSession struct {
 	rel    string   // path relative to root
 	f      *os.File // open read-write; nil until first used
 	ino    uint64
-	size   int64  // end of the last whole line written: where pending goes
-	cut    bool   // bytes after size are a torn line to cut off first
-	needNL bool   // the last line is whole but lacks its newline
+	size   int64 // end of the last whole line written: where pending goes
+	cut    bool  // bytes after size are a torn line to cut off first
+	needNL bool  // the last line is whole but lacks its newline
 	// pending holds appended lines not yet written: only while the write
 	// lease is held, so no other process can write or read in between.
 	// They are written when the lease ends, at Flush and Close, and once
