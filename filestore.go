@@ -774,7 +774,14 @@ func (s *FileStore) migrate(fsess *fileSession, data []byte, log *Log) error {
 	if replaced || !bytes.Equal(now, data) {
 		return nil // someone else changed it
 	}
-	return s.rewriteLocked(fsess, log.Header, log.Entries, false)
+	out, err := migrateFile(data, log.MigratedFrom)
+	if err != nil {
+		return WithPath(&CorruptError{Line: 1, Err: err}, s.path(fsess.rel))
+	}
+	if err := s.writeNew(fsess.rel, out, true); err != nil {
+		return fmt.Errorf("session: migrate %s: %w", s.path(fsess.rel), err)
+	}
+	return nil
 }
 
 // Write lease timings: the lock is let go after leaseIdle without an
@@ -1541,11 +1548,11 @@ func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err e
 	if dryRun {
 		return log.MigratedFrom, nil
 	}
-	var b bytes.Buffer
-	if err := WriteLog(&b, log); err != nil {
-		return 0, err
+	out, err := migrateFile(data, log.MigratedFrom)
+	if err != nil {
+		return 0, WithPath(&CorruptError{Line: 1, Err: err}, path)
 	}
-	if err := writeAtomic(r, name, b.Bytes(), true, true); err != nil {
+	if err := writeAtomic(r, name, out, true, true); err != nil {
 		return 0, fmt.Errorf("session: migrate %s: %w", path, err)
 	}
 	return log.MigratedFrom, nil

@@ -131,3 +131,65 @@ func FuzzReadLogFile(f *testing.F) {
 		}
 	})
 }
+
+// checkMigrateFile checks that migrateFile keeps what a migration must:
+// the entries DecodeLog reads from the old file, now in version 3, and
+// every line that is not an entry, byte for byte.
+func checkMigrateFile(t *testing.T, data []byte) {
+	t.Helper()
+	old, err := DecodeLog(data, nil)
+	if err != nil || old.MigratedFrom == 0 {
+		return
+	}
+	out, err := migrateFile(data, old.MigratedFrom)
+	if err != nil {
+		t.Fatalf("migrateFile: %v", err)
+	}
+	now, err := DecodeLog(out, nil)
+	if err != nil {
+		t.Fatalf("the migrated file does not read: %v\n%s", err, out)
+	}
+	if now.MigratedFrom != 0 || len(now.Entries) != len(old.Entries) {
+		t.Fatalf("migrated from %d, %d entries; want 0, %d\n%s", now.MigratedFrom, len(now.Entries), len(old.Entries), out)
+	}
+	for i := range old.Entries {
+		if !bytes.Equal(now.Entries[i].raw, old.Entries[i].raw) {
+			t.Fatalf("entry %d: %s, want %s", i, now.Entries[i].raw, old.Entries[i].raw)
+		}
+	}
+	if len(now.Malformed) != len(old.Malformed) || (now.Torn == nil) != (old.Torn == nil) {
+		t.Fatalf("malformed %v torn %v, want %v %v", now.Malformed, now.Torn, old.Malformed, old.Torn)
+	}
+	lines := bytes.Split(out, []byte{'\n'})
+	for _, m := range old.Malformed {
+		orig := bytes.Split(data, []byte{'\n'})[m.Line-1]
+		if !bytes.Equal(lines[m.Line-1], orig) {
+			t.Fatalf("line %d: %q, want it kept as %q", m.Line, lines[m.Line-1], orig)
+		}
+	}
+}
+
+func TestMigrateFileKeepsEveryLine(t *testing.T) {
+	for _, data := range []string{
+		`{"type":"session","version":2,"id":"v2"}` + "\n" +
+			`{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","customType":"x","content":"c"}}` + "\n" +
+			`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"x"}` + "\n" + // no closing brace
+			"\n" +
+			`{"type":"custom","parentId":"a"}` + "\r\n" + // no id
+			`{"type":"message","id":"c","parentId":"a","message":{"role":"user","content":"y"}}` + "\n" +
+			`{"type":"mess`,
+		`{"type":"session","id":"v1","timestamp":"2026-01-15T10:00:00.000Z"}` + "\n" +
+			`{"type":"message","message":{"role":"user","content":"hi"}}` + "\n" +
+			"not json at all\n" +
+			`[1,2]` + "\n" +
+			`{"type":"compaction","summary":"s","firstKeptEntryIndex":1}` + "\n",
+	} {
+		checkMigrateFile(t, []byte(data))
+	}
+}
+
+func FuzzMigrateFile(f *testing.F) {
+	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage"}}` + "\n{bad\n"))
+	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\nx\n" + `{"type":"compaction","firstKeptEntryIndex":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) { checkMigrateFile(t, data) })
+}

@@ -313,3 +313,36 @@ func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) 
 	}
 	return h, out, nil
 }
+
+// migrateFile returns the bytes of a log of an older version upgraded to
+// CurrentVersion, line for line: the header and each entry migrated as
+// DecodeLog migrates them, and every other line (blank, malformed, a torn
+// last line) kept as it was, so that a migration loses nothing the file
+// held. data must read as a log of version from (see Log.MigratedFrom).
+func migrateFile(data []byte, from int) ([]byte, error) {
+	mig := newMigrator(from)
+	first, rest, _ := bytes.Cut(data, []byte{'\n'})
+	h, err := mig.header(bytes.TrimSpace(first))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(data)+len(data)/8+64)
+	out = append(append(out, h...), '\n')
+	for len(rest) > 0 {
+		line, more, nl := bytes.Cut(rest, []byte{'\n'})
+		rest = more
+		if v := bytes.TrimSpace(line); len(v) > 0 {
+			if m, err := mig.entry(v); err == nil {
+				if _, err := parseEntryMode(m, true); err == nil {
+					out = append(append(out, m...), '\n')
+					continue
+				}
+			}
+		}
+		out = append(out, line...)
+		if nl {
+			out = append(out, '\n')
+		}
+	}
+	return out, nil
+}
