@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,7 +98,19 @@ type FileStoreOptions struct {
 	// MaxBlobBytes bounds the decoded size of one blob; default
 	// DefaultMaxBlobBytes.
 	MaxBlobBytes int64
+	// MaxOpenFiles bounds how many session files the store keeps open;
+	// beyond it the least recently used are closed (and opened again when
+	// used). Default 64. A Session's Close closes its file at once.
+	MaxOpenFiles int
 }
+
+// DefaultMaxOpenFiles is the default FileStoreOptions.MaxOpenFiles.
+const DefaultMaxOpenFiles = 64
+
+// maxSessions bounds how many sessions a store keeps what it knows of
+// (their ids among it); beyond it, those with no open file are
+// forgotten, to be read again if used.
+const maxSessions = 4096
 
 // DefaultMaxStringChars is the default FileStoreOptions.MaxStringChars.
 const DefaultMaxStringChars = 500_000
@@ -123,11 +137,12 @@ const DefaultMinBlobBytes = 1024
 //
 // A FileStore is safe for concurrent use. Close it when done.
 type FileStore struct {
-	root   string // absolute
-	r      *os.Root
-	opts   FileStoreOptions
-	limits sizeLimits
-	blobs  *BlobDir
+	root    string // absolute
+	r       *os.Root
+	opts    FileStoreOptions
+	limits  sizeLimits
+	blobs   *BlobDir
+	maxOpen int
 
 	mu       sync.Mutex
 	paths    map[string]string // session id -> file, relative to root
@@ -135,6 +150,8 @@ type FileStore struct {
 	index    map[string]*indexEntry // rel path -> listing cache
 	// The index was changed since it was saved; it was loaded.
 	indexDirty, indexLoaded bool
+	openFiles               int    // sessions whose file is open
+	clock                   uint64 // counts uses, for least-recently-used
 	last                    time.Time
 	closed                  bool
 }
@@ -149,6 +166,8 @@ var (
 type fileSession struct {
 	mu     sync.Mutex
 	id     string
+	used   uint64   // store's clock at the last use; guarded by the store's mu
+	open   bool     // f is open; guarded by the store's mu
 	rel    string   // path relative to root
 	f      *os.File // open read-write; nil until first used
 	ino    uint64
@@ -198,8 +217,8 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	}
 	s := &FileStore{
 		root: abs, r: r,
-		limits: sizeLimits{maxChars: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes},
-		paths:  map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
+		limits: sizeLimits{maxChars: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes}, maxOpen: DefaultMaxOpenFiles,
+		paths: map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -208,6 +227,9 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 		}
 		if opts.MinBlobBytes != 0 {
 			s.limits.minBlob = opts.MinBlobBytes
+		}
+		if opts.MaxOpenFiles > 0 {
+			s.maxOpen = opts.MaxOpenFiles
 		}
 	}
 	if s.opts.BlobDir == "" {
@@ -413,6 +435,10 @@ func (s *FileStore) file(id string) (*fileSession, error) {
 	s.mu.Lock()
 	fsess, known := s.sessions[id] // ids in the map were validated
 	closed := s.closed
+	if known {
+		s.clock++
+		fsess.used = s.clock
+	}
 	s.mu.Unlock()
 	if known && !closed {
 		return fsess, nil
@@ -432,9 +458,12 @@ func (s *FileStore) file(id string) (*fileSession, error) {
 		}
 		rel, ok := s.paths[id]
 		if ok {
-			fsess := &fileSession{id: id, rel: rel}
+			s.clock++
+			fsess := &fileSession{id: id, rel: rel, used: s.clock}
 			s.sessions[id] = fsess
+			idle := s.idleSessions()
 			s.mu.Unlock()
+			s.forgetIdle(idle)
 			return fsess, nil
 		}
 		s.mu.Unlock()
@@ -698,10 +727,110 @@ func (s *FileStore) ensureOpen(fsess *fileSession) error {
 		f.Close()
 		return s.ioErr(fsess, "stat", err)
 	}
-	fsess.f = f
-	fsess.ino, _ = identity(fi)
-	fsess.loaded = false
+	// What the store knows of the file still holds if it is the same
+	// file: what others appended is learned at the next lock.
+	ino, _ := identity(fi)
+	if ino != fsess.ino || ino == 0 {
+		fsess.loaded = false
+	}
+	fsess.f, fsess.ino = f, ino
+	s.mu.Lock()
+	fsess.open = true
+	s.openFiles++
+	victims := s.leastUsedOpen(fsess)
+	s.mu.Unlock()
+	for _, v := range victims {
+		// Busy ones are skipped (and never waited for, which could
+		// deadlock): the bound is met at a later open.
+		if v.mu.TryLock() {
+			_ = s.letGo(v) // an error is latched on v
+			v.mu.Unlock()
+		}
+	}
 	return nil
+}
+
+// leastUsedOpen returns the open sessions, other than keep, to close for
+// the open files to stay within the bound. Callers hold s.mu.
+func (s *FileStore) leastUsedOpen(keep *fileSession) []*fileSession {
+	over := s.openFiles - s.maxOpen
+	if over <= 0 {
+		return nil
+	}
+	var open []*fileSession
+	for _, f := range s.sessions {
+		if f.open && f != keep {
+			open = append(open, f)
+		}
+	}
+	slices.SortFunc(open, func(a, b *fileSession) int { return cmp.Compare(a.used, b.used) })
+	return open[:min(over, len(open))]
+}
+
+// idleSessions returns sessions to forget once the store knows too many:
+// the least used of those whose file is closed. Callers hold s.mu.
+func (s *FileStore) idleSessions() []*fileSession {
+	over := len(s.sessions) - maxSessions
+	if over <= 0 {
+		return nil
+	}
+	var idle []*fileSession
+	for _, f := range s.sessions {
+		if !f.open {
+			idle = append(idle, f)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *fileSession) int { return cmp.Compare(a.used, b.used) })
+	return idle[:min(over, len(idle))]
+}
+
+// forgetIdle drops sessions idleSessions chose, unless busy or reopened.
+func (s *FileStore) forgetIdle(idle []*fileSession) {
+	for _, f := range idle {
+		if !f.mu.TryLock() {
+			continue
+		}
+		s.mu.Lock()
+		if !f.open && s.sessions[f.id] == f {
+			delete(s.sessions, f.id)
+		}
+		s.mu.Unlock()
+		f.mu.Unlock()
+	}
+}
+
+// closeSession lets the file of a session go, after writing what is
+// pending: Session.Close calls it. What the store knows of the session
+// stays, so that other handles go on where they were.
+func (s *FileStore) closeSession(id string) error {
+	s.mu.Lock()
+	fsess := s.sessions[id]
+	s.mu.Unlock()
+	if fsess == nil {
+		return nil
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	return s.letGo(fsess)
+}
+
+// letGo writes what is pending, syncs what SyncOnFlush promised to sync
+// at the next Flush (which finds no file to sync once it is closed), and
+// closes the file. Callers hold fsess.mu.
+func (s *FileStore) letGo(fsess *fileSession) error {
+	if fsess.f == nil {
+		return nil
+	}
+	err := s.release(fsess)
+	if err == nil && fsess.dirty && s.opts.Sync == SyncOnFlush {
+		if err = datasync(fsess.f); err != nil {
+			err = s.latch(fsess, "sync", err)
+		} else {
+			fsess.dirty = false
+		}
+	}
+	s.closeFile(fsess)
+	return err
 }
 
 // readAll reads a whole file, and reports whether it has been replaced
@@ -952,6 +1081,12 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 	if fsess.f != nil {
 		fsess.f.Close()
 		fsess.f = nil
+		s.mu.Lock()
+		if fsess.open {
+			fsess.open = false
+			s.openFiles--
+		}
+		s.mu.Unlock()
 	}
 	fsess.locked = false
 	if fsess.flight != nil {
@@ -1019,6 +1154,9 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return err // the file may have been closed to bound the open files
 	}
 	if !fsess.loaded {
 		if _, err := s.load(ctx, fsess); err != nil {

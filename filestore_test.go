@@ -1015,3 +1015,49 @@ func TestFileStoreTwoProcessSessions(t *testing.T) {
 	assert.Equal(t, n[0].ID(), r.LeafID())
 	assert.Equal(t, 1+4*each+2, r.Len())
 }
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd on this system")
+	}
+	return len(fds)
+}
+
+// TestFileStoreOpenFiles: a closed Session lets its file go, and a store
+// keeps at most MaxOpenFiles session files open, closing the least used
+// and opening them again, with nothing lost.
+func TestFileStoreOpenFiles(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, &session.FileStoreOptions{MaxOpenFiles: 3})
+	before := openFDs(t)
+	for i := range 100 {
+		s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+		require.NoError(t, err)
+		appendAll(t, s, session.UserText(fmt.Sprint("q", i)))
+		require.NoError(t, s.Close())
+	}
+	assert.LessOrEqual(t, openFDs(t), before+1, "closed sessions keep no file open")
+
+	// Eight sessions in use at once, appended to in turn.
+	var open []*session.Session
+	for range 8 {
+		s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/v"})
+		require.NoError(t, err)
+		open = append(open, s)
+	}
+	for round := range 5 {
+		for _, s := range open {
+			appendAll(t, s, session.UserText(fmt.Sprint("round ", round)))
+		}
+		assert.LessOrEqual(t, openFDs(t), before+3+1, "round %d", round)
+	}
+	for _, s := range open {
+		require.NoError(t, s.Close())
+		r, err := session.Open(ctx, openFS(t, root, nil), s.ID())
+		require.NoError(t, err)
+		assert.Equal(t, 5, r.Len())
+	}
+}

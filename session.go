@@ -952,5 +952,14 @@ func (s *Session) Close() error {
 	if errors.Is(err, ErrClosed) {
 		return nil
 	}
+	if c, ok := s.store.(sessionCloser); ok && err == nil {
+		err = c.closeSession(s.id)
+	}
 	return err
+}
+
+// sessionCloser is implemented by stores that hold resources per session
+// (FileStore's open files), which Close lets go.
+type sessionCloser interface {
+	closeSession(id string) error
 }
