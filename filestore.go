@@ -144,6 +144,7 @@ type FileStore struct {
 	blobs   *BlobDir
 	maxOpen int
 
+	createMu sync.Mutex
 	mu       sync.Mutex
 	paths    map[string]string // session id -> file, relative to root
 	sessions map[string]*fileSession
@@ -523,6 +524,8 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	if err := ValidateID(h.ID); err != nil {
 		return err
 	}
+	s.createMu.Lock() // one create at a time: check, write, register
+	defer s.createMu.Unlock()
 	if _, err := s.file(h.ID); err == nil {
 		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 	} else if !errors.Is(err, ErrNotFound) {
@@ -540,6 +543,26 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	dir := CwdDir(h.Cwd)
 	if err := s.r.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
+	}
+	// Other processes may create the same id at the same moment (their
+	// file names differ by the time): the directory's lock orders the
+	// creates of a directory, and each looks for the id under it. (Two
+	// creates of one id for different directories are not told apart.)
+	d, err := s.r.Open(dir)
+	if err != nil {
+		return fmt.Errorf("session: create %s: %w", h.ID, err)
+	}
+	defer d.Close()
+	if err := lockFile(d, true); err != nil {
+		return fmt.Errorf("session: create %s: lock %s: %w", h.ID, s.path(dir), err)
+	}
+	defer unlockFile(d)
+	if names, err := d.Readdirnames(-1); err == nil {
+		for _, n := range names {
+			if idOfFile(n) == h.ID {
+				return fmt.Errorf("%w: session %s", ErrExists, h.ID)
+			}
+		}
 	}
 	rel := filepath.Join(dir, fileName(h))
 	if err := s.writeNew(rel, line, false); err != nil {

@@ -1061,3 +1061,41 @@ func TestFileStoreOpenFiles(t *testing.T) {
 		assert.Equal(t, 5, r.Len())
 	}
 }
+
+// TestFileStoreConcurrentCreate: of several creates of one id at once,
+// in one store or in several (as in several processes), exactly one
+// succeeds and one file is left.
+func TestFileStoreConcurrentCreate(t *testing.T) {
+	ctx := context.Background()
+	for _, stores := range []int{1, 4} {
+		t.Run(fmt.Sprint(stores, " stores"), func(t *testing.T) {
+			root := t.TempDir()
+			var all []*session.FileStore
+			for range stores {
+				all = append(all, openFS(t, root, nil))
+			}
+			const n = 20
+			errs := make(chan error, n)
+			start := make(chan struct{})
+			for i := range n {
+				go func() {
+					<-start
+					errs <- all[i%stores].Create(ctx, session.Header{ID: "s-once", Cwd: "/w", Timestamp: time.Now().Add(time.Duration(i) * time.Millisecond)})
+				}()
+			}
+			close(start)
+			ok := 0
+			for range n {
+				if err := <-errs; err == nil {
+					ok++
+				} else {
+					assert.ErrorIs(t, err, session.ErrExists)
+				}
+			}
+			assert.Equal(t, 1, ok)
+			files, err := filepath.Glob(filepath.Join(root, "--w--", "*_s-once.jsonl"))
+			require.NoError(t, err)
+			assert.Len(t, files, 1)
+		})
+	}
+}
