@@ -42,8 +42,9 @@ import (
 //
 // A write that fails (a full disk, a file size limit) is rolled back, the
 // file is cut to its previous length, and the error is latched: every
-// later call on the session, Flush and Close included, returns it (with
-// SyncNever, the appends gathered and not yet written are lost with it).
+// later call on the session through the store, Load, Flush and Close
+// included, returns it (with SyncNever, the appends gathered and not yet
+// written are lost with it). Open the store again to go on.
 type SyncPolicy int
 
 const (
@@ -664,7 +665,11 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
 	}
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
-	fsess.err = nil // a load starts afresh
+	if fsess.err != nil {
+		// Latched for the life of the store: a handle that loaded the
+		// session afresh must not make another forget its lost appends.
+		return nil, fsess.err
+	}
 	log, err := s.load(ctx, fsess)
 	if err != nil {
 		return nil, err
@@ -814,7 +819,7 @@ func (s *FileStore) forgetIdle(idle []*fileSession) {
 			continue
 		}
 		s.mu.Lock()
-		if !f.open && s.sessions[f.id] == f {
+		if !f.open && f.err == nil && s.sessions[f.id] == f { // a latched error stays known
 			delete(s.sessions, f.id)
 		}
 		s.mu.Unlock()
