@@ -291,7 +291,7 @@ func (d *BlobDir) path(name string) string { return d.dir + string(os.PathSepara
 // set.
 func (d *BlobDir) openRoot(create bool) (*os.Root, error) {
 	if create {
-		if err := os.MkdirAll(d.dir, 0o700); err != nil {
+		if err := mkdirAll(d.dir); err != nil {
 			return nil, fmt.Errorf("session: blob directory: %w", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -210,7 +211,7 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if err := mkdirAll(abs); err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	r, err := os.OpenRoot(abs)
@@ -249,6 +250,52 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	}
 	s.blobs.removeStaleTemps()
 	return s, nil
+}
+
+// mkdirAll makes the directory path and its missing parents, each mode
+// 0700 whatever the umask (a restrictive umask would otherwise make a
+// parent the store cannot create the next level in).
+func mkdirAll(path string) error {
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(path); parent != path {
+		if err := mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return os.Chmod(path, 0o700)
+}
+
+// mkdirRoot is mkdirAll for a path inside r.
+func mkdirRoot(r *os.Root, path string) error {
+	if fi, err := r.Stat(path); err == nil {
+		if !fi.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(path); parent != "." && parent != path {
+		if err := mkdirRoot(r, parent); err != nil {
+			return err
+		}
+	}
+	if err := r.Mkdir(path, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return r.Chmod(path, 0o700)
 }
 
 // Root returns the store's root directory, as an absolute path.
@@ -542,7 +589,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	line = append(line, '\n')
 	dir := CwdDir(h.Cwd)
-	if err := s.r.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := mkdirRoot(s.r, dir); err != nil {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
 	}
 	// Other processes may create the same id at the same moment (their
@@ -609,6 +656,11 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err 
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := r.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil { // whatever the umask
+		f.Close()
+		_ = r.Remove(tmp)
 		return err
 	}
 	defer func() {
@@ -1556,7 +1608,7 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if !archive {
 		to = strings.TrimPrefix(from, prefix)
 	}
-	if err := s.r.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+	if err := mkdirRoot(s.r, filepath.Dir(to)); err != nil {
 		return fmt.Errorf("session: archive %s: %w", id, err)
 	}
 	if err := s.r.Rename(from, to); err != nil {

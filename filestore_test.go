@@ -47,32 +47,54 @@ func sessionFile(t *testing.T, root string) string {
 }
 
 func TestFileStoreLayoutAndPermissions(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
-	ctx := context.Background()
-	root := filepath.Join(t.TempDir(), "sessions")
-	store := openFS(t, root, nil)
-	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "0198c7e2-1111-7000-8000-000000000001", Cwd: "/home/dev/my:proj"})
-	require.NoError(t, err)
-	_, err = s.Append(ctx, session.UserText("hello"))
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
+	for _, umask := range []int{0, 0o022, 0o077, 0o277} {
+		t.Run(fmt.Sprintf("umask %04o", umask), func(t *testing.T) {
+			old := syscall.Umask(umask)
+			defer syscall.Umask(old)
+			ctx := context.Background()
+			base := t.TempDir()
+			root := filepath.Join(base, "new", "sessions") // parents made too
+			store := openFS(t, root, nil)
+			s, err := session.Create(ctx, store, &session.CreateOptions{ID: "0198c7e2-1111-7000-8000-000000000001", Cwd: "/home/dev/my:proj"})
+			require.NoError(t, err)
+			_, err = s.Append(ctx, session.User(session.Text("hello"), session.Image("image/png", make([]byte, 2000))))
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+			_, err = store.List(ctx, session.ListOptions{}) // writes the listing index
+			require.NoError(t, err)
 
-	file := sessionFile(t, root)
-	dir := filepath.Base(filepath.Dir(file))
-	assert.Equal(t, "--home-dev-my-proj--", dir)
-	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_0198c7e2-1111-7000-8000-000000000001\.jsonl$`, filepath.Base(file))
-	for path, want := range map[string]fs.FileMode{root: 0o700, filepath.Dir(file): 0o700, file: 0o600} {
-		fi, err := os.Stat(path)
-		require.NoError(t, err)
-		assert.Equal(t, want, fi.Mode().Perm(), path)
+			file := sessionFile(t, root)
+			dir := filepath.Base(filepath.Dir(file))
+			assert.Equal(t, "--home-dev-my-proj--", dir)
+			assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_0198c7e2-1111-7000-8000-000000000001\.jsonl$`, filepath.Base(file))
+			blobs, err := filepath.Glob(filepath.Join(base, "new", "blobs", "*"))
+			require.NoError(t, err)
+			require.Len(t, blobs, 1)
+			want := map[string]fs.FileMode{
+				filepath.Join(base, "new"): 0o700, root: 0o700, filepath.Dir(file): 0o700, file: 0o600,
+				filepath.Join(root, ".index"): 0o600, filepath.Join(base, "new", "blobs"): 0o700, blobs[0]: 0o600,
+			}
+			check := func() {
+				for path, mode := range want {
+					fi, err := os.Stat(path)
+					require.NoError(t, err)
+					assert.Equal(t, mode, fi.Mode().Perm(), path)
+				}
+			}
+			check()
+			require.NoError(t, store.Archive(ctx, s.ID()))
+			delete(want, file)
+			want[filepath.Join(root, ".archive")] = 0o700
+			want[filepath.Join(root, ".archive", dir)] = 0o700
+			check()
+			data, err := os.ReadFile(filepath.Join(root, ".archive", dir, filepath.Base(file)))
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			require.Len(t, lines, 2)
+			assert.Contains(t, lines[0], `"type":"session","version":3,"id":"0198c7e2-1111-7000-8000-000000000001"`)
+			assert.Contains(t, lines[0], `"cwd":"/home/dev/my:proj"`)
+		})
 	}
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	require.Len(t, lines, 2)
-	assert.Contains(t, lines[0], `"type":"session","version":3,"id":"0198c7e2-1111-7000-8000-000000000001"`)
-	assert.Contains(t, lines[0], `"cwd":"/home/dev/my:proj"`)
 }
 
 // reopenFS closes s and its store, and opens the session again on a new
