@@ -1518,7 +1518,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 				lines = map[string]bool{}
 				if data, _, err := readAll(fsess.f); err == nil {
 					for _, l := range bytes.Split(data, []byte{'\n'}) {
-						if l = bytes.TrimSpace(l); !s.limits.small(l, false) {
+						if !s.limits.small(l, false) {
 							lines[string(l)] = true
 						}
 					}

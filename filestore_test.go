@@ -1126,3 +1126,28 @@ func TestFileStoreConcurrentCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestFileStoreFidelityWhitespace: a rewrite keeps the lines of a file
+// written with CRLF line ends and stray spaces byte for byte.
+func TestFileStoreFidelityWhitespace(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := filepath.Join(root, "--w--")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	content := `{"type":"session","version":3,"id":"s-crlf","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\r\n" +
+		`  {"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"hi"}}` + " \r\n" +
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-15T10:00:02.000Z","message":{"role":"assistant","content":[],"stopReason":"stop"}}` + "\t\r\n"
+	path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_s-crlf.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	store := openFS(t, root, nil)
+	s, err := session.Open(ctx, store, "s-crlf")
+	require.NoError(t, err)
+	assert.Equal(t, "a2", s.LeafID())
+	log, err := store.Load(ctx, "s-crlf")
+	require.NoError(t, err)
+	require.NoError(t, store.Rewrite(ctx, "s-crlf", log.Header, log.Entries))
+	assert.Equal(t, content, string(mustRead(t, path)))
+	appendAll(t, s, session.UserText("more"))
+	require.NoError(t, s.Flush(ctx))
+	assert.True(t, strings.HasPrefix(string(mustRead(t, path)), content))
+}

@@ -286,6 +286,9 @@ func (p *logParser) headerLine(line []byte) error {
 			return &CorruptError{Line: 1, Err: err}
 		}
 	}
+	if p.mig == nil {
+		h.raw = line // written back byte for byte, whitespace and all
+	}
 	p.header, p.gotHeader = h, true
 	return nil
 }
@@ -301,6 +304,10 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	var err error
 	if p.mig != nil {
 		v, err = p.mig.entry(v)
+	} else {
+		// The entry keeps its whole line, so that writing it back keeps
+		// every byte (a CRLF file's carriage returns, say).
+		v = line
 	}
 	var e Entry
 	if err == nil {
