@@ -49,9 +49,9 @@ import (
 type SyncPolicy int
 
 const (
-	// SyncOnFlush, the default, writes and syncs at Session.Flush (call
-	// it at the end of each turn) and at Close: a machine crash loses at
-	// most the turn in progress.
+	// SyncOnFlush, the default, writes each append before it returns and
+	// syncs at Session.Flush (call it at the end of each turn) and at
+	// Close: a machine crash loses at most the turn in progress.
 	SyncOnFlush SyncPolicy = iota
 	// SyncNever never syncs and gathers appends in memory for up to
 	// 10 ms before writing them: fastest, for bulk work; a crash of the
@@ -177,10 +177,10 @@ type fileSession struct {
 	size   int64 // end of the last whole line written: where pending goes
 	cut    bool  // bytes after size are a torn line to cut off first
 	needNL bool  // the last line is whole but lacks its newline
-	// pending holds appended lines not yet written: only while the write
-	// lease is held, so no other process can write or read in between.
-	// They are written when the lease ends, at Flush and Close, and once
-	// maxPending bytes have gathered.
+	// pending holds appended lines not yet written (SyncNever gathers
+	// them): only while the write lease is held, so no other process can
+	// write or read in between. They are written when the lease ends, at
+	// Flush and Close, and once maxPending bytes have gathered.
 	pending []byte
 	// flight is the write of earlier pending lines under way in the
 	// background, so that encoding the next appends and writing the
