@@ -3,7 +3,6 @@ package jsonx
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"unicode"
@@ -147,71 +146,118 @@ const hexDigits = "0123456789abcdef"
 // quote, backslash and control characters are escaped, nothing else.
 // Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
 func AppendString(dst []byte, s string) []byte {
-	// A read-only view of s, to load eight bytes at a time.
+	if !utf8.ValidString(s) {
+		return appendInvalidString(dst, s)
+	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	dst = slices.Grow(dst, len(s)+10)
+	dst = slices.Grow(dst, len(s)+16)
 	dst = append(dst, '"')
+	o := len(dst)
+	out := dst[:cap(dst)]
 	i := 0
-	for {
-		// Each word is stored whole and the output advanced to its first
-		// byte that needs attention: text dense with escapes costs no
-		// copy calls.
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			if cap(dst)-len(dst) < 8 {
-				dst = slices.Grow(dst, len(b)-i+16)
-			}
-			n := len(dst)
-			binary.LittleEndian.PutUint64(dst[n:n+8], x)
-			m := (strMask(x) | x) & msb
-			if m == 0 {
-				dst = dst[:n+8]
-				i += 8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			dst = dst[:n+k]
-			i += k
-			goto special
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// Room for the worst case of a word (eight bytes of six each)
+		// and the eight-byte stores below.
+		if len(out)-o < 64 {
+			dst = slices.Grow(dst[:o], len(b)-i+64)
+			out = dst[:cap(dst)]
 		}
-		for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
-			dst = append(dst, b[i])
-			i++
-		}
-		if i >= len(b) {
-			return append(dst, '"')
-		}
-	special:
-		c := b[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
+		if strMask(x) == 0 {
+			binary.LittleEndian.PutUint64(out[o:o+8], x)
+			o += 8
 			continue
 		}
-		r, size := utf8.DecodeRune(b[i:])
+		// A word with something to escape: each byte goes out through
+		// its template, with no branch to mispredict (text dense with
+		// escapes, such as code, would mispredict at every one).
+		w := out[o : o+64 : o+64]
+		n := 0
+		c := byte(x)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 8)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 16)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 24)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 32)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 40)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 48)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		c = byte(x >> 56)
+		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		n += int(escapeLen[c])
+		o += n
+	}
+	dst = dst[:o]
+	for ; i < len(b); i++ {
+		c := b[i]
+		dst = binary.LittleEndian.AppendUint64(dst, escapeTmpl[c])
+		dst = dst[:len(dst)-8+int(escapeLen[c])]
+	}
+	return append(dst, '"')
+}
+
+// escapeTmpl holds for each byte what AppendString writes for it, in the
+// low bytes of a word (bytes from 0x80 on, parts of valid UTF-8, stand
+// for themselves); escapeLen its length.
+var escapeTmpl, escapeLen = func() (t [256]uint64, n [256]uint8) {
+	for c := range 256 {
+		var e []byte
+		switch {
+		case c == '"' || c == '\\':
+			e = []byte{'\\', byte(c)}
+		case c == '\n':
+			e = []byte(`\n`)
+		case c == '\r':
+			e = []byte(`\r`)
+		case c == '\t':
+			e = []byte(`\t`)
+		case c == '\b':
+			e = []byte(`\b`)
+		case c == '\f':
+			e = []byte(`\f`)
+		case c < 0x20:
+			e = []byte{'\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]}
+		default:
+			e = []byte{byte(c)}
+		}
+		var w [8]byte
+		copy(w[:], e)
+		t[c], n[c] = binary.LittleEndian.Uint64(w[:]), uint8(len(e))
+	}
+	return t, n
+}()
+
+// appendInvalidString is AppendString for text that is not valid UTF-8:
+// each invalid byte becomes U+FFFD, as encoding/json does.
+func appendInvalidString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, "\uFFFD"...)
 			i++
 			continue
 		}
-		dst = append(dst, b[i:i+size]...)
+		for k := i; k < i+size; k++ {
+			c := s[k]
+			dst = binary.LittleEndian.AppendUint64(dst, escapeTmpl[c])
+			dst = dst[:len(dst)-8+int(escapeLen[c])]
+		}
 		i += size
 	}
+	return append(dst, '"')
 }
 
 // AppendFloat appends f the way JavaScript prints numbers (and
