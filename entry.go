@@ -45,7 +45,10 @@ type Entry struct {
 	// message without image blocks or members this package does not
 	// model, so stores need not look for images to move to blobs.
 	noImage bool
-	raw     []byte // the JSON object, no surrounding whitespace or newline
+	// validText says every string of the message it was built from was
+	// valid UTF-8, so that the message decodes back to itself.
+	validText bool
+	raw       []byte // the JSON object, no surrounding whitespace or newline
 }
 
 type entryKind uint8
@@ -405,11 +408,15 @@ func buildEntry(typ, id, parent, ts string, size int, payload func([]byte) ([]by
 
 // newMessageEntry encodes a message entry.
 func newMessageEntry(id, parent, ts string, m *Message) (Entry, error) {
+	valid := false
 	e, err := buildEntry(TypeMessage, id, parent, ts, m.sizeHint()+128, func(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"message":`...)
-		return m.AppendJSON(dst)
+		var err error
+		dst, valid, err = m.appendJSON(dst)
+		return dst, err
 	})
 	e.noImage = err == nil && !m.mayHoldImage()
+	e.validText = valid
 	return e, err
 }
 

@@ -193,6 +193,7 @@ type fileSession struct {
 	lockedAt time.Time
 	lastUse  time.Time
 	timer    *time.Timer
+	armed    bool // timer is set to fire
 	last     string
 	ids      idSet
 	count    int
@@ -201,6 +202,9 @@ type fileSession struct {
 	loaded   bool
 	dirty    bool  // appended since the last sync
 	err      error // latched persistence error
+	// What the listing shows is out of date since an append at updated.
+	changed bool
+	updated time.Time // guarded by the store's mu too
 }
 
 // OpenFileStore opens (creating it, mode 0700, if needed) the session
@@ -344,6 +348,7 @@ func (s *FileStore) Close() error {
 			errs = append(errs, fsess.f.Close())
 			fsess.f, fsess.locked = nil, false
 		}
+		s.refreshIndex(fsess)
 		fsess.err = ErrClosed
 		fsess.mu.Unlock()
 	}
@@ -909,6 +914,7 @@ func (s *FileStore) letGo(fsess *fileSession) error {
 			fsess.dirty = false
 		}
 	}
+	s.refreshIndex(fsess)
 	s.closeFile(fsess)
 	return err
 }
@@ -1116,17 +1122,24 @@ func (fsess *fileSession) unwritten() int64 {
 // timer lets it go; past leaseMax, or with SyncEveryAppend, it lets go
 // at once.
 func (s *FileStore) keep(fsess *fileSession) error {
-	if s.opts.Sync == SyncEveryAppend || time.Since(fsess.lockedAt) > leaseMax {
+	now := time.Now()
+	if s.opts.Sync == SyncEveryAppend || now.Sub(fsess.lockedAt) > leaseMax {
 		return s.release(fsess)
 	}
-	s.hold(fsess)
+	s.holdAt(fsess, now)
 	return nil
 }
 
 // hold keeps the lock for leaseIdle from now, whatever the policy.
-func (s *FileStore) hold(fsess *fileSession) {
-	fsess.lastUse = time.Now()
-	wait := fsess.leaseLeft()
+func (s *FileStore) hold(fsess *fileSession) { s.holdAt(fsess, time.Now()) }
+
+func (s *FileStore) holdAt(fsess *fileSession, now time.Time) {
+	fsess.lastUse = now
+	if fsess.armed {
+		return // the timer, when it fires, sees the new use and waits on
+	}
+	fsess.armed = true
+	wait := fsess.leaseLeft(now)
 	if fsess.timer == nil {
 		fsess.timer = time.AfterFunc(wait, func() { s.expire(fsess) })
 	} else {
@@ -1136,8 +1149,8 @@ func (s *FileStore) hold(fsess *fileSession) {
 
 // leaseLeft is how long the lease may still be held: until leaseIdle
 // after the last use, and no later than leaseMax after it was taken.
-func (fsess *fileSession) leaseLeft() time.Duration {
-	return min(leaseIdle-time.Since(fsess.lastUse), leaseMax-time.Since(fsess.lockedAt))
+func (fsess *fileSession) leaseLeft(now time.Time) time.Duration {
+	return min(leaseIdle-now.Sub(fsess.lastUse), leaseMax-now.Sub(fsess.lockedAt))
 }
 
 // expire is the idle timer of the write lease. An error writing the
@@ -1146,12 +1159,14 @@ func (s *FileStore) expire(fsess *fileSession) {
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
 	if !fsess.locked {
+		fsess.armed = false
 		return
 	}
-	if wait := fsess.leaseLeft(); wait > 0 {
+	if wait := fsess.leaseLeft(time.Now()); wait > 0 {
 		fsess.timer.Reset(wait)
 		return
 	}
+	fsess.armed = false
 	_ = s.release(fsess)
 }
 
@@ -1216,20 +1231,14 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err != nil {
 		return err
 	}
-	// Encode (blobs included, which may write and sync files) before
-	// taking the session's lock, so that the write lease it may hold ends
-	// on time.
-	bp := lineBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 1<<20 {
-			lineBufs.Put(bp)
-		}
-	}()
-	buf, err := s.encodeAppend(ctx, (*bp)[:0], entries, nil)
+	// Apply the size limits (blobs included, which may write and sync
+	// files) before taking the session's lock, so that the write lease it
+	// may hold ends on time.
+	var few [4][]byte
+	lines, err := s.storedLines(ctx, few[:0], entries)
 	if err != nil {
 		return err
 	}
-	*bp = buf
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
@@ -1246,7 +1255,7 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err := s.lockForAppend(ctx, fsess, opts); err != nil {
 		return errors.Join(err, s.release(fsess))
 	}
-	err = s.appendLocked(ctx, fsess, opts, buf, entries)
+	err = s.appendLocked(ctx, fsess, opts, lines, entries)
 	if err != nil {
 		if !errors.Is(err, ErrConflict) || fsess.err != nil {
 			return err
@@ -1282,10 +1291,10 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 	}
 }
 
-// appendLocked adds the lines in buf under the write lock: written at
+// appendLocked adds the lines (without their newlines) under the write lock: written at
 // once (and, with SyncEveryAppend, synced), or with SyncNever gathered
 // and written once enough have gathered or the lease ends.
-func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, buf []byte, entries []Entry) error {
+func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, lines [][]byte, entries []Entry) error {
 	if err := checkAppend(opts, fsess.last, fsess.ids.has, entries); err != nil {
 		return err
 	}
@@ -1293,7 +1302,9 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		fsess.pending = append(fsess.pending, '\n')
 		fsess.needNL = false
 	}
-	fsess.pending = append(fsess.pending, buf...)
+	for _, l := range lines {
+		fsess.pending = append(append(fsess.pending, l...), '\n')
+	}
 	switch {
 	case s.opts.Sync != SyncNever:
 		// Written before the append returns: a crash of the process
@@ -1325,8 +1336,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	return nil
 }
 
-// lineBufs holds buffers for the lines of appends.
-var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
 
 // latch records a persistence error on the session and returns it.
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
@@ -1346,6 +1356,23 @@ func (fsess *fileSession) titleOrHeader() string {
 // FileStoreOptions). keep, when not nil, names entries to write as they
 // are: lines the file holds already, which a rewrite leaves untouched.
 func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
+	lines, err := s.storedLinesKeep(ctx, nil, entries, keep)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	return buf, nil
+}
+
+// storedLines appends to lines the line of each entry as it goes to the
+// file (see encodeAppend), without newlines; mostly the entry's own bytes.
+func (s *FileStore) storedLines(ctx context.Context, lines [][]byte, entries []Entry) ([][]byte, error) {
+	return s.storedLinesKeep(ctx, lines, entries, nil)
+}
+
+func (s *FileStore) storedLinesKeep(ctx context.Context, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, error) {
 	for _, e := range entries {
 		line := e.raw
 		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
@@ -1354,10 +1381,9 @@ func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entr
 				return nil, err
 			}
 		}
-		buf = append(buf, line...)
-		buf = append(buf, '\n')
+		lines = append(lines, line)
 	}
-	return buf, nil
+	return lines, nil
 }
 
 // catchUp learns, under the file lock, what other processes did since
@@ -1599,6 +1625,7 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if filepath.IsAbs(fsess.rel) {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}
+	s.refreshIndex(fsess) // the entry moves with the file
 	prefix := archiveDir + string(filepath.Separator)
 	from := fsess.rel
 	if strings.HasPrefix(from, prefix) == archive {

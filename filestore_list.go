@@ -68,12 +68,27 @@ type indexRecord struct {
 }
 
 // touched records that this store just changed the session's file.
+// It runs at every append, so it only notes the time: the listing entry
+// is made from the session when a listing, a close or a save needs it
+// (refreshIndex). Callers hold fsess.mu.
 func (s *FileStore) touched(fsess *fileSession) {
-	size := fsess.size + fsess.unwritten()
 	s.mu.Lock()
-	// A new entry each time: List reads entries without the lock.
-	s.index[fsess.rel] = &indexEntry{
-		ino: fsess.ino, size: size, end: size, ok: true, updated: s.tick(),
+	fsess.updated = s.tick()
+	fsess.changed = true
+	s.indexDirty = true
+	s.mu.Unlock()
+}
+
+// refreshIndex makes the listing entry of a session this store changed.
+// Callers hold fsess.mu.
+func (s *FileStore) refreshIndex(fsess *fileSession) {
+	if !fsess.changed {
+		return
+	}
+	fsess.changed = false
+	size := fsess.size + fsess.unwritten()
+	ie := &indexEntry{ // a new entry each time: List reads entries without the lock
+		ino: fsess.ino, size: size, end: size, ok: true,
 		header: fsess.header.Title, name: fsess.title,
 		info: SessionInfo{
 			ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
@@ -81,7 +96,9 @@ func (s *FileStore) touched(fsess *fileSession) {
 			Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
 		},
 	}
-	s.indexDirty = true
+	s.mu.Lock()
+	ie.updated = fsess.updated
+	s.index[fsess.rel] = ie
 	s.mu.Unlock()
 }
 
@@ -132,7 +149,8 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 }
 
 // writeAllPending writes the lines this store holds back, so that the
-// files show every append. Errors are latched on their sessions.
+// files show every append, and brings the listing entries of the sessions
+// it changed up to date. Errors are latched on their sessions.
 func (s *FileStore) writeAllPending() {
 	s.mu.Lock()
 	open := make([]*fileSession, 0, len(s.sessions))
@@ -145,6 +163,7 @@ func (s *FileStore) writeAllPending() {
 		if fsess.locked {
 			_ = s.writePending(fsess)
 		}
+		s.refreshIndex(fsess)
 		fsess.mu.Unlock()
 	}
 }

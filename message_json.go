@@ -19,8 +19,9 @@ import (
 
 // objEnc writes the members of a JSON object.
 type objEnc struct {
-	dst   []byte
-	first bool
+	dst     []byte
+	first   bool
+	invalid bool // a string written was not valid UTF-8 (and was repaired)
 }
 
 // key writes the separator and a key that needs no escaping.
@@ -36,7 +37,9 @@ func (e *objEnc) key(k string) {
 
 func (e *objEnc) str(k, v string) {
 	e.key(k)
-	e.dst = jsonx.AppendString(e.dst, v)
+	var ok bool
+	e.dst, ok = jsonx.AppendStringValid(e.dst, v)
+	e.invalid = e.invalid || !ok
 }
 
 func (e *objEnc) boolean(k string, v bool) {
@@ -78,6 +81,14 @@ func (m *Message) sizeHint() int {
 
 // AppendJSON appends the message's JSON encoding to dst.
 func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
+	dst, _, err := m.appendJSON(dst)
+	return dst, err
+}
+
+// appendJSON is AppendJSON, and reports whether every string was valid
+// UTF-8: a message that encodes as it is, which canonicalize can take on
+// trust.
+func (m *Message) appendJSON(dst []byte) ([]byte, bool, error) {
 	want := m.has
 	if !m.decoded {
 		want |= requiredFor(m.Role)
@@ -126,8 +137,8 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	if on(mContent, m.Content != nil) {
 		e.key("content")
 		var err error
-		if e.dst, err = appendContent(e.dst, m.Content, m.ContentIsString()); err != nil {
-			return nil, err
+		if e.dst, err = appendContentValid(e.dst, m.Content, m.ContentIsString(), &e.invalid); err != nil {
+			return nil, false, err
 		}
 	}
 	if on(mDisplay, m.Display) {
@@ -136,7 +147,7 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	if on(mDetails, m.Details != nil) {
 		v, err := rawValue(m.Details, "null")
 		if err != nil {
-			return nil, fmt.Errorf("message details: %w", err)
+			return nil, false, fmt.Errorf("message details: %w", err)
 		}
 		e.key("details")
 		e.dst = append(e.dst, v...)
@@ -161,7 +172,7 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		var err error
 		if e.dst, err = u.appendJSON(e.dst); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if on(mStopReason, m.StopReason != "") {
@@ -195,10 +206,10 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 			return want&bit != 0 || !isZeroMessageField(m, bit)
 		}
 		if err := e.extra(m.Extra, written); err != nil {
-			return nil, fmt.Errorf("message: %w", err)
+			return nil, false, fmt.Errorf("message: %w", err)
 		}
 	}
-	return append(e.dst, '}'), nil
+	return append(e.dst, '}'), !e.invalid, nil
 }
 
 // isZeroMessageField reports whether the scalar field behind bit is zero.
@@ -263,8 +274,17 @@ func appendInt(dst []byte, v int64) []byte {
 
 // appendContent writes content as a JSON string or a list of blocks.
 func appendContent(dst []byte, blocks []Block, asString bool) ([]byte, error) {
+	var invalid bool
+	return appendContentValid(dst, blocks, asString, &invalid)
+}
+
+// appendContentValid is appendContent, setting *invalid when a string was
+// not valid UTF-8.
+func appendContentValid(dst []byte, blocks []Block, asString bool, invalid *bool) ([]byte, error) {
 	if asString {
-		return jsonx.AppendString(dst, blocks[0].Text), nil
+		dst, ok := jsonx.AppendStringValid(dst, blocks[0].Text)
+		*invalid = *invalid || !ok
+		return dst, nil
 	}
 	dst = append(dst, '[')
 	for i := range blocks {
@@ -272,7 +292,7 @@ func appendContent(dst []byte, blocks []Block, asString bool) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = blocks[i].appendJSON(dst); err != nil {
+		if dst, err = blocks[i].appendJSON(dst, invalid); err != nil {
 			return nil, err
 		}
 	}
@@ -280,9 +300,13 @@ func appendContent(dst []byte, blocks []Block, asString bool) ([]byte, error) {
 }
 
 // MarshalJSON encodes the block.
-func (b Block) MarshalJSON() ([]byte, error) { return b.appendJSON(nil) }
+func (b Block) MarshalJSON() ([]byte, error) {
+	var invalid bool
+	return b.appendJSON(nil, &invalid)
+}
 
-func (b *Block) appendJSON(dst []byte) ([]byte, error) {
+func (b *Block) appendJSON(dst []byte, invalid *bool) ([]byte, error) {
+
 	want := b.has
 	if !b.decoded {
 		want |= blockRequired(b.Type)
@@ -342,6 +366,7 @@ func (b *Block) appendJSON(dst []byte) ([]byte, error) {
 			return nil, fmt.Errorf("block: %w", err)
 		}
 	}
+	*invalid = *invalid || e.invalid
 	return append(e.dst, '}'), nil
 }
 
@@ -911,8 +936,13 @@ func (k *Cost) read(c *jsonx.Cursor, copyRaw bool) bool {
 // store has), without the cost of decoding. It reports false, leaving m
 // unusable, when m holds something only a real decode reproduces: unknown
 // members, strings that are not valid UTF-8, numbers JSON cannot hold.
-func (m *Message) canonicalize() bool {
-	if len(m.Extra) > 0 || !validStrings(m.Role, m.API, m.Provider, m.Model, m.StopReason, m.ErrorMessage,
+func (m *Message) canonicalize() bool { return m.canonicalizeValid(false) }
+
+// canonicalizeValid is canonicalize; valid says every string is known to
+// be valid UTF-8 (the message was just encoded without repairs), which
+// spares checking them again.
+func (m *Message) canonicalizeValid(valid bool) bool {
+	if len(m.Extra) > 0 || !valid && !validStrings(m.Role, m.API, m.Provider, m.Model, m.StopReason, m.ErrorMessage,
 		m.ToolCallID, m.ToolName, m.Command, m.Output, m.FullOutputPath, m.CustomType, m.Summary, m.FromID) {
 		return false
 	}
@@ -948,14 +978,14 @@ func (m *Message) canonicalize() bool {
 		case m.ContentIsString():
 			has |= mContentString
 			m.Content = []Block{{Type: BlockText, Text: m.Content[0].Text, has: bType | bText, decoded: true}}
-			if !validStrings(m.Content[0].Text) {
+			if !valid && !validStrings(m.Content[0].Text) {
 				return false
 			}
 		case m.Content == nil:
 			m.Content = []Block{}
 		default:
 			for i := range m.Content {
-				if !m.Content[i].canonicalize() {
+				if !m.Content[i].canonicalize(valid) {
 					return false
 				}
 			}
@@ -989,8 +1019,8 @@ func (m *Message) canonicalize() bool {
 	return true
 }
 
-func (b *Block) canonicalize() bool {
-	if len(b.Extra) > 0 || !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.Data, b.MimeType, b.ID, b.Name) {
+func (b *Block) canonicalize(valid bool) bool {
+	if len(b.Extra) > 0 || !valid && !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.Data, b.MimeType, b.ID, b.Name) {
 		return false
 	}
 	want := b.has

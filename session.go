@@ -461,7 +461,7 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 		}
 		i := s.t.add(e, p)
 		added[k] = i
-		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalize() {
+		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalizeValid(e.validText) {
 			s.t.nodes[i].msg, s.t.nodes[i].state = msgs[k], msgReady
 		}
 	}
@@ -599,6 +599,13 @@ func (s *Session) prepare(m *Message) (*Message, error) {
 // checkPairing simulates appending msgs and rejects a tool result that
 // answers no pending call.
 func (s *Session) checkPairing(msgs []*Message) error {
+	results := false
+	for _, m := range msgs {
+		results = results || m.Role == RoleToolResult
+	}
+	if !results {
+		return nil // nothing to pair
+	}
 	p := pairing{open: append([]openCall(nil), s.leafCtx().pair.open...)}
 	for _, m := range msgs {
 		if m.Role == RoleToolResult && !p.accepts(m.ToolCallID) {

@@ -146,8 +146,15 @@ const hexDigits = "0123456789abcdef"
 // quote, backslash and control characters are escaped, nothing else.
 // Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
 func AppendString(dst []byte, s string) []byte {
+	dst, _ = AppendStringValid(dst, s)
+	return dst
+}
+
+// AppendStringValid is AppendString, and reports whether s was valid
+// UTF-8 (written as it is) rather than repaired.
+func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 	if !utf8.ValidString(s) {
-		return appendInvalidString(dst, s)
+		return appendInvalidString(dst, s), false
 	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	dst = slices.Grow(dst, len(s)+16)
@@ -205,7 +212,7 @@ func AppendString(dst []byte, s string) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, escapeTmpl[c])
 		dst = dst[:len(dst)-8+int(escapeLen[c])]
 	}
-	return append(dst, '"')
+	return append(dst, '"'), true
 }
 
 // escapeTmpl holds for each byte what AppendString writes for it, in the
