@@ -1336,8 +1336,6 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	return nil
 }
 
-
-
 // latch records a persistence error on the session and returns it.
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
 	fsess.err = s.ioErr(fsess, op, err)
