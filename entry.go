@@ -546,3 +546,22 @@ func (e Entry) customMessage() (*Message, error) {
 	}
 	return m, c.Err()
 }
+
+// withParent returns the entry with another parent ("" for a root), its
+// other bytes kept.
+func (e Entry) withParent(parent string) (Entry, error) {
+	v := []byte("null")
+	if parent != "" {
+		v = jsonx.AppendString(nil, parent)
+	}
+	raw, err := setMember(bytes.TrimSpace(e.raw), "parentId", v)
+	if err != nil {
+		return Entry{}, fmt.Errorf("session: entry %s: %w", e.id, err)
+	}
+	ne, err := parseEntry(raw)
+	if err != nil {
+		return Entry{}, fmt.Errorf("session: entry %s: %w", e.id, err)
+	}
+	ne.noImage, ne.validText = e.noImage, e.validText
+	return ne, nil
+}

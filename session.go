@@ -160,17 +160,7 @@ func (s *Session) Header() Header {
 func (s *Session) Title() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(s.t.nodes) - 1; i >= 0; i-- {
-		e := s.t.nodes[i].e
-		if e.kind != kindSessionInfo {
-			continue
-		}
-		var si SessionName
-		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
-			return strings.TrimSpace(si.Name)
-		}
-	}
-	return s.header.Title
+	return s.titleLocked()
 }
 
 // Log returns a snapshot of the session's log: the header and every entry,
@@ -969,4 +959,159 @@ func (s *Session) Close() error {
 // (FileStore's open files), which Close lets go.
 type sessionCloser interface {
 	closeSession(id string) error
+}
+
+// ---- Forks and subsessions ----
+
+// ForkOptions configures Fork. The zero value (or nil) forks the whole
+// path to the leaf into a new session of the same store.
+type ForkOptions struct {
+	// At is the entry the fork ends at; default the leaf.
+	At string
+	// ID is the new session's id; default a new UUIDv7.
+	ID string
+	// Title is the new session's title; default "<source title> (fork)".
+	Title string
+	// Store is where the fork goes; default the source's store.
+	Store Store
+	// Cwd is the new session's working directory; default the source's.
+	Cwd string
+	// CopyLabels copies the labels (checkpoints) of the copied entries.
+	CopyLabels bool
+}
+
+// Fork starts a new session holding the path from the root to opts.At
+// (the leaf by default): the same entries, byte for byte and with the
+// same ids, but for the labels and title changes on the path, which go
+// (with CopyLabels, the labels of the copied entries come again after the
+// path, as pi does it). Its header's parentSession
+// names this session; the source is not changed. It works on every
+// Store, and between stores.
+func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error) {
+	var o ForkOptions
+	if opts != nil {
+		o = *opts
+	}
+	s.mu.Lock()
+	at := s.leaf
+	if o.At != "" {
+		var ok bool
+		if at, ok = s.t.lookup(o.At); !ok || s.t.nodes[at].flags&fMarker != 0 {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: entry %s", ErrNotFound, o.At)
+		}
+	}
+	path := s.t.pathTo(at)
+	entries := make([]Entry, 0, len(path)+8)
+	parent := ""
+	copied := map[string]bool{}
+	for _, i := range path {
+		e := s.t.nodes[i].e
+		if e.kind == kindLabel || e.kind == kindSessionInfo {
+			continue // labels and titles go (labels may come again after the path)
+		}
+		if e.parent != parent {
+			// Its parent was a label left out: hang it on the entry before.
+			var err error
+			if e, err = e.withParent(parent); err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
+		entries = append(entries, e)
+		copied[e.id] = true
+		parent = e.id
+	}
+	var labels []Label
+	if o.CopyLabels {
+		for _, i := range path {
+			if id := s.t.nodes[i].e.id; copied[id] && s.t.labels[id] != "" {
+				labels = append(labels, Label{TargetID: id, Label: s.t.labels[id]})
+			}
+		}
+	}
+	h := s.header.Clone()
+	title := s.titleLocked()
+	s.mu.Unlock()
+
+	store := o.Store
+	if store == nil {
+		store = s.store
+	}
+	if o.Title == "" && title != "" {
+		o.Title = title + " (fork)"
+	}
+	if o.Cwd == "" {
+		o.Cwd = h.Cwd
+	}
+	f, err := Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id})
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ids := map[string]bool{}
+	for _, e := range entries {
+		ids[e.id] = true
+	}
+	for _, l := range labels {
+		id := newEntryID(nil, func(id string) bool { return ids[id] })
+		ids[id] = true
+		e, err := NewEntry(TypeLabel, id, parent, now, l)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+		parent = id
+	}
+	if len(entries) > 0 {
+		if err := f.appendEntries(ctx, entries); err != nil {
+			return nil, errors.Join(err, store.Delete(ctx, f.id))
+		}
+	}
+	return f, nil
+}
+
+// appendEntries stores entries built elsewhere at the end of a new
+// session's log and indexes them; the leaf becomes the last.
+func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.store.Append(ctx, s.id, AppendOptions{IfEmpty: true}, entries...); err != nil {
+		return err
+	}
+	s.reset(&Log{Header: s.header, Entries: entries})
+	return nil
+}
+
+// titleLocked is Title; callers hold mu.
+func (s *Session) titleLocked() string {
+	for i := len(s.t.nodes) - 1; i >= 0; i-- {
+		e := s.t.nodes[i].e
+		if e.kind != kindSessionInfo {
+			continue
+		}
+		var si SessionName
+		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
+			return strings.TrimSpace(si.Name)
+		}
+	}
+	return s.header.Title
+}
+
+// ListChildren lists the sessions of store whose parent is session
+// parentID (its forks and subagents' sessions), most recent first.
+func ListChildren(ctx context.Context, store Store, parentID string) ([]SessionInfo, error) {
+	var out []SessionInfo
+	opts := ListOptions{ParentSession: parentID, Archived: true, Limit: 1000}
+	for {
+		p, err := store.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Sessions...)
+		if p.Next == "" {
+			return out, nil
+		}
+		opts.Cursor = p.Next
+	}
 }

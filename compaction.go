@@ -1,0 +1,781 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrNothingToCompact says a compaction would summarize nothing: the
+// whole context fits in what it keeps.
+var ErrNothingToCompact = errors.New("session: nothing to compact")
+
+// Compaction defaults, as pi has them.
+const (
+	DefaultReserveTokens    = 16384
+	DefaultKeepRecentTokens = 20000
+)
+
+// TokenEstimator estimates how many tokens a message takes in a model's
+// context. Plug in the model's own tokenizer for exact counts.
+type TokenEstimator interface {
+	EstimateTokens(m *Message) int64
+}
+
+// TokenEstimatorFunc adapts a function to TokenEstimator.
+type TokenEstimatorFunc func(m *Message) int64
+
+// EstimateTokens implements TokenEstimator.
+func (f TokenEstimatorFunc) EstimateTokens(m *Message) int64 { return f(m) }
+
+// DefaultTokenEstimator counts a token for every four bytes of what the
+// model reads of a message (text, thinking, tool names and arguments,
+// tool output, summaries, a bash command and its output), rounded up,
+// and 1,200 tokens for an image. Tokenizers give about four characters of
+// English or code per token; counting bytes, not characters, errs on the
+// side of more tokens, which is the safe side for deciding to compact.
+var DefaultTokenEstimator TokenEstimator = TokenEstimatorFunc(estimateTokens)
+
+// imageTokens is what DefaultTokenEstimator counts for an image.
+const imageTokens = 1200
+
+func estimateTokens(m *Message) int64 {
+	n := int64(len(m.Summary) + len(m.Command) + len(m.Output))
+	images := int64(0)
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case BlockImage:
+			images++
+		default:
+			n += int64(len(b.Text) + len(b.Thinking) + len(b.Name) + len(b.Arguments))
+		}
+	}
+	return (n+3)/4 + images*imageTokens
+}
+
+// usageTokens is the context size a model reported with an assistant
+// message, 0 if it reported none (or the turn was cut short).
+func usageTokens(m *Message) int64 {
+	if m.Role != RoleAssistant || m.Usage == nil || m.StopReason == StopAborted || m.StopReason == StopError {
+		return 0
+	}
+	u := m.Usage
+	if u.TotalTokens > 0 {
+		return u.TotalTokens
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+// ContextTokens estimates how many tokens msgs take in a model's context:
+// the usage the model reported with the last assistant message that has
+// one, plus an estimate (est; nil for DefaultTokenEstimator) of the
+// messages after it. Without reported usage, every message is estimated.
+func ContextTokens(msgs []*Message, est TokenEstimator) int64 {
+	if est == nil {
+		est = DefaultTokenEstimator
+	}
+	var total int64
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if u := usageTokens(msgs[i]); u > 0 {
+			return total + u
+		}
+		total += est.EstimateTokens(msgs[i])
+	}
+	return total
+}
+
+// CompactionOptions configures compaction. The zero value (or nil) uses
+// the defaults documented on each field.
+type CompactionOptions struct {
+	// ContextWindow is the model's context window in tokens; NeedsCompaction
+	// needs it (it is false without one).
+	ContextWindow int64
+	// ReserveTokens is room kept free for the model's reply: compaction is
+	// due when the context takes more than ContextWindow - ReserveTokens.
+	// Default DefaultReserveTokens.
+	ReserveTokens int64
+	// KeepRecentTokens is about how much recent history a compaction keeps
+	// as it is. Default DefaultKeepRecentTokens.
+	KeepRecentTokens int64
+	// Estimator estimates tokens; default DefaultTokenEstimator.
+	Estimator TokenEstimator
+	// Instructions are passed to the Summarizer (a user's "/compact focus
+	// on the API").
+	Instructions string
+	// FileOp tells which file a tool call reads or modifies; default
+	// DefaultFileOp.
+	FileOp FileOpFunc
+}
+
+func (o *CompactionOptions) withDefaults() CompactionOptions {
+	var c CompactionOptions
+	if o != nil {
+		c = *o
+	}
+	if c.ReserveTokens <= 0 {
+		c.ReserveTokens = DefaultReserveTokens
+	}
+	if c.KeepRecentTokens <= 0 {
+		c.KeepRecentTokens = DefaultKeepRecentTokens
+	}
+	if c.Estimator == nil {
+		c.Estimator = DefaultTokenEstimator
+	}
+	if c.FileOp == nil {
+		c.FileOp = DefaultFileOp
+	}
+	return c
+}
+
+// ContextTokens estimates the tokens of the context at the leaf (see the
+// ContextTokens function); est nil means DefaultTokenEstimator.
+func (s *Session) ContextTokens(est TokenEstimator) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ContextTokens(s.leafCtx().forModel(), est)
+}
+
+// NeedsCompaction reports whether the context at the leaf takes more than
+// the context window minus the reserve. It is false without a window.
+func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
+	o := opts.withDefaults()
+	if o.ContextWindow <= 0 {
+		return false
+	}
+	return s.ContextTokens(o.Estimator) > o.ContextWindow-o.ReserveTokens
+}
+
+// FileOps lists the files a conversation read and modified, as
+// compaction and branch summary details carry them (pi's form).
+type FileOps struct {
+	Read     []string `json:"readFiles"`     // read and not modified
+	Modified []string `json:"modifiedFiles"` // written or edited
+}
+
+// FileOpFunc tells which file a tool call acts on: path, and whether it
+// modifies it; ok false for calls that touch no file.
+type FileOpFunc func(tool string, args json.RawMessage) (path string, modified, ok bool)
+
+// DefaultFileOp knows the file tools of the seed agents and of the common
+// model APIs: read, read_file, view (reads); write, edit, multi_edit,
+// write_file, edit_file, create_file, str_replace_based_edit_tool and
+// apply_patch (modifications), with the path in "path", "file_path",
+// "filePath" or "file".
+func DefaultFileOp(tool string, args json.RawMessage) (string, bool, bool) {
+	var modified bool
+	switch strings.ToLower(tool) {
+	case "read", "read_file", "view", "view_file":
+	case "write", "edit", "multi_edit", "multiedit", "write_file", "edit_file", "create_file",
+		"str_replace_based_edit_tool", "str_replace_editor", "apply_patch":
+		modified = true
+	default:
+		return "", false, false
+	}
+	var a struct {
+		Path     string `json:"path"`
+		FilePath string `json:"file_path"`
+		FilePat2 string `json:"filePath"`
+		File     string `json:"file"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return "", false, false
+	}
+	for _, p := range []string{a.Path, a.FilePath, a.FilePat2, a.File} {
+		if p != "" {
+			return p, modified, true
+		}
+	}
+	return "", false, false
+}
+
+// fileSet gathers file operations.
+type fileSet struct{ read, modified map[string]bool }
+
+func (f *fileSet) add(path string, modified bool) {
+	if f.read == nil {
+		f.read, f.modified = map[string]bool{}, map[string]bool{}
+	}
+	if modified {
+		f.modified[path] = true
+	} else {
+		f.read[path] = true
+	}
+}
+
+// addCalls takes the file operations of the tool calls in msgs.
+func (f *fileSet) addCalls(msgs []*Message, op FileOpFunc) {
+	for _, m := range msgs {
+		if m.Role != RoleAssistant {
+			continue
+		}
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == BlockToolCall {
+				if p, mod, ok := op(b.Name, b.Arguments); ok {
+					f.add(p, mod)
+				}
+			}
+		}
+	}
+}
+
+// addDetails takes the file lists of an earlier compaction's or branch
+// summary's details.
+func (f *fileSet) addDetails(details json.RawMessage) {
+	var d FileOps
+	if len(details) == 0 || json.Unmarshal(details, &d) != nil {
+		return
+	}
+	for _, p := range d.Read {
+		f.add(p, false)
+	}
+	for _, p := range d.Modified {
+		f.add(p, true)
+	}
+}
+
+func (f *fileSet) ops() FileOps {
+	var o FileOps
+	for p := range f.modified {
+		o.Modified = append(o.Modified, p)
+	}
+	for p := range f.read {
+		if !f.modified[p] {
+			o.Read = append(o.Read, p)
+		}
+	}
+	slices.Sort(o.Read)
+	slices.Sort(o.Modified)
+	return o
+}
+
+// details encodes file operations for an entry's details; nil if none.
+func (o FileOps) details() json.RawMessage {
+	if len(o.Read) == 0 && len(o.Modified) == 0 {
+		return nil
+	}
+	if o.Read == nil {
+		o.Read = []string{}
+	}
+	if o.Modified == nil {
+		o.Modified = []string{}
+	}
+	b, _ := json.Marshal(o)
+	return b
+}
+
+// block renders the file lists the way pi appends them to a summary.
+func (o FileOps) block() string {
+	var b strings.Builder
+	write := func(tag string, files []string) {
+		if len(files) == 0 {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("<" + tag + ">\n")
+		for _, f := range files {
+			b.WriteString(f + "\n")
+		}
+		b.WriteString("</" + tag + ">")
+	}
+	write("read-files", o.Read)
+	write("modified-files", o.Modified)
+	return b.String()
+}
+
+// withFiles appends the file lists to a summary.
+func withFiles(summary string, files FileOps) string {
+	if blk := files.block(); blk != "" {
+		return strings.TrimRight(summary, "\n") + "\n\n" + blk
+	}
+	return summary
+}
+
+// CompactionPlan is what a compaction of the context at a leaf would do:
+// which history it summarizes and where the kept part starts. It never
+// separates a tool call from its results: the kept part starts at a user,
+// assistant, bash, custom or branch summary message no earlier call is
+// still waiting on.
+type CompactionPlan struct {
+	// LeafID is the leaf the plan was made at.
+	LeafID string
+	// FirstKeptEntryID is the entry the kept history starts at.
+	FirstKeptEntryID string
+	// Summarize is the history to summarize: whole turns, from the start
+	// or from where the previous compaction's kept history began.
+	Summarize []*Message
+	// TurnPrefix is, when the cut falls inside a turn (one turn longer
+	// than what is kept), the part of that turn before the cut, to be
+	// summarized on its own; SplitTurn is then true.
+	TurnPrefix []*Message
+	SplitTurn  bool
+	// PreviousSummary is the summary of the previous compaction on the
+	// path, for the summarizer to update.
+	PreviousSummary string
+	// TokensBefore estimates the context now; TokensKept what stays of it
+	// (the summary not counted).
+	TokensBefore, TokensKept int64
+	// Files lists the files read and modified in what is summarized, with
+	// those the previous compaction listed.
+	Files FileOps
+}
+
+// PlanCompaction plans a compaction of the context at the leaf, keeping
+// about opts.KeepRecentTokens of recent history. ErrNothingToCompact if
+// there is no history before what it would keep.
+func (s *Session) PlanCompaction(opts *CompactionOptions) (*CompactionPlan, error) {
+	o := opts.withDefaults()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planCompaction(&o)
+}
+
+func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) {
+	pc := s.leafCtx()
+	msgs, ids := pc.msgs, pc.ids
+	start := 0 // the first message that may be summarized
+	var files fileSet
+	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: ContextTokens(pc.forModel(), o.Estimator)}
+	if pc.compacted && len(msgs) > 0 && msgs[0].Role == RoleCompactionSummary {
+		plan.PreviousSummary = msgs[0].Summary
+		if i, ok := s.t.lookup(ids[0]); ok {
+			var c Compaction
+			if s.t.nodes[i].e.Decode(&c) == nil {
+				files.addDetails(c.Details)
+			}
+		}
+		start = 1
+	}
+	cut, kept := s.findCut(msgs, start, o)
+	if cut <= start {
+		return nil, ErrNothingToCompact
+	}
+	plan.FirstKeptEntryID = ids[cut]
+	plan.TokensKept = kept
+	// A cut inside a turn: the turn's start is its user message.
+	turn := cut
+	if msgs[cut].Role != RoleUser {
+		for k := cut - 1; k >= start; k-- {
+			if msgs[k].Role == RoleUser {
+				turn = k
+				break
+			}
+		}
+		if turn == cut {
+			turn = start // no user message: the whole span is one turn
+		}
+	}
+	plan.Summarize = msgs[start:turn:turn]
+	if turn < cut {
+		plan.TurnPrefix = msgs[turn:cut:cut]
+		plan.SplitTurn = true
+	}
+	files.addCalls(msgs[start:cut], o.FileOp)
+	for k := start; k < cut; k++ {
+		if msgs[k].Role == RoleBranchSummary {
+			if i, ok := s.t.lookup(ids[k]); ok {
+				var b BranchSummary
+				if s.t.nodes[i].e.Decode(&b) == nil {
+					files.addDetails(b.Details)
+				}
+			}
+		}
+	}
+	plan.Files = files.ops()
+	return plan, nil
+}
+
+// findCut returns where the kept history starts in msgs (msgs[start:]
+// may be summarized) and the estimated tokens kept: start when it all
+// fits in KeepRecentTokens, else the latest valid cut point that keeps at
+// least that much (or the earliest valid one).
+func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (int, int64) {
+	// A cut at k is valid when msgs[k] may start a context (not a tool
+	// result) and no call before k has its result at k or after.
+	resultAt := map[string]int{}
+	for k := start; k < len(msgs); k++ {
+		if m := msgs[k]; m.Role == RoleToolResult {
+			if _, seen := resultAt[m.ToolCallID]; !seen {
+				resultAt[m.ToolCallID] = k
+			}
+		}
+	}
+	valid := make([]bool, len(msgs))
+	open := -1 // the last index a call before k is answered at
+	for k := start; k < len(msgs); k++ {
+		switch msgs[k].Role {
+		case RoleUser, RoleAssistant, RoleBashExecution, RoleCustom, RoleBranchSummary:
+			valid[k] = open < k
+		}
+		if m := msgs[k]; m.Role == RoleAssistant {
+			for i := range m.Content {
+				if b := &m.Content[i]; b.Type == BlockToolCall {
+					if r, ok := resultAt[b.ID]; ok && r > k {
+						open = max(open, r)
+					}
+				}
+			}
+		}
+	}
+	var total int64
+	for _, m := range msgs[start:] {
+		total += o.Estimator.EstimateTokens(m)
+	}
+	if total <= o.KeepRecentTokens {
+		return start, total // it all fits in what is kept
+	}
+	var kept int64
+	best, bestKept := -1, int64(0)
+	for k := len(msgs) - 1; k >= start; k-- {
+		kept += o.Estimator.EstimateTokens(msgs[k])
+		if !valid[k] {
+			continue
+		}
+		best, bestKept = k, kept
+		if kept >= o.KeepRecentTokens {
+			break
+		}
+	}
+	if best < 0 {
+		return start, kept
+	}
+	return best, bestKept
+}
+
+// SummaryKind says what a summary request covers.
+type SummaryKind int
+
+const (
+	// SummaryHistory: the history a compaction replaces.
+	SummaryHistory SummaryKind = iota
+	// SummaryTurnPrefix: the first part of a turn a compaction cuts
+	// through (the rest of the turn is kept).
+	SummaryTurnPrefix
+	// SummaryBranch: the path left behind when moving to another branch.
+	SummaryBranch
+)
+
+func (k SummaryKind) String() string {
+	switch k {
+	case SummaryHistory:
+		return "history"
+	case SummaryTurnPrefix:
+		return "turn prefix"
+	case SummaryBranch:
+		return "branch"
+	}
+	return fmt.Sprintf("SummaryKind(%d)", int(k))
+}
+
+// SummaryRequest is what a Summarizer is asked to summarize.
+type SummaryRequest struct {
+	Kind     SummaryKind
+	Messages []*Message
+	// PreviousSummary is the summary the new one updates (compaction), "" if none.
+	PreviousSummary string
+	// Instructions are the host's or user's own ("focus on the API").
+	Instructions string
+	// Files lists the files read and modified so far. The library appends
+	// these lists to the summary itself (as pi does); they are here for
+	// the summarizer to mention.
+	Files FileOps
+}
+
+// Summarizer makes summaries for compactions and branch summaries. The
+// host implements it with its model; ExtractiveSummarizer needs none.
+// Messages in a request are shared with the session: read them only.
+type Summarizer interface {
+	Summarize(ctx context.Context, req *SummaryRequest) (string, error)
+}
+
+// SummarizerFunc adapts a function to Summarizer.
+type SummarizerFunc func(ctx context.Context, req *SummaryRequest) (string, error)
+
+// Summarize implements Summarizer.
+func (f SummarizerFunc) Summarize(ctx context.Context, req *SummaryRequest) (string, error) {
+	return f(ctx, req)
+}
+
+// CompactionResult is what Compact did.
+type CompactionResult struct {
+	Entry   Entry // the compaction entry, the new leaf
+	Plan    *CompactionPlan
+	Summary string // as stored: the summarizer's text and the file lists
+	// TokensAfter estimates the context after the compaction.
+	TokensAfter int64
+}
+
+// Compact summarizes the history of the context at the leaf with sum and
+// appends a compaction entry: from then on the context starts with the
+// summary, followed by the kept history (see PlanCompaction). A cut
+// inside a turn has the turn's first part summarized on its own, and the
+// two summaries joined. The session is not locked while sum runs; appends
+// made meanwhile are kept.
+func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (*CompactionResult, error) {
+	o := opts.withDefaults()
+	plan, err := s.PlanCompaction(&o)
+	if err != nil {
+		return nil, err
+	}
+	summary, err := summarizePlan(ctx, sum, plan, o.Instructions)
+	if err != nil {
+		return nil, err
+	}
+	e, after, err := s.applyCompaction(ctx, plan, summary, o.Estimator)
+	if err != nil {
+		return nil, err
+	}
+	return &CompactionResult{Entry: e, Plan: plan, Summary: withFiles(summary, plan.Files), TokensAfter: after}, nil
+}
+
+// summarizePlan asks for the summaries of a plan and joins them.
+func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, instructions string) (string, error) {
+	var history, prefix string
+	if len(plan.Summarize) > 0 || !plan.SplitTurn {
+		var err error
+		history, err = sum.Summarize(ctx, &SummaryRequest{Kind: SummaryHistory, Messages: plan.Summarize,
+			PreviousSummary: plan.PreviousSummary, Instructions: instructions, Files: plan.Files})
+		if err != nil {
+			return "", fmt.Errorf("session: summarizing history: %w", err)
+		}
+	}
+	if plan.SplitTurn {
+		req := &SummaryRequest{Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: instructions, Files: plan.Files}
+		if len(plan.Summarize) == 0 {
+			req.PreviousSummary = plan.PreviousSummary
+		}
+		var err error
+		if prefix, err = sum.Summarize(ctx, req); err != nil {
+			return "", fmt.Errorf("session: summarizing the split turn: %w", err)
+		}
+	}
+	switch {
+	case prefix == "":
+		return history, nil
+	case history == "":
+		return prefix, nil
+	}
+	return history + "\n\n---\n\n**Turn Context (split turn):**\n\n" + prefix, nil
+}
+
+// ApplyCompaction appends the compaction entry of a plan with a summary
+// made for it (by the host's own means); the file lists of the plan are
+// appended to the summary and kept in the entry's details. It fails with
+// ErrConflict if the plan's kept history is no longer on the path.
+func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (Entry, error) {
+	e, _, err := s.applyCompaction(ctx, plan, summary, DefaultTokenEstimator)
+	return e, err
+}
+
+func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, summary string, est TokenEstimator) (Entry, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Entry{}, 0, ErrClosed
+	}
+	first, ok := s.t.lookup(plan.FirstKeptEntryID)
+	if !ok || !s.onPath(first, s.leaf) {
+		return Entry{}, 0, fmt.Errorf("%w: entry %s, where the plan keeps history from, is no longer on the path", ErrConflict, plan.FirstKeptEntryID)
+	}
+	text := withFiles(summary, plan.Files)
+	// What the context will hold: the summary, then everything from the
+	// first kept entry (including what was appended since the plan).
+	after := est.EstimateTokens(&Message{Role: RoleCompactionSummary, Summary: text})
+	pc := s.leafCtx()
+	for k, id := range pc.ids {
+		if id == plan.FirstKeptEntryID {
+			for _, m := range pc.msgs[k:] {
+				after += est.EstimateTokens(m)
+			}
+			break
+		}
+	}
+	c := Compaction{Summary: text, FirstKeptEntryID: plan.FirstKeptEntryID, TokensBefore: plan.TokensBefore,
+		TokensAfter: after, Details: plan.Files.details()}
+	ts := s.now()
+	es, err := s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
+		e, err := NewEntry(TypeCompaction, newID(), parent, ts, c)
+		if err != nil {
+			return nil, err
+		}
+		return []Entry{e}, nil
+	}, nil, nil)
+	if err != nil {
+		return Entry{}, 0, err
+	}
+	return es[0], after, nil
+}
+
+// onPath reports whether node a is on the path from the root to b.
+// Callers hold mu.
+func (s *Session) onPath(a, b int32) bool {
+	da := s.t.nodes[a].depth
+	if da < 0 || b < 0 {
+		return false
+	}
+	for j := b; j >= 0; j = s.t.nodes[j].parent {
+		if j == a {
+			return true
+		}
+		if s.t.nodes[j].depth <= da {
+			return false
+		}
+	}
+	return false
+}
+
+// ---- Prune ----
+
+// PruneResult says what Prune did.
+type PruneResult struct {
+	Dropped int // entries removed
+	Kept    int // entries left
+}
+
+// ErrUnclean refuses an operation that rewrites the log of a session whose
+// tree has structural problems (duplicate ids, cycles, missing parents):
+// Verify lists them.
+var ErrUnclean = errors.New("session: the tree has structural problems; see Verify")
+
+// Prune rewrites the session's log without the entries no context needs
+// any more: messages a compaction summarized on every branch that reaches
+// them. The contexts of every end of a branch, of the leaf and of every
+// labeled entry (checkpoints) stay exactly as they were; entries other
+// than messages (settings, labels, extension state, unknown types) are
+// all kept; the children of dropped entries move up to the nearest kept
+// ancestor. The rewrite is atomic (Store.Rewrite). A session whose tree
+// has structural problems is refused with ErrUnclean.
+func (s *Session) Prune(ctx context.Context) (PruneResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return PruneResult{}, ErrClosed
+	}
+	for i := range s.t.nodes {
+		if s.t.nodes[i].flags&(fShadowed|fMissingParent|fSelfParent|fCycle) != 0 {
+			return PruneResult{}, ErrUnclean
+		}
+	}
+	needed := s.t.neededEntries(s.leaf)
+	n := len(s.t.nodes)
+	drop := 0
+	for i := range needed {
+		if !needed[i] {
+			drop++
+		}
+	}
+	if drop == 0 {
+		return PruneResult{Kept: n}, nil
+	}
+	entries := make([]Entry, 0, n-drop)
+	for i := range s.t.nodes {
+		if !needed[i] {
+			continue
+		}
+		e := s.t.nodes[i].e
+		p := s.t.nodes[i].parent
+		for p >= 0 && !needed[p] {
+			p = s.t.nodes[p].parent
+		}
+		parent := ""
+		if p >= 0 {
+			parent = s.t.nodes[p].e.id
+		}
+		if parent != e.parent {
+			var err error
+			if e, err = e.withParent(parent); err != nil {
+				return PruneResult{}, err
+			}
+		}
+		entries = append(entries, e)
+	}
+	if err := s.store.Rewrite(ctx, s.id, s.header, entries); err != nil {
+		return PruneResult{}, err
+	}
+	leaf := s.leafID()
+	s.reset(&Log{Header: s.header, Entries: entries})
+	s.leaf = -1
+	if i, ok := s.t.lookup(leaf); ok {
+		s.leaf = i
+	}
+	s.last = lastID(entries)
+	return PruneResult{Dropped: drop, Kept: len(entries)}, nil
+}
+
+// neededEntries marks the entries some context needs: every entry but the
+// messages (and summaries) that the last compaction on every path through
+// them summarizes, and for each context the message that names its model.
+// The contexts kept are those of the ends of branches, of leaf and of
+// labeled entries.
+func (t *tree) neededEntries(leaf int32) []bool {
+	needed := make([]bool, len(t.nodes))
+	var ends []int32
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		switch n.e.kind {
+		case kindMessage, kindCustomMessage, kindBranchSummary, kindCompaction:
+		default:
+			needed[i] = true // settings, labels, extension state, unknown types
+		}
+		if n.first < 0 || t.labels[n.e.id] != "" {
+			ends = append(ends, int32(i))
+		}
+	}
+	if leaf >= 0 {
+		ends = append(ends, leaf)
+	}
+	done := map[int32]bool{}
+	for _, end := range ends {
+		if done[end] {
+			continue
+		}
+		done[end] = true
+		path := t.pathTo(end)
+		from := 0
+		for pos := len(path) - 1; pos >= 0; pos-- {
+			n := &t.nodes[path[pos]]
+			if n.e.kind != kindCompaction {
+				continue
+			}
+			from = pos // the compaction itself, then what follows
+			var c Compaction
+			if n.e.Decode(&c) == nil && c.FirstKeptEntryID != "" {
+				if k, ok := t.lookup(c.FirstKeptEntryID); ok {
+					if d := t.nodes[k].depth; d >= 0 && int(d) < pos && path[d] == k {
+						from = int(d)
+					}
+				}
+			}
+			break
+		}
+		for _, i := range path[from:] {
+			needed[i] = true
+		}
+		// The context's model may come from an assistant message before
+		// the kept part: keep the entry that names it.
+		for pos := len(path) - 1; pos >= 0; pos-- {
+			i := path[pos]
+			n := &t.nodes[i]
+			if n.e.kind == kindModelChange {
+				if c, ok := modelChangeOf(n.e); ok && (c.Role == "" || c.Role == "default") {
+					if _, named := c.ref(); named {
+						break
+					}
+				}
+				continue
+			}
+			if n.e.kind == kindMessage {
+				if _, ok := assistantModel(t, i); ok {
+					needed[i] = true
+					break
+				}
+			}
+		}
+	}
+	return needed
+}

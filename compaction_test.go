@@ -1,0 +1,484 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+// turn appends one agent turn: a request, a reply with a tool call on
+// file, its result, and an answer. Each message is about size bytes.
+func turn(t *testing.T, s *session.Session, k int, tool, file string, size int) {
+	t.Helper()
+	pad := strings.Repeat("x", size)
+	call := fmt.Sprintf("call_%d", k)
+	args, _ := json.Marshal(map[string]string{"path": file})
+	appendAll(t, s,
+		session.UserText(fmt.Sprintf("request %d %s", k, pad)),
+		session.Assistant(session.Text(fmt.Sprintf("working on %d", k)), session.ToolCall(call, tool, args)).WithModel(api, provider, model),
+		session.ToolResult(call, tool, fmt.Sprintf("result %d %s", k, pad)),
+		reply(fmt.Sprintf("answer %d", k)),
+	)
+}
+
+// recorder is a Summarizer that records what it was asked.
+type recorder struct{ reqs []*session.SummaryRequest }
+
+func (r *recorder) Summarize(ctx context.Context, req *session.SummaryRequest) (string, error) {
+	r.reqs = append(r.reqs, req)
+	return fmt.Sprintf("summary #%d of %d %s messages", len(r.reqs), len(req.Messages), req.Kind), nil
+}
+
+func TestCompaction(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	for k := range 20 {
+		tool := "read"
+		if k%4 == 0 || k%4 == 3 {
+			tool = "edit"
+		}
+		turn(t, s, k, tool, fmt.Sprintf("src/f%d.go", k%4), 400)
+	}
+	opts := &session.CompactionOptions{KeepRecentTokens: 1000, ContextWindow: 4000, ReserveTokens: 1000}
+	require.True(t, s.NeedsCompaction(opts))
+	plan, err := s.PlanCompaction(opts)
+	require.NoError(t, err)
+	assert.False(t, plan.SplitTurn)
+	first, ok := s.Entry(plan.FirstKeptEntryID)
+	require.True(t, ok)
+	m, err := first.Message()
+	require.NoError(t, err)
+	assert.Equal(t, session.RoleUser, m.Role, "whole turns kept")
+	assert.Equal(t, []string{"src/f1.go", "src/f2.go"}, plan.Files.Read)
+	assert.Equal(t, []string{"src/f0.go", "src/f3.go"}, plan.Files.Modified)
+
+	rec := &recorder{}
+	res, err := s.Compact(ctx, rec, opts)
+	require.NoError(t, err)
+	require.Len(t, rec.reqs, 1)
+	assert.Equal(t, session.SummaryHistory, rec.reqs[0].Kind)
+	assert.Equal(t, len(plan.Summarize), len(rec.reqs[0].Messages))
+	assert.Contains(t, res.Summary, "<modified-files>\nsrc/f0.go\nsrc/f3.go\n</modified-files>")
+	assert.Less(t, res.TokensAfter, res.Plan.TokensBefore)
+	assert.Equal(t, res.Entry.ID(), s.LeafID())
+
+	c := s.Context()
+	assert.Equal(t, session.RoleCompactionSummary, c.Messages[0].Role)
+	assert.Equal(t, res.Summary, c.Messages[0].Summary)
+	assert.Equal(t, m.Text(), c.Messages[1].Text(), "the kept history follows the summary")
+	assert.Equal(t, "answer 19", c.Messages[len(c.Messages)-1].Text())
+	checkPairing(t, s.Context().ForModel())
+	assert.False(t, s.NeedsCompaction(opts), "compacted below the threshold")
+
+	var entry session.Compaction
+	require.NoError(t, res.Entry.Decode(&entry))
+	assert.JSONEq(t, `{"readFiles":["src/f1.go","src/f2.go"],"modifiedFiles":["src/f0.go","src/f3.go"]}`, string(entry.Details))
+	assert.Equal(t, plan.TokensBefore, entry.TokensBefore)
+
+	// Again, after more turns: the new summary updates the previous one,
+	// and the file lists carry over.
+	for k := 20; k < 30; k++ {
+		turn(t, s, k, "read", "docs/new.md", 400)
+	}
+	rec2 := &recorder{}
+	res2, err := s.Compact(ctx, rec2, opts)
+	require.NoError(t, err)
+	assert.Equal(t, res.Summary, rec2.reqs[0].PreviousSummary)
+	assert.Equal(t, m.Text(), rec2.reqs[0].Messages[0].Text(), "it summarizes from where the previous kept history began")
+	assert.Contains(t, res2.Summary, "docs/new.md")
+	assert.Contains(t, res2.Summary, "src/f0.go")
+	assert.Equal(t, res2.Summary, s.Context().Messages[0].Summary)
+	checkPairing(t, s.Context().ForModel())
+
+	_, err = s.PlanCompaction(&session.CompactionOptions{KeepRecentTokens: 1 << 30})
+	assert.ErrorIs(t, err, session.ErrNothingToCompact)
+}
+
+// TestCompactionSplitTurn: one turn longer than what is kept is cut
+// inside, after a tool result, never between a call and its result.
+func TestCompactionSplitTurn(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	turn(t, s, 0, "read", "a.go", 100)
+	appendAll(t, s, session.UserText("now the long one"))
+	for k := 1; k <= 30; k++ {
+		call := fmt.Sprintf("c%d", k)
+		appendAll(t, s, callMsg("step", call), session.ToolResult(call, "bash", strings.Repeat("y", 300)))
+	}
+	appendAll(t, s, reply("done"))
+	rec := &recorder{}
+	res, err := s.Compact(ctx, rec, &session.CompactionOptions{KeepRecentTokens: 800})
+	require.NoError(t, err)
+	assert.True(t, res.Plan.SplitTurn)
+	require.Len(t, rec.reqs, 2)
+	assert.Equal(t, session.SummaryHistory, rec.reqs[0].Kind)
+	assert.Equal(t, 4, len(rec.reqs[0].Messages), "the turn before")
+	assert.Equal(t, session.SummaryTurnPrefix, rec.reqs[1].Kind)
+	assert.Equal(t, "now the long one", rec.reqs[1].Messages[0].Text())
+	assert.Contains(t, res.Summary, "**Turn Context (split turn):**")
+	first, _ := s.Entry(res.Plan.FirstKeptEntryID)
+	m, err := first.Message()
+	require.NoError(t, err)
+	assert.Equal(t, session.RoleAssistant, m.Role)
+	assert.NotEqual(t, session.RoleToolResult, s.Context().Messages[1].Role, "the kept part starts with a result cut from its call")
+	assert.Empty(t, s.Context().Orphans)
+	checkPairing(t, s.Context().ForModel())
+}
+
+func TestContextTokens(t *testing.T) {
+	msgs := []*session.Message{
+		session.UserText(strings.Repeat("a", 400)),
+		session.AssistantText("ok").WithUsage(session.Usage{Input: 900, Output: 100, TotalTokens: 1000}),
+		session.UserText(strings.Repeat("b", 41)),
+	}
+	assert.Equal(t, int64(1000+11), session.ContextTokens(msgs, nil), "reported usage, then an estimate")
+	msgs[1].StopReason = session.StopAborted
+	assert.Equal(t, int64(100+1+11), session.ContextTokens(msgs, nil), "an aborted turn's usage is not trusted")
+	img := session.User(session.Image("image/png", []byte("png")))
+	assert.Equal(t, int64(1200), session.DefaultTokenEstimator.EstimateTokens(img))
+}
+
+// TestCompactionCompat compacts pi's 03-compaction session once more, on
+// a FileStore: the new summary comes first, the recent messages stay, and
+// a reopen (and a seed reader) gives the same context.
+func TestCompactionCompat(t *testing.T) {
+	needCompat(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	path := copyInto(t, root, "03-compaction.jsonl")
+	store := openFS(t, root, nil)
+	s, err := store.OpenPath(ctx, path)
+	require.NoError(t, err)
+	before := s.Context().Messages
+	require.Equal(t, session.RoleCompactionSummary, before[0].Role)
+	last := before[len(before)-1].Text()
+
+	res, err := s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 4})
+	require.NoError(t, err)
+	c := s.Context()
+	assert.Equal(t, session.RoleCompactionSummary, c.Messages[0].Role)
+	assert.Equal(t, res.Summary, c.Messages[0].Summary)
+	assert.Equal(t, before[0].Summary, res.Plan.PreviousSummary)
+	assert.Equal(t, last, c.Messages[len(c.Messages)-1].Text(), "the recent messages stay")
+	assert.Less(t, len(c.Messages), len(before)+1)
+	want := contextJSON(t, c)
+	r := reopenFS(t, s, root)
+	assert.Equal(t, want, contextJSON(t, r.Context()))
+	log, err := session.DecodeLog(mustRead(t, path), &session.ReadOptions{Strict: true})
+	require.NoError(t, err)
+	seed, err := r.ContextAt(log.Entries[len(log.Entries)-1].ID())
+	require.NoError(t, err)
+	assert.Equal(t, want, contextJSON(t, seed), "a seed reader (last entry = leaf) sees the same")
+}
+
+// contextsOfEnds returns the context, as JSON, at every entry without
+// children, at the leaf and at every labeled entry.
+func contextsOfEnds(t *testing.T, s *session.Session) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ends := map[string]bool{s.LeafID(): true}
+	for _, e := range s.Leaves() {
+		ends[e.ID()] = true
+	}
+	for id := range s.Labels() {
+		ends[id] = true
+	}
+	for id := range ends {
+		if id == "" {
+			continue
+		}
+		if _, ok := s.Entry(id); !ok {
+			continue
+		}
+		c, err := s.ContextAt(id)
+		require.NoError(t, err)
+		out[id] = contextJSON(t, c)
+	}
+	return out
+}
+
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	for k := range 10 {
+		turn(t, s, k, "read", "a.go", 300)
+	}
+	mid := s.LeafID()
+	_, err = s.AppendThinkingLevel(ctx, "high")
+	require.NoError(t, err)
+	for k := 10; k < 20; k++ {
+		turn(t, s, k, "read", "a.go", 300)
+	}
+	_, err = s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 600})
+	require.NoError(t, err)
+	turn(t, s, 20, "read", "a.go", 300)
+	// A second branch from the middle: what it needs stays.
+	leaf := s.LeafID()
+	require.NoError(t, s.Branch(ctx, mid))
+	turn(t, s, 99, "edit", "b.go", 50)
+	require.NoError(t, s.Branch(ctx, leaf))
+
+	want := contextsOfEnds(t, s)
+	sizeBefore := len(mustRead(t, sessionFile(t, root)))
+	res, err := s.Prune(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, res.Dropped)
+	assert.Equal(t, want, contextsOfEnds(t, s), "prune changed a context")
+	assert.Equal(t, leaf, s.LeafID())
+	assert.Less(t, len(mustRead(t, sessionFile(t, root))), sizeBefore, "the file shrank")
+
+	r := reopenFS(t, s, root)
+	assert.Equal(t, want, contextsOfEnds(t, r), "and after a reopen")
+	assert.Empty(t, r.Verify())
+	res2, err := r.Prune(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, res2.Dropped, "nothing more to drop")
+}
+
+func TestSummarizeBranch(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	turn(t, s, 0, "read", "main.go", 10)
+	fork := s.LeafID()
+	turn(t, s, 1, "edit", "main.go", 10)
+	turn(t, s, 2, "read", "util.go", 10)
+	old := s.LeafID()
+
+	rec := &recorder{}
+	e, err := s.SummarizeBranch(ctx, fork, rec, nil)
+	require.NoError(t, err)
+	require.Len(t, rec.reqs, 1)
+	assert.Equal(t, session.SummaryBranch, rec.reqs[0].Kind)
+	assert.Equal(t, 8, len(rec.reqs[0].Messages), "the two turns left behind, oldest first")
+	assert.Equal(t, "request 1 xxxxxxxxxx", rec.reqs[0].Messages[0].Text())
+	assert.Equal(t, session.TypeBranchSummary, e.Type())
+	assert.Equal(t, e.ID(), s.LeafID())
+	var b session.BranchSummary
+	require.NoError(t, e.Decode(&b))
+	assert.JSONEq(t, `{"readFiles":["util.go"],"modifiedFiles":["main.go"]}`, string(b.Details))
+	c := s.Context()
+	assert.Equal(t, session.RoleBranchSummary, c.Messages[len(c.Messages)-1].Role)
+	assert.Contains(t, c.Messages[len(c.Messages)-1].Summary, "<modified-files>\nmain.go")
+
+	// A tight budget keeps the newest messages.
+	rec2 := &recorder{}
+	require.NoError(t, s.Branch(ctx, old))
+	_, err = s.SummarizeBranch(ctx, fork, rec2, &session.BranchSummaryOptions{TokenBudget: 12})
+	require.NoError(t, err)
+	assert.Equal(t, "answer 2", rec2.reqs[0].Messages[len(rec2.reqs[0].Messages)-1].Text())
+	assert.Less(t, len(rec2.reqs[0].Messages), 8)
+
+	// Moving down leaves nothing behind: a plain branch.
+	rec3 := &recorder{}
+	require.NoError(t, s.Branch(ctx, fork))
+	e3, err := s.SummarizeBranch(ctx, old, rec3, nil)
+	require.NoError(t, err)
+	assert.Empty(t, rec3.reqs)
+	assert.Equal(t, old, e3.ID())
+	assert.Equal(t, old, s.LeafID())
+}
+
+func TestCheckpointsAndRewind(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := session.Create(ctx, openFS(t, root, nil), &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	turn(t, s, 0, "read", "a.go", 10)
+	cp, err := s.Checkpoint(ctx, "before-refactor")
+	require.NoError(t, err)
+	n := s.Len()
+	again, err := s.Checkpoint(ctx, "before-refactor")
+	require.NoError(t, err)
+	assert.Equal(t, cp, again)
+	assert.Equal(t, n, s.Len(), "the same checkpoint again adds nothing")
+	turn(t, s, 1, "edit", "a.go", 10)
+	turn(t, s, 2, "edit", "a.go", 10)
+	_, err = s.Checkpoint(ctx, "after")
+	require.NoError(t, err)
+
+	cps := s.Checkpoints()
+	require.Len(t, cps, 2)
+	assert.Equal(t, "before-refactor", cps[0].Name)
+	assert.Equal(t, "after", cps[1].Name)
+
+	res, err := s.Rewind(ctx, "before-refactor")
+	require.NoError(t, err)
+	assert.Equal(t, cp.EntryID, s.LeafID())
+	assert.Equal(t, 10, res.Left, "two turns and the two labels after them")
+	assert.Equal(t, []string{"user:request 0 xxxxxxxxxx", "assistant:working on 0", "toolResult:result 0 xxxxxxxxxx", "assistant:answer 0"}, texts(s.Context().Messages))
+
+	r := reopenFS(t, s, root)
+	assert.Equal(t, cp.EntryID, r.LeafID(), "the rewind survives a reopen")
+	assert.Len(t, r.Checkpoints(), 2)
+	require.NoError(t, r.Branch(ctx, res.From))
+	assert.Equal(t, "assistant:answer 2", texts(r.Context().Messages)[11], "redo: nothing was deleted")
+
+	_, err = r.Rewind(ctx, "no such checkpoint")
+	assert.ErrorIs(t, err, session.ErrNotFound)
+}
+
+func TestFork(t *testing.T) {
+	ctx := context.Background()
+	src := session.New()
+	turn(t, src, 0, "read", "a.go", 10)
+	require.NoError(t, src.Label(ctx, src.Path()[0].ID(), "start"))
+	turn(t, src, 1, "read", "a.go", 10)
+	at := src.LeafID()
+	turn(t, src, 2, "read", "a.go", 10)
+	require.NoError(t, src.SetTitle(ctx, "Refactor"))
+	before := contextJSON(t, src.Context())
+	srcLen := src.Len()
+
+	for _, store := range []session.Store{src.Store(), openFS(t, filepath.Join(t.TempDir(), "s"), nil)} {
+		f, err := src.Fork(ctx, &session.ForkOptions{At: at, Store: store, CopyLabels: true})
+		require.NoError(t, err)
+		assert.Equal(t, src.ID(), f.Header().ParentSession)
+		assert.Equal(t, "Refactor (fork)", f.Title())
+		want, err := src.ContextAt(at)
+		require.NoError(t, err)
+		got := f.Context()
+		assert.Equal(t, texts(want.Messages), texts(got.Messages))
+		assert.Equal(t, map[string]string{src.Path()[0].ID(): "start"}, f.Labels())
+		assert.Empty(t, f.Verify())
+		r, err := session.Open(ctx, store, f.ID())
+		require.NoError(t, err)
+		assert.Equal(t, texts(got.Messages), texts(r.Context().Messages))
+		children, err := session.ListChildren(ctx, store, src.ID())
+		require.NoError(t, err)
+		require.Len(t, children, 1)
+		assert.Equal(t, f.ID(), children[0].ID)
+	}
+	assert.Equal(t, before, contextJSON(t, src.Context()), "the source is untouched")
+	assert.Equal(t, srcLen, src.Len())
+
+	f, err := src.Fork(ctx, &session.ForkOptions{Title: "Mine"})
+	require.NoError(t, err)
+	assert.Equal(t, "Mine", f.Title())
+	assert.Empty(t, f.Labels())
+	assert.Equal(t, texts(src.Context().Messages), texts(f.Context().Messages))
+}
+
+// TestRandomOperations runs random sequences of what agents and users do
+// (turns with tool calls, aborted turns, branches, compactions, prunes,
+// checkpoints and rewinds, forks) on a FileStore, and checks after each
+// step that what Messages hands a model pairs every call with its result,
+// that prune changes no context, and, every few steps, that every context
+// survives a close and reopen.
+func TestRandomOperations(t *testing.T) {
+	seeds := 12
+	steps := 60
+	if testing.Short() {
+		seeds, steps = 3, 30
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { randomOperations(t, uint64(seed), steps) })
+	}
+}
+
+func randomOperations(t *testing.T, seed uint64, steps int) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	root := t.TempDir()
+	s, err := session.Create(ctx, openFS(t, root, nil), &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	call := 0
+	newCall := func() string { call++; return fmt.Sprintf("call_%d_%d", seed, call) }
+	summarizer := session.ExtractiveSummarizer{MaxChars: 300}
+	var compactions, dropped, rewinds, forks int
+	defer func() {
+		t.Logf("%d steps: %d compactions, %d entries pruned, %d rewinds, %d forks; %d entries left", steps, compactions, dropped, rewinds, forks, s.Len())
+	}()
+	for step := range steps {
+		op := r.IntN(100)
+		switch {
+		case op < 35: // a whole turn, with 0-2 tool calls
+			appendAll(t, s, session.UserText(fmt.Sprintf("q%d %s", step, strings.Repeat("w ", r.IntN(200)))))
+			var ids []string
+			for range r.IntN(3) {
+				ids = append(ids, newCall())
+			}
+			if len(ids) > 0 {
+				appendAll(t, s, callMsg("calling", ids...))
+				for _, id := range ids {
+					appendAll(t, s, session.ToolResult(id, "bash", strings.Repeat("out ", r.IntN(100))))
+				}
+			}
+			appendAll(t, s, reply(fmt.Sprintf("a%d", step)))
+		case op < 45: // an aborted turn: calls that never get results
+			appendAll(t, s, session.UserText(fmt.Sprintf("q%d", step)), callMsg("calling", newCall(), newCall()).WithStopReason(session.StopAborted))
+		case op < 55: // branch somewhere
+			path := s.Path()
+			if len(path) > 0 {
+				require.NoError(t, s.Branch(ctx, path[r.IntN(len(path))].ID()))
+			}
+		case op < 65:
+			_, err := s.Compact(ctx, summarizer, &session.CompactionOptions{KeepRecentTokens: int64(50 + r.IntN(400))})
+			if err != nil {
+				require.ErrorIs(t, err, session.ErrNothingToCompact)
+			} else {
+				compactions++
+			}
+		case op < 72:
+			before := contextsOfEnds(t, s)
+			res, err := s.Prune(ctx)
+			require.NoError(t, err)
+			dropped += res.Dropped
+			require.Equal(t, before, contextsOfEnds(t, s), "step %d: prune changed a context", step)
+		case op < 80:
+			if _, ok := s.Leaf(); ok {
+				_, err := s.Checkpoint(ctx, fmt.Sprint("cp", r.IntN(4)))
+				require.NoError(t, err)
+			}
+		case op < 88:
+			if cps := s.Checkpoints(); len(cps) > 0 {
+				_, err := s.Rewind(ctx, cps[r.IntN(len(cps))].Name)
+				require.NoError(t, err)
+				rewinds++
+			}
+		case op < 94:
+			if _, ok := s.Leaf(); ok {
+				f, err := s.Fork(ctx, &session.ForkOptions{CopyLabels: r.IntN(2) == 0})
+				require.NoError(t, err)
+				require.Equal(t, texts(s.Context().Messages), texts(f.Context().Messages), "step %d: the fork has another context", step)
+				forks++
+			}
+		default: // tool results pending at the end, then answered
+			ids := []string{newCall()}
+			appendAll(t, s, session.UserText("go"), callMsg("calling", ids...))
+			checkPairingAllowPending(t, s)
+			appendAll(t, s, session.ToolResult(ids[0], "bash", "ok"))
+		}
+		checkPairingAllowPending(t, s)
+		if step%10 == 9 {
+			want := contextsOfEnds(t, s)
+			s = reopenFS(t, s, root)
+			require.Equal(t, want, contextsOfEnds(t, s), "step %d: a context changed with a reopen", step)
+		}
+	}
+}
+
+// checkPairingAllowPending checks Messages: every call answered right
+// after its message, no result without its call, except the calls of the
+// last message, which the agent is about to run.
+func checkPairingAllowPending(t *testing.T, s *session.Session) {
+	t.Helper()
+	msgs, err := s.Messages(context.Background())
+	require.NoError(t, err)
+	end := len(msgs)
+	if end > 0 && len(msgs[end-1].ToolCalls()) > 0 {
+		end-- // pending calls at the very end
+	}
+	checkPairing(t, msgs[:end])
+}

@@ -1,0 +1,350 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ExtractiveSummarizer is a Summarizer that needs no model: it builds a
+// summary from the conversation's own words (the first request, the later
+// ones, the tools used and the last answer), deterministically. Tests and
+// examples use it; a host can fall back on it when its model is down.
+// The zero value is ready to use.
+type ExtractiveSummarizer struct {
+	// MaxChars bounds the summary's length; default 4,000.
+	MaxChars int
+}
+
+var _ Summarizer = ExtractiveSummarizer{}
+
+// Summarize implements Summarizer.
+func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	limit := x.MaxChars
+	if limit <= 0 {
+		limit = 4000
+	}
+	var goal, last string
+	var asks []string
+	tools := map[string]int{}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			t := oneLine(m.Text(), 200)
+			if t == "" {
+				continue
+			}
+			if goal == "" {
+				goal = t
+			} else {
+				asks = append(asks, t)
+			}
+		case RoleAssistant:
+			if t := oneLine(joinText(m.Content, " "), 300); t != "" {
+				last = t
+			}
+			for _, b := range m.ToolCalls() {
+				tools[b.Name]++
+			}
+		case RoleBranchSummary, RoleCompactionSummary:
+			asks = append(asks, "(summary) "+oneLine(m.Summary, 200))
+		}
+	}
+	var b strings.Builder
+	title := map[SummaryKind]string{SummaryHistory: "Conversation so far", SummaryTurnPrefix: "Earlier in this turn", SummaryBranch: "Branch left behind"}[req.Kind]
+	fmt.Fprintf(&b, "## %s (%d messages, summarized without a model)\n", title, len(req.Messages))
+	if req.PreviousSummary != "" {
+		fmt.Fprintf(&b, "\n## Before that\n%s\n", oneLine(req.PreviousSummary, limit/3))
+	}
+	if goal != "" {
+		fmt.Fprintf(&b, "\n## Goal\n%s\n", goal)
+	}
+	if len(asks) > 0 {
+		b.WriteString("\n## Progress\n")
+		const keep = 12 // the latest requests say most about where things stand
+		if len(asks) > keep {
+			fmt.Fprintf(&b, "- … %d earlier requests\n", len(asks)-keep)
+			asks = asks[len(asks)-keep:]
+		}
+		for _, a := range asks {
+			fmt.Fprintf(&b, "- %s\n", a)
+		}
+	}
+	if len(tools) > 0 {
+		names := make([]string, 0, len(tools))
+		for n := range tools {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		b.WriteString("\n## Tools used\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "- %s ×%d\n", n, tools[n])
+		}
+	}
+	if last != "" {
+		fmt.Fprintf(&b, "\n## Last answer\n%s\n", last)
+	}
+	if req.Instructions != "" {
+		fmt.Fprintf(&b, "\n## Focus asked for\n%s\n", oneLine(req.Instructions, 300))
+	}
+	return truncateText(b.String(), limit), nil
+}
+
+// oneLine collapses whitespace and cuts s to max bytes (at a rune).
+func oneLine(s string, max int) string {
+	return truncateText(strings.Join(strings.Fields(s), " "), max)
+}
+
+func truncateText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// ---- Branch summaries ----
+
+// BranchSummaryOptions configures SummarizeBranch. The zero value (or nil)
+// uses the defaults documented on each field.
+type BranchSummaryOptions struct {
+	// TokenBudget bounds what of the abandoned path goes to the summarizer,
+	// newest first. Default DefaultKeepRecentTokens.
+	TokenBudget int64
+	// Estimator estimates tokens; default DefaultTokenEstimator.
+	Estimator TokenEstimator
+	// Instructions are passed to the Summarizer.
+	Instructions string
+	// FileOp tells which file a tool call reads or modifies; default
+	// DefaultFileOp.
+	FileOp FileOpFunc
+}
+
+// SummarizeBranch moves the leaf to entry target ("" for before the first
+// entry), like BranchWithSummary, with a summary of the path it leaves
+// made by sum: the entries from the common ancestor of the old leaf and
+// target down to the old leaf, newest first within opts.TokenBudget. The
+// files read and modified there (with those of summaries and compactions
+// on it) are listed in the summary and kept in its details. When the move
+// leaves nothing behind (target is below the leaf) it is a plain Branch
+// and the returned entry is the target. The session is not locked while
+// sum runs.
+func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (Entry, error) {
+	var o BranchSummaryOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.TokenBudget <= 0 {
+		o.TokenBudget = DefaultKeepRecentTokens
+	}
+	if o.Estimator == nil {
+		o.Estimator = DefaultTokenEstimator
+	}
+	if o.FileOp == nil {
+		o.FileOp = DefaultFileOp
+	}
+	msgs, files, err := s.abandoned(target, &o)
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(msgs) == 0 {
+		if target == "" {
+			return Entry{}, s.ResetLeaf(ctx)
+		}
+		if err := s.Branch(ctx, target); err != nil {
+			return Entry{}, err
+		}
+		e, _ := s.Entry(target)
+		return e, nil
+	}
+	summary, err := sum.Summarize(ctx, &SummaryRequest{Kind: SummaryBranch, Messages: msgs, Instructions: o.Instructions, Files: files})
+	if err != nil {
+		return Entry{}, fmt.Errorf("session: summarizing the branch: %w", err)
+	}
+	return s.BranchWithSummary(ctx, target, BranchSummary{Summary: withFiles(summary, files), Details: files.details()})
+}
+
+// abandoned collects the messages of the path the leaf would leave by
+// moving to target, oldest first, within the budget, and their files.
+func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message, FileOps, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := int32(-1)
+	if target != "" {
+		var ok bool
+		if t, ok = s.t.lookup(target); !ok || s.t.nodes[t].flags&fMarker != 0 {
+			return nil, FileOps{}, fmt.Errorf("%w: entry %s", ErrNotFound, target)
+		}
+	}
+	// The common ancestor: the deepest node on both paths.
+	onTarget := map[int32]bool{}
+	for j := t; j >= 0; j = s.t.nodes[j].parent {
+		onTarget[j] = true
+	}
+	var left []int32 // from the old leaf up to the common ancestor, newest first
+	for j := s.leaf; j >= 0 && !onTarget[j]; j = s.t.nodes[j].parent {
+		left = append(left, j)
+		if len(left) > len(s.t.nodes) {
+			break // a corrupt tree: never loop
+		}
+	}
+	var files fileSet
+	var msgs []*Message
+	var used int64
+	for _, i := range left {
+		m := s.t.contextMessage(i)
+		if m == nil {
+			continue
+		}
+		if n := o.Estimator.EstimateTokens(m); used+n > o.TokenBudget && len(msgs) > 0 {
+			break
+		} else {
+			used += n
+		}
+		msgs = append(msgs, m)
+		switch s.t.nodes[i].e.kind {
+		case kindBranchSummary:
+			var b BranchSummary
+			if s.t.nodes[i].e.Decode(&b) == nil {
+				files.addDetails(b.Details)
+			}
+		case kindCompaction:
+			var c Compaction
+			if s.t.nodes[i].e.Decode(&c) == nil {
+				files.addDetails(c.Details)
+			}
+		}
+	}
+	slices.Reverse(msgs)
+	files.addCalls(msgs, o.FileOp)
+	return msgs, files.ops(), nil
+}
+
+// ---- Checkpoints and rewind ----
+
+// Checkpoint is a named entry to come back to (a label).
+type Checkpoint struct {
+	Name    string
+	EntryID string
+	Time    time.Time // when the label was set
+}
+
+// Checkpoint names the current point of the conversation (the leaf, or
+// the entry the leaf's trailing labels and title changes follow) so that
+// Rewind can come back to it. It is a label, and idempotent: naming the
+// same entry with the same name again adds nothing.
+func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
+	if strings.TrimSpace(name) == "" {
+		return Checkpoint{}, fmt.Errorf("session: a checkpoint needs a name")
+	}
+	s.mu.Lock()
+	target := s.leaf
+	for target >= 0 {
+		k := s.t.nodes[target].e.kind
+		if k != kindLabel && k != kindSessionInfo && s.t.nodes[target].flags&fMarker == 0 {
+			break
+		}
+		target = s.t.nodes[target].parent
+	}
+	if target < 0 {
+		s.mu.Unlock()
+		return Checkpoint{}, fmt.Errorf("%w: no entry to name as a checkpoint", ErrNotFound)
+	}
+	id := s.t.nodes[target].e.id
+	same := s.t.labels[id] == name
+	s.mu.Unlock()
+	if !same {
+		if err := s.Label(ctx, id, name); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+	for _, c := range s.Checkpoints() {
+		if c.EntryID == id {
+			return c, nil
+		}
+	}
+	return Checkpoint{Name: name, EntryID: id}, nil
+}
+
+// Checkpoints lists the named entries (labels), oldest label first.
+func (s *Session) Checkpoints() []Checkpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := map[string]Checkpoint{}
+	var order []string
+	for i := range s.t.nodes {
+		e := s.t.nodes[i].e
+		if e.kind != kindLabel {
+			continue
+		}
+		var l Label
+		if e.Decode(&l) != nil || l.TargetID == "" {
+			continue
+		}
+		if _, seen := at[l.TargetID]; !seen {
+			order = append(order, l.TargetID)
+		}
+		at[l.TargetID] = Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time()}
+	}
+	var out []Checkpoint
+	for _, id := range order {
+		if c := at[id]; c.Name != "" && s.t.labels[id] == c.Name {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Checkpoint) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// RewindResult says what Rewind did.
+type RewindResult struct {
+	From string // the leaf before: Branch back to it to redo
+	To   string // the new leaf
+	// Left is how many entries of the old path are not on the new one.
+	Left int
+}
+
+// Rewind moves the leaf back to a checkpoint (by name; the newest one of
+// that name) or to an entry (by id), like Branch: nothing is deleted, and
+// the path left behind stays reachable from Result.From.
+func (s *Session) Rewind(ctx context.Context, to string) (RewindResult, error) {
+	s.mu.Lock()
+	target, ok := s.t.lookup(to)
+	if !ok || s.t.nodes[target].flags&fMarker != 0 {
+		target = -1
+		for id, name := range s.t.labels {
+			if name != to {
+				continue
+			}
+			if i, ok := s.t.lookup(id); ok && (target < 0 || i > target) {
+				target = i
+			}
+		}
+	}
+	if target < 0 {
+		s.mu.Unlock()
+		return RewindResult{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, to)
+	}
+	res := RewindResult{From: s.leafID(), To: s.t.nodes[target].e.id}
+	onNew := map[int32]bool{}
+	for j := target; j >= 0; j = s.t.nodes[j].parent {
+		onNew[j] = true
+	}
+	for j := s.leaf; j >= 0 && !onNew[j]; j = s.t.nodes[j].parent {
+		res.Left++
+		if res.Left > len(s.t.nodes) {
+			break
+		}
+	}
+	s.mu.Unlock()
+	return res, s.Branch(ctx, res.To)
+}
