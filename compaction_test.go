@@ -229,6 +229,14 @@ func TestPrune(t *testing.T) {
 	require.NoError(t, s.Branch(ctx, mid))
 	turn(t, s, 99, "edit", "b.go", 50)
 	require.NoError(t, s.Branch(ctx, leaf))
+	// A compaction that keeps only the newest request: the context's
+	// model comes from a summarized assistant message, which must stay.
+	appendAll(t, s, session.UserText("try another model"), session.AssistantText("switched").WithModel(api, provider, "other-model"),
+		session.UserText("and now?"))
+	_, err = s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 1})
+	require.NoError(t, err)
+	require.Equal(t, "other-model", s.Context().Model.ModelID)
+	leaf = s.LeafID()
 
 	want := contextsOfEnds(t, s)
 	sizeBefore := len(mustRead(t, sessionFile(t, root)))
@@ -411,6 +419,10 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 			}
 			if len(ids) > 0 {
 				appendAll(t, s, callMsg("calling", ids...))
+				if r.IntN(3) == 0 { // an extension's message while the tools run
+					_, err := s.AppendCustomMessage(ctx, session.CustomMessage("note", strings.Repeat("n ", r.IntN(100)), true))
+					require.NoError(t, err)
+				}
 				for _, id := range ids {
 					appendAll(t, s, session.ToolResult(id, "bash", strings.Repeat("out ", r.IntN(100))))
 				}
@@ -461,6 +473,9 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 			appendAll(t, s, session.ToolResult(ids[0], "bash", "ok"))
 		}
 		checkPairingAllowPending(t, s)
+		// The seed reconstruction itself: no compaction or prune may cut a
+		// result from its call (Messages would hide that by dropping it).
+		require.Empty(t, s.Context().Orphans, "step %d: a tool result without its call", step)
 		if step%10 == 9 {
 			want := contextsOfEnds(t, s)
 			s = reopenFS(t, s, root)
