@@ -497,3 +497,27 @@ func checkPairingAllowPending(t *testing.T, s *session.Session) {
 	}
 	checkPairing(t, msgs[:end])
 }
+
+func TestParentID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"019a2b3c-0000-7000-8000-000000000001", "019a2b3c-0000-7000-8000-000000000001"},
+		{"/home/dev/.pi/agent/sessions/--home-dev-project--/2026-01-15T10-02-24-000Z_4af7a0e3-b065-4d95-87d2-7fce1eac13c0.jsonl", "4af7a0e3-b065-4d95-87d2-7fce1eac13c0"},
+		{`C:\Users\dev\.pi\sessions\x\2026-01-15T10-02-24-000Z_abc.jsonl`, "abc"},
+		{"abc.jsonl", "abc"},
+	} {
+		assert.Equal(t, tc.want, session.ParentID(tc.in), tc.in)
+	}
+}
+
+// TestListChildrenOfPiFork: pi names a fork's parent by file path; the
+// fork is still listed as the parent's child.
+func TestListChildrenOfPiFork(t *testing.T) {
+	needCompat(t)
+	root := t.TempDir()
+	copyInto(t, root, "06-createBranchedSession.jsonl")
+	children, err := session.ListChildren(context.Background(), openFS(t, root, nil), "4af7a0e3-b065-4d95-87d2-7fce1eac13c0")
+	require.NoError(t, err)
+	require.Len(t, children, 1)
+	assert.Equal(t, "39565b5d-0cb9-4e60-8351-ecc9dbf58144", children[0].ID)
+}

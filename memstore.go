@@ -259,7 +259,7 @@ func matches(info SessionInfo, opts ListOptions) bool {
 	if opts.Cwd != "" && info.Cwd != opts.Cwd {
 		return false
 	}
-	if opts.ParentSession != "" && info.ParentSession != opts.ParentSession {
+	if opts.ParentSession != "" && ParentID(info.ParentSession) != opts.ParentSession {
 		return false
 	}
 	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {

@@ -58,7 +58,10 @@ type AppendOptions struct {
 // session, DefaultListLimit at a time.
 type ListOptions struct {
 	Cwd           string    // only sessions of this working directory
-	ParentSession string    // only sessions forked from this one
+	// ParentSession keeps only the sessions forked from (or started as
+	// subsessions of) this session id; a header naming its parent by file
+	// path, as pi writes it, matches the id in the file name.
+	ParentSession string
 	UpdatedAfter  time.Time // only sessions updated strictly after
 	UpdatedBefore time.Time // only sessions updated strictly before
 	Limit         int       // page size; 0 means DefaultListLimit
@@ -85,10 +88,29 @@ type SessionInfo struct {
 	Cwd           string
 	Created       time.Time
 	Updated       time.Time
+	// ParentSession is the header's parentSession as written: a session
+	// id (what this library writes) or, in files pi wrote, the parent's
+	// file path. ParentID extracts the id from either.
 	ParentSession string
 	Entries       int   // number of entries
 	Size          int64 // bytes of the log in the seed format
 	Archived      bool  // see FileStore.Archive
+}
+
+// ParentID returns the id of the parent session a header's parentSession
+// names: the value itself when it is an id, or, when it is a path to a
+// seed-layout file ("<timestamp>_<id>.jsonl", as pi writes forks), the id
+// in the file name. "" for "".
+func ParentID(parentSession string) string {
+	if !strings.ContainsAny(parentSession, `/\`) && !strings.HasSuffix(parentSession, ".jsonl") {
+		return parentSession
+	}
+	base := parentSession[strings.LastIndexAny(parentSession, `/\`)+1:]
+	base = strings.TrimSuffix(base, ".jsonl")
+	if i := strings.LastIndexByte(base, '_'); i >= 0 {
+		base = base[i+1:]
+	}
+	return base
 }
 
 // Continue opens the most recently updated session of cwd in store, or
