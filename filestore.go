@@ -544,6 +544,18 @@ func (s *FileStore) forget(fsess *fileSession) {
 	s.closeFile(fsess)
 }
 
+// Path returns the file that holds session id (ErrNotFound if the store
+// has no such session). Archiving and restoring move it.
+func (s *FileStore) Path(id string) (string, error) {
+	fsess, err := s.file(id)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path(fsess.rel), nil
+}
+
 // path returns the file of a session for messages.
 func (s *FileStore) path(rel string) string {
 	if filepath.IsAbs(rel) {

@@ -57,7 +57,7 @@ type AppendOptions struct {
 // ListOptions selects and pages sessions. The zero value lists every
 // session, DefaultListLimit at a time.
 type ListOptions struct {
-	Cwd           string    // only sessions of this working directory
+	Cwd string // only sessions of this working directory
 	// ParentSession keeps only the sessions forked from (or started as
 	// subsessions of) this session id; a header naming its parent by file
 	// path, as pi writes it, matches the id in the file name.
@@ -83,11 +83,11 @@ type ListPage struct {
 
 // SessionInfo describes a session without loading its entries.
 type SessionInfo struct {
-	ID            string
-	Title         string
-	Cwd           string
-	Created       time.Time
-	Updated       time.Time
+	ID      string
+	Title   string
+	Cwd     string
+	Created time.Time
+	Updated time.Time
 	// ParentSession is the header's parentSession as written: a session
 	// id (what this library writes) or, in files pi wrote, the parent's
 	// file path. ParentID extracts the id from either.

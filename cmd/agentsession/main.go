@@ -1,18 +1,20 @@
 // Command agentsession looks inside agent session files (the pi /
-// oh-my-pi JSONL format, versions 1 to 3). Only migrate writes to the
-// files it is given; the other commands never write to anything they
-// read.
+// oh-my-pi JSONL format, versions 1 to 3). Only migrate, compact and fork
+// write; the other commands never write to anything they read.
 //
 // Usage:
 //
 //	agentsession context [--leaf ID] [--json] [--for-model] FILE|ID
 //	agentsession tree [--compact] FILE|ID
 //	agentsession verify FILE|ID... | --all
+//	agentsession checkpoints FILE|ID
 //	agentsession ls [--root DIR] [--cwd DIR | --all] [--archived] [--json]
+//	agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] FILE|ID
+//	agentsession fork [--at ID] [--title TEXT] [--labels] FILE|ID
 //	agentsession migrate [--dry-run] FILE...
 //	agentsession bench [--turns N] [--dir DIR]
 //
-// A session is named by its file or, with the read commands, by its id in
+// A session is named by its file or by its id in
 // the FileStore at --root (default $AGENTSESSION_ROOT, else
 // ~/.pi/agent/sessions). Images stored as blob references are resolved
 // from the blob directory beside the root (or --blobs DIR).
@@ -29,6 +31,19 @@
 // verify lists problems one per line (malformed lines, a torn tail,
 // orphans, duplicate ids, cycles, unpaired tool calls, missing blobs) and
 // exits 1 if it found any; --all verifies every session of the store.
+//
+// checkpoints lists the named entries (labels) to rewind to, oldest
+// first, marking those on the current path.
+//
+// compact summarizes the history of the context at the leaf with the
+// offline extractive summarizer (no model) and appends a compaction entry
+// keeping about --keep-tokens of recent history; --dry-run prints the plan
+// instead and writes nothing.
+//
+// fork copies the path from the root to --at (default the leaf) into a
+// new session whose header names the source as parentSession, in the store
+// the source is in (the root of its seed layout, else --root), and prints
+// where it went. The source is not changed.
 //
 // ls lists the sessions of a FileStore root (default $AGENTSESSION_ROOT,
 // else ~/.pi/agent/sessions), most recent first: those of the current
@@ -70,7 +85,10 @@ const usage = `usage:
   agentsession context [--leaf ID] [--json] [--for-model] FILE|ID
   agentsession tree [--compact] FILE|ID
   agentsession verify FILE|ID... | --all
+  agentsession checkpoints FILE|ID
   agentsession ls [--root DIR] [--cwd DIR | --all] [--archived] [--json]
+  agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] FILE|ID
+  agentsession fork [--at ID] [--title TEXT] [--labels] FILE|ID
   agentsession migrate [--dry-run] FILE...
   agentsession bench [--turns N] [--dir DIR]
 `
@@ -93,6 +111,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdLs(args, stdout, stderr)
 	case "migrate":
 		return cmdMigrate(args, stdout, stderr)
+	case "compact":
+		return cmdCompact(args, stdout, stderr)
+	case "fork":
+		return cmdFork(args, stdout, stderr)
 	case "bench":
 		return cmdBench(args, stdout, stderr)
 	case "bench-open": // the child process of bench, not for users
@@ -118,6 +140,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.BoolVar(compact, "compact", false, "indent only where the conversation branches")
 	case "verify":
 		fs.BoolVar(all, "all", false, "verify every session of the store at --root")
+	case "checkpoints":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -160,8 +183,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	warnSkipped(log, path, unresolved, stderr)
-	if cmd == "context" {
+	switch cmd {
+	case "context":
 		return cmdContext(s, path, *leaf, *asJSON, *forModel, stdout, stderr)
+	case "checkpoints":
+		return cmdCheckpoints(s, stdout)
 	}
 	return cmdTree(s, *compact, stdout)
 }

@@ -194,7 +194,7 @@ func TestUnreadableFiles(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(c.content), 0o600))
 		old := time.Now().Add(-time.Hour).Truncate(time.Second)
 		require.NoError(t, os.Chtimes(p, old, old))
-		for _, cmd := range [][]string{{"context"}, {"context", "--json"}, {"tree"}, {"verify"}} {
+		for _, cmd := range [][]string{{"context"}, {"context", "--json"}, {"tree"}, {"verify"}, {"checkpoints"}, {"compact"}, {"compact", "--dry-run"}, {"fork"}} {
 			out, errOut, code := runCLI(append(cmd, p)...)
 			assert.Equal(t, 2, code, "%s %v", name, cmd)
 			assert.Empty(t, out)
@@ -317,4 +317,115 @@ func TestStoreSessions(t *testing.T) {
 	after, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "nothing was written")
+}
+
+// seedLayout copies a corpus file into a FileStore layout under a new
+// root and returns the root and the file.
+func seedLayout(t *testing.T, name string) (root, file string) {
+	t.Helper()
+	needCompat(t)
+	data, err := os.ReadFile(filepath.Join(compatDir, name))
+	require.NoError(t, err)
+	log, err := session.DecodeLog(data, nil)
+	require.NoError(t, err)
+	root = filepath.Join(t.TempDir(), "sessions")
+	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	file = filepath.Join(dir, "2026-01-15T10-00-00-000Z_"+log.Header.ID+".jsonl")
+	require.NoError(t, os.WriteFile(file, data, 0o600))
+	return root, file
+}
+
+func TestCompactCommand(t *testing.T) {
+	root, file := seedLayout(t, "03-compaction.jsonl")
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	out, errOut, code := runCLI("compact", "--dry-run", "--keep-tokens", "4", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "would compact at leaf 33e9dd37")
+	assert.Contains(t, out, "keep from:     entry a3992fbc")
+	assert.Contains(t, out, "updates:       the previous compaction's summary")
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "--dry-run writes nothing")
+
+	out, errOut, code = runCLI("compact", "--keep-tokens", "100000", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "nothing to compact")
+
+	// By id, in the store at --root.
+	out, errOut, code = runCLI("compact", "--keep-tokens", "4", "--root", root, "10a54adc-9ac2-41f3-83f1-0edd4d380029")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "compacted: 2 messages summarized, history kept from entry a3992fbc")
+	after, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after[:len(before)]), "the file was only appended to")
+
+	out, errOut, code = runCLI("context", "--json", file)
+	require.Equal(t, exitOK, code, errOut)
+	var c struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Summary string `json:"summary"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	require.Len(t, c.Messages, 3)
+	assert.Equal(t, "compactionSummary", c.Messages[0].Role)
+	assert.Contains(t, c.Messages[0].Summary, "summarized without a model")
+	assert.Contains(t, c.Messages[0].Summary, "<read-files>\nf1.ts", "the earlier compaction's files carry over")
+
+	// A file outside any store is compacted in place; nothing else is made.
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose.jsonl")
+	require.NoError(t, os.WriteFile(loose, before, 0o600))
+	_, errOut, code = runCLI("compact", "--keep-tokens", "4", "--root", filepath.Join(dir, "nowhere"), loose)
+	require.Equal(t, exitOK, code, errOut)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the file itself")
+}
+
+func TestForkCommand(t *testing.T) {
+	root, file := seedLayout(t, "02-branching.jsonl")
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+	src, err := session.DecodeLog(before, nil)
+	require.NoError(t, err)
+	at := src.Entries[1].ID()
+
+	out, errOut, code := runCLI("fork", "--at", at, "--title", "experiment", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "forked 2 entries to "+root)
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the source is untouched")
+
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	children, err := session.ListChildren(context.Background(), store, src.Header.ID)
+	require.NoError(t, err)
+	require.Len(t, children, 1)
+	assert.Equal(t, "experiment", children[0].Title)
+	assert.Equal(t, 2, children[0].Entries)
+	path, err := store.Path(children[0].ID)
+	require.NoError(t, err)
+	assert.Contains(t, out, path)
+
+	_, errOut, code = runCLI("fork", "--at", "nosuchentry", file)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "entry nosuchentry not found")
+}
+
+func TestCheckpointsCommand(t *testing.T) {
+	p := write(t, "s.jsonl", sample)
+	out, errOut, code := runCLI("checkpoints", p)
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	assert.Contains(t, lines[0], "NAME")
+	assert.Contains(t, lines[1], "u1")
+	assert.Contains(t, lines[1], "start (on the current path)")
 }
