@@ -351,25 +351,12 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 		}
 		start = 1
 	}
-	cut, kept := s.findCut(msgs, start, o)
+	cut, kept, turn := s.findCut(msgs, start, o)
 	if cut <= start {
 		return nil, ErrNothingToCompact
 	}
 	plan.FirstKeptEntryID = ids[cut]
 	plan.TokensKept = kept
-	// A cut inside a turn: the turn's start is its user message.
-	turn := cut
-	if msgs[cut].Role != RoleUser {
-		for k := cut - 1; k >= start; k-- {
-			if msgs[k].Role == RoleUser {
-				turn = k
-				break
-			}
-		}
-		if turn == cut {
-			turn = start // no user message: the whole span is one turn
-		}
-	}
 	plan.Summarize = msgs[start:turn:turn]
 	if turn < cut {
 		plan.TurnPrefix = msgs[turn:cut:cut]
@@ -391,12 +378,17 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 }
 
 // findCut returns where the kept history starts in msgs (msgs[start:]
-// may be summarized) and the estimated tokens kept: start when it all
-// fits in KeepRecentTokens, else the latest valid cut point that keeps at
-// least that much (or the earliest valid one).
-func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (int, int64) {
-	// A cut at k is valid when msgs[k] may start a context (not a tool
-	// result) and no call before k has its result at k or after.
+// may be summarized), the estimated tokens kept, and where the turn the
+// cut falls in starts (the cut itself at a turn boundary): start when it all
+// fits in KeepRecentTokens. Otherwise it cuts at a turn boundary (a user
+// message or a user's bash execution no earlier call is still waiting
+// on): of the boundaries just before and just after the point where the
+// kept history reaches KeepRecentTokens, the one whose kept size is
+// closer to it. Only when the last turn alone is longer than what is kept
+// does it cut inside that turn, at the latest point where a context may
+// start (not a tool result, no call before it waiting on a result after
+// it) that keeps at least KeepRecentTokens.
+func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
 	resultAt := map[string]int{}
 	for k := start; k < len(msgs); k++ {
 		if m := msgs[k]; m.Role == RoleToolResult {
@@ -405,14 +397,20 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (int
 			}
 		}
 	}
+	// valid[k]: msgs[k] may start a context; boundary[k]: and a turn.
 	valid := make([]bool, len(msgs))
+	boundary := make([]bool, len(msgs))
 	open := -1 // the last index a call before k is answered at
 	for k := start; k < len(msgs); k++ {
-		switch msgs[k].Role {
-		case RoleUser, RoleAssistant, RoleBashExecution, RoleCustom, RoleBranchSummary:
+		m := msgs[k]
+		switch m.Role {
+		case RoleUser, RoleBashExecution:
+			boundary[k] = open < k
+			valid[k] = open < k
+		case RoleAssistant, RoleCustom, RoleBranchSummary:
 			valid[k] = open < k
 		}
-		if m := msgs[k]; m.Role == RoleAssistant {
+		if m.Role == RoleAssistant {
 			for i := range m.Content {
 				if b := &m.Content[i]; b.Type == BlockToolCall {
 					if r, ok := resultAt[b.ID]; ok && r > k {
@@ -422,29 +420,53 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (int
 			}
 		}
 	}
-	var total int64
-	for _, m := range msgs[start:] {
-		total += o.Estimator.EstimateTokens(m)
-	}
-	if total <= o.KeepRecentTokens {
-		return start, total // it all fits in what is kept
-	}
-	var kept int64
-	best, bestKept := -1, int64(0)
+	// kept[k]: the tokens of msgs[k:].
+	kept := make([]int64, len(msgs)+1)
 	for k := len(msgs) - 1; k >= start; k-- {
-		kept += o.Estimator.EstimateTokens(msgs[k])
-		if !valid[k] {
-			continue
-		}
-		best, bestKept = k, kept
-		if kept >= o.KeepRecentTokens {
+		kept[k] = kept[k+1] + o.Estimator.EstimateTokens(msgs[k])
+	}
+	if kept[start] <= o.KeepRecentTokens {
+		return start, kept[start], start // it all fits in what is kept
+	}
+	// reach: the latest index whose suffix holds KeepRecentTokens.
+	reach := len(msgs) - 1
+	for reach > start && kept[reach] < o.KeepRecentTokens {
+		reach--
+	}
+	before, after := -1, -1
+	for k := reach; k > start; k-- {
+		if boundary[k] {
+			before = k
 			break
 		}
 	}
-	if best < 0 {
-		return start, kept
+	for k := reach + 1; k < len(msgs); k++ {
+		if boundary[k] {
+			after = k
+			break
+		}
 	}
-	return best, bestKept
+	switch {
+	case before >= 0 && after >= 0:
+		if kept[before]-o.KeepRecentTokens <= o.KeepRecentTokens-kept[after] {
+			return before, kept[before], before
+		}
+		return after, kept[after], after
+	case after >= 0:
+		return after, kept[after], after
+	}
+	// The last turn is longer than what is kept: cut inside it, at the
+	// latest valid point (its own start, before, if there is none).
+	for k := reach; k > start; k-- {
+		if valid[k] {
+			turn := k
+			for turn > start && !boundary[turn] {
+				turn--
+			}
+			return k, kept[k], turn
+		}
+	}
+	return start, kept[start], start
 }
 
 // SummaryKind says what a summary request covers.

@@ -521,3 +521,89 @@ func TestListChildrenOfPiFork(t *testing.T) {
 	require.Len(t, children, 1)
 	assert.Equal(t, "39565b5d-0cb9-4e60-8351-ecc9dbf58144", children[0].ID)
 }
+
+// TestCompactionCutPoints: where a compaction cuts, with every message
+// counted as 100 tokens. Patterns: u user, b user's bash execution, a
+// assistant, c assistant with a tool call, m with three, r the result of
+// the oldest unanswered call, x an extension's custom message.
+func TestCompactionCutPoints(t *testing.T) {
+	hundred := session.TokenEstimatorFunc(func(*session.Message) int64 { return 100 })
+	for _, tc := range []struct {
+		name    string
+		pattern string
+		keep    int64
+		cut     int  // index of the first kept message; -1: nothing to compact
+		split   bool // the cut falls inside a turn
+	}{
+		{"turn boundary before the budget point, closer", "ucra ucra ucra ucra ucra", 1100, 8, false},
+		{"turn boundary after the budget point, closer", "ucra ucra ucra ucra ucra", 900, 12, false},
+		{"a tie keeps more", "ucra ucra ucra ucra ucra", 1000, 8, false},
+		{"a bash execution starts a turn", "ua ba ua ba", 200, 6, false},
+		{"the last turn longer than kept is split after a result", "ua ucrcrcrcrcrcra", 500, 11, true},
+		{"a split never starts at a result or between a call and it", "ua ucxrcxrcxra", 250, 9, true},
+		{"the results of one message's calls stay with it", "ua umrrra", 300, 3, true},
+		{"everything fits", "ucra ucra", 800, -1, false},
+		{"one turn, nothing before it", "ucrcrcra", 300, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := session.New()
+			var open []string
+			var ids []string
+			n := 0
+			for _, ch := range strings.ReplaceAll(tc.pattern, " ", "") {
+				var e session.Entry
+				var err error
+				switch ch {
+				case 'u':
+					e, err = s.Append(ctx, session.UserText("q"))
+				case 'b':
+					e, err = s.Append(ctx, session.BashExecution("ls", "a.go", 0))
+				case 'a':
+					e, err = s.Append(ctx, reply("ok"))
+				case 'c':
+					n++
+					id := fmt.Sprint("call", n)
+					open = append(open, id)
+					e, err = s.Append(ctx, callMsg("calling", id))
+				case 'm':
+					var calls []string
+					for range 3 {
+						n++
+						calls = append(calls, fmt.Sprint("call", n))
+					}
+					open = append(open, calls...)
+					e, err = s.Append(ctx, callMsg("calling", calls...))
+				case 'r':
+					e, err = s.Append(ctx, session.ToolResult(open[0], "bash", "out"))
+					open = open[1:]
+				case 'x':
+					e, err = s.AppendCustomMessage(ctx, session.CustomMessage("note", "n", true))
+				}
+				require.NoError(t, err)
+				ids = append(ids, e.ID())
+			}
+			plan, err := s.PlanCompaction(&session.CompactionOptions{KeepRecentTokens: tc.keep, Estimator: hundred})
+			if tc.cut < 0 {
+				require.ErrorIs(t, err, session.ErrNothingToCompact)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, ids[tc.cut], plan.FirstKeptEntryID, "cut at message %d", indexOf(ids, plan.FirstKeptEntryID))
+			assert.Equal(t, tc.split, plan.SplitTurn)
+			assert.Equal(t, tc.cut, len(plan.Summarize)+len(plan.TurnPrefix))
+			if tc.split {
+				assert.Equal(t, session.RoleUser, plan.TurnPrefix[0].Role, "the prefix is the turn's start")
+			}
+		})
+	}
+}
+
+func indexOf(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}

@@ -11,15 +11,33 @@ import (
 
 // ExtractiveSummarizer is a Summarizer that needs no model: it builds a
 // summary from the conversation's own words (the first request, the later
-// ones, the tools used and the last answer), deterministically. Tests and
-// examples use it; a host can fall back on it when its model is down.
-// The zero value is ready to use.
+// ones, the tools used and the last answer), deterministically. Updating
+// its own earlier summary, it carries the goal, the requests and the tool
+// counts over, so that repeated compactions stay one summary of bounded
+// size rather than nesting; another summary (a model's) is quoted as it
+// is, shortened. Tests and examples use it; a host can fall back on it
+// when its model is down. The zero value is ready to use.
 type ExtractiveSummarizer struct {
 	// MaxChars bounds the summary's length; default 4,000.
 	MaxChars int
 }
 
 var _ Summarizer = ExtractiveSummarizer{}
+
+// extractive is what an extractive summary holds, and what is read back
+// from an earlier one.
+type extractive struct {
+	goal    string
+	asks    []string // requests after the goal, oldest first
+	earlier int      // requests left out before asks
+	tools   map[string]int
+	last    string
+	quoted  string // an earlier summary in another form
+}
+
+// The latest requests say most about where things stand; older ones are
+// counted.
+const extractiveAsks = 12
 
 // Summarize implements Summarizer.
 func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest) (string, error) {
@@ -30,9 +48,10 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	if limit <= 0 {
 		limit = 4000
 	}
-	var goal, last string
-	var asks []string
-	tools := map[string]int{}
+	sum := readExtractive(req.PreviousSummary)
+	if sum.quoted != "" {
+		sum.quoted = truncateText(sum.quoted, limit/3)
+	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
@@ -40,60 +59,122 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 			if t == "" {
 				continue
 			}
-			if goal == "" {
-				goal = t
+			if sum.goal == "" {
+				sum.goal = t
 			} else {
-				asks = append(asks, t)
+				sum.asks = append(sum.asks, t)
 			}
 		case RoleAssistant:
 			if t := oneLine(joinText(m.Content, " "), 300); t != "" {
-				last = t
+				sum.last = t
 			}
 			for _, b := range m.ToolCalls() {
-				tools[b.Name]++
+				sum.tools[b.Name]++
 			}
 		case RoleBranchSummary, RoleCompactionSummary:
-			asks = append(asks, "(summary) "+oneLine(m.Summary, 200))
+			sum.asks = append(sum.asks, "(summary) "+oneLine(m.Summary, 200))
 		}
+	}
+	if n := len(sum.asks) - extractiveAsks; n > 0 {
+		sum.earlier += n
+		sum.asks = sum.asks[n:]
 	}
 	var b strings.Builder
 	title := map[SummaryKind]string{SummaryHistory: "Conversation so far", SummaryTurnPrefix: "Earlier in this turn", SummaryBranch: "Branch left behind"}[req.Kind]
-	fmt.Fprintf(&b, "## %s (%d messages, summarized without a model)\n", title, len(req.Messages))
-	if req.PreviousSummary != "" {
-		fmt.Fprintf(&b, "\n## Before that\n%s\n", oneLine(req.PreviousSummary, limit/3))
+	fmt.Fprintf(&b, "## %s (summarized without a model)\n", title)
+	if sum.quoted != "" {
+		fmt.Fprintf(&b, "\n## Earlier summary\n%s\n", sum.quoted)
 	}
-	if goal != "" {
-		fmt.Fprintf(&b, "\n## Goal\n%s\n", goal)
+	if sum.goal != "" {
+		fmt.Fprintf(&b, "\n## Goal\n%s\n", sum.goal)
 	}
-	if len(asks) > 0 {
+	if len(sum.asks) > 0 {
 		b.WriteString("\n## Progress\n")
-		const keep = 12 // the latest requests say most about where things stand
-		if len(asks) > keep {
-			fmt.Fprintf(&b, "- … %d earlier requests\n", len(asks)-keep)
-			asks = asks[len(asks)-keep:]
+		if sum.earlier > 0 {
+			fmt.Fprintf(&b, "- … %d earlier requests\n", sum.earlier)
 		}
-		for _, a := range asks {
+		for _, a := range sum.asks {
 			fmt.Fprintf(&b, "- %s\n", a)
 		}
 	}
-	if len(tools) > 0 {
-		names := make([]string, 0, len(tools))
-		for n := range tools {
+	if len(sum.tools) > 0 {
+		names := make([]string, 0, len(sum.tools))
+		for n := range sum.tools {
 			names = append(names, n)
 		}
 		slices.Sort(names)
 		b.WriteString("\n## Tools used\n")
 		for _, n := range names {
-			fmt.Fprintf(&b, "- %s ×%d\n", n, tools[n])
+			fmt.Fprintf(&b, "- %s ×%d\n", n, sum.tools[n])
 		}
 	}
-	if last != "" {
-		fmt.Fprintf(&b, "\n## Last answer\n%s\n", last)
+	if sum.last != "" {
+		fmt.Fprintf(&b, "\n## Last answer\n%s\n", sum.last)
 	}
 	if req.Instructions != "" {
 		fmt.Fprintf(&b, "\n## Focus asked for\n%s\n", oneLine(req.Instructions, 300))
 	}
 	return truncateText(b.String(), limit), nil
+}
+
+// readExtractive reads back an earlier extractive summary: its sections
+// up to the file lists or a split turn's part, which the library adds.
+// Any other text is kept whole as quoted.
+func readExtractive(prev string) extractive {
+	sum := extractive{tools: map[string]int{}}
+	prev = strings.TrimSpace(prev)
+	if prev == "" {
+		return sum
+	}
+	if !strings.HasPrefix(prev, "## ") || !strings.Contains(firstLine(prev), "(summarized without a model)") {
+		sum.quoted = prev
+		return sum
+	}
+	section := ""
+	for _, line := range strings.Split(prev, "\n")[1:] {
+		switch {
+		case strings.HasPrefix(line, "<read-files>"), strings.HasPrefix(line, "<modified-files>"), line == "---":
+			return sum // what follows is the library's, or the split turn's
+		case strings.HasPrefix(line, "## "):
+			section = strings.TrimPrefix(line, "## ")
+			continue
+		case strings.TrimSpace(line) == "":
+			continue
+		}
+		switch section {
+		case "Earlier summary":
+			if sum.quoted != "" {
+				sum.quoted += "\n"
+			}
+			sum.quoted += line
+		case "Goal":
+			sum.goal = line
+		case "Progress":
+			item := strings.TrimPrefix(line, "- ")
+			var n int
+			if _, err := fmt.Sscanf(item, "… %d earlier requests", &n); err == nil {
+				sum.earlier += n
+			} else {
+				sum.asks = append(sum.asks, item)
+			}
+		case "Tools used":
+			item := strings.TrimPrefix(line, "- ")
+			if i := strings.LastIndex(item, " ×"); i > 0 {
+				var n int
+				if _, err := fmt.Sscanf(item[i+len(" ×"):], "%d", &n); err == nil {
+					sum.tools[item[:i]] += n
+				}
+			}
+		case "Last answer":
+			sum.last = line
+		}
+	}
+	return sum
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // oneLine collapses whitespace and cuts s to max bytes (at a rune).
