@@ -2,9 +2,13 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	session "github.com/agentsession/session"
 )
@@ -109,4 +113,91 @@ func FuzzContext(f *testing.F) {
 		msgs, _ = s.Messages(ctx)
 		checkPairing(t, msgs)
 	})
+}
+
+// FuzzCompaction compacts and prunes random, possibly corrupt trees: a
+// compaction never leaves a tool result without its call that was not
+// already one, what Messages hands to a model stays paired, and prune
+// (refused on a tree with structural problems) changes no context.
+func FuzzCompaction(f *testing.F) {
+	f.Add(byte(3), []byte{0, 0, 0, 1, 2, 1, 2, 3, 2, 3, 3, 4, 4, 5, 5, 9, 2, 1, 0, 0, 3, 1, 2, 3})
+	f.Add(byte(1), []byte{1, 3, 0, 2, 1, 2, 3, 1, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11})
+	f.Add(byte(0), []byte("a long conversation with tool calls and compactions in it"))
+	f.Fuzz(func(t *testing.T, keep byte, data []byte) {
+		log, err := session.DecodeLog(randomLog(data), &session.ReadOptions{Strict: true})
+		if err != nil {
+			t.Fatalf("generated log is not readable: %v", err)
+		}
+		s, err := session.OpenLog(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		orphans := len(s.Context().Orphans)
+		_, err = s.Compact(ctx, session.ExtractiveSummarizer{MaxChars: 200}, &session.CompactionOptions{KeepRecentTokens: int64(keep) + 1})
+		if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
+			t.Fatal(err)
+		}
+		if n := len(s.Context().Orphans); n > orphans {
+			t.Fatalf("the compaction left %d tool results without their calls, there were %d", n, orphans)
+		}
+		msgs, err := s.Messages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPairing(t, msgs)
+
+		before := contextsOfEnds(t, s)
+		if _, err := s.Prune(ctx); err != nil {
+			if errors.Is(err, session.ErrUnclean) {
+				return
+			}
+			t.Fatal(err)
+		}
+		if after := contextsOfEnds(t, s); !maps.Equal(before, after) {
+			t.Fatalf("prune changed a context:\nbefore %v\nafter  %v", before, after)
+		}
+	})
+}
+
+// FuzzExtractiveSummary feeds the offline summarizer arbitrary earlier
+// summaries (which it reads back when they are its own): it never panics,
+// stays within its size, keeps valid text valid, and summarizing its own
+// summary again keeps the goal.
+func FuzzExtractiveSummary(f *testing.F) {
+	f.Add("## Conversation so far (summarized without a model)\n\n## Goal\nfix it\n\n## Progress\n- … 3 earlier requests\n- b\n\n## Tools used\n- read ×2\n", "next")
+	f.Add("a model's summary\n\nwith paragraphs", "")
+	f.Add("## Conversation so far (summarized without a model)\n## Tools used\n- ×\n- a ×x\n## Progress\n- … -5 earlier requests", "q")
+	f.Fuzz(func(t *testing.T, prev, ask string) {
+		x := session.ExtractiveSummarizer{MaxChars: 600}
+		ctx := context.Background()
+		msgs := []*session.Message{session.UserText(ask), session.Assistant(session.ToolCall("c", "read", json.RawMessage(`{}`)))}
+		out, err := x.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 600 {
+			t.Fatalf("%d bytes, over the limit", len(out))
+		}
+		if utf8.ValidString(prev) && utf8.ValidString(ask) && !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of valid input: %q", out)
+		}
+		again, err := x.Summarize(ctx, &session.SummaryRequest{PreviousSummary: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if goal := sectionOf(out, "Goal"); goal != "" && sectionOf(again, "Goal") != goal {
+			t.Fatalf("the goal %q was lost:\n%s", goal, again)
+		}
+	})
+}
+
+// sectionOf returns the first line of a "## name" section.
+func sectionOf(s, name string) string {
+	_, rest, ok := strings.Cut(s, "\n## "+name+"\n")
+	if !ok {
+		return ""
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
 }

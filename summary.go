@@ -83,7 +83,11 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	title := map[SummaryKind]string{SummaryHistory: "Conversation so far", SummaryTurnPrefix: "Earlier in this turn", SummaryBranch: "Branch left behind"}[req.Kind]
 	fmt.Fprintf(&b, "## %s (summarized without a model)\n", title)
 	if sum.quoted != "" {
-		fmt.Fprintf(&b, "\n## Earlier summary\n%s\n", sum.quoted)
+		// Quoted, so that its own headings are not taken for ours.
+		b.WriteString("\n## Earlier summary\n")
+		for _, line := range strings.Split(sum.quoted, "\n") {
+			b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
+		}
 	}
 	if sum.goal != "" {
 		fmt.Fprintf(&b, "\n## Goal\n%s\n", sum.goal)
@@ -146,7 +150,7 @@ func readExtractive(prev string) extractive {
 			if sum.quoted != "" {
 				sum.quoted += "\n"
 			}
-			sum.quoted += line
+			sum.quoted += strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ")
 		case "Goal":
 			sum.goal = line
 		case "Progress":
