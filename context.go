@@ -523,6 +523,10 @@ func (t *tree) predecode(idx []int32) {
 	wg.Wait()
 }
 
+// decodedMessages counts the entries decoded for contexts, for the tests
+// that check a context decodes only what it emits.
+var decodedMessages atomic.Int64
+
 // contextMessage returns the message entry i contributes (decoded once
 // and cached), or nil.
 func (t *tree) contextMessage(i int32) *Message {
@@ -534,6 +538,7 @@ func (t *tree) contextMessage(i int32) *Message {
 		return nil
 	}
 	n.msg = decodeContextMessage(n.e)
+	decodedMessages.Add(1)
 	if n.msg == nil {
 		n.state = msgNone
 	} else {

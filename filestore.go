@@ -1044,6 +1044,36 @@ func (s *FileStore) release(fsess *fileSession) error {
 	return err
 }
 
+// appendLarge writes lines in pieces of about maxPending bytes, each
+// encoded while the one before is written. If one fails, the file goes
+// back to its length before the first: the append is all or nothing.
+func (s *FileStore) appendLarge(fsess *fileSession, lines [][]byte) error {
+	if err := s.writePending(fsess); err != nil {
+		return err
+	}
+	start := fsess.size
+	fail := func(err error) error {
+		if terr := fsess.f.Truncate(start); terr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
+		}
+		fsess.size = start
+		return err // latched by land
+	}
+	for _, l := range lines {
+		fsess.pending = append(append(fsess.pending, l...), '\n')
+		if len(fsess.pending) >= maxPending {
+			if err := s.land(fsess); err != nil {
+				return fail(err)
+			}
+			s.launch(fsess)
+		}
+	}
+	if err := s.writePending(fsess); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
 // maxPending is how many bytes of appended lines gather before they are
 // written even though the lease is still held.
 const maxPending = 256 << 10
@@ -1314,8 +1344,20 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		fsess.pending = append(fsess.pending, '\n')
 		fsess.needNL = false
 	}
+	n := 0
 	for _, l := range lines {
-		fsess.pending = append(append(fsess.pending, l...), '\n')
+		n += len(l) + 1
+	}
+	if n > maxPending {
+		// A fork or an import appends megabytes at once: written a piece
+		// at a time rather than gathered whole.
+		if err := s.appendLarge(fsess, lines); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range lines {
+			fsess.pending = append(append(fsess.pending, l...), '\n')
+		}
 	}
 	switch {
 	case s.opts.Sync != SyncNever:

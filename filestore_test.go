@@ -689,11 +689,22 @@ func TestFileStoreChild(t *testing.T) {
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(limit), Max: uint64(limit)}); err != nil {
 			panic(err)
 		}
-		_, err1 := s.Append(ctx, session.UserText(strings.Repeat("y", 64<<10)))
-		if policy == session.SyncNever {
-			if err1 != nil {
+		var err1 error
+		if os.Getenv("AGENTSESSION_LARGE") == "1" {
+			// An append of megabytes is written in pieces (a fork's): the
+			// first ones fit under the limit, a later one does not.
+			msgs := make([]*session.Message, 20)
+			for i := range msgs {
+				msgs[i] = session.UserText(strings.Repeat("z", 40<<10))
+			}
+			err1 = s.SaveTurn(ctx, msgs, nil)
+		} else {
+			_, err1 = s.Append(ctx, session.UserText(strings.Repeat("y", 64<<10)))
+			if policy == session.SyncNever && err1 != nil {
 				panic(err1) // gathered: the write comes at Flush
 			}
+		}
+		if policy == session.SyncNever && err1 == nil {
 			err1 = s.Flush(ctx)
 		}
 		_, err2 := s.Append(ctx, session.UserText("small"))
@@ -807,10 +818,25 @@ func TestFileStoreShortWrite(t *testing.T) {
 	path := sessionFileOf(t, root, "s-fsize")
 	before := mustRead(t, path)
 
-	for _, policy := range []string{"every", "on-flush", "never"} {
-		t.Run(policy, func(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		large  bool
+		room   int // bytes the file may grow by
+	}{
+		{"every", false, 4096}, {"on-flush", false, 4096}, {"never", false, 4096},
+		{"every", true, 600 << 10}, {"on-flush", true, 600 << 10}, {"never", true, 600 << 10},
+	} {
+		name := c.policy
+		if c.large {
+			name += " large"
+		}
+		t.Run(name, func(t *testing.T) {
+			large := "0"
+			if c.large {
+				large = "1"
+			}
 			cmd := child(t, "AGENTSESSION_CHILD=fsize", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID=s-fsize",
-				"AGENTSESSION_LIMIT="+strconv.Itoa(len(before)+4096), "AGENTSESSION_POLICY="+policy)
+				"AGENTSESSION_LIMIT="+strconv.Itoa(len(before)+c.room), "AGENTSESSION_POLICY="+c.policy, "AGENTSESSION_LARGE="+large)
 			out, err := cmd.Output()
 			require.NoError(t, err)
 			lines := strings.Split(string(out), "\n")

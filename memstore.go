@@ -129,14 +129,27 @@ func lastID(entries []Entry) string {
 
 // checkEntries rejects zero entries and ids repeated within one append.
 func checkEntries(entries []Entry) error {
+	// A turn is a few entries: compare them pairwise. A fork or an import
+	// appends thousands: use a set.
+	var seen map[string]struct{}
+	if len(entries) > 16 {
+		seen = make(map[string]struct{}, len(entries))
+	}
 	for i, e := range entries {
 		if e.IsZero() {
 			return fmt.Errorf("session: append of zero Entry at %d", i)
 		}
-		for _, f := range entries[:i] {
-			if f.id == e.id {
-				return fmt.Errorf("%w: entry id %s appears twice in one append", ErrConflict, e.id)
+		dup := false
+		if seen != nil {
+			_, dup = seen[e.id]
+			seen[e.id] = struct{}{}
+		} else {
+			for _, f := range entries[:i] {
+				dup = dup || f.id == e.id
 			}
+		}
+		if dup {
+			return fmt.Errorf("%w: entry id %s appears twice in one append", ErrConflict, e.id)
 		}
 	}
 	return nil

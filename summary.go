@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -52,29 +53,62 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	if sum.quoted != "" {
 		sum.quoted = truncateText(sum.quoted, limit/3)
 	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleUser:
-			t := oneLine(m.Text(), 200)
-			if t == "" {
-				continue
+	// Only the first request, the latest ones and the last answer are
+	// quoted: the others are counted, not read (a compaction of a long
+	// session hands over tens of thousands of messages).
+	first := 0
+	if sum.goal == "" {
+		for ; first < len(req.Messages); first++ {
+			if m := req.Messages[first]; m.Role == RoleUser {
+				if sum.goal = oneLine(m.Text(), 200); sum.goal != "" {
+					first++
+					break
+				}
 			}
-			if sum.goal == "" {
-				sum.goal = t
-			} else {
-				sum.asks = append(sum.asks, t)
-			}
-		case RoleAssistant:
-			if t := oneLine(joinText(m.Content, " "), 300); t != "" {
-				sum.last = t
-			}
-			for _, b := range m.ToolCalls() {
-				sum.tools[b.Name]++
-			}
-		case RoleBranchSummary, RoleCompactionSummary:
-			sum.asks = append(sum.asks, "(summary) "+oneLine(m.Summary, 200))
 		}
 	}
+	var recent []string // newest first
+	for k := len(req.Messages) - 1; k >= first; k-- {
+		m := req.Messages[k]
+		var ask string
+		switch m.Role {
+		case RoleUser:
+			if len(recent) < extractiveAsks {
+				ask = oneLine(m.Text(), 200)
+			} else if hasText(m) {
+				sum.earlier++
+			}
+		case RoleBranchSummary, RoleCompactionSummary:
+			if len(recent) < extractiveAsks {
+				ask = "(summary) " + oneLine(m.Summary, 200)
+			} else {
+				sum.earlier++
+			}
+		}
+		if ask != "" {
+			recent = append(recent, ask)
+		}
+	}
+	for k := len(req.Messages) - 1; k >= 0; k-- {
+		if m := req.Messages[k]; m.Role == RoleAssistant {
+			if t := oneLine(joinText(m.Content, " "), 300); t != "" {
+				sum.last = t
+				break
+			}
+		}
+	}
+	for _, m := range req.Messages {
+		if m.Role != RoleAssistant {
+			continue
+		}
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == BlockToolCall {
+				sum.tools[b.Name]++
+			}
+		}
+	}
+	slices.Reverse(recent)
+	sum.asks = append(sum.asks, recent...)
 	if n := len(sum.asks) - extractiveAsks; n > 0 {
 		sum.earlier += n
 		sum.asks = sum.asks[n:]
@@ -181,9 +215,36 @@ func firstLine(s string) string {
 	return line
 }
 
-// oneLine collapses whitespace and cuts s to max bytes (at a rune).
+// oneLine collapses whitespace and cuts s to max bytes (at a rune),
+// reading no more of s than it needs.
 func oneLine(s string, max int) string {
-	return truncateText(strings.Join(strings.Fields(s), " "), max)
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+		if b.Len() > max {
+			break
+		}
+	}
+	return truncateText(b.String(), max)
+}
+
+// hasText reports whether a message has some text that is not space.
+func hasText(m *Message) bool {
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == BlockText && strings.TrimSpace(b.Text) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func truncateText(s string, max int) string {
