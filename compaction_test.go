@@ -607,3 +607,33 @@ func indexOf(ids []string, id string) int {
 	}
 	return -1
 }
+
+// TestContextAfterCompactionDecodes: a session reopened after a
+// compaction decodes only the messages its context emits, not the
+// summarized history.
+func TestContextAfterCompactionDecodes(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := session.Create(ctx, openFS(t, root, nil), &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	for k := range 300 {
+		turn(t, s, k, "read", "a.go", 200)
+	}
+	_, err = s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 2000})
+	require.NoError(t, err)
+	want := len(s.Context().Messages)
+	require.Less(t, want, 100)
+
+	before := session.DecodedMessages()
+	r := reopenFS(t, s, root)
+	c := r.Context()
+	assert.Len(t, c.Messages, want)
+	assert.Equal(t, int64(want), session.DecodedMessages()-before, "decoded exactly what the context emits")
+
+	// Appending to the compacted session and asking again decodes only
+	// the new message.
+	before = session.DecodedMessages()
+	appendAll(t, r, session.UserText("more"))
+	assert.Len(t, r.Context().Messages, want+1)
+	assert.LessOrEqual(t, session.DecodedMessages()-before, int64(1))
+}
