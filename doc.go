@@ -127,6 +127,39 @@
 // own leaf, so concurrent writers end up on sibling branches and nothing
 // is lost or interleaved.
 //
+// # Compaction, branch summaries, checkpoints, fork
+//
+// These are plain methods a host calls; the host brings the model, as a
+// Summarizer. ExtractiveSummarizer needs none: tests, examples and a host
+// whose model is down use it.
+//
+// NeedsCompaction compares the context's size with a model's window minus
+// a reserve. The size is the usage the model reported with the last
+// assistant message plus an estimate of what follows it; the estimator is
+// pluggable (DefaultTokenEstimator counts a token per four bytes, which
+// errs on the side of compacting early). PlanCompaction keeps about
+// KeepRecentTokens of recent history and cuts at a turn boundary (a user
+// message), or, when the last turn alone is longer than that, inside it
+// at a point no tool call is separated from its result; the turn's first
+// part is then summarized on its own. Compact runs the plan with the
+// Summarizer, updating the previous compaction's summary, and appends a
+// compaction entry listing the files read and modified (from tool calls
+// and earlier details). The session is not locked while the model works.
+//
+// A compaction is an appended entry: the summarized history stays in the
+// log, where other branches and checkpoints may still need it. Prune
+// rewrites the log atomically without what no context needs any more,
+// re-parenting what it keeps; the context of every branch end, of the
+// leaf and of every labeled entry stays the same.
+//
+// SummarizeBranch moves the leaf elsewhere and records a summary of the
+// path it leaves, newest messages first within a token budget. A
+// Checkpoint is a label, idempotent; Rewind moves the leaf to a
+// checkpoint or entry and says how many entries left the path (nothing is
+// deleted: Branch back to redo). Fork copies the path to an entry into a
+// new session, on any Store, whose header names the source as
+// parentSession; ListChildren finds a session's forks and subsessions.
+//
 // # Corrupt logs
 //
 // Reading never hangs or panics. A malformed line is skipped and counted
@@ -139,7 +172,7 @@
 // lists everything that was repaired. All errors are sentinels tested
 // with errors.Is: ErrNotFound, ErrExists, ErrConflict, ErrCorrupt (with
 // *CorruptError), ErrUnsupportedVersion, ErrClosed, ErrInvalidID,
-// ErrUnpairedToolResult.
+// ErrUnpairedToolResult, ErrNothingToCompact, ErrUnclean.
 //
 // # Concurrency
 //
