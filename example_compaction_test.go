@@ -131,3 +131,22 @@ func ExampleSession_Fork() {
 	// parent is the source: true
 	// children: 1
 }
+
+// A subagent's session names the session of the agent that started it;
+// ListChildren finds them, forks included.
+func ExampleListChildren() {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	main, _ := session.Create(ctx, store, &session.CreateOptions{ID: "main", Title: "Ship the release"})
+	for _, task := range []string{"Write the changelog", "Run the benchmarks"} {
+		sub, _ := session.Create(ctx, store, &session.CreateOptions{Title: task, ParentSession: main.ID()})
+		sub.Append(ctx, session.UserText(task))
+	}
+	children, _ := session.ListChildren(ctx, store, "main")
+	for _, c := range children {
+		fmt.Println(c.Title)
+	}
+	// Unordered output:
+	// Write the changelog
+	// Run the benchmarks
+}
