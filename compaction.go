@@ -74,16 +74,44 @@ func usageTokens(m *Message) int64 {
 // the usage the model reported with the last assistant message that has
 // one, plus an estimate (est; nil for DefaultTokenEstimator) of the
 // messages after it. Without reported usage, every message is estimated.
+//
+// Usage reported before a compaction measured the context before it, so
+// after a compaction summary only assistant messages timed after the
+// summary count for their usage; the history kept from before it is
+// estimated (and so are messages without timestamps). Session's
+// ContextTokens knows which messages came after the compaction without
+// looking at times.
 func ContextTokens(msgs []*Message, est TokenEstimator) int64 {
+	trust := 0
+	for k := len(msgs) - 1; k >= 0; k-- {
+		if msgs[k].Role != RoleCompactionSummary {
+			continue
+		}
+		trust = k + 1
+		since := msgs[k].Timestamp
+		for j := k + 1; j < len(msgs); j++ {
+			if m := msgs[j]; m.Role == RoleAssistant && (since <= 0 || m.Timestamp <= since) {
+				trust = j + 1 // from before the compaction, or cannot tell
+			}
+		}
+		break
+	}
+	return contextTokens(msgs, trust, est)
+}
+
+// contextTokens is ContextTokens trusting the usage of msgs[trust:] only.
+func contextTokens(msgs []*Message, trust int, est TokenEstimator) int64 {
 	if est == nil {
 		est = DefaultTokenEstimator
 	}
 	var total int64
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if u := usageTokens(msgs[i]); u > 0 {
-			return total + u
+	for k := len(msgs) - 1; k >= 0; k-- {
+		if k >= trust {
+			if u := usageTokens(msgs[k]); u > 0 {
+				return total + u
+			}
 		}
-		total += est.EstimateTokens(msgs[i])
+		total += est.EstimateTokens(msgs[k])
 	}
 	return total
 }
@@ -136,7 +164,8 @@ func (o *CompactionOptions) withDefaults() CompactionOptions {
 func (s *Session) ContextTokens(est TokenEstimator) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ContextTokens(s.leafCtx().forModel(), est)
+	pc := s.leafCtx()
+	return contextTokens(pc.msgs, pc.fresh, est)
 }
 
 // NeedsCompaction reports whether the context at the leaf takes more than
@@ -156,24 +185,33 @@ type FileOps struct {
 	Modified []string `json:"modifiedFiles"` // written or edited
 }
 
-// FileOpFunc tells which file a tool call acts on: path, and whether it
-// modifies it; ok false for calls that touch no file.
-type FileOpFunc func(tool string, args json.RawMessage) (path string, modified, ok bool)
+// FileOp is a file a tool call acts on.
+type FileOp struct {
+	Path     string
+	Modified bool // written, edited, created or deleted, not only read
+}
+
+// FileOpFunc tells which files a tool call acts on (none for calls that
+// touch no file).
+type FileOpFunc func(tool string, args json.RawMessage) []FileOp
 
 // DefaultFileOp knows the file tools of the seed agents and of the common
 // model APIs: read, read_file, view (reads); write, edit, multi_edit,
-// write_file, edit_file, create_file, str_replace_based_edit_tool and
-// apply_patch (modifications), with the path in "path", "file_path",
-// "filePath" or "file".
-func DefaultFileOp(tool string, args json.RawMessage) (string, bool, bool) {
+// write_file, edit_file, create_file, str_replace_based_edit_tool
+// (modifications), with the path in "path", "file_path", "filePath" or
+// "file"; and apply_patch, whose patch ("input" or "patch") names the
+// files it adds, updates, deletes and moves.
+func DefaultFileOp(tool string, args json.RawMessage) []FileOp {
 	var modified bool
 	switch strings.ToLower(tool) {
 	case "read", "read_file", "view", "view_file":
 	case "write", "edit", "multi_edit", "multiedit", "write_file", "edit_file", "create_file",
-		"str_replace_based_edit_tool", "str_replace_editor", "apply_patch":
+		"str_replace_based_edit_tool", "str_replace_editor":
 		modified = true
+	case "apply_patch":
+		return patchFiles(args)
 	default:
-		return "", false, false
+		return nil
 	}
 	var a struct {
 		Path     string `json:"path"`
@@ -182,14 +220,42 @@ func DefaultFileOp(tool string, args json.RawMessage) (string, bool, bool) {
 		File     string `json:"file"`
 	}
 	if json.Unmarshal(args, &a) != nil {
-		return "", false, false
+		return nil
 	}
 	for _, p := range []string{a.Path, a.FilePath, a.FilePat2, a.File} {
 		if p != "" {
-			return p, modified, true
+			return []FileOp{{Path: p, Modified: modified}}
 		}
 	}
-	return "", false, false
+	return nil
+}
+
+// patchFiles lists the files of an apply_patch call: its patch's
+// "*** Add File: ", "*** Update File: ", "*** Delete File: " and
+// "*** Move to: " lines.
+func patchFiles(args json.RawMessage) []FileOp {
+	var a struct {
+		Input string `json:"input"`
+		Patch string `json:"patch"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return nil
+	}
+	patch := a.Input
+	if patch == "" {
+		patch = a.Patch
+	}
+	var ops []FileOp
+	for line := range strings.Lines(patch) {
+		for _, prefix := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if p, ok := strings.CutPrefix(line, prefix); ok {
+				if p = strings.TrimSpace(p); p != "" {
+					ops = append(ops, FileOp{Path: p, Modified: true})
+				}
+			}
+		}
+	}
+	return ops
 }
 
 // fileSet gathers file operations.
@@ -214,8 +280,8 @@ func (f *fileSet) addCalls(msgs []*Message, op FileOpFunc) {
 		}
 		for i := range m.Content {
 			if b := &m.Content[i]; b.Type == BlockToolCall {
-				if p, mod, ok := op(b.Name, b.Arguments); ok {
-					f.add(p, mod)
+				for _, fo := range op(b.Name, b.Arguments) {
+					f.add(fo.Path, fo.Modified)
 				}
 			}
 		}
@@ -323,6 +389,8 @@ type CompactionPlan struct {
 	// Files lists the files read and modified in what is summarized, with
 	// those the previous compaction listed.
 	Files FileOps
+
+	est TokenEstimator // the estimator the plan was made with
 }
 
 // PlanCompaction plans a compaction of the context at the leaf, keeping
@@ -340,7 +408,7 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	msgs, ids := pc.msgs, pc.ids
 	start := 0 // the first message that may be summarized
 	var files fileSet
-	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: ContextTokens(pc.forModel(), o.Estimator)}
+	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: contextTokens(msgs, pc.fresh, o.Estimator), est: o.Estimator}
 	if pc.compacted && len(msgs) > 0 && msgs[0].Role == RoleCompactionSummary {
 		plan.PreviousSummary = msgs[0].Summary
 		if i, ok := s.t.lookup(ids[0]); ok {
@@ -389,35 +457,39 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 // start (not a tool result, no call before it waiting on a result after
 // it) that keeps at least KeepRecentTokens.
 func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
-	resultAt := map[string]int{}
+	// inside[k] > 0: msgs[k] lies between a call and its result (the
+	// result included). A result answers the latest call with its id
+	// before it that no result answered yet: ids may repeat.
+	inside := make([]int, len(msgs)+1)
+	calls := map[string]int{} // call id -> index of its assistant message
 	for k := start; k < len(msgs); k++ {
-		if m := msgs[k]; m.Role == RoleToolResult {
-			if _, seen := resultAt[m.ToolCallID]; !seen {
-				resultAt[m.ToolCallID] = k
+		switch m := msgs[k]; m.Role {
+		case RoleAssistant:
+			for i := range m.Content {
+				if b := &m.Content[i]; b.Type == BlockToolCall {
+					calls[b.ID] = k
+				}
+			}
+		case RoleToolResult:
+			if a, ok := calls[m.ToolCallID]; ok {
+				delete(calls, m.ToolCallID)
+				inside[a+1]++
+				inside[k+1]--
 			}
 		}
 	}
 	// valid[k]: msgs[k] may start a context; boundary[k]: and a turn.
 	valid := make([]bool, len(msgs))
 	boundary := make([]bool, len(msgs))
-	open := -1 // the last index a call before k is answered at
+	open := 0
 	for k := start; k < len(msgs); k++ {
-		m := msgs[k]
-		switch m.Role {
+		open += inside[k]
+		switch msgs[k].Role {
 		case RoleUser, RoleBashExecution:
-			boundary[k] = open < k
-			valid[k] = open < k
+			boundary[k] = open == 0
+			valid[k] = open == 0
 		case RoleAssistant, RoleCustom, RoleBranchSummary:
-			valid[k] = open < k
-		}
-		if m.Role == RoleAssistant {
-			for i := range m.Content {
-				if b := &m.Content[i]; b.Type == BlockToolCall {
-					if r, ok := resultAt[b.ID]; ok && r > k {
-						open = max(open, r)
-					}
-				}
-			}
+			valid[k] = open == 0
 		}
 	}
 	// kept[k]: the tokens of msgs[k:].
@@ -548,11 +620,7 @@ func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionO
 	if err != nil {
 		return nil, err
 	}
-	e, after, err := s.applyCompaction(ctx, plan, summary, o.Estimator)
-	if err != nil {
-		return nil, err
-	}
-	return &CompactionResult{Entry: e, Plan: plan, Summary: withFiles(summary, plan.Files), TokensAfter: after}, nil
+	return s.ApplyCompaction(ctx, plan, summary)
 }
 
 // summarizePlan asks for the summaries of a plan and joins them.
@@ -585,24 +653,30 @@ func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, in
 	return history + "\n\n---\n\n**Turn Context (split turn):**\n\n" + prefix, nil
 }
 
-// ApplyCompaction appends the compaction entry of a plan with a summary
-// made for it (by the host's own means); the file lists of the plan are
-// appended to the summary and kept in the entry's details. It fails with
-// ErrConflict if the plan's kept history is no longer on the path.
-func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (Entry, error) {
-	e, _, err := s.applyCompaction(ctx, plan, summary, DefaultTokenEstimator)
-	return e, err
-}
-
-func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, summary string, est TokenEstimator) (Entry, int64, error) {
+// ApplyCompaction appends the compaction entry of a plan (made by
+// PlanCompaction) with a summary made for it by the host's own means; the
+// file lists of the plan are appended to the summary and kept in the
+// entry's details. Appends made since the plan are kept after it; if the
+// leaf moved off the path the plan was made on, it fails with
+// ErrConflict.
+func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (*CompactionResult, error) {
+	est := plan.est
+	if est == nil {
+		est = DefaultTokenEstimator
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return Entry{}, 0, ErrClosed
+		return nil, ErrClosed
 	}
-	first, ok := s.t.lookup(plan.FirstKeptEntryID)
-	if !ok || !s.onPath(first, s.leaf) {
-		return Entry{}, 0, fmt.Errorf("%w: entry %s, where the plan keeps history from, is no longer on the path", ErrConflict, plan.FirstKeptEntryID)
+	// What was planned must still be what the context holds: the plan's
+	// leaf on the path (appends since are kept after the compaction).
+	leaf, ok := s.t.lookup(plan.LeafID)
+	if !ok || !s.onPath(leaf, s.leaf) {
+		return nil, fmt.Errorf("%w: the leaf moved off %s, where the compaction was planned", ErrConflict, plan.LeafID)
+	}
+	if first, ok := s.t.lookup(plan.FirstKeptEntryID); !ok || !s.onPath(first, s.leaf) {
+		return nil, fmt.Errorf("%w: entry %s, where the plan keeps history from, is not on the path", ErrConflict, plan.FirstKeptEntryID)
 	}
 	text := withFiles(summary, plan.Files)
 	// What the context will hold: the summary, then everything from the
@@ -628,9 +702,9 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 		return []Entry{e}, nil
 	}, nil, nil)
 	if err != nil {
-		return Entry{}, 0, err
+		return nil, err
 	}
-	return es[0], after, nil
+	return &CompactionResult{Entry: es[0], Plan: plan, Summary: text, TokensAfter: after}, nil
 }
 
 // onPath reports whether node a is on the path from the root to b.
@@ -665,13 +739,15 @@ type PruneResult struct {
 var ErrUnclean = errors.New("session: the tree has structural problems; see Verify")
 
 // Prune rewrites the session's log without the entries no context needs
-// any more: messages a compaction summarized on every branch that reaches
-// them. The contexts of every end of a branch, of the leaf and of every
-// labeled entry (checkpoints) stay exactly as they were; entries other
-// than messages (settings, labels, extension state, unknown types) are
-// all kept; the children of dropped entries move up to the nearest kept
-// ancestor. The rewrite is atomic (Store.Rewrite). A session whose tree
-// has structural problems is refused with ErrUnclean.
+// any more: messages, custom messages, branch summaries and compactions
+// that a later compaction summarized on every branch that reaches them.
+// The contexts of every end of a branch, of the leaf and of every labeled
+// entry (checkpoints) stay exactly as they were, and so does the leaf;
+// other entries (settings, labels, titles, extension state, unknown
+// types) are all kept; the children of dropped entries move up to the
+// nearest kept ancestor (their parentId is rewritten, the rest of their
+// bytes kept). The rewrite is atomic (Store.Rewrite). A session whose
+// tree has structural problems is refused with ErrUnclean.
 func (s *Session) Prune(ctx context.Context) (PruneResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

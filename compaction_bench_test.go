@@ -111,6 +111,8 @@ func BenchmarkContextAfterCompactionW10k(b *testing.B) {
 	}
 	id := s.ID()
 	store.Close()
+	session.CountDecodes(true)
+	defer session.CountDecodes(false)
 	var decoded, emitted int64
 	b.ReportAllocs()
 	for b.Loop() {

@@ -145,6 +145,14 @@ func TestContextTokens(t *testing.T) {
 	assert.Equal(t, int64(100+1+11), session.ContextTokens(msgs, nil), "an aborted turn's usage is not trusted")
 	img := session.User(session.Image("image/png", []byte("png")))
 	assert.Equal(t, int64(1200), session.DefaultTokenEstimator.EstimateTokens(img))
+
+	// After a compaction summary, usage reported before it (by time) is
+	// not trusted: it measured the context before the compaction.
+	c := []*session.Message{{Role: session.RoleCompactionSummary, Summary: strings.Repeat("s", 40), Timestamp: 1000}}
+	kept := session.AssistantText(strings.Repeat("k", 40)).WithUsage(session.Usage{TotalTokens: 90000}).WithTimestamp(500)
+	assert.Equal(t, int64(10+10), session.ContextTokens(append(c, kept), nil), "kept history is estimated")
+	fresh := session.AssistantText("ok").WithUsage(session.Usage{TotalTokens: 3000}).WithTimestamp(2000)
+	assert.Equal(t, int64(3000+1), session.ContextTokens(append(c, kept, fresh, session.UserText("more")), nil))
 }
 
 // TestCompactionCompat compacts pi's 03-compaction session once more, on
@@ -414,8 +422,13 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 		case op < 35: // a whole turn, with 0-2 tool calls
 			appendAll(t, s, session.UserText(fmt.Sprintf("q%d %s", step, strings.Repeat("w ", r.IntN(200)))))
 			var ids []string
-			for range r.IntN(3) {
-				ids = append(ids, newCall())
+			reuse := r.IntN(3) == 0 // some providers number calls per message: ids repeat across turns
+			for k := range r.IntN(3) {
+				if reuse {
+					ids = append(ids, fmt.Sprint("toolu_", k))
+				} else {
+					ids = append(ids, newCall())
+				}
 			}
 			if len(ids) > 0 {
 				appendAll(t, s, callMsg("calling", ids...))
@@ -451,7 +464,9 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 		case op < 80:
 			if _, ok := s.Leaf(); ok {
 				_, err := s.Checkpoint(ctx, fmt.Sprint("cp", r.IntN(4)))
-				require.NoError(t, err)
+				if err != nil {
+					require.ErrorIs(t, err, session.ErrExists, "the entry has another checkpoint")
+				}
 			}
 		case op < 88:
 			if cps := s.Checkpoints(); len(cps) > 0 {
@@ -624,6 +639,8 @@ func TestContextAfterCompactionDecodes(t *testing.T) {
 	want := len(s.Context().Messages)
 	require.Less(t, want, 100)
 
+	session.CountDecodes(true)
+	defer session.CountDecodes(false)
 	before := session.DecodedMessages()
 	r := reopenFS(t, s, root)
 	c := r.Context()
@@ -636,4 +653,95 @@ func TestContextAfterCompactionDecodes(t *testing.T) {
 	appendAll(t, r, session.UserText("more"))
 	assert.Len(t, r.Context().Messages, want+1)
 	assert.LessOrEqual(t, session.DecodedMessages()-before, int64(1))
+}
+
+// TestCompactWhileTheSessionMoves: the summarizer runs unlocked. Appends
+// made meanwhile stay after the compaction; a leaf moved elsewhere makes
+// it fail with ErrConflict and append nothing.
+func TestCompactWhileTheSessionMoves(t *testing.T) {
+	ctx := context.Background()
+	opts := &session.CompactionOptions{KeepRecentTokens: 300}
+
+	s := session.New()
+	for k := range 6 {
+		turn(t, s, k, "read", "a.go", 400)
+	}
+	appending := session.SummarizerFunc(func(ctx context.Context, req *session.SummaryRequest) (string, error) {
+		appendAll(t, s, session.UserText("asked meanwhile"))
+		return "summary", nil
+	})
+	_, err := s.Compact(ctx, appending, opts)
+	require.NoError(t, err)
+	msgs := s.Context().Messages
+	assert.Equal(t, session.RoleCompactionSummary, msgs[0].Role)
+	assert.Equal(t, "asked meanwhile", msgs[len(msgs)-1].Text(), "the append made meanwhile is kept, after the kept history")
+
+	s2 := session.New()
+	for k := range 6 {
+		turn(t, s2, k, "read", "a.go", 400)
+	}
+	elsewhere := s2.Path()[3].ID()
+	moving := session.SummarizerFunc(func(ctx context.Context, req *session.SummaryRequest) (string, error) {
+		require.NoError(t, s2.Branch(ctx, elsewhere))
+		return "summary", nil
+	})
+	n := s2.Len()
+	_, err = s2.Compact(ctx, moving, opts)
+	require.ErrorIs(t, err, session.ErrConflict)
+	assert.Equal(t, n+1, s2.Len(), "only the leaf marker of the branch")
+	assert.Equal(t, elsewhere, s2.LeafID())
+}
+
+func TestDefaultFileOp(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args string
+		want       []session.FileOp
+	}{
+		{"read", `{"path":"a.go"}`, []session.FileOp{{Path: "a.go"}}},
+		{"Edit", `{"file_path":"b.go","old_string":"x"}`, []session.FileOp{{Path: "b.go", Modified: true}}},
+		{"write", `{"filePath":"c.go"}`, []session.FileOp{{Path: "c.go", Modified: true}}},
+		{"bash", `{"command":"cat a.go"}`, nil},
+		{"read", `not json`, nil},
+		{"apply_patch", `{"input":"*** Begin Patch\n*** Update File: d.go\n@@\n-x\n+y\n*** Add File: e.go\n+z\n*** Delete File: f.go\n*** End Patch"}`,
+			[]session.FileOp{{Path: "d.go", Modified: true}, {Path: "e.go", Modified: true}, {Path: "f.go", Modified: true}}},
+	} {
+		assert.Equal(t, tc.want, session.DefaultFileOp(tc.tool, json.RawMessage(tc.args)), "%s %s", tc.tool, tc.args)
+	}
+}
+
+// TestExtractiveSummarizerUpdates: updating its own summary, the offline
+// summarizer carries the goal, the requests and the tool counts over,
+// the split turn's part included, instead of nesting summaries.
+func TestExtractiveSummarizerUpdates(t *testing.T) {
+	ctx := context.Background()
+	x := session.ExtractiveSummarizer{}
+	sum := func(kind session.SummaryKind, prev string, msgs ...*session.Message) string {
+		out, err := x.Summarize(ctx, &session.SummaryRequest{Kind: kind, PreviousSummary: prev, Messages: msgs})
+		require.NoError(t, err)
+		return out
+	}
+	history := sum(session.SummaryHistory, "", session.UserText("Port the parser"), callMsg("reading", "c1"), session.UserText("Now the tests"), reply("Tests written."))
+	prefix := sum(session.SummaryTurnPrefix, "", session.UserText("Fix the flaky test"), callMsg("looking", "c2"))
+	prev := history + "\n\n---\n\n**Turn Context (split turn):**\n\n" + prefix + "\n\n<read-files>\na.go\n</read-files>"
+
+	next := sum(session.SummaryHistory, prev, session.UserText("Ship it"), reply("Shipped."))
+	assert.Equal(t, "Port the parser", sectionOf(next, "Goal"))
+	assert.Contains(t, next, "## Progress\n- Now the tests\n- Fix the flaky test\n- Ship it\n")
+	assert.Contains(t, next, "## Tools used\n- bash ×2\n")
+	assert.Contains(t, next, "## Last answer\nShipped.")
+	assert.NotContains(t, next, "read-files", "file lists are the library's to add")
+	assert.Equal(t, 1, strings.Count(next, "summarized without a model"), "no nesting")
+
+	// A model's summary is quoted, and its headings stay inside the quote.
+	quoted := sum(session.SummaryHistory, "## Goal\nsomething else\n\nmore", session.UserText("Go on"))
+	assert.Contains(t, quoted, "## Earlier summary\n> ## Goal\n> something else\n>\n> more\n")
+	assert.Equal(t, "Go on", sectionOf(quoted, "Goal"))
+
+	// Many updates stay bounded.
+	s := ""
+	for k := range 200 {
+		s = sum(session.SummaryHistory, s, session.UserText(fmt.Sprintf("request %d %s", k, strings.Repeat("w ", 50))))
+	}
+	assert.Less(t, len(s), 4000)
+	assert.Contains(t, s, "- … 187 earlier requests\n")
 }

@@ -554,7 +554,13 @@ func (e Entry) withParent(parent string) (Entry, error) {
 	if parent != "" {
 		v = jsonx.AppendString(nil, parent)
 	}
-	raw, err := setMember(bytes.TrimSpace(e.raw), "parentId", v)
+	return e.withMember("parentId", v)
+}
+
+// withMember returns the entry with member key set to the JSON value v,
+// its other bytes kept.
+func (e Entry) withMember(key string, v []byte) (Entry, error) {
+	raw, err := setMember(bytes.TrimSpace(e.raw), key, v)
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: entry %s: %w", e.id, err)
 	}

@@ -8,6 +8,10 @@ var Fdatasync = datasync
 // read so far.
 func ListReadBytes() int64 { return listReadBytes.Load() }
 
+// CountDecodes turns the count of DecodedMessages on or off (off by
+// default, so that the other benchmarks do not pay for it).
+func CountDecodes(on bool) { countDecodes = on }
+
 // DecodedMessages reports how many entries have been decoded for
-// contexts so far.
+// contexts while the count was on.
 func DecodedMessages() int64 { return decodedMessages.Load() }

@@ -115,47 +115,107 @@ func FuzzContext(f *testing.F) {
 	})
 }
 
-// FuzzCompaction compacts and prunes random, possibly corrupt trees: a
-// compaction never leaves a tool result without its call that was not
-// already one, what Messages hands to a model stays paired, and prune
-// (refused on a tree with structural problems) changes no context.
+// randomTree turns fuzz bytes into a structurally sound session log
+// (unique ids, every parent an earlier entry) with branches, compactions
+// keeping from anywhere, labels, leaf markers, settings and call ids that
+// repeat: the trees Prune works on.
+func randomTree(data []byte) []byte {
+	next := func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/"}` + "\n")
+	var ids []string
+	earlier := func() string { return ids[next()%len(ids)] }
+	for n := 0; len(data) > 0 && n < 64; n++ {
+		self := fmt.Sprintf("e%02d", n)
+		parent := "null"
+		switch {
+		case n == 0:
+		case next()%5 == 0: // a branch
+			parent = `"` + earlier() + `"`
+		default:
+			parent = `"` + ids[len(ids)-1] + `"`
+		}
+		env := fmt.Sprintf(`"id":%q,"parentId":%s,"timestamp":"2026-01-15T10:%02d:%02d.000Z"`, self, parent, n/60, n%60)
+		call := fmt.Sprintf("c%d", next()%3)
+		switch k := next() % 12; {
+		case k < 3:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"user","content":"u%d %s","timestamp":1}}`, env, n, strings.Repeat("w", next()))
+		case k < 5:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"assistant","content":[{"type":"text","text":"a%d"},{"type":"toolCall","id":%q,"name":"t","arguments":{}}],"provider":"p","model":"m%d","stopReason":"toolUse","timestamp":2}}`, env, n, call, next()%3)
+		case k < 7:
+			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"toolResult","toolCallId":%q,"toolName":"t","content":[{"type":"text","text":"r%d %s"}],"isError":false,"timestamp":3}}`, env, call, n, strings.Repeat("o", next()))
+		case k == 7 && n > 0:
+			fmt.Fprintf(&sb, `{"type":"compaction",%s,"summary":"s%d","firstKeptEntryId":%q,"tokensBefore":1}`, env, n, earlier())
+		case k == 8:
+			fmt.Fprintf(&sb, `{"type":"branch_summary",%s,"fromId":"x","summary":"b%d"}`, env, n)
+		case k == 9 && n > 0:
+			fmt.Fprintf(&sb, `{"type":"label",%s,"targetId":%q,"label":"l%d"}`, env, earlier(), n%3)
+		case k == 10:
+			fmt.Fprintf(&sb, `{"type":"model_change",%s,"provider":"p","modelId":"m%d"}`, env, n)
+		default:
+			fmt.Fprintf(&sb, `{"type":"custom_message",%s,"customType":"hook","content":"n%d","display":true}`, env, n)
+		}
+		sb.WriteByte('\n')
+		ids = append(ids, self)
+	}
+	return []byte(sb.String())
+}
+
+// FuzzCompaction compacts and prunes random trees: a compaction never
+// leaves a tool result without its call that was not already one, what
+// Messages hands to a model stays paired, and prune changes no context.
+// Corrupt trees (randomLog) are compacted too, and prune refuses them.
 func FuzzCompaction(f *testing.F) {
 	f.Add(byte(3), []byte{0, 0, 0, 1, 2, 1, 2, 3, 2, 3, 3, 4, 4, 5, 5, 9, 2, 1, 0, 0, 3, 1, 2, 3})
 	f.Add(byte(1), []byte{1, 3, 0, 2, 1, 2, 3, 1, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11})
 	f.Add(byte(0), []byte("a long conversation with tool calls and compactions in it"))
+	f.Add(byte(40), []byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f"))
 	f.Fuzz(func(t *testing.T, keep byte, data []byte) {
-		log, err := session.DecodeLog(randomLog(data), &session.ReadOptions{Strict: true})
-		if err != nil {
-			t.Fatalf("generated log is not readable: %v", err)
-		}
-		s, err := session.OpenLog(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		orphans := len(s.Context().Orphans)
-		_, err = s.Compact(ctx, session.ExtractiveSummarizer{MaxChars: 200}, &session.CompactionOptions{KeepRecentTokens: int64(keep) + 1})
-		if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
-			t.Fatal(err)
-		}
-		if n := len(s.Context().Orphans); n > orphans {
-			t.Fatalf("the compaction left %d tool results without their calls, there were %d", n, orphans)
-		}
-		msgs, err := s.Messages(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPairing(t, msgs)
-
-		before := contextsOfEnds(t, s)
-		if _, err := s.Prune(ctx); err != nil {
-			if errors.Is(err, session.ErrUnclean) {
-				return
+		for _, gen := range []func([]byte) []byte{randomTree, randomLog} {
+			log, err := session.DecodeLog(gen(data), &session.ReadOptions{Strict: true})
+			if err != nil {
+				t.Fatalf("generated log is not readable: %v", err)
 			}
-			t.Fatal(err)
-		}
-		if after := contextsOfEnds(t, s); !maps.Equal(before, after) {
-			t.Fatalf("prune changed a context:\nbefore %v\nafter  %v", before, after)
+			s, err := session.OpenLog(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			orphans := len(s.Context().Orphans)
+			_, err = s.Compact(ctx, session.ExtractiveSummarizer{MaxChars: 200}, &session.CompactionOptions{KeepRecentTokens: int64(keep) + 1})
+			if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
+				t.Fatal(err)
+			}
+			if n := len(s.Context().Orphans); n > orphans {
+				t.Fatalf("the compaction left %d tool results without their calls, there were %d", n, orphans)
+			}
+			msgs, err := s.Messages(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPairing(t, msgs)
+
+			before := contextsOfEnds(t, s)
+			leaf := s.LeafID()
+			if _, err := s.Prune(ctx); err != nil {
+				if errors.Is(err, session.ErrUnclean) {
+					continue
+				}
+				t.Fatal(err)
+			}
+			if after := contextsOfEnds(t, s); !maps.Equal(before, after) {
+				t.Fatalf("prune changed a context:\nbefore %v\nafter  %v", before, after)
+			}
+			if s.LeafID() != leaf {
+				t.Fatalf("prune moved the leaf from %s to %s", leaf, s.LeafID())
+			}
 		}
 	})
 }

@@ -891,6 +891,11 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.branchWithSummary(ctx, id, b)
+}
+
+// branchWithSummary is BranchWithSummary; callers hold mu.
+func (s *Session) branchWithSummary(ctx context.Context, id string, b BranchSummary) (Entry, error) {
 	if id != "" {
 		i, ok := s.t.lookup(id)
 		if !ok || s.t.nodes[i].flags&fMarker != 0 {
@@ -981,12 +986,15 @@ type ForkOptions struct {
 }
 
 // Fork starts a new session holding the path from the root to opts.At
-// (the leaf by default): the same entries, byte for byte and with the
-// same ids, but for the labels and title changes on the path, which go
-// (with CopyLabels, the labels of the copied entries come again after the
-// path, as pi does it). Its header's parentSession
-// names this session; the source is not changed. It works on every
-// Store, and between stores.
+// (the leaf by default): the same entries, with the same ids and bytes,
+// but for the labels and title changes on the path, which go (with
+// CopyLabels, the labels of the copied entries come again after the
+// path). An entry whose parent went is re-parented to the entry before
+// it, and a compaction that kept history from one that went keeps it from
+// the next: those members are rewritten, the rest of their bytes kept.
+// The fork's context is the source's at opts.At. Its header's
+// parentSession names this session (by id); the source is not changed.
+// It works on every Store, and between stores.
 func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error) {
 	var o ForkOptions
 	if opts != nil {
@@ -1005,18 +1013,35 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error)
 	entries := make([]Entry, 0, len(path)+8)
 	parent := ""
 	copied := map[string]bool{}
+	// A compaction may keep history from an entry left out (pi names
+	// labels and titles as firstKeptEntryId): it keeps from the next
+	// entry copied instead, which gives the same context.
+	var left []string
+	moved := map[string]string{}
 	for _, i := range path {
 		e := s.t.nodes[i].e
 		if e.kind == kindLabel || e.kind == kindSessionInfo {
-			continue // labels and titles go (labels may come again after the path)
+			left = append(left, e.id) // labels and titles go (labels may come again after the path)
+			continue
 		}
+		for _, id := range left {
+			moved[id] = e.id
+		}
+		left = left[:0]
+		var err error
 		if e.parent != parent {
-			// Its parent was a label left out: hang it on the entry before.
-			var err error
-			if e, err = e.withParent(parent); err != nil {
-				s.mu.Unlock()
-				return nil, err
+			// Its parent was left out: hang it on the entry before.
+			e, err = e.withParent(parent)
+		}
+		if err == nil && e.kind == kindCompaction && len(moved) > 0 {
+			var c Compaction
+			if e.Decode(&c) == nil && moved[c.FirstKeptEntryID] != "" {
+				e, err = e.withMember("firstKeptEntryId", jsonx.AppendString(nil, moved[c.FirstKeptEntryID]))
 			}
+		}
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
 		}
 		entries = append(entries, e)
 		copied[e.id] = true
@@ -1065,7 +1090,7 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error)
 	}
 	if len(entries) > 0 {
 		if err := f.appendEntries(ctx, entries); err != nil {
-			return nil, errors.Join(err, store.Delete(ctx, f.id))
+			return nil, errors.Join(err, f.Close(), store.Delete(ctx, f.id))
 		}
 	}
 	return f, nil

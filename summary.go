@@ -169,12 +169,19 @@ func readExtractive(prev string) extractive {
 		return sum
 	}
 	section := ""
+	turn := false // in the part a split turn added (its goal is a request)
 	for _, line := range strings.Split(prev, "\n")[1:] {
 		switch {
-		case strings.HasPrefix(line, "<read-files>"), strings.HasPrefix(line, "<modified-files>"), line == "---":
-			return sum // what follows is the library's, or the split turn's
+		case strings.HasPrefix(line, "<read-files>"), strings.HasPrefix(line, "<modified-files>"):
+			return sum // the library's file lists: made anew each time
+		case line == "---":
+			turn, section = true, ""
+			continue
 		case strings.HasPrefix(line, "## "):
 			section = strings.TrimPrefix(line, "## ")
+			if i := strings.Index(section, " (summarized without a model)"); i >= 0 {
+				section = "" // a title
+			}
 			continue
 		case strings.TrimSpace(line) == "":
 			continue
@@ -186,7 +193,11 @@ func readExtractive(prev string) extractive {
 			}
 			sum.quoted += strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ")
 		case "Goal":
-			sum.goal = line
+			if turn && sum.goal != "" {
+				sum.asks = append(sum.asks, line)
+			} else {
+				sum.goal = line
+			}
 		case "Progress":
 			item := strings.TrimPrefix(line, "- ")
 			var n int
@@ -283,7 +294,8 @@ type BranchSummaryOptions struct {
 // on it) are listed in the summary and kept in its details. When the move
 // leaves nothing behind (target is below the leaf) it is a plain Branch
 // and the returned entry is the target. The session is not locked while
-// sum runs.
+// sum runs; if the leaf moved meanwhile (an append), nothing is done and
+// the error is ErrConflict.
 func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (Entry, error) {
 	var o BranchSummaryOptions
 	if opts != nil {
@@ -298,7 +310,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 	if o.FileOp == nil {
 		o.FileOp = DefaultFileOp
 	}
-	msgs, files, err := s.abandoned(target, &o)
+	msgs, files, leaf, err := s.abandoned(target, &o)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -316,19 +328,27 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: summarizing the branch: %w", err)
 	}
-	return s.BranchWithSummary(ctx, target, BranchSummary{Summary: withFiles(summary, files), Details: files.details()})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := s.leafID(); now != leaf {
+		// Appended while the summary was made: it would be left behind
+		// unsummarized.
+		return Entry{}, fmt.Errorf("%w: the leaf moved from %s to %s while the branch was summarized", ErrConflict, leaf, now)
+	}
+	return s.branchWithSummary(ctx, target, BranchSummary{Summary: withFiles(summary, files), Details: files.details()})
 }
 
 // abandoned collects the messages of the path the leaf would leave by
-// moving to target, oldest first, within the budget, and their files.
-func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message, FileOps, error) {
+// moving to target, oldest first, within the budget, their files, and
+// the leaf.
+func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message, FileOps, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := int32(-1)
 	if target != "" {
 		var ok bool
 		if t, ok = s.t.lookup(target); !ok || s.t.nodes[t].flags&fMarker != 0 {
-			return nil, FileOps{}, fmt.Errorf("%w: entry %s", ErrNotFound, target)
+			return nil, FileOps{}, "", fmt.Errorf("%w: entry %s", ErrNotFound, target)
 		}
 	}
 	// The common ancestor: the deepest node on both paths.
@@ -372,7 +392,7 @@ func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message,
 	}
 	slices.Reverse(msgs)
 	files.addCalls(msgs, o.FileOp)
-	return msgs, files.ops(), nil
+	return msgs, files.ops(), s.leafID(), nil
 }
 
 // ---- Checkpoints and rewind ----
@@ -387,7 +407,9 @@ type Checkpoint struct {
 // Checkpoint names the current point of the conversation (the leaf, or
 // the entry the leaf's trailing labels and title changes follow) so that
 // Rewind can come back to it. It is a label, and idempotent: naming the
-// same entry with the same name again adds nothing.
+// same entry with the same name again adds nothing. An entry holds one
+// label: if it already has another one, Checkpoint fails with ErrExists
+// rather than rename it (Label renames on purpose).
 func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
 	if strings.TrimSpace(name) == "" {
 		return Checkpoint{}, fmt.Errorf("session: a checkpoint needs a name")
@@ -406,12 +428,16 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, erro
 		return Checkpoint{}, fmt.Errorf("%w: no entry to name as a checkpoint", ErrNotFound)
 	}
 	id := s.t.nodes[target].e.id
-	same := s.t.labels[id] == name
+	old := s.t.labels[id]
 	s.mu.Unlock()
-	if !same {
+	switch old {
+	case name:
+	case "":
 		if err := s.Label(ctx, id, name); err != nil {
 			return Checkpoint{}, err
 		}
+	default:
+		return Checkpoint{}, fmt.Errorf("%w: entry %s is already checkpoint %q", ErrExists, id, old)
 	}
 	for _, c := range s.Checkpoints() {
 		if c.EntryID == id {
@@ -425,8 +451,25 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, erro
 func (s *Session) Checkpoints() []Checkpoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := map[string]Checkpoint{}
-	var order []string
+	cps := s.checkpoints()
+	out := make([]Checkpoint, len(cps))
+	for i, c := range cps {
+		out[i] = c.Checkpoint
+	}
+	slices.SortStableFunc(out, func(a, b Checkpoint) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// checkpoint is a Checkpoint with the log position of its label entry.
+type checkpoint struct {
+	Checkpoint
+	at int32
+}
+
+// checkpoints lists the labels in force, in the log order of the label
+// entries that set them. Callers hold mu.
+func (s *Session) checkpoints() []checkpoint {
+	at := map[string]checkpoint{}
 	for i := range s.t.nodes {
 		e := s.t.nodes[i].e
 		if e.kind != kindLabel {
@@ -436,18 +479,15 @@ func (s *Session) Checkpoints() []Checkpoint {
 		if e.Decode(&l) != nil || l.TargetID == "" {
 			continue
 		}
-		if _, seen := at[l.TargetID]; !seen {
-			order = append(order, l.TargetID)
-		}
-		at[l.TargetID] = Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time()}
+		at[l.TargetID] = checkpoint{Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time()}, int32(i)}
 	}
-	var out []Checkpoint
-	for _, id := range order {
-		if c := at[id]; c.Name != "" && s.t.labels[id] == c.Name {
+	var out []checkpoint
+	for id, c := range at {
+		if c.Name != "" && s.t.labels[id] == c.Name {
 			out = append(out, c)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Checkpoint) int { return a.Time.Compare(b.Time) })
+	slices.SortFunc(out, func(a, b checkpoint) int { return int(a.at - b.at) })
 	return out
 }
 
@@ -459,20 +499,21 @@ type RewindResult struct {
 	Left int
 }
 
-// Rewind moves the leaf back to a checkpoint (by name; the newest one of
-// that name) or to an entry (by id), like Branch: nothing is deleted, and
-// the path left behind stays reachable from Result.From.
+// Rewind moves the leaf back to an entry (by id) or, if no entry has that
+// id, to a checkpoint (by name; of several of that name, the one named
+// last), like Branch: nothing is deleted, and the path left behind stays
+// reachable from Result.From.
 func (s *Session) Rewind(ctx context.Context, to string) (RewindResult, error) {
 	s.mu.Lock()
 	target, ok := s.t.lookup(to)
 	if !ok || s.t.nodes[target].flags&fMarker != 0 {
 		target = -1
-		for id, name := range s.t.labels {
-			if name != to {
+		for _, c := range s.checkpoints() {
+			if c.Name != to {
 				continue
 			}
-			if i, ok := s.t.lookup(id); ok && (target < 0 || i > target) {
-				target = i
+			if i, ok := s.t.lookup(c.EntryID); ok && s.t.nodes[i].flags&fMarker == 0 {
+				target = i // later ones win
 			}
 		}
 	}

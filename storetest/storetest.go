@@ -380,8 +380,11 @@ func testList(t *testing.T, s session.Store) {
 	ctx := context.Background()
 	for i := range 6 {
 		h := header(fmt.Sprintf("s-list-%d", i), []string{"/a", "/b"}[i%2])
-		if i >= 4 {
+		switch i {
+		case 4:
 			h.ParentSession = "s-list-0"
+		case 5: // as pi writes a fork's parent: its file
+			h.ParentSession = "/home/dev/.pi/agent/sessions/--a--/2026-01-15T10-00-00-000Z_s-list-0.jsonl"
 		}
 		if err := s.Create(ctx, h); err != nil {
 			t.Fatal(err)
@@ -414,6 +417,7 @@ func testList(t *testing.T, s session.Store) {
 	if got := infoIDs(listAll(t, s, session.ListOptions{Cwd: "/a"})); !slices.Equal(got, []string{"s-list-4", "s-list-2", "s-list-0"}) {
 		t.Fatalf("cwd /a: %v", got)
 	}
+	// A parent named by id or by file path (session.ParentID) matches.
 	if got := infoIDs(listAll(t, s, session.ListOptions{ParentSession: "s-list-0"})); !slices.Equal(got, []string{"s-list-5", "s-list-4"}) {
 		t.Fatalf("children of s-list-0: %v", got)
 	}

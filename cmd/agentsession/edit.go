@@ -15,47 +15,62 @@ import (
 	session "github.com/agentsession/session"
 )
 
-// The commands that write: compact and fork. They open the session through
-// a FileStore, so they take its file lock, append whole lines, and never
-// touch a file that cannot be read as a session.
+// The commands that write: compact appends to the file it is given,
+// through a FileStore (its file lock, whole lines, a torn tail cut first);
+// fork reads its source like the read commands and creates the new session
+// through a FileStore. Neither writes to a file that cannot be read as a
+// session, and neither migrates one: compact refuses a file of an older
+// format version (run migrate first), fork reads it as it is.
+
+// errOldVersion refuses to append to a file of an older format version:
+// opening it for writing would migrate (rewrite) it, which only migrate
+// does.
+type errOldVersion struct{ version int }
+
+func (e errOldVersion) Error() string {
+	return fmt.Sprintf("format version %d: run `agentsession migrate` on it first", e.version)
+}
 
 // openForWrite opens the session named by arg (a file, or an id in the
 // store at root) through a FileStore: the store of the seed layout the
-// file is in, else the store at outside, or, with outside "", a store of
-// its own in a temporary directory (for a file edited in place, so that
-// nothing is created anywhere else). The file is read as a session first:
-// one that cannot be read gives the same error as with the read commands,
-// before any store is opened. done closes the store and removes what was
+// file is in, or else a store of its own in a temporary directory, so
+// that nothing is created anywhere but in the file. The file is read as a
+// session first: one that cannot be read gives the same error as with
+// the read commands, and one of an older version errOldVersion, before
+// any store is opened. done closes the store and removes what was
 // temporary.
-func openForWrite(ctx context.Context, arg, root, outside string) (s *session.Session, store *session.FileStore, path string, done func() error, err error) {
+func openForWrite(ctx context.Context, arg, root string) (s *session.Session, path string, done func() error, err error) {
 	if path, err = locate(arg, root); err != nil {
-		return nil, nil, arg, nil, err
+		return nil, arg, nil, err
 	}
-	if _, err := readLog(path); err != nil {
-		return nil, nil, path, nil, err
+	log, err := readLog(path)
+	if err != nil {
+		return nil, path, nil, err
+	}
+	if log.MigratedFrom != 0 {
+		return nil, path, nil, errOldVersion{log.MigratedFrom}
 	}
 	var opts *session.FileStoreOptions
 	cleanup := func() error { return nil }
-	root = outside
-	if r, ok := layoutRoot(path); ok {
-		root = r
-	} else if root == "" {
+	storeRoot, ok := layoutRoot(path)
+	if !ok {
 		tmp, err := os.MkdirTemp("", "agentsession-")
 		if err != nil {
-			return nil, nil, path, nil, err
+			return nil, path, nil, err
 		}
-		root = filepath.Join(tmp, "sessions")
+		storeRoot = filepath.Join(tmp, "sessions")
 		opts = &session.FileStoreOptions{BlobDir: filepath.Join(tmp, "blobs")}
 		cleanup = func() error { return os.RemoveAll(tmp) }
 	}
-	if store, err = session.OpenFileStore(root, opts); err != nil {
-		return nil, nil, path, nil, errors.Join(err, cleanup())
+	store, err := session.OpenFileStore(storeRoot, opts)
+	if err != nil {
+		return nil, path, nil, errors.Join(err, cleanup())
 	}
 	done = func() error { return errors.Join(store.Close(), cleanup()) }
 	if s, err = store.OpenPath(ctx, path); err != nil {
-		return nil, nil, path, nil, errors.Join(err, done())
+		return nil, path, nil, errors.Join(err, done())
 	}
-	return s, store, path, done, nil
+	return s, path, done, nil
 }
 
 // layoutRoot returns the root of the FileStore whose layout path is in:
@@ -92,6 +107,10 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsession compact: expected one FILE\n%s", usage)
 		return exitError
 	}
+	if *keep <= 0 {
+		fmt.Fprintf(stderr, "agentsession compact: --keep-tokens must be positive\n")
+		return exitError
+	}
 	opts := &session.CompactionOptions{KeepRecentTokens: *keep, Instructions: *instructions}
 	ctx := context.Background()
 	if *dry {
@@ -113,8 +132,7 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 		printPlan(plan, path, stdout)
 		return exitOK
 	}
-	// Only the file itself is written: no store is made at --root.
-	s, _, path, done, err := openForWrite(ctx, files[0], *root, "")
+	s, path, done, err := openForWrite(ctx, files[0], *root)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
 		return exitError
@@ -178,23 +196,38 @@ func cmdFork(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsession fork: expected one FILE\n%s", usage)
 		return exitError
 	}
-	ctx := context.Background()
-	s, store, path, done, err := openForWrite(ctx, files[0], *root, *root)
+	// The source is only read, like with the read commands.
+	path, log, _, err := load(files[0], *root, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
 		return exitError
 	}
-	defer done()
-	f, err := s.Fork(ctx, &session.ForkOptions{At: *at, Title: *title, CopyLabels: *labels})
+	s, err := session.OpenLog(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
+		return exitError
+	}
+	storeRoot, ok := layoutRoot(path)
+	if !ok {
+		storeRoot = *root
+	}
+	store, err := session.OpenFileStore(storeRoot, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %v\n", err)
+		return exitError
+	}
+	defer store.Close()
+	ctx := context.Background()
+	f, err := s.Fork(ctx, &session.ForkOptions{At: *at, Title: *title, CopyLabels: *labels, Store: store})
 	if errors.Is(err, session.ErrNotFound) {
 		fmt.Fprintf(stderr, "agentsession: %s: entry %s not found\n", path, *at)
 		return exitError
 	}
 	if err == nil {
-		err = errors.Join(f.Close(), s.Close())
+		err = f.Close()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
+		fmt.Fprintf(stderr, "agentsession: %s: fork: %v\n", path, err)
 		return exitError
 	}
 	where, err := store.Path(f.ID())

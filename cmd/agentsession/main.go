@@ -38,12 +38,13 @@
 // compact summarizes the history of the context at the leaf with the
 // offline extractive summarizer (no model) and appends a compaction entry
 // keeping about --keep-tokens of recent history; --dry-run prints the plan
-// instead and writes nothing.
+// instead and writes nothing. A file of an older format version is
+// refused (migrate it first).
 //
 // fork copies the path from the root to --at (default the leaf) into a
 // new session whose header names the source as parentSession, in the store
 // the source is in (the root of its seed layout, else --root), and prints
-// where it went. The source is not changed.
+// where it went. The source is only read.
 //
 // ls lists the sessions of a FileStore root (default $AGENTSESSION_ROOT,
 // else ~/.pi/agent/sessions), most recent first: those of the current

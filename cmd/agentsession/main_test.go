@@ -429,3 +429,31 @@ func TestCheckpointsCommand(t *testing.T) {
 	assert.Contains(t, lines[1], "u1")
 	assert.Contains(t, lines[1], "start (on the current path)")
 }
+
+// TestEditCommandsOnOlderVersions: compact refuses a version 2 file
+// (appending would migrate it, which only migrate does); fork reads it
+// as it is and leaves it so.
+func TestEditCommandsOnOlderVersions(t *testing.T) {
+	_, file := seedLayout(t, "09-v2-handmade.input.jsonl")
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	_, errOut, code := runCLI("compact", "--keep-tokens", "1", file)
+	assert.Equal(t, exitError, code)
+	assert.Equal(t, "agentsession: "+file+": format version 2: run `agentsession migrate` on it first\n", errOut)
+
+	out, errOut, code := runCLI("fork", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "forked")
+
+	_, errOut, code = runCLI("compact", "--keep-tokens", "0", file)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "--keep-tokens must be positive")
+
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the file is left as it was")
+	st, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}
