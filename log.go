@@ -401,12 +401,8 @@ const parallelDecodeMin = 4 << 20
 // joins what they found in line order.
 func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 	type chunk struct {
-		data    []byte
-		lines   int // lines in data
-		entries []Entry
-		p       logParser
-		err     error
-		refs    refState
+		data []byte
+		lineChunk
 	}
 	chunks := make([]chunk, 0, workers)
 	for len(rest) > 0 {
@@ -419,7 +415,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 				n = len(rest)
 			}
 		}
-		chunks = append(chunks, chunk{data: rest[:n], p: logParser{strict: p.strict}})
+		chunks = append(chunks, chunk{data: rest[:n], lineChunk: lineChunk{p: logParser{strict: p.strict}}})
 		rest = rest[n:]
 	}
 	var wg sync.WaitGroup
@@ -437,13 +433,8 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 				} else {
 					line, data, complete = data, nil, false
 				}
-				e, ok, err := c.p.entryLine(line, complete)
-				if err != nil {
-					c.err = err
+				if !c.entryLine(line, complete) {
 					return
-				}
-				if ok {
-					c.entries = append(c.entries, e)
 				}
 			}
 			c.lines = c.p.line
@@ -451,18 +442,52 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 		}(&chunks[k])
 	}
 	wg.Wait()
-	total := 0
+	parts := make([]*lineChunk, len(chunks))
 	for k := range chunks {
-		total += len(chunks[k].entries)
+		parts[k] = &chunks[k].lineChunk
+	}
+	return p.join(parts)
+}
+
+// lineChunk is what one goroutine decoded of a run of a log's lines, with
+// its own parser (whose line numbers count from the run's start).
+type lineChunk struct {
+	p       logParser
+	entries []Entry
+	lines   int // lines in the run
+	refs    refState
+	err     error
+}
+
+// entryLine decodes an entry line into the chunk; false if it failed
+// (c.err says why).
+func (c *lineChunk) entryLine(line []byte, complete bool) bool {
+	e, ok, err := c.p.entryLine(line, complete)
+	if err != nil {
+		c.err = err
+		return false
+	}
+	if ok {
+		c.entries = append(c.entries, e)
+	}
+	return true
+}
+
+// join makes the log of chunks decoded in parallel, in line order after
+// the lines p has read: their entries, what they skipped and their errors
+// with line numbers made the log's.
+func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
+	total := 0
+	for _, c := range chunks {
+		total += len(c.entries)
 	}
 	entries := make([]Entry, 0, total)
 	refs := refsNone
-	base := p.line // the header's line
-	for k := range chunks {
-		c := &chunks[k]
+	base := p.line
+	for _, c := range chunks {
 		if c.err != nil {
 			var ce *CorruptError
-			if errors.As(c.err, &ce) {
+			if errors.As(c.err, &ce) && ce.Line > 0 {
 				ce.Line += base
 			}
 			return nil, c.err
@@ -703,12 +728,8 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		read chan struct{}
 		rerr error
 
-		p        logParser
-		entries  []Entry
-		lines    int
-		refs     refState
+		lineChunk
 		lastLine int64 // offset of the last line it decoded, -1 if none
-		err      error
 	}
 	n := int((size + cs - 1) / cs)
 	chunks := make([]chunk, n)
@@ -717,7 +738,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		if k > 0 {
 			lo-- // to see whether a line starts at the chunk's first byte
 		}
-		chunks[k] = chunk{off: lo, buf: make([]byte, 0, hi-lo), read: make(chan struct{}), p: logParser{strict: strict}, lastLine: -1}
+		chunks[k] = chunk{off: lo, buf: make([]byte, 0, hi-lo), read: make(chan struct{}), lineChunk: lineChunk{p: logParser{strict: strict}}, lastLine: -1}
 	}
 	// rest assembles a line that starts at buf[pos] of chunk k and goes on
 	// into later chunks; complete says it ended with a newline.
@@ -783,13 +804,8 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 					}
 					continue
 				}
-				e, ok, err := c.p.entryLine(line, complete)
-				if err != nil {
-					c.err = err
+				if !c.entryLine(line, complete) {
 					return
-				}
-				if ok {
-					c.entries = append(c.entries, e)
 				}
 			}
 			c.lines = c.p.line
@@ -800,47 +816,23 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	if first.err == nil && first.p.mig != nil {
 		return whole() // an older version: read again in one piece and migrate
 	}
-	total := 0
-	for k := range chunks {
-		total += len(chunks[k].entries)
-	}
 	p := logParser{strict: strict, header: first.p.header, gotHeader: first.p.gotHeader}
-	entries := make([]Entry, 0, total)
-	refs := refsNone
+	parts := make([]*lineChunk, n)
 	end := fileEnd{size: size}
-	base := 0
 	for k := range chunks {
-		c := &chunks[k]
-		if c.err != nil {
-			var ce *CorruptError
-			if errors.As(c.err, &ce) && ce.Line > 0 {
-				ce.Line += base
-			}
-			return nil, nil, fileEnd{}, c.err
+		parts[k] = &chunks[k].lineChunk
+		if chunks[k].lastLine >= 0 {
+			end.lastLine = chunks[k].lastLine
 		}
-		entries = append(entries, c.entries...)
-		refs = max(refs, c.refs)
-		for _, m := range c.p.malformed {
-			m.Line += base
-			p.malformed = append(p.malformed, m)
-		}
-		if c.p.torn != nil {
-			t := *c.p.torn
-			t.Line += base
-			p.torn = &t
-		}
-		if c.lastLine >= 0 {
-			end.lastLine = c.lastLine
-		}
-		base += c.lines
+	}
+	l, err := p.join(parts)
+	if err != nil {
+		return nil, nil, fileEnd{}, err
 	}
 	if !p.gotHeader {
 		return nil, nil, fileEnd{}, &CorruptError{Err: errEmpty}
 	}
 	last := chunks[n-1].buf
 	end.endsNL = len(last) > 0 && last[len(last)-1] == '\n'
-	p.line = base
-	l := p.finish(entries)
-	l.refs = refs
 	return l, nil, end, nil
 }
