@@ -115,14 +115,8 @@ func cmdCompact(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	if *dry {
 		// Read only, like the read commands: nothing is opened for writing.
-		path, log, _, err := load(files[0], *root, "")
-		if err != nil {
-			fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
-			return exitError
-		}
-		s, err := session.OpenLog(log)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
+		s, path, ok := openRead(files[0], *root, "", stderr)
+		if !ok {
 			return exitError
 		}
 		plan, err := s.PlanCompaction(opts)
@@ -197,14 +191,8 @@ func cmdFork(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	// The source is only read, like with the read commands.
-	path, log, _, err := load(files[0], *root, "")
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
-		return exitError
-	}
-	s, err := session.OpenLog(log)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
+	s, path, ok := openRead(files[0], *root, "", stderr)
+	if !ok {
 		return exitError
 	}
 	storeRoot, ok := layoutRoot(path)

@@ -173,17 +173,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentsession %s: expected one FILE\n%s", cmd, usage)
 		return exitError
 	}
-	path, log, unresolved, err := load(args[0], *root, *blobs)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
+	s, path, ok := openRead(args[0], *root, *blobs, stderr)
+	if !ok {
 		return exitError
 	}
-	s, err := session.OpenLog(log)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
-		return exitError
-	}
-	warnSkipped(log, path, unresolved, stderr)
 	switch cmd {
 	case "context":
 		return cmdContext(s, path, *leaf, *asJSON, *forModel, stdout, stderr)
@@ -244,6 +237,24 @@ func load(arg, root, blobs string) (path string, log *session.Log, unresolved in
 		return path, nil, 0, err
 	}
 	return path, log, len(missing), nil
+}
+
+// openRead opens the session named by arg for reading, in memory (see
+// load), and warns on stderr about what the reader skipped. It reports
+// an error on stderr and false if the session cannot be read.
+func openRead(arg, root, blobs string, stderr io.Writer) (*session.Session, string, bool) {
+	path, log, unresolved, err := load(arg, root, blobs)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
+		return nil, path, false
+	}
+	s, err := session.OpenLog(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
+		return nil, path, false
+	}
+	warnSkipped(log, path, unresolved, stderr)
+	return s, path, true
 }
 
 // locate returns the file of arg: arg itself when it is a file, else the
