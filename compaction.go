@@ -856,23 +856,8 @@ func (t *tree) neededEntries(leaf int32) []bool {
 		}
 		// The context's model may come from an assistant message before
 		// the kept part: keep the entry that names it.
-		for pos := len(path) - 1; pos >= 0; pos-- {
-			i := path[pos]
-			n := &t.nodes[i]
-			if n.e.kind == kindModelChange {
-				if c, ok := modelChangeOf(n.e); ok && (c.Role == "" || c.Role == "default") {
-					if _, named := c.ref(); named {
-						break
-					}
-				}
-				continue
-			}
-			if n.e.kind == kindMessage {
-				if _, ok := assistantModel(t, i); ok {
-					needed[i] = true
-					break
-				}
-			}
+		if i, _, ok := t.modelMessage(path); ok {
+			needed[i] = true
 		}
 	}
 	return needed

@@ -273,25 +273,8 @@ func (t *tree) buildContext(leaf int32) *pathCtx {
 			pc.applySetting(t, i)
 		}
 	}
-	for pos := len(pc.path) - 1; pos >= 0; pos-- {
-		i := pc.path[pos]
-		n := &t.nodes[i]
-		if n.e.kind == kindModelChange {
-			// Stop at the change applySetting took as the model; one that
-			// names no model was skipped there and is skipped here too.
-			if c, ok := modelChangeOf(n.e); ok && (c.Role == "" || c.Role == "default") {
-				if _, named := c.ref(); named {
-					break
-				}
-			}
-			continue
-		}
-		if n.e.kind == kindMessage {
-			if ref, ok := assistantModel(t, i); ok {
-				pc.model, pc.hasModel = ref, true
-				break
-			}
-		}
+	if _, ref, ok := t.modelMessage(pc.path); ok {
+		pc.model, pc.hasModel = ref, true
 	}
 	// Messages.
 	if comp < 0 {
@@ -425,6 +408,29 @@ func (pc *pathCtx) applySetting(t *tree, i int32) {
 func modelChangeOf(e Entry) (ModelChange, bool) {
 	var c ModelChange
 	return c, e.Decode(&c) == nil
+}
+
+// modelMessage finds the assistant message on path whose provider and
+// model are the context's model: the latest one, unless a later
+// model_change of the default role names a model (applySetting takes
+// that one; a change that names none is skipped there and here).
+func (t *tree) modelMessage(path []int32) (int32, ModelRef, bool) {
+	for pos := len(path) - 1; pos >= 0; pos-- {
+		i := path[pos]
+		switch e := t.nodes[i].e; e.kind {
+		case kindModelChange:
+			if c, ok := modelChangeOf(e); ok && (c.Role == "" || c.Role == "default") {
+				if _, named := c.ref(); named {
+					return -1, ModelRef{}, false
+				}
+			}
+		case kindMessage:
+			if ref, ok := assistantModel(t, i); ok {
+				return i, ref, true
+			}
+		}
+	}
+	return -1, ModelRef{}, false
 }
 
 // assistantModel reads the provider and model of an assistant message

@@ -13,18 +13,24 @@ import (
 	session "github.com/agentsession/session"
 )
 
+// byteReader returns a function that takes the next byte of *data, 0
+// once they are used up.
+func byteReader(data *[]byte) func() int {
+	return func() int {
+		if len(*data) == 0 {
+			return 0
+		}
+		b := int((*data)[0])
+		*data = (*data)[1:]
+		return b
+	}
+}
+
 // randomLog turns fuzz bytes into a session log whose tree may hold
 // anything: duplicate ids, self and missing parents, cycles, tool results
 // without calls, compactions keeping from anywhere.
 func randomLog(data []byte) []byte {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	next := byteReader(&data)
 	id := func(b int) string { return fmt.Sprintf("e%02d", b%12) }
 	var sb strings.Builder
 	sb.WriteString(`{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/"}` + "\n")
@@ -120,14 +126,7 @@ func FuzzContext(f *testing.F) {
 // keeping from anywhere, labels, leaf markers, settings and call ids that
 // repeat: the trees Prune works on.
 func randomTree(data []byte) []byte {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	next := byteReader(&data)
 	var sb strings.Builder
 	sb.WriteString(`{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/"}` + "\n")
 	var ids []string
