@@ -432,13 +432,11 @@ func TestFileStoreListing(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	store := openFS(t, root, nil)
-	var ids []string
 	for i, cwd := range []string{"/a", "/b", "/a"} {
 		time.Sleep(20 * time.Millisecond)
 		s, err := session.Create(ctx, store, &session.CreateOptions{ID: fmt.Sprintf("s-%d", i), Cwd: cwd})
 		require.NoError(t, err)
 		appendAll(t, s, session.UserText("q"), reply("a"))
-		ids = append(ids, s.ID())
 	}
 	time.Sleep(20 * time.Millisecond) // file times are as coarse as the file system's clock
 	named, err := session.Open(ctx, store, "s-0")

@@ -936,12 +936,9 @@ func (k *Cost) read(c *jsonx.Cursor, copyRaw bool) bool {
 // store has), without the cost of decoding. It reports false, leaving m
 // unusable, when m holds something only a real decode reproduces: unknown
 // members, strings that are not valid UTF-8, numbers JSON cannot hold.
-func (m *Message) canonicalize() bool { return m.canonicalizeValid(false) }
-
-// canonicalizeValid is canonicalize; valid says every string is known to
-// be valid UTF-8 (the message was just encoded without repairs), which
-// spares checking them again.
-func (m *Message) canonicalizeValid(valid bool) bool {
+// valid says every string is known to be valid UTF-8 (the message was
+// just encoded without repairs), which spares checking them again.
+func (m *Message) canonicalize(valid bool) bool {
 	if len(m.Extra) > 0 || !valid && !validStrings(m.Role, m.API, m.Provider, m.Model, m.StopReason, m.ErrorMessage,
 		m.ToolCallID, m.ToolName, m.Command, m.Output, m.FullOutputPath, m.CustomType, m.Summary, m.FromID) {
 		return false

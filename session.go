@@ -451,7 +451,7 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 		}
 		i := s.t.add(e, p)
 		added[k] = i
-		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalizeValid(e.validText) {
+		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalize(e.validText) {
 			s.t.nodes[i].msg, s.t.nodes[i].state = msgs[k], msgReady
 		}
 	}

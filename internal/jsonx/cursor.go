@@ -406,10 +406,6 @@ func strMask(x uint64) uint64 {
 	return (ctl | q | bs) & msb
 }
 
-// special reports whether any byte of x is a control character, a quote,
-// a backslash or not ASCII: the bytes a string scanner must look at.
-func special(x uint64) bool { return (strMask(x)|x)&msb != 0 }
-
 // plainRun returns the end of the run of plain ASCII (no quote, backslash
 // or control byte) starting at i.
 func plainRun(b []byte, i int) int {
