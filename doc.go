@@ -139,9 +139,9 @@
 // pluggable (DefaultTokenEstimator counts a token per four bytes, which
 // errs on the side of compacting early). PlanCompaction keeps about
 // KeepRecentTokens of recent history and cuts at a turn boundary (a user
-// message), or, when the last turn alone is longer than that, inside it
-// at a point no tool call is separated from its result; the turn's first
-// part is then summarized on its own. Compact runs the plan with the
+// message or bash command), or, when the last turn alone is longer than
+// that, inside it at a point no tool call is separated from its result;
+// the turn's first part is then summarized on its own. Compact runs the plan with the
 // Summarizer, updating the previous compaction's summary, and appends a
 // compaction entry listing the files read and modified (from tool calls
 // and earlier details). The session is not locked while the model works.
@@ -154,9 +154,9 @@
 //
 // SummarizeBranch moves the leaf elsewhere and records a summary of the
 // path it leaves, newest messages first within a token budget. A
-// Checkpoint is a label, idempotent; Rewind moves the leaf to a
-// checkpoint or entry and says how many entries left the path (nothing is
-// deleted: Branch back to redo). Fork copies the path to an entry into a
+// Checkpoint is a label, idempotent, that never renames another one;
+// Rewind moves the leaf to a checkpoint or entry and says how many
+// entries left the path (nothing is deleted: Branch back to redo). Fork copies the path to an entry into a
 // new session, on any Store, whose header names the source as
 // parentSession; ListChildren finds a session's forks and subsessions.
 //
