@@ -222,7 +222,7 @@ func FuzzCompaction(f *testing.F) {
 // FuzzExtractiveSummary feeds the offline summarizer arbitrary earlier
 // summaries (which it reads back when they are its own): it never panics,
 // stays within its size, keeps valid text valid, and summarizing its own
-// summary again keeps the goal.
+// summary again keeps its goal, progress and last answer.
 func FuzzExtractiveSummary(f *testing.F) {
 	f.Add("## Conversation so far (summarized without a model)\n\n## Goal\nfix it\n\n## Progress\n- … 3 earlier requests\n- b\n\n## Tools used\n- read ×2\n", "next")
 	f.Add("a model's summary\n\nwith paragraphs", "")
@@ -245,8 +245,10 @@ func FuzzExtractiveSummary(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if goal := sectionOf(out, "Goal"); goal != "" && sectionOf(again, "Goal") != goal {
-			t.Fatalf("the goal %q was lost:\n%s", goal, again)
+		for _, name := range []string{"Goal", "Progress", "Last answer"} {
+			if want := sectionOf(out, name); want != "" && sectionOf(again, name) != want {
+				t.Fatalf("the %s %q was lost:\n%s\nread back as\n%s", name, want, out, again)
+			}
 		}
 	})
 }

@@ -124,7 +124,7 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 		}
 	}
 	if sum.goal != "" {
-		fmt.Fprintf(&b, "\n## Goal\n%s\n", sum.goal)
+		fmt.Fprintf(&b, "\n## Goal\n%s\n", escapeLine(sum.goal))
 	}
 	if len(sum.asks) > 0 {
 		b.WriteString("\n## Progress\n")
@@ -132,7 +132,7 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 			fmt.Fprintf(&b, "- … %d earlier requests\n", sum.earlier)
 		}
 		for _, a := range sum.asks {
-			fmt.Fprintf(&b, "- %s\n", a)
+			fmt.Fprintf(&b, "- %s\n", escapeLine(a))
 		}
 	}
 	if len(sum.tools) > 0 {
@@ -147,7 +147,7 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 		}
 	}
 	if sum.last != "" {
-		fmt.Fprintf(&b, "\n## Last answer\n%s\n", sum.last)
+		fmt.Fprintf(&b, "\n## Last answer\n%s\n", escapeLine(sum.last))
 	}
 	if req.Instructions != "" {
 		fmt.Fprintf(&b, "\n## Focus asked for\n%s\n", oneLine(req.Instructions, 300))
@@ -194,9 +194,9 @@ func readExtractive(prev string) extractive {
 			sum.quoted += strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ")
 		case "Goal":
 			if turn && sum.goal != "" {
-				sum.asks = append(sum.asks, line)
+				sum.asks = append(sum.asks, unescapeLine(line))
 			} else {
-				sum.goal = line
+				sum.goal = unescapeLine(line)
 			}
 		case "Progress":
 			item := strings.TrimPrefix(line, "- ")
@@ -204,7 +204,7 @@ func readExtractive(prev string) extractive {
 			if _, err := fmt.Sscanf(item, "… %d earlier requests", &n); err == nil {
 				sum.earlier += n
 			} else {
-				sum.asks = append(sum.asks, item)
+				sum.asks = append(sum.asks, unescapeLine(item))
 			}
 		case "Tools used":
 			item := strings.TrimPrefix(line, "- ")
@@ -215,7 +215,7 @@ func readExtractive(prev string) extractive {
 				}
 			}
 		case "Last answer":
-			sum.last = line
+			sum.last = unescapeLine(line)
 		}
 	}
 	return sum
@@ -228,6 +228,22 @@ func firstLine(s string) string {
 
 // oneLine collapses whitespace and cuts s to max bytes (at a rune),
 // reading no more of s than it needs.
+// escapeLine guards a line of the user's text that readExtractive would
+// take for its own structure (a heading, the turn separator, the file
+// lists, the count of earlier requests) with a leading backslash;
+// unescapeLine removes it. A line that starts with a backslash gets one
+// too, so that the pair is exact.
+func escapeLine(s string) string {
+	for _, p := range []string{"\\", "#", "-", "<", "…"} {
+		if strings.HasPrefix(s, p) {
+			return "\\" + s
+		}
+	}
+	return s
+}
+
+func unescapeLine(s string) string { return strings.TrimPrefix(s, "\\") }
+
 func oneLine(s string, max int) string {
 	var b strings.Builder
 	space := false
