@@ -18,7 +18,7 @@ var (
 )
 
 // w10k returns the W10k messages and the seed-format bytes of the session.
-func w10k(b *testing.B) ([]*session.Message, []byte) {
+func w10k(b testing.TB) ([]*session.Message, []byte) {
 	w10kOnce.Do(func() {
 		w10kMsgs = workload.Messages(0, workload.W10k)
 		log, err := workload.Log(workload.W10k)

@@ -95,7 +95,7 @@ func BenchmarkTurnSync(b *testing.B) {
 
 // w10kStore writes W10k into a FileStore under root and returns the
 // session id and file.
-func w10kStore(b *testing.B, root string) (string, string) {
+func w10kStore(b testing.TB, root string) (string, string) {
 	_, data := w10k(b)
 	log, err := session.DecodeLog(data, nil)
 	if err != nil {

@@ -370,7 +370,7 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 		}
 	}
 	refs := refsIn(rest)
-	entries := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
+	entries := make([]Entry, 0, linesIn(rest))
 	for len(rest) > 0 {
 		var line []byte
 		complete := true
@@ -424,7 +424,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 		go func(c *chunk) {
 			defer wg.Done()
 			data := c.data
-			c.entries = make([]Entry, 0, len(data)/512+16)
+			c.entries = make([]Entry, 0, linesIn(data))
 			for len(data) > 0 {
 				var line []byte
 				complete := true
@@ -476,6 +476,12 @@ func (c *lineChunk) entryLine(line []byte, complete bool) bool {
 // join makes the log of chunks decoded in parallel, in line order after
 // the lines p has read: their entries, what they skipped and their errors
 // with line numbers made the log's.
+// linesIn bounds the number of entries in data from above. Counting is
+// a vectorised scan, a few percent of the decode, and sizes the slice
+// exactly: a guess from the length over-allocated 10 MB for W10k, where
+// lines are long, and grew by copying where they are short.
+func linesIn(data []byte) int { return bytes.Count(data, []byte{'\n'}) + 1 }
+
 func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 	total := 0
 	for _, c := range chunks {
@@ -781,7 +787,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 				}
 				pos = i + 1
 			}
-			c.entries = make([]Entry, 0, len(c.buf)/512+16)
+			c.entries = make([]Entry, 0, linesIn(c.buf[pos:]))
 			for pos < len(c.buf) {
 				var line []byte
 				complete := true
