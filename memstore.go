@@ -305,16 +305,27 @@ func Cursor(info SessionInfo) string {
 	return strconv.FormatInt(info.Updated.UnixNano(), 10) + "." + info.ID
 }
 
+// ParseCursor reads a cursor made by Cursor: the update time and id of
+// the last session of the previous page. Stores that page in a query
+// (WHERE (updated, id) < (...)) use it; "" is not a cursor.
+func ParseCursor(c string) (updated time.Time, id string, err error) {
+	ns, id, ok := strings.Cut(c, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || ValidateID(id) != nil {
+		return time.Time{}, "", fmt.Errorf("session: invalid list cursor %q", c)
+	}
+	return time.Unix(0, n), id, nil
+}
+
 func parseCursor(c string) (listCursor, error) {
 	if c == "" {
 		return listCursor{}, nil
 	}
-	ns, id, ok := strings.Cut(c, ".")
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || err != nil || ValidateID(id) != nil {
-		return listCursor{}, fmt.Errorf("session: invalid list cursor %q", c)
+	t, id, err := ParseCursor(c)
+	if err != nil {
+		return listCursor{}, err
 	}
-	return listCursor{set: true, updated: time.Unix(0, n), id: id}, nil
+	return listCursor{set: true, updated: t, id: id}, nil
 }
 
 // page cuts one page out of sessions sorted by compareInfo.

@@ -127,6 +127,46 @@ func Continue(ctx context.Context, store Store, cwd string) (*Session, error) {
 	return Create(ctx, store, &CreateOptions{Cwd: cwd})
 }
 
+// Copy copies the session id from src to dst through the Store interface
+// alone: the header and every entry, byte for byte, so a session moves
+// between backends (a file session into PostgreSQL and back) with the
+// same context.
+//
+// Copy never overwrites: when dst holds the id already it fails with
+// ErrExists and changes nothing. The entries go in one all-or-nothing
+// append; if that fails, the session Copy created in dst is deleted
+// again. A source log with lines a lenient read skipped is not copied
+// (ErrCorrupt): the copy would silently lose them. Run "agentsession
+// verify" on it, or copy the file by hand, to decide what to keep.
+func Copy(ctx context.Context, dst, src Store, id string) error {
+	log, err := src.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n := len(log.Malformed); n > 0 {
+		return &CorruptError{Line: log.Malformed[0].Line, Err: fmt.Errorf("copy of %s would drop %d unreadable line(s)", id, n)}
+	}
+	if err := dst.Create(ctx, log.Header); err != nil {
+		return err
+	}
+	if len(log.Entries) == 0 {
+		return nil
+	}
+	if err := dst.Append(ctx, id, AppendOptions{IfEmpty: true}, log.Entries...); err != nil {
+		if errors.Is(err, ErrConflict) {
+			// Another writer appended to the new session first: it is
+			// theirs now, not a partial copy to remove.
+			return fmt.Errorf("session: copy of %s: %w", id, err)
+		}
+		// Delete with a context of its own: ctx may be what failed.
+		if derr := dst.Delete(context.WithoutCancel(ctx), id); derr != nil && !errors.Is(derr, ErrNotFound) {
+			return fmt.Errorf("session: copy of %s: %w (and removing the partial copy failed: %v)", id, err, derr)
+		}
+		return fmt.Errorf("session: copy of %s: %w", id, err)
+	}
+	return nil
+}
+
 // Errors returned by stores and sessions. Test with errors.Is: they are
 // usually wrapped with detail.
 var (
