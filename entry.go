@@ -244,11 +244,20 @@ var (
 )
 
 // ParseEntry parses one line of a session log (surrounding whitespace
-// allowed). The entry keeps its own copy of the bytes.
+// allowed). The entry keeps its own copy of the bytes. An object spread
+// over several lines is compacted to one, since an entry must be one line
+// of a log; any other input keeps its bytes.
 func ParseEntry(line []byte) (Entry, error) {
 	v, err := jsonx.Trim(line)
 	if err != nil {
 		return Entry{}, err
+	}
+	if bytes.ContainsAny(v, "\n\r") {
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err != nil {
+			return Entry{}, err
+		}
+		return parseEntry(b.Bytes())
 	}
 	return parseEntry(bytes.Clone(v))
 }

@@ -234,6 +234,11 @@ func TestParseEntry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "", e.ParentID(), "a missing parentId is a root")
 	assert.True(t, e.Time().IsZero())
+
+	// An object over several lines becomes one line of a log.
+	e, err = session.ParseEntry([]byte("{\n  \"type\": \"x\",\r\n  \"id\": \"a\",\n  \"text\": \"two\\nlines\"\n}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"x","id":"a","text":"two\nlines"}`, string(e.JSON()))
 }
 
 func TestNewEntry(t *testing.T) {
@@ -364,6 +369,9 @@ func FuzzParseEntry(f *testing.F) {
 		}
 		if !json.Valid(e.JSON()) {
 			t.Fatalf("accepted invalid JSON %q", line)
+		}
+		if bytes.ContainsAny(e.JSON(), "\n\r") {
+			t.Fatalf("an entry that is not one line: %q", e.JSON())
 		}
 		again, err := session.ParseEntry(e.JSON())
 		if err != nil || again.ID() != e.ID() || again.Type() != e.Type() || again.ParentID() != e.ParentID() {
