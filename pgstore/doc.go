@@ -1,0 +1,53 @@
+// Package pgstore keeps agentsession sessions in PostgreSQL, for agents
+// that run on many machines and resume a session on whichever node takes
+// the request.
+//
+// It is a module of its own (github.com/agentsession/session/pgstore), so
+// that importers of the root module never pull a database driver. It uses
+// a pgx v5 pool:
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	...
+//	if err := pgstore.Migrate(ctx, pool); err != nil { ... } // every replica may call it
+//	store, err := pgstore.New(ctx, pool, nil)
+//	...
+//	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/srv/app"})
+//
+// # Semantics
+//
+// A Store behaves as the root package's MemoryStore and FileStore do, and
+// passes the same conformance suite (storetest):
+//
+//   - Append is all or nothing and in order, in one round trip: a call of
+//     the agentsession_append SQL function, which locks the session row,
+//     checks AppendOptions (IfLast, IfEmpty) and the uniqueness of the new
+//     entry ids, and inserts. Appends to one session are serialised by that
+//     lock; appends to different sessions run in parallel. A failed
+//     condition is session.ErrConflict, never a silent merge.
+//   - Load reads the header and the entries in one repeatable-read
+//     snapshot. Each entry's seed-format JSON is stored as bytea and comes
+//     back byte for byte, unknown types and fields included.
+//   - Rewrite replaces header and entries in one transaction.
+//   - List reads only the session rows (id, title, cwd, times, parent,
+//     counts), most recently updated first, with cursor paging and the
+//     filters of session.ListOptions; Archive and Restore hide and show a
+//     session as FileStore's do.
+//   - Errors: session.ErrNotFound, ErrExists, ErrConflict (also for
+//     serialization failures and deadlocks), ErrInvalidID (checked before
+//     any query), context errors as they are, and ErrSchema when the
+//     schema is missing or of another version.
+//
+// Images stay inline in the entries: PostgreSQL compresses large bytea
+// values itself (TOAST), so there is no separate blob store here.
+//
+// # Schema
+//
+// Migrate creates the tables agentsession_sessions, agentsession_entries
+// and agentsession_schema (the version table) and the function
+// agentsession_append in the connection's current schema: the first
+// schema of search_path. To keep them apart from an application's own
+// tables, give the pool a search_path (pgxpool.Config.ConnConfig.
+// RuntimeParams["search_path"]). The SQL is embedded (migrations/*.sql)
+// and applied under an advisory lock in one transaction, so replicas that
+// start together migrate once.
+package pgstore
