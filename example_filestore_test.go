@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,4 +63,28 @@ func ExampleFileStoreOptions_blobs() {
 	// Output:
 	// 1 blob: true
 	// image/png 5464
+}
+
+// Copy moves a session between stores, here from memory into files (a
+// FileStore into pgstore and back works the same way); the destination
+// is never overwritten.
+func ExampleCopy() {
+	ctx := context.Background()
+	mem := session.NewMemoryStore()
+	s, _ := session.Create(ctx, mem, &session.CreateOptions{Cwd: "/w"})
+	s.SaveTurn(ctx, []*session.Message{session.UserText("Hi"), session.AssistantText("Hello!")}, nil)
+
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	files, _ := session.OpenFileStore(dir, nil)
+	defer files.Close()
+	fmt.Println(session.Copy(ctx, files, mem, s.ID()))
+	copied, _ := session.Open(ctx, files, s.ID())
+	fmt.Println(len(copied.Context().Messages), copied.LeafID() == s.LeafID())
+	err := session.Copy(ctx, files, mem, s.ID())
+	fmt.Println(errors.Is(err, session.ErrExists))
+	// Output:
+	// <nil>
+	// 2 true
+	// true
 }

@@ -1,0 +1,168 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+	"github.com/agentsession/session/pgstore"
+)
+
+// conflictCounter counts the appends a store refused with ErrConflict:
+// what the Session handles then reloaded and retried.
+type conflictCounter struct {
+	session.Store
+	appends, conflicts atomic.Int64
+}
+
+func (c *conflictCounter) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
+	c.appends.Add(1)
+	err := c.Store.Append(ctx, id, opts, entries...)
+	if errors.Is(err, session.ErrConflict) {
+		c.conflicts.Add(1)
+	}
+	return err
+}
+
+// BenchmarkAppend: 16 goroutines, each an agent saving W10k turns (a
+// user message, an assistant message with a tool call, a 4 KB tool
+// result: three entries, one Append) through a Session. "sessions": each
+// its own session; "shared": all on one session, every append
+// conditional on the last entry the handle knows (IfLast), reloading and
+// retrying on a conflict. Reports entries/s across all goroutines, the
+// p50 and p99 of one SaveTurn, and for "shared" the share of appends
+// refused with ErrConflict.
+func BenchmarkAppend(b *testing.B) {
+	const agents = 16
+	for _, shared := range []bool{false, true} {
+		name := "sessions"
+		if shared {
+			name = "shared"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			pool := poolIn(b, newSchema(b), agents+4)
+			if err := pgstore.Migrate(ctx, pool); err != nil {
+				b.Fatal(err)
+			}
+			pg, err := pgstore.New(ctx, pool, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := &conflictCounter{Store: pg}
+			handles := make([]*session.Session, agents)
+			for g := range handles {
+				if shared && g > 0 {
+					handles[g], err = session.Open(ctx, store, handles[0].ID())
+				} else {
+					handles[g], err = session.Create(ctx, store, &session.CreateOptions{Cwd: "/bench"})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			turns := make([][]*session.Message, 64)
+			for i := range turns {
+				u, a, r := workload.Turn(i)
+				turns[i] = []*session.Message{u, a, r}
+			}
+			lat := make([][]time.Duration, agents)
+			var next atomic.Int64
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for g := range agents {
+				wg.Go(func() {
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						t := time.Now()
+						// A handle retries a few conflicts itself; under
+						// sixteen writers it can run out, and the agent
+						// saves the turn again.
+						for {
+							err := handles[g].SaveTurn(ctx, turns[i%int64(len(turns))], nil)
+							if err == nil {
+								break
+							}
+							if !errors.Is(err, session.ErrConflict) {
+								b.Error(err)
+								return
+							}
+						}
+						lat[g] = append(lat[g], time.Since(t))
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			if len(all) > 0 {
+				b.ReportMetric(float64(3*len(all))/elapsed.Seconds(), "entries/s")
+				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			}
+			if shared {
+				b.ReportMetric(float64(store.conflicts.Load())/float64(store.appends.Load()), "conflicts/append")
+			}
+		})
+	}
+}
+
+// BenchmarkLoadW10k opens the W10k session (10,000 turns, 67 MB in the
+// seed format) and builds its context with every message decoded: from
+// PostgreSQL, and from a FileStore on local disk in the same run.
+func BenchmarkLoadW10k(b *testing.B) {
+	ctx := context.Background()
+	mem := session.NewMemoryStore()
+	src, err := workload.Session(ctx, mem, workload.W10k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := poolIn(b, newSchema(b), 4)
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		b.Fatal(err)
+	}
+	pg, err := pgstore.New(ctx, pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fs, err := session.OpenFileStore(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fs.Close()
+	for _, dst := range []session.Store{pg, fs} {
+		if err := session.Copy(ctx, dst, mem, src.ID()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		store session.Store
+	}{{"postgres", pg}, {"filestore", fs}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := session.Open(ctx, c.store, src.ID())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := len(s.Context().Messages); n != 3*workload.W10k {
+					b.Fatal(n)
+				}
+				s.Close()
+			}
+		})
+	}
+}
