@@ -176,3 +176,19 @@ func encodeLog(t *testing.T, l *session.Log) string {
 	require.NoError(t, session.WriteLog(&b, l))
 	return b.String()
 }
+
+// TestCopyRepeatedIDs: a file may repeat an entry id (the later line
+// wins); the copy keeps both lines, as the source store does.
+func TestCopyRepeatedIDs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	id := putFile(t, root, []byte(`{"type":"session","version":3,"id":"s-dup","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`+"\n"+
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"first"}}`+"\n"+
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"second"}}`+"\n"))
+	src, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	defer src.Close()
+	dst := session.NewMemoryStore()
+	require.NoError(t, session.Copy(ctx, dst, src, id))
+	sameSession(t, src, dst, id)
+}

@@ -128,16 +128,21 @@ func Continue(ctx context.Context, store Store, cwd string) (*Session, error) {
 }
 
 // Copy copies the session id from src to dst through the Store interface
-// alone: the header and every entry, byte for byte, so a session moves
-// between backends (a file session into PostgreSQL and back) with the
-// same context.
+// alone: the header and every entry, byte for byte as src returns them
+// (a FileStore upgrades an older file format when it reads it), so a
+// session moves between backends (a file session into PostgreSQL and
+// back) with the same context.
 //
 // Copy never overwrites: when dst holds the id already it fails with
 // ErrExists and changes nothing. The entries go in one all-or-nothing
-// append; if that fails, the session Copy created in dst is deleted
-// again. A source log with lines a lenient read skipped is not copied
-// (ErrCorrupt): the copy would silently lose them. Run "agentsession
-// verify" on it, or copy the file by hand, to decide what to keep.
+// append conditional on the new session being empty (a log that repeats
+// an entry id, which files may, goes in one Rewrite instead). If that
+// fails, Copy deletes the session it created, unless another writer has
+// added entries to it meanwhile. A source log with lines a lenient read
+// skipped is not copied (ErrCorrupt): the copy would silently lose them;
+// run "agentsession verify" on it to decide what to keep. A torn last
+// line, an append cut short by a crash, is not an entry and is not
+// copied.
 func Copy(ctx context.Context, dst, src Store, id string) error {
 	log, err := src.Load(ctx, id)
 	if err != nil {
@@ -152,19 +157,36 @@ func Copy(ctx context.Context, dst, src Store, id string) error {
 	if len(log.Entries) == 0 {
 		return nil
 	}
-	if err := dst.Append(ctx, id, AppendOptions{IfEmpty: true}, log.Entries...); err != nil {
-		if errors.Is(err, ErrConflict) {
-			// Another writer appended to the new session first: it is
-			// theirs now, not a partial copy to remove.
-			return fmt.Errorf("session: copy of %s: %w", id, err)
-		}
-		// Delete with a context of its own: ctx may be what failed.
-		if derr := dst.Delete(context.WithoutCancel(ctx), id); derr != nil && !errors.Is(derr, ErrNotFound) {
-			return fmt.Errorf("session: copy of %s: %w (and removing the partial copy failed: %v)", id, err, derr)
-		}
-		return fmt.Errorf("session: copy of %s: %w", id, err)
+	if repeatsID(log.Entries) {
+		err = dst.Rewrite(ctx, id, log.Header, log.Entries)
+	} else {
+		err = dst.Append(ctx, id, AppendOptions{IfEmpty: true}, log.Entries...)
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	// Remove the partial copy, with a context of its own (ctx may be what
+	// failed), but only while it is still empty: an entry in it now is
+	// another writer's.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if l, lerr := dst.Load(cctx, id); lerr == nil && len(l.Entries) == 0 {
+		if derr := dst.Delete(cctx, id); derr != nil && !errors.Is(derr, ErrNotFound) {
+			return fmt.Errorf("session: copy of %s: %w (and removing the empty copy failed: %v)", id, err, derr)
+		}
+	}
+	return fmt.Errorf("session: copy of %s: %w", id, err)
+}
+
+func repeatsID(entries []Entry) bool {
+	seen := make(map[string]struct{}, len(entries))
+	for _, e := range entries {
+		if _, ok := seen[e.id]; ok {
+			return true
+		}
+		seen[e.id] = struct{}{}
+	}
+	return false
 }
 
 // Errors returned by stores and sessions. Test with errors.Is: they are

@@ -24,9 +24,14 @@
 //     entry ids, and inserts. Appends to one session are serialised by that
 //     lock; appends to different sessions run in parallel. A failed
 //     condition is session.ErrConflict, never a silent merge.
+//     The function relies on READ COMMITTED, PostgreSQL's default: on a
+//     server whose default_transaction_isolation is stricter, an append
+//     that waited for the lock fails with ErrConflict (a Session retries
+//     it). Migrate and Rewrite set READ COMMITTED themselves.
 //   - Load reads the header and the entries in one repeatable-read
 //     snapshot. Each entry's seed-format JSON is stored as bytea and comes
-//     back byte for byte, unknown types and fields included.
+//     back byte for byte, unknown types and fields included, over the
+//     binary protocol and over the simple protocol poolers need alike.
 //   - Rewrite replaces header and entries in one transaction.
 //   - List reads only the session rows (id, title, cwd, times, parent,
 //     counts), most recently updated first, with cursor paging and the

@@ -74,7 +74,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	// Read committed whatever the server's default: a transaction that
+	// waited for the lock must see what the holder committed.
+	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		// The lock comes first: CREATE TABLE IF NOT EXISTS races with
 		// itself in concurrent transactions.
 		var schema *string
@@ -115,11 +117,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // schemaVersion reads the version Migrate recorded, 0 when there is none.
+// It looks in the current schema only, where Migrate creates the tables,
+// not in a schema later on the search_path.
 func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	var v int
-	err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM agentsession_schema`).Scan(&v)
-	if isCode(err, codeUndefinedTable) {
+	var table *string
+	if err := pool.QueryRow(ctx, `SELECT to_regclass(quote_ident(current_schema()) || '.agentsession_schema')::text`).Scan(&table); err != nil {
+		return 0, err
+	}
+	if table == nil {
 		return 0, nil
 	}
+	var v int
+	err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+*table).Scan(&v)
 	return v, err
 }

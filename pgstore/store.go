@@ -47,17 +47,11 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 
 // PostgreSQL error codes the store maps to the package's errors.
 const (
-	codeUniqueViolation      = "23505"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
 	codeUndefinedTable       = "42P01"
 	codeUndefinedFunction    = "42883"
 )
-
-func isCode(err error, code string) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == code
-}
 
 // mapErr turns database errors into the session package's sentinels
 // where one fits, keeping the original in the chain.
@@ -214,8 +208,17 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 			return err
 		}
 		defer rows.Close()
+		binary := rows.FieldDescriptions()[0].Format == pgx.BinaryFormatCode
 		for seq := int64(1); rows.Next(); seq++ {
 			raw := rows.RawValues()[0]
+			if !binary {
+				// A text-protocol pool (simple protocol, as behind
+				// PgBouncer): let pgx decode the hex form.
+				raw = nil
+				if err := rows.Scan(&raw); err != nil {
+					return err
+				}
+			}
 			if bad == 0 && bytes.IndexByte(raw, '\n') >= 0 {
 				bad = seq
 			}
@@ -268,7 +271,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, h session.Header, entrie
 	if len(entries) > 0 {
 		last = entries[len(entries)-1].ID()
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&one); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/pgstore"
 	"github.com/agentsession/session/storetest"
@@ -358,4 +361,51 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestTextProtocol: a pool in simple-protocol mode (as behind PgBouncer)
+// gets bytea in text form; loads still come back byte for byte, and an
+// empty append is accepted as in the other stores.
+func TestTextProtocol(t *testing.T) {
+	ctx := context.Background()
+	schema := newSchema(t)
+	if err := pgstore.Migrate(ctx, poolIn(t, schema, 2)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, err := pgstore.New(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, session.Header{ID: "text", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "text", session.AppendOptions{}); err != nil {
+		t.Fatalf("empty append: %v", err)
+	}
+	line := []byte(`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"caf\u00e9 \\ \"x\""}}`)
+	e, err := session.ParseEntry(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "text", session.AppendOptions{IfEmpty: true}, e); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Load(ctx, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || string(l.Entries[0].JSON()) != string(line) {
+		t.Fatalf("loaded %v", l.Entries)
+	}
 }

@@ -6,7 +6,7 @@
 -- reads only agentsession_sessions.
 
 CREATE TABLE agentsession_sessions (
-    id             text        PRIMARY KEY,
+    id             text        COLLATE "C" PRIMARY KEY, -- byte order, as the other stores list
     header         bytea       NOT NULL, -- the header line, byte for byte
     cwd            text        NOT NULL,
     title          text        NOT NULL DEFAULT '', -- latest session_info name, else the header's title
@@ -43,9 +43,9 @@ CREATE INDEX agentsession_entries_id ON agentsession_entries (session_id, entry_
 -- the new ids, inserts, and updates the row. It returns '' on success,
 -- else why not: 'notfound', 'notempty:<last>', 'last:<last>', 'dup:<id>'.
 --
--- Under READ COMMITTED each statement of a plpgsql function takes a new
--- snapshot, so once the row lock is held the checks see every entry the
--- previous holder committed.
+-- Under READ COMMITTED (PostgreSQL's default, which pgstore needs) each
+-- statement of a plpgsql function takes a new snapshot, so once the row
+-- lock is held the checks see every entry the previous holder committed.
 CREATE FUNCTION agentsession_append(
     p_session text, p_if_last text, p_if_empty boolean,
     p_ids text[], p_raws bytea[], p_title text, p_bytes bigint
@@ -65,6 +65,9 @@ BEGIN
     END IF;
     IF p_if_last <> '' AND (s_count = 0 OR p_if_last <> s_last) THEN
         RETURN 'last:' || s_last;
+    END IF;
+    IF cardinality(p_ids) = 0 THEN
+        RETURN ''; -- an empty append: the conditions held, nothing to add
     END IF;
     SELECT entry_id INTO dup FROM agentsession_entries
         WHERE session_id = p_session AND entry_id = ANY (p_ids) LIMIT 1;
