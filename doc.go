@@ -85,9 +85,12 @@
 // conditional on the last entry with AppendOptions.IfLast), load, rewrite,
 // list with cursor paging, delete. All tree logic lives in Session, so
 // every Store behaves the same. MemoryStore is the store for tests and for
-// New; FileStore keeps sessions on disk; the storetest package is the
-// conformance suite every Store must pass. Optional abilities are
-// discovered by type assertion (Flusher, BlobStore).
+// New; FileStore keeps sessions on disk; the pgstore module
+// (github.com/agentsession/session/pgstore) keeps them in PostgreSQL for
+// agents on many machines; the storetest package is the conformance suite
+// every Store must pass. Optional abilities are discovered by type
+// assertion (Flusher, BlobStore). Copy moves a session between any two
+// stores and never overwrites one.
 //
 // # FileStore
 //
