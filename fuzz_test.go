@@ -77,14 +77,7 @@ func FuzzContext(f *testing.F) {
 	f.Add([]byte{1, 3, 0, 2, 1, 2, 3, 1, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11})
 	f.Add([]byte("cycles and duplicates: a tree that loops back on itself"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		log, err := session.DecodeLog(randomLog(data), &session.ReadOptions{Strict: true})
-		if err != nil {
-			t.Fatalf("generated log is not readable: %v", err)
-		}
-		s, err := session.OpenLog(log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log, s := openGenerated(t, randomLog(data))
 		ctx := context.Background()
 		msgs, err := s.Messages(ctx)
 		if err != nil {
@@ -178,17 +171,10 @@ func FuzzCompaction(f *testing.F) {
 	f.Add(byte(40), []byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f"))
 	f.Fuzz(func(t *testing.T, keep byte, data []byte) {
 		for _, gen := range []func([]byte) []byte{randomTree, randomLog} {
-			log, err := session.DecodeLog(gen(data), &session.ReadOptions{Strict: true})
-			if err != nil {
-				t.Fatalf("generated log is not readable: %v", err)
-			}
-			s, err := session.OpenLog(log)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, s := openGenerated(t, gen(data))
 			ctx := context.Background()
 			orphans := len(s.Context().Orphans)
-			_, err = s.Compact(ctx, session.ExtractiveSummarizer{MaxChars: 200}, &session.CompactionOptions{KeepRecentTokens: int64(keep) + 1})
+			_, err := s.Compact(ctx, session.ExtractiveSummarizer{MaxChars: 200}, &session.CompactionOptions{KeepRecentTokens: int64(keep) + 1})
 			if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
 				t.Fatal(err)
 			}
@@ -261,4 +247,19 @@ func sectionOf(s, name string) string {
 	}
 	line, _, _ := strings.Cut(rest, "\n")
 	return line
+}
+
+// openGenerated reads and opens a log made by randomLog or randomTree,
+// which must read strictly.
+func openGenerated(t *testing.T, data []byte) (*session.Log, *session.Session) {
+	t.Helper()
+	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatalf("generated log is not readable: %v", err)
+	}
+	s, err := session.OpenLog(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log, s
 }

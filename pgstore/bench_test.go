@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
-	"github.com/agentsession/session/pgstore"
 )
 
 // conflictCounter counts the appends a store refused with ErrConflict:
@@ -47,15 +46,9 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			pool := poolIn(b, newSchema(b), agents+4)
-			if err := pgstore.Migrate(ctx, pool); err != nil {
-				b.Fatal(err)
-			}
-			pg, err := pgstore.New(ctx, pool, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			pg, _ := newStoreConns(b, agents+4)
 			store := &conflictCounter{Store: pg}
+			var err error
 			handles := make([]*session.Session, agents)
 			for g := range handles {
 				if shared && g > 0 {
@@ -129,14 +122,7 @@ func BenchmarkLoadW10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pool := poolIn(b, newSchema(b), 4)
-	if err := pgstore.Migrate(ctx, pool); err != nil {
-		b.Fatal(err)
-	}
-	pg, err := pgstore.New(ctx, pool, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	pg, _ := newStoreConns(b, 4)
 	fs, err := session.OpenFileStore(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -76,8 +76,14 @@ func poolIn(t testing.TB, schema string, maxConns int32) *pgxpool.Pool {
 // newStore returns a migrated Store in a schema of its own.
 func newStore(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
 	t.Helper()
+	return newStoreConns(t, 8)
+}
+
+// newStoreConns is newStore on a pool of maxConns connections.
+func newStoreConns(t testing.TB, maxConns int32) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
 	ctx := context.Background()
-	pool := poolIn(t, newSchema(t), 8)
+	pool := poolIn(t, newSchema(t), maxConns)
 	if err := pgstore.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
