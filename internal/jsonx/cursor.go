@@ -33,13 +33,83 @@ type Cursor struct {
 	// characters (HasControl), whose strings are checked when they are
 	// read.
 	Loose bool
+	// Spans, when not nil, receives each string of at least SpanMin bytes
+	// (its token, quotes and all) that Str reads and whose token is
+	// exactly what AppendString writes for it, so that the token can be
+	// rebuilt from the string: see Span.
+	Spans   *[]Span
+	SpanMin int
+	// Arena, when not nil, holds the strings Str returns (Share aside).
+	Arena *Arena
+}
+
+// Arena holds many strings in a few large blocks, written once: one
+// allocation per block rather than one per string, and no copy through
+// a scratch buffer, since strings are unescaped where they stay. A
+// string keeps its whole block alive, which suits strings that live and
+// die together (those of a session read from a file).
+type Arena struct {
+	buf []byte
+	// Block is the size of a new block (a larger one is made for a
+	// string that needs it); it bounds what an arena wastes.
+	Block int
+}
+
+// room returns the arena's free space, at least n bytes of it.
+func (a *Arena) room(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, a.Block))
+	}
+	return a.buf[len(a.buf):len(a.buf)]
+}
+
+// keep makes the k bytes written at the start of the free space a string.
+func (a *Arena) keep(k int) string {
+	if k == 0 {
+		return ""
+	}
+	n := len(a.buf)
+	a.buf = a.buf[:n+k]
+	return unsafe.String(&a.buf[n], k)
+}
+
+// Room returns the arena's free space, at least n bytes of it (length
+// zero), for the caller to append at most that much to and Commit.
+func (a *Arena) Room(n int) []byte { return a.room(n) }
+
+// Commit keeps b, what the caller appended to Room's result without
+// going beyond what it asked for, and returns it, never to be modified.
+func (a *Arena) Commit(b []byte) []byte {
+	n := len(a.buf)
+	a.buf = a.buf[:n+len(b)]
+	return a.buf[n:len(a.buf):len(a.buf)]
+}
+
+// Bytes returns a copy of b held by the arena, never to be modified.
+func (a *Arena) Bytes(b []byte) []byte {
+	return a.Commit(append(a.room(len(b)), b...))
+}
+
+// String returns a copy of b held by the arena.
+func (a *Arena) String(b []byte) string {
+	return a.keep(copy(a.room(len(b))[:len(b)], b))
+}
+
+// Span is a string token of a Cursor's input, b[Start:End] with its
+// quotes, and the string it stands for; AppendString(nil, S) gives the
+// token back byte for byte.
+type Span struct {
+	Start, End int
+	S          string
 }
 
 // NewCursor returns a cursor at the start of b.
 func NewCursor(b []byte) *Cursor { return &Cursor{b: b} }
 
-// Reset points the cursor at the start of b, keeping Share and Loose.
-func (c *Cursor) Reset(b []byte) { *c = Cursor{b: b, Share: c.Share, Loose: c.Loose} }
+// Reset points the cursor at the start of b, keeping its settings.
+func (c *Cursor) Reset(b []byte) {
+	*c = Cursor{b: b, Share: c.Share, Loose: c.Loose, Spans: c.Spans, SpanMin: c.SpanMin, Arena: c.Arena}
+}
 
 // Err returns the first syntax error met.
 func (c *Cursor) Err() error { return c.err }
@@ -57,6 +127,13 @@ func (c *Cursor) Mark() Mark { return Mark{c.i, c.depth} }
 func (c *Cursor) Restore(m Mark) {
 	if c.err == nil {
 		c.i, c.depth = m.i, m.depth
+		if c.Spans != nil {
+			sp := *c.Spans
+			for len(sp) > 0 && sp[len(sp)-1].Start >= m.i {
+				sp = sp[:len(sp)-1] // read again from the mark
+			}
+			*c.Spans = sp
+		}
 	}
 }
 
@@ -106,10 +183,13 @@ func (c *Cursor) Str() (string, bool) {
 	if c.Kind() != KindString {
 		return "", false
 	}
-	s, end, err := readString(c.b, c.i, c.Share)
+	s, end, canon, err := readString(c.b, c.i, c.Share, c.Arena)
 	if err != nil {
 		c.err, c.i = err, len(c.b)
 		return "", false
+	}
+	if c.Spans != nil && canon && end-c.i >= c.SpanMin {
+		*c.Spans = append(*c.Spans, Span{Start: c.i, End: end, S: s})
 	}
 	c.i = end
 	return s, true
@@ -430,22 +510,26 @@ var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retu
 // the string and the offset past it, resolving escapes and replacing
 // invalid UTF-8 as encoding/json does. With share, a string without
 // escapes is a view of b rather than a copy: only for input that is never
-// modified afterwards.
-func readString(b []byte, i int, share bool) (string, int, error) {
+// modified afterwards. canon says AppendString writes the token back as
+// it was (no \/ or \u escape, valid UTF-8).
+func readString(b []byte, i int, share bool, arena *Arena) (s string, end int, canon bool, err error) {
 	start := i + 1
 	j := start
 	// Fast path: no escapes, valid UTF-8.
 	for {
 		j = plainRun(b, j)
 		if j >= len(b) {
-			return "", j, syntaxErr(j, "unexpected end of string")
+			return "", j, false, syntaxErr(j, "unexpected end of string")
 		}
 		c := b[j]
 		if c == '"' {
-			if share && j > start {
-				return unsafe.String(&b[start], j-start), j + 1, nil
+			if arena != nil {
+				return arena.String(b[start:j]), j + 1, true, nil
 			}
-			return string(b[start:j]), j + 1, nil
+			if share && j > start {
+				return unsafe.String(&b[start], j-start), j + 1, true, nil
+			}
+			return string(b[start:j]), j + 1, true, nil
 		}
 		if c < utf8.RuneSelf {
 			break // escape or control character
@@ -456,22 +540,40 @@ func readString(b []byte, i int, share bool) (string, int, error) {
 		}
 		j += size
 	}
+	if arena != nil {
+		// Unescaping shortens, so what is left of b bounds the string, but
+		// for invalid UTF-8, whose bytes become U+FFFD, three bytes each:
+		// then append has moved buf out of the arena.
+		room := arena.room(len(b) - start)
+		buf, end, canon, err := unescapeFast(b, j, append(room, b[start:j]...))
+		if err == errSlowPath {
+			canon = false
+			buf, end, err = unescape(b, j, append(room, b[start:j]...))
+		}
+		if err != nil {
+			return "", end, false, err
+		}
+		if len(buf) > cap(room) {
+			return arena.String(buf), end, canon, nil
+		}
+		return arena.keep(len(buf)), end, canon, nil
+	}
 	// Slow path: unescape into a scratch buffer, then copy the result
 	// once (string conversion does not zero the memory it allocates).
 	bp := scratchPool.Get().(*[]byte)
-	buf, end, err := unescapeFast(b, j, append((*bp)[:0], b[start:j]...))
+	buf, end, canon, err := unescapeFast(b, j, append((*bp)[:0], b[start:j]...))
 	if err == errSlowPath {
+		canon = false
 		buf, end, err = unescape(b, j, append(buf[:0], b[start:j]...))
 	}
-	var str string
 	if err == nil {
-		str = string(buf)
+		s = string(buf)
 	}
 	if cap(buf) <= 1<<20 {
 		*bp = buf[:0]
 		scratchPool.Put(bp)
 	}
-	return str, end, err
+	return s, end, canon, err
 }
 
 // errSlowPath sends unescapeFast's input to unescape.
@@ -485,9 +587,11 @@ var escapeByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f',
 // word is stored whole and the output advanced to its first special
 // byte, so text dense with escapes needs no copy calls. Non-ASCII bytes
 // are copied as they are and checked once at the end; invalid UTF-8, \u
-// escapes and errors go to unescape (errSlowPath).
-func unescapeFast(b []byte, j int, buf []byte) ([]byte, int, error) {
+// escapes and errors go to unescape (errSlowPath). canon is false if it
+// met an escaped slash, which AppendString would not write.
+func unescapeFast(b []byte, j int, buf []byte) (_ []byte, _ int, canon bool, _ error) {
 	from := len(buf)
+	canon = true
 	var high uint64
 	for {
 		for j+8 <= len(b) {
@@ -516,20 +620,21 @@ func unescapeFast(b []byte, j int, buf []byte) ([]byte, int, error) {
 			j++
 		}
 		if j >= len(b) {
-			return buf, j, errSlowPath
+			return buf, j, false, errSlowPath
 		}
 	special:
 		switch c := b[j]; {
 		case c == '"':
 			if high&msb != 0 && !utf8.Valid(buf[from:]) {
-				return buf, j, errSlowPath
+				return buf, j, false, errSlowPath
 			}
-			return buf, j + 1, nil
+			return buf, j + 1, canon, nil
 		case c == '\\' && j+1 < len(b) && escapeByte[b[j+1]] != 0:
 			buf = append(buf, escapeByte[b[j+1]])
+			canon = canon && b[j+1] != '/'
 			j += 2
 		default:
-			return buf, j, errSlowPath
+			return buf, j, false, errSlowPath
 		}
 	}
 }

@@ -153,6 +153,15 @@ func FuzzCursor(f *testing.F) {
 		if ok && stdErr == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("cursor read %#v, encoding/json %#v", got, want)
 		}
+		// Strings in an arena (with tiny blocks, to change blocks often)
+		// are the same strings.
+		ac := jsonx.NewCursor(b)
+		ac.Arena = &jsonx.Arena{Block: 8}
+		agot, aok := decodeAny(ac)
+		aok = aok && ac.Err() == nil && ac.AtEnd()
+		if aok != ok || (ok && !reflect.DeepEqual(agot, got)) {
+			t.Fatalf("with an arena: %#v, %v; without: %#v, %v", agot, aok, got, ok)
+		}
 	})
 }
 
@@ -161,3 +170,20 @@ type trailingErr struct{}
 func (trailingErr) Error() string { return "trailing data" }
 
 var errTrailing error = trailingErr{}
+
+// TestArenaLongerThanInput: invalid UTF-8 unescapes to more bytes than
+// it had (U+FFFD for each byte), more than the arena set aside.
+func TestArenaLongerThanInput(t *testing.T) {
+	for _, in := range []string{"\"\xff\xff\xff\"", "\"a\\n\xff\xfe\"", `"\u00e9\ud800"`} {
+		want, err := jsonx.Unquote([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonx.NewCursor([]byte(in))
+		c.Arena = &jsonx.Arena{}
+		got, ok := c.Str()
+		if !ok || got != want {
+			t.Fatalf("Str(%q) in an arena = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}

@@ -187,6 +187,32 @@ func FuzzStrings(f *testing.F) {
 		} else if stdErr == nil {
 			t.Fatalf("SkipString rejects %q, encoding/json accepts", raw)
 		}
+		// A string a Cursor records as a span gives its token back.
+		for _, tok := range [][]byte{raw, enc} {
+			var spans []jsonx.Span
+			c := jsonx.Cursor{Spans: &spans}
+			c.Reset(tok)
+			got, ok := c.Str()
+			if len(spans) == 0 {
+				continue
+			}
+			if !ok || len(spans) != 1 || spans[0].S != got || spans[0].Start != 0 || spans[0].End != c.Pos() {
+				t.Fatalf("Str(%q) = %q, %v with spans %+v", tok, got, ok, spans)
+			}
+			if back := jsonx.AppendString(nil, got); string(back) != string(tok[:c.Pos()]) {
+				t.Fatalf("span of %q rebuilds as %q", tok, back)
+			}
+		}
+		// What AppendString writes is recorded, but for \u escapes (control
+		// characters without a short form), which are left to the slow path.
+		if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && !strings.ContainsRune("\n\r\t\b\f", r) }) {
+			var spans []jsonx.Span
+			c := jsonx.Cursor{Spans: &spans}
+			c.Reset(enc)
+			if _, ok := c.Str(); !ok || len(spans) != 1 {
+				t.Fatalf("AppendString's own %q is not recorded as a span", enc)
+			}
+		}
 	})
 }
 

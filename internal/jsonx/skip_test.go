@@ -101,7 +101,7 @@ func BenchmarkSkipString(b *testing.B) {
 		b.Run(c.name+"-read", func(b *testing.B) {
 			b.SetBytes(int64(len(tok)))
 			for b.Loop() {
-				readString(tok, 0, true)
+				readString(tok, 0, true, nil)
 			}
 		})
 	}
