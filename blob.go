@@ -535,14 +535,18 @@ func (z *sizeLimits) small(raw []byte, noImage bool) bool {
 // too. The error is the context's, if it ends first.
 func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []error, err error) {
 	for i, e := range log.Entries {
-		out, missing, err := resolveRaw(ctx, e.raw, blobs)
+		if e.h != nil {
+			continue // compact entries hold no references (compactEntry)
+		}
+		raw := e.raw
+		out, missing, err := resolveRaw(ctx, raw, blobs)
 		if err != nil {
 			return unresolved, err
 		}
 		for _, m := range missing {
 			unresolved = append(unresolved, fmt.Errorf("entry %s: %w", e.id, m))
 		}
-		if len(out) == len(e.raw) && (len(out) == 0 || &out[0] == &e.raw[0]) {
+		if len(out) == len(raw) && (len(out) == 0 || &out[0] == &raw[0]) {
 			continue // nothing resolved
 		}
 		ne, perr := parseEntry(out)

@@ -437,8 +437,10 @@ func (t *tree) modelMessage(path []int32) (int32, ModelRef, bool) {
 // without decoding the rest of it.
 func assistantModel(t *tree, i int32) (ModelRef, bool) {
 	n := &t.nodes[i]
-	if n.state == msgReady {
-		m := n.msg
+	if m := n.msg; n.state == msgReady || n.e.h != nil && n.e.h.msg != nil {
+		if n.state != msgReady {
+			m = n.e.h.msg // decoded when the entry was read
+		}
 		if m.Role != RoleAssistant || (m.Provider == "" && m.Model == "") {
 			return ModelRef{}, false
 		}
@@ -507,7 +509,7 @@ func (t *tree) predecode(idx []int32) {
 	}
 	size := 0
 	for _, i := range idx {
-		if n := &t.nodes[i]; n.state == msgUnknown {
+		if n := &t.nodes[i]; n.state == msgUnknown && (n.e.h == nil || n.e.h.msg == nil) {
 			size += len(n.e.raw)
 		}
 	}
@@ -534,9 +536,10 @@ func (t *tree) predecode(idx []int32) {
 	wg.Wait()
 }
 
-// decodedMessages counts the entries decoded for contexts when
-// countDecodes is set, which only the tests that check a context decodes
-// no more than it emits do (the count costs nothing otherwise).
+// decodedMessages counts the messages decoded, for contexts or by the
+// file reader (compactLine), when countDecodes is set, which only the
+// tests that check a context decodes no more than it emits do (the count
+// costs nothing otherwise).
 var (
 	countDecodes    bool
 	decodedMessages atomic.Int64
@@ -553,8 +556,8 @@ func (t *tree) contextMessage(i int32) *Message {
 		return nil
 	}
 	n.msg = decodeContextMessage(n.e)
-	if countDecodes {
-		decodedMessages.Add(1)
+	if countDecodes && (n.e.h == nil || n.e.h.msg == nil) {
+		decodedMessages.Add(1) // compactLine counted the others
 	}
 	if n.msg == nil {
 		n.state = msgNone
@@ -567,6 +570,9 @@ func (t *tree) contextMessage(i int32) *Message {
 func decodeContextMessage(e Entry) *Message {
 	switch e.kind {
 	case kindMessage:
+		if e.h != nil && e.h.msg != nil {
+			return e.h.msg // decoded when the entry was read
+		}
 		// Context messages are shared read-only, so their strings may be
 		// views of the entry's bytes.
 		m, err := e.message(true)

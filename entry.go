@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentsession/session/internal/jsonx"
 )
@@ -49,6 +51,158 @@ type Entry struct {
 	// valid UTF-8, so that the message decodes back to itself.
 	validText bool
 	raw       []byte // the JSON object, no surrounding whitespace or newline
+	// h, when set, makes raw a template: the entry's bytes with the
+	// contents of its long strings cut out, which h holds decoded (see
+	// compactEntry). Use bytes() for the entry's bytes.
+	h *holes
+}
+
+// holes is what a compact entry needs to give back its bytes, and the
+// message decoded from them.
+type holes struct {
+	n   int      // length of the entry's bytes
+	cut []hole   // in template order
+	msg *Message // the entry's message, read-only (shared by contexts)
+}
+
+// hole is a string token cut out of a template.
+type hole struct {
+	at int32  // offset in the template where the token goes
+	s  string // the string, written back with jsonx.AppendString
+}
+
+// bytes returns the entry's JSON: its own bytes, or for a compact entry a
+// new copy rebuilt from the template.
+func (e Entry) bytes() []byte {
+	if e.h == nil || len(e.h.cut) == 0 {
+		return e.raw
+	}
+	return e.appendBytes(make([]byte, 0, e.h.n))
+}
+
+// appendBytes appends the entry's JSON to dst.
+func (e Entry) appendBytes(dst []byte) []byte {
+	if e.h == nil {
+		return append(dst, e.raw...)
+	}
+	prev := 0
+	for _, c := range e.h.cut {
+		dst = append(dst, e.raw[prev:c.at]...)
+		dst = jsonx.AppendString(dst, c.s)
+		prev = int(c.at)
+	}
+	return append(dst, e.raw[prev:]...)
+}
+
+// spanMin is the shortest string token a compact entry cuts out: below
+// it, the offset and string header cost more than the bytes they save.
+const spanMin = 64
+
+// compactLine reads the message entry v in one pass, its strings into
+// a, its message decoded, and returns it compact: its long strings cut
+// out of a template held by a (see compactEntry). ok is false, and
+// nothing is read, for anything else: another type, a message that does
+// not decode strictly, escaped keys; the caller reads those the general
+// way. spans is scratch space.
+func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok bool) {
+	if len(v) > math.MaxInt32 {
+		return Entry{}, false // offsets in a template are int32
+	}
+	*spans = (*spans)[:0]
+	c := jsonx.Cursor{Arena: a, Spans: spans, SpanMin: spanMin}
+	c.Reset(v)
+	ms, ok := c.Object()
+	if !ok {
+		return Entry{}, false
+	}
+	var (
+		e              Entry
+		m              *Message
+		hasType, hasID bool
+	)
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			return Entry{}, false
+		}
+		switch string(kb) {
+		case "type":
+			e.typ, hasType = c.Str()
+		case "id":
+			e.id, hasID = c.Str()
+		case "parentId":
+			if c.Null() {
+				e.parent = ""
+			} else if e.parent, ok = c.Str(); !ok {
+				return Entry{}, false
+			}
+		case "timestamp":
+			e.ts, _ = c.Str()
+		case "message":
+			if m = new(Message); !m.read(&c, true) {
+				return Entry{}, false
+			}
+		}
+	}
+	if c.Err() != nil || !c.AtEnd() || !hasType || e.typ != TypeMessage || !hasID || e.id == "" || m == nil {
+		return Entry{}, false
+	}
+	e.typ, e.kind = TypeMessage, kindMessage
+	if countDecodes {
+		decodedMessages.Add(1)
+	}
+	sp := *spans
+	h := &holes{n: len(v), msg: m}
+	if len(sp) == 0 {
+		e.raw, e.h = a.Bytes(v), h
+		return e, true
+	}
+	cut := 0
+	for _, s := range sp {
+		cut += s.End - s.Start
+	}
+	tmpl := a.Room(len(v) - cut)
+	h.cut = make([]hole, len(sp))
+	prev := 0
+	for k, s := range sp {
+		tmpl = append(tmpl, v[prev:s.Start]...)
+		h.cut[k] = hole{at: int32(len(tmpl)), s: s.S}
+		prev = s.End
+	}
+	tmpl = append(tmpl, v[prev:]...)
+	e.raw, e.h = a.Commit(tmpl), h
+	return e, true
+}
+
+// compactEntry returns the entry e, just parsed from its line e.raw (e's
+// strings may be views of it), with a copy of the line held by a, so
+// that the line can be freed: how the reader keeps the entries that
+// compactLine does not take.
+func compactEntry(e Entry, a *jsonx.Arena) Entry {
+	line := e.raw
+	own := a.Bytes(line)
+	e.typ = rebase(e.typ, line, own)
+	e.id = rebase(e.id, line, own)
+	e.parent = rebase(e.parent, line, own)
+	e.ts = rebase(e.ts, line, own)
+	e.raw = own
+	return e
+}
+
+// rebase returns s, if it is a view of from, as the same view of to, a
+// copy of from.
+func rebase(s string, from, to []byte) string {
+	if len(s) == 0 || len(from) == 0 {
+		return s
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(&from[0])))
+	if off < 0 || off+len(s) > len(from) {
+		return s // a string of its own (it had escapes)
+	}
+	return unsafe.String(&to[off], len(s))
 }
 
 type entryKind uint8
@@ -125,13 +279,23 @@ func (e Entry) Time() time.Time {
 func (e Entry) IsZero() bool { return e.raw == nil }
 
 // Len returns the size of the entry's JSON encoding in bytes.
-func (e Entry) Len() int { return len(e.raw) }
+func (e Entry) Len() int {
+	if e.h != nil {
+		return e.h.n
+	}
+	return len(e.raw)
+}
 
 // JSON returns a copy of the entry's JSON encoding (one line, no newline).
-func (e Entry) JSON() []byte { return bytes.Clone(e.raw) }
+func (e Entry) JSON() []byte {
+	if e.h != nil {
+		return e.bytes() // a new copy already
+	}
+	return bytes.Clone(e.raw)
+}
 
 // AppendJSON appends the entry's JSON encoding to dst.
-func (e Entry) AppendJSON(dst []byte) []byte { return append(dst, e.raw...) }
+func (e Entry) AppendJSON(dst []byte) []byte { return e.appendBytes(dst) }
 
 // MarshalJSON returns the entry's bytes, so an Entry embeds in other JSON
 // unchanged.
@@ -168,7 +332,7 @@ func (e Entry) Field(key string) (json.RawMessage, bool) {
 
 func (e Entry) field(key string) ([]byte, bool) {
 	var c jsonx.Cursor
-	c.Reset(e.raw)
+	c.Reset(e.bytes())
 	ms, ok := c.Object()
 	if !ok {
 		return nil, false
@@ -194,7 +358,7 @@ func (e Entry) Decode(v any) error {
 	if e.raw == nil {
 		return errors.New("session: decode of zero Entry")
 	}
-	return json.Unmarshal(e.raw, v)
+	return json.Unmarshal(e.bytes(), v)
 }
 
 // Message decodes the message of a "message" entry. The result is the
@@ -207,9 +371,22 @@ func (e Entry) message(share bool) (*Message, error) {
 	if e.kind != kindMessage {
 		return nil, fmt.Errorf("session: entry %s is a %q, not a message", e.id, e.typ)
 	}
-	// One pass: the message is decoded where it stands in the entry.
 	c := jsonx.Cursor{Share: share}
-	c.Reset(e.raw)
+	m := readMessageMember(&c, e.bytes())
+	if err := c.Err(); err != nil {
+		return nil, fmt.Errorf("session: entry %s: %w", e.id, err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("session: entry %s: message is missing or not an object", e.id)
+	}
+	return m, nil
+}
+
+// readMessageMember decodes the "message" member of the entry v, in one
+// pass where it stands, with the cursor c (see its Err); nil if it is
+// missing or not an object.
+func readMessageMember(c *jsonx.Cursor, v []byte) *Message {
+	c.Reset(v)
 	ms, _ := c.Object()
 	var m *Message
 	for {
@@ -219,20 +396,14 @@ func (e Entry) message(share bool) (*Message, error) {
 		}
 		if (!esc && string(kb) == "message") || (esc && ms.Key() == "message") {
 			x := new(Message)
-			if x.read(&c, true) {
+			if x.read(c, true) {
 				m = x
 			} else {
 				m = nil
 			}
 		}
 	}
-	if err := c.Err(); err != nil {
-		return nil, fmt.Errorf("session: entry %s: %w", e.id, err)
-	}
-	if m == nil {
-		return nil, fmt.Errorf("session: entry %s: message is missing or not an object", e.id)
-	}
-	return m, nil
+	return m
 }
 
 var (
@@ -526,7 +697,7 @@ type TTSRInjection struct {
 func (e Entry) customMessage() (*Message, error) {
 	m := &Message{Role: RoleCustom, decoded: true, has: mRole | mTimestamp, Timestamp: entryMillis(e)}
 	var c jsonx.Cursor
-	c.Reset(e.raw)
+	c.Reset(e.bytes())
 	ms, _ := c.Object()
 	for {
 		kb, esc, more := ms.Next()
@@ -569,7 +740,7 @@ func (e Entry) withParent(parent string) (Entry, error) {
 // withMember returns the entry with member key set to the JSON value v,
 // its other bytes kept.
 func (e Entry) withMember(key string, v []byte) (Entry, error) {
-	raw, err := setMember(bytes.TrimSpace(e.raw), key, v)
+	raw, err := setMember(bytes.TrimSpace(e.bytes()), key, v)
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: entry %s: %w", e.id, err)
 	}

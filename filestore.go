@@ -1426,7 +1426,7 @@ func (s *FileStore) storedLines(ctx context.Context, lines [][]byte, entries []E
 
 func (s *FileStore) storedLinesKeep(ctx context.Context, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, error) {
 	for _, e := range entries {
-		line := e.raw
+		line := e.bytes()
 		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
 			var err error
 			if line, err = s.limits.limit(ctx, line); err != nil {
@@ -1607,7 +1607,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 		buf, err = s.encodeAppend(context.Background(), buf, entries, keep)
 	} else {
 		for _, e := range entries {
-			buf = append(append(buf, e.raw...), '\n')
+			buf = append(e.appendBytes(buf), '\n')
 		}
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -661,7 +662,7 @@ func (enc *Encoder) WriteEntry(e Entry) error {
 	if e.IsZero() {
 		return errors.New("session: write of zero Entry")
 	}
-	enc.buf = append(append(enc.buf[:0], e.raw...), '\n')
+	enc.buf = append(e.appendBytes(enc.buf[:0]), '\n')
 	_, err := enc.w.Write(enc.buf)
 	return err
 }
@@ -699,14 +700,40 @@ func endOf(data []byte) fileEnd {
 // readChunk overrides the chunk size of readLogFile, for tests.
 var readChunk int64
 
-// readLogFile reads and decodes the log of size bytes in r. A large log
-// is read in chunks on several goroutines, each decoding the lines that
-// start in its chunk as soon as it has read it, so that reading and
-// decoding overlap. It returns the bytes read only when it read them in
-// one piece (always for logs of older versions, which are migrated and
-// rewritten from them).
+// fileChunk is how much of a log file readLogFile reads at a time: small
+// enough that the chunks in flight are a small part of the heap, large
+// enough that a chunk costs little beyond its bytes.
+const fileChunk = 2 << 20
+
+// lastCompaction returns the offset in buf of the last line that starts
+// as the seed agents and this package write compaction entries, -1 if
+// none. Lines are long and newlines few, so this costs little; a
+// compaction written another way is missed, which costs only time.
+func lastCompaction(buf []byte) int {
+	const prefix = `{"type":"compaction"`
+	last := -1
+	for i := 0; i < len(buf); {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if bytes.HasPrefix(buf[i:], []byte(prefix)) {
+			last = i
+		}
+	}
+	return last
+}
+
+// readLogFile reads and decodes the log of size bytes in r. It reads in
+// chunks, on several goroutines for a large log, each decoding the lines
+// that start in its chunk, and keeps nothing of a chunk once it is done
+// with it: every entry is made compact (compactEntry), so the log holds
+// its message texts once, decoded, rather than the file's bytes and the
+// decoded texts both. It returns the file's bytes only for a log of an
+// older version, which it reads again in one piece, to migrate and
+// rewrite from them.
 func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fileEnd, error) {
-	workers := min(runtime.GOMAXPROCS(0), 8)
 	whole := func() (*Log, []byte, fileEnd, error) {
 		data := make([]byte, size)
 		if n, err := r.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
@@ -715,27 +742,40 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		log, err := DecodeLog(data, opts)
 		return log, data, endOf(data), err
 	}
-	cs := (size + int64(workers) - 1) / int64(workers)
-	if readChunk > 0 {
-		cs = readChunk
-	} else if size < parallelDecodeMin || workers < 2 {
-		return whole()
-	}
 	if size == 0 {
 		return whole()
+	}
+	// An older version (or no header) goes the whole way at once; a look
+	// at the header first saves decoding a file that will be read again.
+	var peek [4 << 10]byte
+	if m, _ := r.ReadAt(peek[:min(size, int64(len(peek)))], 0); m > 0 {
+		if i := bytes.IndexByte(peek[:m], '\n'); i >= 0 {
+			var hp logParser
+			if hp.headerLine(peek[:i]) != nil || hp.mig != nil {
+				return whole()
+			}
+		}
+	}
+	cs := int64(fileChunk)
+	if readChunk > 0 {
+		cs = readChunk
 	}
 	var strict bool
 	if opts != nil {
 		strict = opts.Strict
 	}
 	type chunk struct {
-		off  int64 // file offset of buf[0]: one byte before the chunk, but for the first
-		buf  []byte
-		read chan struct{}
-		rerr error
-
+		off int64 // file offset of the chunk's first byte read: one byte before the chunk, but for the first
+		end int64 // file offset past the chunk
 		lineChunk
 		lastLine int64 // offset of the last line it decoded, -1 if none
+		endsNL   bool  // the chunk's last byte is a newline
+
+		// Compaction: the messages a compaction replaced are mostly never
+		// decoded, so the lines before the last one are read lazily.
+		comp    int           // offset in the chunk of its last compaction line, -1 if none
+		later   bool          // a later chunk holds one
+		scanned chan struct{} // closed once comp and later are known
 	}
 	n := int((size + cs - 1) / cs)
 	chunks := make([]chunk, n)
@@ -744,78 +784,134 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		if k > 0 {
 			lo-- // to see whether a line starts at the chunk's first byte
 		}
-		chunks[k] = chunk{off: lo, buf: make([]byte, 0, hi-lo), read: make(chan struct{}), lineChunk: lineChunk{p: logParser{strict: strict}}, lastLine: -1}
+		chunks[k] = chunk{off: lo, end: hi, lineChunk: lineChunk{p: logParser{strict: strict}}, lastLine: -1, comp: -1, scanned: make(chan struct{})}
 	}
-	// rest assembles a line that starts at buf[pos] of chunk k and goes on
-	// into later chunks; complete says it ended with a newline.
-	rest := func(k, pos int) (line []byte, complete bool, err error) {
-		line = append(line, chunks[k].buf[pos:]...)
-		for j := k + 1; j < n; j++ {
-			<-chunks[j].read
-			if chunks[j].rerr != nil {
-				return nil, false, chunks[j].rerr
+	// rest reads the end of a line that goes on past file offset from,
+	// after head; complete says it ended with a newline.
+	rest := func(head []byte, from int64) (line []byte, complete bool, err error) {
+		line = append([]byte(nil), head...)
+		var buf [32 << 10]byte
+		for from < size {
+			m, err := r.ReadAt(buf[:min(int64(len(buf)), size-from)], from)
+			if m == 0 && err != nil {
+				return nil, false, err
 			}
-			b := chunks[j].buf[1:]
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				return append(line, b[:i]...), true, nil
+			if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
+				return append(line, buf[:i]...), true, nil
 			}
-			line = append(line, b...)
+			line = append(line, buf[:m]...)
+			from += int64(m)
 		}
 		return line, false, nil
 	}
-	var wg sync.WaitGroup
-	for k := range chunks {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			c := &chunks[k]
-			c.buf = c.buf[:cap(c.buf)]
-			if m, err := r.ReadAt(c.buf, c.off); err != nil && !(errors.Is(err, io.EOF) && m == len(c.buf)) {
-				c.rerr = err
+	var (
+		next  atomic.Int64 // the next chunk to decode
+		older atomic.Bool  // the header is of an older version: stop
+	)
+	// Each worker reads its chunks into one buffer, and keeps what it
+	// decodes in an arena: few allocations, and no garbage of the size
+	// of the file for the collector to catch up with.
+	type worker struct {
+		buf   []byte
+		arena jsonx.Arena
+		spans []jsonx.Span
+	}
+	block := int(min(max(size/16, 4<<10), 256<<10))
+	decode := func(k int, w *worker) {
+		c, first := &chunks[k], k == 0
+		if int64(cap(w.buf)) < c.end-c.off {
+			w.buf = make([]byte, c.end-c.off)
+		}
+		buf := w.buf[:c.end-c.off]
+		m, err := r.ReadAt(buf, c.off)
+		if err != nil && !(errors.Is(err, io.EOF) && m == len(buf)) {
+			c.err = err
+		}
+		c.comp = lastCompaction(buf)
+		if k+1 < n {
+			// Chunks are taken from the end, so the next one is already
+			// being read.
+			nx := &chunks[k+1]
+			<-nx.scanned
+			c.later = nx.later || nx.comp >= 0
+		}
+		close(c.scanned)
+		if c.err != nil {
+			return
+		}
+		c.endsNL = buf[len(buf)-1] == '\n'
+		c.refs = refsIn(buf)
+		pos := 0
+		if !first {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				return // the chunk is inside a line that started earlier
 			}
-			close(c.read)
-			if c.rerr != nil {
-				c.err = c.rerr
-				return
-			}
-			c.refs = refsIn(c.buf)
-			pos := 0
-			if k > 0 {
-				i := bytes.IndexByte(c.buf, '\n')
-				if i < 0 {
-					return // the chunk is inside a line that started earlier
-				}
-				pos = i + 1
-			}
-			c.entries = make([]Entry, 0, linesIn(c.buf[pos:]))
-			for pos < len(c.buf) {
-				var line []byte
-				complete := true
-				start := pos
-				if i := bytes.IndexByte(c.buf[pos:], '\n'); i >= 0 {
-					line, pos = c.buf[pos:pos+i], pos+i+1
-				} else {
-					var err error
-					if line, complete, err = rest(k, pos); err != nil {
-						c.err = err
-						return
-					}
-					c.refs = max(c.refs, refsIn(line))
-					pos = len(c.buf)
-				}
-				c.lastLine = c.off + int64(start)
-				if k == 0 && start == 0 {
-					if c.err = c.p.headerLine(line); c.err != nil {
-						return
-					}
-					continue
-				}
-				if !c.entryLine(line, complete) {
+			pos = i + 1
+		}
+		c.entries = make([]Entry, 0, linesIn(buf[pos:]))
+		for pos < len(buf) {
+			var line []byte
+			complete, spanned := true, false
+			start := pos
+			if i := bytes.IndexByte(buf[pos:], '\n'); i >= 0 {
+				line, pos = buf[pos:pos+i], pos+i+1
+			} else {
+				var err error
+				if line, complete, err = rest(buf[pos:], c.end); err != nil {
+					c.err = err
 					return
 				}
+				c.refs = max(c.refs, refsIn(line))
+				pos, spanned = len(buf), true
 			}
-			c.lines = c.p.line
-		}(k)
+			c.lastLine = c.off + int64(start)
+			if first && start == 0 {
+				if c.err = c.p.headerLine(bytes.Clone(line)); c.err != nil {
+					return
+				}
+				if c.p.mig != nil {
+					older.Store(true)
+					return
+				}
+				continue
+			}
+			// Blob references are resolved in the entry's bytes: their
+			// entries are not made compact.
+			eager := !c.later && start >= c.comp && (!(c.refs == refsSome || spanned) || !bytes.Contains(line, []byte(BlobPrefix)))
+			if eager {
+				if e, ok := compactLine(line, &w.arena, &w.spans); ok {
+					c.p.line++
+					c.entries = append(c.entries, e)
+					continue
+				}
+			}
+			e, ok, err := c.p.entryLine(line, complete)
+			if err != nil {
+				c.err = err
+				return
+			}
+			if ok {
+				c.entries = append(c.entries, compactEntry(e, &w.arena))
+			}
+		}
+		c.lines = c.p.line
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8, n)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := worker{arena: jsonx.Arena{Block: block}}
+			for {
+				k := n - int(next.Add(1)) // from the end: see chunk.later
+				if k < 0 || older.Load() {
+					return
+				}
+				decode(k, &w)
+			}
+		}()
 	}
 	wg.Wait()
 	first := &chunks[0]
@@ -824,7 +920,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	}
 	p := logParser{strict: strict, header: first.p.header, gotHeader: first.p.gotHeader}
 	parts := make([]*lineChunk, n)
-	end := fileEnd{size: size}
+	end := fileEnd{size: size, endsNL: chunks[n-1].endsNL}
 	for k := range chunks {
 		parts[k] = &chunks[k].lineChunk
 		if chunks[k].lastLine >= 0 {
@@ -838,7 +934,5 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	if !p.gotHeader {
 		return nil, nil, fileEnd{}, &CorruptError{Err: errEmpty}
 	}
-	last := chunks[n-1].buf
-	end.endsNL = len(last) > 0 && last[len(last)-1] == '\n'
 	return l, nil, end, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,12 @@ func TestReadLogFileChunks(t *testing.T) {
 	defer func(old int64) { readChunk = old }(readChunk)
 	r := rand.New(rand.NewPCG(7, 7))
 	header := `{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
+	compact := 0
+	defer func() {
+		if compact == 0 {
+			t.Error("no entry was made compact: the test does not test compactEntry")
+		}
+	}()
 	for round := range 60 {
 		var b strings.Builder
 		b.WriteString(header + "\n")
@@ -26,6 +33,12 @@ func TestReadLogFileChunks(t *testing.T) {
 				b.WriteString(`{"type":"message","id":` + "\n")
 			case 2:
 				b.WriteString(`{"type":"custom","id":"x` + fmt.Sprint(i) + `","parentId":null,"data":"` + strings.Repeat("é\\\"", r.IntN(300)) + `"}` + "\n")
+			case 4:
+				long := strings.Repeat(`code\t\"x\" // é\n`, r.IntN(20))
+				if r.IntN(4) == 0 {
+					long += `\/ \u00e9` // escapes AppendString would not write
+				}
+				b.WriteString(`{"type":"message","id":"t` + fmt.Sprint(i) + `","parentId":"m1","timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"toolResult","toolCallId":"c` + strings.Repeat("1", r.IntN(80)) + `","content":[{"type":"text","text":"` + long + `"}],"details":{"k":"` + long + `"}},"after":"` + long + `"}` + "\n")
 			case 3:
 				b.WriteString(`{"type":"message","id":"b` + fmt.Sprint(i) + `","parentId":null,"message":{"role":"user","content":[{"type":"image","data":"` + BlobPrefix + strings.Repeat("a", 64) + `","mimeType":"image/png"}]}}` + "\n")
 			default:
@@ -53,8 +66,9 @@ func TestReadLogFileChunks(t *testing.T) {
 				t.Fatalf("round %d chunk %d: %d entries, want %d", round, cs, len(got.Entries), len(want.Entries))
 			}
 			for i := range want.Entries {
-				if !bytes.Equal(got.Entries[i].raw, want.Entries[i].raw) {
-					t.Fatalf("round %d chunk %d: entry %d differs", round, cs, i)
+				sameEntry(t, got.Entries[i], want.Entries[i])
+				if h := got.Entries[i].h; h != nil && len(h.cut) > 0 {
+					compact++
 				}
 			}
 			if fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) || fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) {
@@ -67,6 +81,26 @@ func TestReadLogFileChunks(t *testing.T) {
 				t.Fatalf("round %d chunk %d: end %+v, want %+v", round, cs, end, endOf(data))
 			}
 		}
+	}
+}
+
+// sameEntry checks that the entry readLogFile made is the one DecodeLog
+// made: the same envelope, bytes and message.
+func sameEntry(t *testing.T, got, want Entry) {
+	t.Helper()
+	if got.typ != want.typ || got.id != want.id || got.parent != want.parent || got.ts != want.ts || got.kind != want.kind {
+		t.Fatalf("entry %s: envelope %q %q %q %q, want %q %q %q %q", want.id, got.typ, got.id, got.parent, got.ts, want.typ, want.id, want.parent, want.ts)
+	}
+	if !bytes.Equal(got.bytes(), want.raw) || !bytes.Equal(got.JSON(), want.raw) || !bytes.Equal(got.AppendJSON([]byte("x")), append([]byte("x"), want.raw...)) || got.Len() != len(want.raw) {
+		t.Fatalf("entry %s: bytes\n%s\nwant\n%s", want.id, got.bytes(), want.raw)
+	}
+	if !reflect.DeepEqual(decodeContextMessage(got), decodeContextMessage(want)) {
+		t.Fatalf("entry %s: message %+v, want %+v", want.id, decodeContextMessage(got), decodeContextMessage(want))
+	}
+	gm, gerr := got.Message()
+	wm, werr := want.Message()
+	if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(gm, wm) {
+		t.Fatalf("entry %s: Message() = %+v, %v; want %+v, %v", want.id, gm, gerr, wm, werr)
 	}
 }
 
@@ -100,6 +134,9 @@ func TestReadLogFileStrictAndOld(t *testing.T) {
 func FuzzReadLogFile(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":3,"id":"s"}`+"\n"+`{"type":"custom","id":"a","parentId":null}`+"\n\n{bad\n"+`{"type":"custom","id":"b"`), uint8(3))
 	f.Add([]byte(`{"type":"session","id":"v1"}`+"\n"+`{"type":"message","message":{"role":"user","content":"x"}}`), uint8(1))
+	long := strings.Repeat(`x\t\"y\" é\n`, 8)
+	f.Add([]byte(`{"type":"session","version":3,"id":"s"}`+"\n"+`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"`+long+`"}]}}`+"\n"+
+		`{"type":"message","id":"b","parentId":"a","message":{"role":"assistant","content":"`+long+`\/"},"x":"`+long+`"}`), uint8(40))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		defer func(old int64) { readChunk = old }(readChunk)
 		readChunk = int64(chunk%64) + 1
@@ -121,9 +158,7 @@ func FuzzReadLogFile(f *testing.F) {
 				t.Fatalf("got %d entries %v %v, want %d %v %v", len(got.Entries), got.Malformed, got.Torn, len(want.Entries), want.Malformed, want.Torn)
 			}
 			for i := range want.Entries {
-				if !bytes.Equal(got.Entries[i].raw, want.Entries[i].raw) {
-					t.Fatalf("entry %d differs", i)
-				}
+				sameEntry(t, got.Entries[i], want.Entries[i])
 			}
 			if end != endOf(data) {
 				t.Fatalf("end %+v, want %+v", end, endOf(data))
@@ -192,4 +227,42 @@ func FuzzMigrateFile(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage"}}` + "\n{bad\n"))
 	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\nx\n" + `{"type":"compaction","firstKeptEntryIndex":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) { checkMigrateFile(t, data) })
+}
+
+// TestReadLogFileLazyBeforeCompaction: the messages before the last
+// compaction of a file, which its context mostly leaves out, are not
+// decoded as they are read; those after it are. Either way an entry is
+// the one DecodeLog reads.
+func TestReadLogFileLazyBeforeCompaction(t *testing.T) {
+	defer func(old int64) { readChunk = old }(readChunk)
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s"}` + "\n")
+	msg := func(id string) {
+		b.WriteString(`{"type":"message","id":"` + id + `","parentId":null,"message":{"role":"user","content":"` + strings.Repeat(`line\n`, 30) + `"}}` + "\n")
+	}
+	for i := range 20 {
+		msg(fmt.Sprint("a", i))
+	}
+	b.WriteString(`{"type":"compaction","id":"c","parentId":"a19","summary":"s","firstKeptEntryId":"a15","tokensBefore":1}` + "\n")
+	for i := range 5 {
+		msg(fmt.Sprint("b", i))
+	}
+	data := []byte(b.String())
+	want, err := DecodeLog(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range []int64{50, 333, 1000, int64(len(data))} {
+		readChunk = cs
+		got, _, _, err := readLogFile(bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil || len(got.Entries) != len(want.Entries) {
+			t.Fatalf("chunk %d: %v, %d entries", cs, err, len(got.Entries))
+		}
+		for i, e := range got.Entries {
+			sameEntry(t, e, want.Entries[i])
+			if decoded := e.h != nil && e.h.msg != nil; decoded != (e.id[0] == 'b') {
+				t.Errorf("chunk %d: entry %s decoded as it was read: %v", cs, e.id, decoded)
+			}
+		}
+	}
 }

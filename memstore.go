@@ -77,7 +77,7 @@ func (ms *memSession) recount() {
 }
 
 func (ms *memSession) note(e Entry) {
-	ms.size += int64(len(e.raw) + 1)
+	ms.size += int64(e.Len() + 1)
 	if e.kind == kindSessionInfo {
 		var si SessionName
 		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {

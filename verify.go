@@ -78,15 +78,19 @@ func Verify(l *Log) []Finding {
 func verifyBlobs(entries []Entry) []Finding {
 	var out []Finding
 	for _, e := range entries {
-		if !bytes.Contains(e.raw, []byte(BlobPrefix)) {
+		if e.h != nil {
+			continue // compact entries hold no references (compactEntry)
+		}
+		raw := e.raw
+		if !bytes.Contains(raw, []byte(BlobPrefix)) {
 			continue
 		}
-		walkObjects(e.raw, func(obj *jsonObject) {
+		walkObjects(raw, func(obj *jsonObject) {
 			if !obj.image {
 				return
 			}
 			for _, m := range obj.strings {
-				if ref, err := jsonx.Unquote(e.raw[m.start:m.end]); err == nil && m.key == "data" && isBlobRef([]byte(ref)) {
+				if ref, err := jsonx.Unquote(raw[m.start:m.end]); err == nil && m.key == "data" && isBlobRef([]byte(ref)) {
 					out = append(out, Finding{Kind: FindingUnresolvedBlob, EntryID: e.id, Detail: ref + " (missing or corrupt in the blob store)"})
 				}
 			}
