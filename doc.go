@@ -119,10 +119,12 @@
 // 1 KiB or more go to the blob store as "blob:sha256:<hex>" references,
 // resolved when the session is read.
 //
-// Reading is fast: a large file is read and decoded in chunks on all
-// processors, messages are decoded only when the context needs them (on
-// all processors too), and a listing reads only what was appended since
-// the last one.
+// Reading is fast and small: a file is read and decoded in chunks on all
+// processors, each freed once decoded; a message is decoded as it is read
+// and keeps its text once (its entry's bytes are rebuilt from it, byte
+// for byte, when the file is rewritten), but for the messages before the
+// last compaction, decoded only if a context needs them; and a listing
+// reads only what was appended since the last one.
 //
 // Several Session handles may share one session, in one process or many:
 // each append is conditional on the last entry its handle knows of; on a
