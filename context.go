@@ -437,10 +437,11 @@ func (t *tree) modelMessage(path []int32) (int32, ModelRef, bool) {
 // without decoding the rest of it.
 func assistantModel(t *tree, i int32) (ModelRef, bool) {
 	n := &t.nodes[i]
-	if m := n.msg; n.state == msgReady || n.e.h != nil && n.e.h.msg != nil {
-		if n.state != msgReady {
-			m = n.e.h.msg // decoded when the entry was read
-		}
+	m := n.msg
+	if n.state != msgReady {
+		m = n.e.readMessage()
+	}
+	if m != nil {
 		if m.Role != RoleAssistant || (m.Provider == "" && m.Model == "") {
 			return ModelRef{}, false
 		}
@@ -509,7 +510,7 @@ func (t *tree) predecode(idx []int32) {
 	}
 	size := 0
 	for _, i := range idx {
-		if n := &t.nodes[i]; n.state == msgUnknown && (n.e.h == nil || n.e.h.msg == nil) {
+		if n := &t.nodes[i]; n.state == msgUnknown && n.e.readMessage() == nil {
 			size += len(n.e.raw)
 		}
 	}
@@ -556,7 +557,7 @@ func (t *tree) contextMessage(i int32) *Message {
 		return nil
 	}
 	n.msg = decodeContextMessage(n.e)
-	if countDecodes && (n.e.h == nil || n.e.h.msg == nil) {
+	if countDecodes && n.e.readMessage() == nil {
 		decodedMessages.Add(1) // compactLine counted the others
 	}
 	if n.msg == nil {
@@ -570,8 +571,8 @@ func (t *tree) contextMessage(i int32) *Message {
 func decodeContextMessage(e Entry) *Message {
 	switch e.kind {
 	case kindMessage:
-		if e.h != nil && e.h.msg != nil {
-			return e.h.msg // decoded when the entry was read
+		if m := e.readMessage(); m != nil {
+			return m
 		}
 		// Context messages are shared read-only, so their strings may be
 		// views of the entry's bytes.

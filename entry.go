@@ -62,7 +62,16 @@ type Entry struct {
 type holes struct {
 	n   int      // length of the entry's bytes
 	cut []hole   // in template order
-	msg *Message // the entry's message, read-only (shared by contexts)
+	msg *Message // the entry's message, read-only (shared by contexts); never nil
+}
+
+// readMessage returns the message decoded when the entry was read (see
+// compactLine), or nil if there is none.
+func (e Entry) readMessage() *Message {
+	if e.h == nil {
+		return nil
+	}
+	return e.h.msg
 }
 
 // hole is a string token cut out of a template.

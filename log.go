@@ -804,10 +804,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		}
 		return line, false, nil
 	}
-	var (
-		next  atomic.Int64 // the next chunk to decode
-		older atomic.Bool  // the header is of an older version: stop
-	)
+	var next atomic.Int64 // chunks taken, from the end
 	// Each worker reads its chunks into one buffer, and keeps what it
 	// decodes in an arena: few allocations, and no garbage of the size
 	// of the file for the collector to catch up with.
@@ -871,8 +868,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 					return
 				}
 				if c.p.mig != nil {
-					older.Store(true)
-					return
+					return // a header longer than the peek; migrated below
 				}
 				continue
 			}
@@ -906,7 +902,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			w := worker{arena: jsonx.Arena{Block: block}}
 			for {
 				k := n - int(next.Add(1)) // from the end: see chunk.later
-				if k < 0 || older.Load() {
+				if k < 0 {
 					return
 				}
 				decode(k, &w)

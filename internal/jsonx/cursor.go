@@ -55,8 +55,9 @@ type Arena struct {
 	Block int
 }
 
-// room returns the arena's free space, at least n bytes of it.
-func (a *Arena) room(n int) []byte {
+// Room returns the arena's free space, at least n bytes of it (length
+// zero), for the caller to append at most that much to and Commit.
+func (a *Arena) Room(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
 		a.buf = make([]byte, 0, max(n, a.Block))
 	}
@@ -73,10 +74,6 @@ func (a *Arena) keep(k int) string {
 	return unsafe.String(&a.buf[n], k)
 }
 
-// Room returns the arena's free space, at least n bytes of it (length
-// zero), for the caller to append at most that much to and Commit.
-func (a *Arena) Room(n int) []byte { return a.room(n) }
-
 // Commit keeps b, what the caller appended to Room's result without
 // going beyond what it asked for, and returns it, never to be modified.
 func (a *Arena) Commit(b []byte) []byte {
@@ -87,12 +84,12 @@ func (a *Arena) Commit(b []byte) []byte {
 
 // Bytes returns a copy of b held by the arena, never to be modified.
 func (a *Arena) Bytes(b []byte) []byte {
-	return a.Commit(append(a.room(len(b)), b...))
+	return a.Commit(append(a.Room(len(b)), b...))
 }
 
 // String returns a copy of b held by the arena.
 func (a *Arena) String(b []byte) string {
-	return a.keep(copy(a.room(len(b))[:len(b)], b))
+	return a.keep(copy(a.Room(len(b))[:len(b)], b))
 }
 
 // Span is a string token of a Cursor's input, b[Start:End] with its
@@ -544,7 +541,7 @@ func readString(b []byte, i int, share bool, arena *Arena) (s string, end int, c
 		// Unescaping shortens, so what is left of b bounds the string, but
 		// for invalid UTF-8, whose bytes become U+FFFD, three bytes each:
 		// then append has moved buf out of the arena.
-		room := arena.room(len(b) - start)
+		room := arena.Room(len(b) - start)
 		buf, end, canon, err := unescapeFast(b, j, append(room, b[start:j]...))
 		if err == errSlowPath {
 			canon = false
