@@ -1,0 +1,375 @@
+// Package anthropic converts a session's messages to the request body of
+// Anthropic's Messages API (POST /v1/messages), as plain Go structs that
+// marshal to the wire JSON. It has no SDK dependency and makes no network
+// calls: the host sends the request however it likes (net/http, an SDK's
+// raw-body option, a proxy).
+//
+// Give it what Session.Messages returns, which is pairing-safe: every tool
+// result follows its call and every call has a result. The conversion then
+// follows the API's rules:
+//
+//   - Roles: user and assistant messages keep their role; tool results
+//     become tool_result blocks of a user message, all the results of one
+//     assistant turn in a single message, ahead of any text. Compaction and
+//     branch summaries, bash executions and custom messages become user
+//     text (see session.UserContent). Consecutive messages of one role are
+//     merged into one message, as the API would do.
+//   - Thinking: a thinking block is sent back, with its signature, only if
+//     the Anthropic Messages API produced it (Message.API is API, or the
+//     provider is "anthropic" when API is empty) for the model of the
+//     request (Options.Model, when set); redacted thinking goes back as
+//     redacted_thinking. Signatures are only valid there. Other thinking is
+//     dropped, or sent as plain text with Options.ThinkingAsText.
+//   - Tool call ids are kept when the API accepts them (1 to 64 bytes of
+//     [A-Za-z0-9_-]); others, such as the "call|item" ids of OpenAI's
+//     Responses API, are rewritten the same way in the call and its result.
+//   - Empty text blocks, which the API rejects, are left out, and so is a
+//     message left with no content. Images in assistant messages, which the
+//     API does not take, are left out. Tool arguments that are not a JSON
+//     object are sent as {}.
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/provider/internal/toolid"
+)
+
+// API is the value of Message.API for messages produced by the Anthropic
+// Messages API, as the seed agents write it. Hosts that save Claude's
+// replies should set it (Message.WithModel), so that their thinking blocks
+// can be sent back.
+const API = "anthropic-messages"
+
+// maxToolIDLen is the longest tool_use id the API accepts.
+const maxToolIDLen = 64
+
+// Request is the body of a Messages API request. Fields the host does not
+// set are left out of the JSON. To send members this type does not have,
+// embed it in a struct of your own: it has no MarshalJSON of its own, so
+// encoding/json promotes its fields.
+type Request struct {
+	Model         string      `json:"model"`
+	MaxTokens     int         `json:"max_tokens"`
+	System        []Content   `json:"system,omitempty"` // text blocks
+	Messages      []Message   `json:"messages"`
+	Tools         []Tool      `json:"tools,omitempty"`
+	ToolChoice    *ToolChoice `json:"tool_choice,omitempty"`
+	Thinking      *Thinking   `json:"thinking,omitempty"`
+	Temperature   *float64    `json:"temperature,omitempty"`
+	StopSequences []string    `json:"stop_sequences,omitempty"`
+	Stream        bool        `json:"stream,omitempty"`
+}
+
+// Message is one entry of Request.Messages.
+type Message struct {
+	Role    string    `json:"role"` // "user" or "assistant"
+	Content []Content `json:"content"`
+}
+
+// Content is one content block. Type says which fields apply; MarshalJSON
+// writes exactly the members of that type.
+type Content struct {
+	Type string // "text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"
+
+	Text string // text
+
+	Source *ImageSource // image
+
+	ID    string          // tool_use
+	Name  string          // tool_use
+	Input json.RawMessage // tool_use: a JSON object
+
+	ToolUseID string    // tool_result
+	Content   []Content // tool_result: text and image blocks
+	IsError   bool      // tool_result
+
+	Thinking  string // thinking
+	Signature string // thinking
+	Data      string // redacted_thinking
+
+	CacheControl *CacheControl // any type but thinking
+}
+
+// ImageSource is the source of an image block.
+type ImageSource struct {
+	Type      string `json:"type"`       // "base64"
+	MediaType string `json:"media_type"` // "image/png", "image/jpeg", "image/gif", "image/webp"
+	Data      string `json:"data"`       // base64
+}
+
+// CacheControl marks a prompt-caching breakpoint.
+type CacheControl struct {
+	Type string `json:"type"`          // "ephemeral"
+	TTL  string `json:"ttl,omitempty"` // "5m" or "1h"; empty means the API's default
+}
+
+// Tool describes a tool the model may call.
+type Tool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"` // a JSON Schema object
+	CacheControl *CacheControl   `json:"cache_control,omitempty"`
+}
+
+// ToolChoice says how the model should use the tools.
+type ToolChoice struct {
+	Type                   string `json:"type"` // "auto", "any", "tool", "none"
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+// Thinking turns extended thinking on or off.
+type Thinking struct {
+	Type         string `json:"type"` // "enabled" or "disabled"
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+// Text returns a text block, for Request.System and hand-built messages.
+func Text(text string) Content { return Content{Type: "text", Text: text} }
+
+// Ephemeral is the cache_control of a default prompt-caching breakpoint.
+var Ephemeral = &CacheControl{Type: "ephemeral"}
+
+// Options configures a conversion. The zero value (or nil) converts with
+// the defaults described in the package documentation.
+type Options struct {
+	// Model is the model the request goes to. When set, thinking blocks
+	// of other Claude models are treated as foreign.
+	Model string
+	// ThinkingAsText sends foreign thinking (see the package doc) as a
+	// text block wrapped in <thinking> tags instead of dropping it.
+	// Redacted foreign thinking is always dropped: it is unreadable.
+	ThinkingAsText bool
+	// CacheLast puts an ephemeral cache_control on the last block of the
+	// last message, the usual prompt-caching breakpoint of an agent loop:
+	// each request then reads the previous one's prefix from the cache.
+	CacheLast bool
+	// UserContent renders the roles the API has no place for; nil means
+	// session.UserContent.
+	UserContent func(*session.Message) ([]session.Block, bool)
+}
+
+// Messages converts msgs, as Session.Messages returns them, to the
+// messages of a request.
+func Messages(msgs []*session.Message, opts *Options) []Message {
+	return AppendMessages(make([]Message, 0, len(msgs)), msgs, opts)
+}
+
+// AppendMessages is Messages appending to dst, for a host that reuses a
+// slice from one request to the next.
+func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Message {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.UserContent == nil {
+		o.UserContent = session.UserContent
+	}
+	first := len(dst)
+	for _, m := range msgs {
+		switch m.Role {
+		case session.RoleUser:
+			dst = appendTo(dst, first, "user", userBlocks(nil, m.Content))
+		case session.RoleAssistant:
+			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o))
+		case session.RoleToolResult:
+			dst = appendTo(dst, first, "user", []Content{toolResult(m)})
+		default:
+			if blocks, ok := o.UserContent(m); ok {
+				dst = appendTo(dst, first, "user", userBlocks(nil, blocks))
+			}
+		}
+	}
+	if o.CacheLast && len(dst) > first {
+		markLast(&dst[len(dst)-1])
+	}
+	return dst
+}
+
+// appendTo adds content as a message of role, merged into the previous
+// message (at or after first) when that has the same role.
+func appendTo(dst []Message, first int, role string, content []Content) []Message {
+	if len(content) == 0 {
+		return dst
+	}
+	if n := len(dst); n > first && dst[n-1].Role == role {
+		dst[n-1].Content = append(dst[n-1].Content, content...)
+		return dst
+	}
+	return append(dst, Message{Role: role, Content: content})
+}
+
+// userBlocks converts the text and image blocks of user content; other
+// blocks (thinking or tool calls in a custom message) have no meaning in a
+// user turn and are left out.
+func userBlocks(dst []Content, blocks []session.Block) []Content {
+	if dst == nil {
+		dst = make([]Content, 0, len(blocks))
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		switch b.Type {
+		case session.BlockText:
+			if b.Text != "" {
+				dst = append(dst, Content{Type: "text", Text: b.Text})
+			}
+		case session.BlockImage:
+			dst = append(dst, image(b))
+		}
+	}
+	return dst
+}
+
+func image(b *session.Block) Content {
+	return Content{Type: "image", Source: &ImageSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}}
+}
+
+func assistantBlocks(m *session.Message, o *Options) []Content {
+	own := m.API == API || m.API == "" && m.Provider == "anthropic"
+	if o.Model != "" && m.Model != o.Model {
+		own = false
+	}
+	out := make([]Content, 0, len(m.Content))
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case session.BlockText:
+			if b.Text != "" {
+				out = append(out, Content{Type: "text", Text: b.Text})
+			}
+		case session.BlockThinking:
+			switch {
+			case own && b.Redacted && b.ThinkingSignature != "":
+				out = append(out, Content{Type: "redacted_thinking", Data: b.ThinkingSignature})
+			case own && b.ThinkingSignature != "":
+				out = append(out, Content{Type: "thinking", Thinking: b.Thinking, Signature: b.ThinkingSignature})
+			case o.ThinkingAsText && !b.Redacted && b.Thinking != "":
+				out = append(out, Content{Type: "text", Text: "<thinking>\n" + b.Thinking + "\n</thinking>"})
+			}
+		case session.BlockToolCall:
+			out = append(out, Content{
+				Type: "tool_use", ID: toolid.Normalize(b.ID, maxToolIDLen), Name: b.Name,
+				Input: object(b.Arguments),
+			})
+		}
+	}
+	return out
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// object returns args if it is a JSON object and {} otherwise: the API
+// takes nothing else as a tool_use input.
+func object(args json.RawMessage) json.RawMessage {
+	if t := bytes.TrimLeft(args, " \t\r\n"); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return args
+	}
+	return emptyObject
+}
+
+func toolResult(m *session.Message) Content {
+	c := Content{Type: "tool_result", ToolUseID: toolid.Normalize(m.ToolCallID, maxToolIDLen), IsError: m.IsError}
+	if len(m.Content) > 0 {
+		c.Content = userBlocks(nil, m.Content)
+		if len(c.Content) == 0 {
+			c.Content = nil
+		}
+	}
+	return c
+}
+
+// markLast puts the default cache_control on the last block of msg that
+// can carry one (not thinking).
+func markLast(msg *Message) {
+	for i := len(msg.Content) - 1; i >= 0; i-- {
+		switch msg.Content[i].Type {
+		case "thinking", "redacted_thinking":
+			continue
+		}
+		msg.Content[i].CacheControl = Ephemeral
+		return
+	}
+}
+
+// MarshalJSON writes the members of c's type.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case "text":
+		return marshal(struct {
+			Type         string        `json:"type"`
+			Text         string        `json:"text"`
+			CacheControl *CacheControl `json:"cache_control,omitempty"`
+		}{c.Type, c.Text, c.CacheControl})
+	case "image":
+		return marshal(struct {
+			Type         string        `json:"type"`
+			Source       *ImageSource  `json:"source"`
+			CacheControl *CacheControl `json:"cache_control,omitempty"`
+		}{c.Type, c.Source, c.CacheControl})
+	case "tool_use":
+		input := c.Input
+		if input == nil {
+			input = emptyObject
+		}
+		return marshal(struct {
+			Type         string          `json:"type"`
+			ID           string          `json:"id"`
+			Name         string          `json:"name"`
+			Input        json.RawMessage `json:"input"`
+			CacheControl *CacheControl   `json:"cache_control,omitempty"`
+		}{c.Type, c.ID, c.Name, input, c.CacheControl})
+	case "tool_result":
+		return marshal(struct {
+			Type         string        `json:"type"`
+			ToolUseID    string        `json:"tool_use_id"`
+			Content      []Content     `json:"content,omitempty"`
+			IsError      bool          `json:"is_error,omitempty"`
+			CacheControl *CacheControl `json:"cache_control,omitempty"`
+		}{c.Type, c.ToolUseID, c.Content, c.IsError, c.CacheControl})
+	case "thinking":
+		return marshal(struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+		}{c.Type, c.Thinking, c.Signature})
+	case "redacted_thinking":
+		return marshal(struct {
+			Type string `json:"type"`
+			Data string `json:"data"`
+		}{c.Type, c.Data})
+	}
+	// A type this package does not know: every member that is set.
+	type plain struct {
+		Type         string          `json:"type"`
+		Text         string          `json:"text,omitempty"`
+		Source       *ImageSource    `json:"source,omitempty"`
+		ID           string          `json:"id,omitempty"`
+		Name         string          `json:"name,omitempty"`
+		Input        json.RawMessage `json:"input,omitempty"`
+		ToolUseID    string          `json:"tool_use_id,omitempty"`
+		Content      []Content       `json:"content,omitempty"`
+		IsError      bool            `json:"is_error,omitempty"`
+		Thinking     string          `json:"thinking,omitempty"`
+		Signature    string          `json:"signature,omitempty"`
+		Data         string          `json:"data,omitempty"`
+		CacheControl *CacheControl   `json:"cache_control,omitempty"`
+	}
+	return marshal(plain{c.Type, c.Text, c.Source, c.ID, c.Name, c.Input, c.ToolUseID,
+		c.Content, c.IsError, c.Thinking, c.Signature, c.Data, c.CacheControl})
+}
+
+// marshal is json.Marshal without HTML escaping: an encoder that escapes
+// (json.Marshal does by default) still escapes what this returns, and one
+// that was told not to gets '<' and '>' as they are.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

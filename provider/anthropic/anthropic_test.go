@@ -1,0 +1,190 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+	"github.com/agentsession/session/provider/anthropic"
+	"github.com/agentsession/session/provider/internal/convtest"
+)
+
+func request(msgs []anthropic.Message) anthropic.Request {
+	return anthropic.Request{
+		Model:     convtest.Model,
+		MaxTokens: 1024,
+		System:    []anthropic.Content{anthropic.Text("You are a careful coding agent.")},
+		Messages:  msgs,
+	}
+}
+
+// TestGolden converts each shared conversation and compares the request
+// with its golden file. The files were checked by hand against the
+// Messages API reference (content block shapes, tool_use/tool_result
+// pairing, thinking and redacted_thinking, base64 image sources).
+func TestGolden(t *testing.T) {
+	for _, c := range convtest.Cases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			msgs := anthropic.Messages(c.Msgs, &anthropic.Options{Model: convtest.Model})
+			check(t, msgs)
+			convtest.Golden(t, c.Name, request(msgs))
+		})
+	}
+	cases := map[string][]*session.Message{}
+	for _, c := range convtest.Cases(t) {
+		cases[c.Name] = c.Msgs
+	}
+	variants := []struct {
+		name string
+		msgs []*session.Message
+		opts *anthropic.Options
+		edit func(*anthropic.Request)
+	}{
+		{"thinking_as_text", cases["thinking"], &anthropic.Options{Model: convtest.Model, ThinkingAsText: true}, nil},
+		// No model in the options: every Claude model's signed thinking is kept.
+		{"thinking_any_model", cases["thinking"], nil, nil},
+		{"full_request", cases["full"], &anthropic.Options{Model: convtest.Model, CacheLast: true}, func(r *anthropic.Request) {
+			r.MaxTokens = 16000
+			r.Thinking = &anthropic.Thinking{Type: "enabled", BudgetTokens: 8000}
+			r.System[0].CacheControl = anthropic.Ephemeral
+			r.Tools = []anthropic.Tool{{
+				Name: "read", Description: "Read a file.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+			}}
+			r.ToolChoice = &anthropic.ToolChoice{Type: "auto"}
+		}},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			msgs := anthropic.Messages(v.msgs, v.opts)
+			check(t, msgs)
+			req := request(msgs)
+			if v.edit != nil {
+				v.edit(&req)
+			}
+			convtest.Golden(t, v.name, req)
+		})
+	}
+}
+
+// TestConvertCorpus converts the context of every compat corpus session
+// (real pi sessions among them) and of a long generated session, and
+// checks what the API requires of every request.
+func TestConvertCorpus(t *testing.T) {
+	cases := convtest.Corpus(t, "../..")
+	if len(cases) == 0 {
+		t.Skip("compat corpus not found beside the checkout")
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			check(t, anthropic.Messages(c.Msgs, nil))
+			check(t, anthropic.Messages(c.Msgs, &anthropic.Options{Model: "claude-opus-4-5", ThinkingAsText: true, CacheLast: true}))
+		})
+	}
+	t.Run("workload", func(t *testing.T) {
+		check(t, anthropic.Messages(workload.Messages(0, 200), nil))
+	})
+}
+
+func TestAppendMessagesReuses(t *testing.T) {
+	c := convtest.Cases(t)[0]
+	buf := anthropic.Messages(c.Msgs, nil)
+	again := anthropic.AppendMessages(buf[:0], c.Msgs, nil)
+	if &again[0] != &buf[0] {
+		t.Error("AppendMessages did not reuse dst")
+	}
+	// Messages already in dst are never merged with the new ones.
+	two := anthropic.AppendMessages(anthropic.Messages(c.Msgs, nil), c.Msgs, nil)
+	if len(two) != 2*len(buf) {
+		t.Errorf("appending a conversation to itself gave %d messages, want %d", len(two), 2*len(buf))
+	}
+}
+
+var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// check asserts the rules of the Messages API on msgs: roles alternate,
+// no block or message is empty, each tool_use is answered by a
+// tool_result in the next message (results first in it), no result
+// answers a call that is not in the message before, ids have the allowed
+// form, thinking carries a signature, and the whole marshals.
+func check(t *testing.T, msgs []anthropic.Message) {
+	t.Helper()
+	for i, m := range msgs {
+		if m.Role != "user" && m.Role != "assistant" {
+			t.Fatalf("message %d: role %q", i, m.Role)
+		}
+		if i > 0 && msgs[i-1].Role == m.Role {
+			t.Fatalf("messages %d and %d are both %s", i-1, i, m.Role)
+		}
+		if len(m.Content) == 0 {
+			t.Fatalf("message %d has no content", i)
+		}
+		var calls, results []string
+		seenOther := false
+		for k, b := range m.Content {
+			switch b.Type {
+			case "text":
+				if b.Text == "" {
+					t.Fatalf("message %d block %d: empty text", i, k)
+				}
+				seenOther = true
+			case "image":
+				if b.Source == nil || b.Source.Data == "" || b.Source.MediaType == "" {
+					t.Fatalf("message %d block %d: image without source", i, k)
+				}
+				seenOther = true
+			case "tool_use":
+				if m.Role != "assistant" || !toolIDPattern.MatchString(b.ID) || !json.Valid(b.Input) || b.Input[0] != '{' {
+					t.Fatalf("message %d block %d: bad tool_use %+v", i, k, b)
+				}
+				calls = append(calls, b.ID)
+			case "tool_result":
+				if m.Role != "user" || !toolIDPattern.MatchString(b.ToolUseID) {
+					t.Fatalf("message %d block %d: bad tool_result %+v", i, k, b)
+				}
+				if seenOther {
+					t.Fatalf("message %d block %d: tool_result after other content", i, k)
+				}
+				results = append(results, b.ToolUseID)
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" || b.Signature == "" && b.Data == "" {
+					t.Fatalf("message %d block %d: thinking without a signature", i, k)
+				}
+			default:
+				t.Fatalf("message %d block %d: type %q", i, k, b.Type)
+			}
+		}
+		if len(results) > 0 {
+			var prev []string
+			if i > 0 {
+				for _, b := range msgs[i-1].Content {
+					if b.Type == "tool_use" {
+						prev = append(prev, b.ID)
+					}
+				}
+			}
+			slices.Sort(prev)
+			slices.Sort(results)
+			if !slices.Equal(prev, results) {
+				t.Fatalf("message %d answers %v, the message before calls %v", i, results, prev)
+			}
+		}
+		if len(calls) > 0 && i+1 < len(msgs) {
+			n := 0
+			for _, b := range msgs[i+1].Content {
+				if b.Type == "tool_result" {
+					n++
+				}
+			}
+			if n != len(calls) {
+				t.Fatalf("message %d calls %v, the next message has %d results", i, calls, n)
+			}
+		}
+	}
+	if _, err := json.Marshal(msgs); err != nil {
+		t.Fatal(err)
+	}
+}

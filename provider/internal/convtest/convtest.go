@@ -1,0 +1,222 @@
+// Package convtest builds the conversations the provider conversion tests
+// share. Each is made through a real Session and taken from
+// Session.Messages, exactly as a host would hand it to a converter.
+package convtest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+)
+
+// Case is one conversation.
+type Case struct {
+	Name string
+	Msgs []*session.Message
+}
+
+// Model is the Claude model the conversations were "produced" by.
+const Model = "claude-sonnet-4-5"
+
+// PNG is a 1x1 PNG, base64.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+func claude(blocks ...session.Block) *session.Message {
+	return session.Assistant(blocks...).WithModel("anthropic-messages", "anthropic", Model).
+		WithUsage(session.Usage{Input: 100, Output: 20, TotalTokens: 120})
+}
+
+func gpt(blocks ...session.Block) *session.Message {
+	return session.Assistant(blocks...).WithModel("openai-responses", "openai", "gpt-5")
+}
+
+func args(s string) json.RawMessage { return json.RawMessage(s) }
+
+// Cases returns the conversations, each built in a fresh session.
+func Cases(t testing.TB) []Case {
+	t.Helper()
+	ctx := context.Background()
+	var out []Case
+	add := func(name string, build func(s *session.Session)) {
+		s := session.New()
+		build(s)
+		msgs, err := s.Messages(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, Case{name, msgs})
+	}
+	must := func(_ session.Entry, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	save := func(s *session.Session, msgs ...*session.Message) {
+		t.Helper()
+		if err := s.SaveTurn(ctx, msgs, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	add("text", func(s *session.Session) {
+		save(s, session.UserText("What is the capital of France?"))
+		save(s, claude(session.Text("Paris.")))
+		save(s, session.UserText("And of Italy?"))
+	})
+
+	add("image", func(s *session.Session) {
+		save(s, session.User(session.Text("What colour is this pixel?"), session.ImageBase64("image/png", PNG)))
+		save(s, claude(session.Text("It is red.")))
+		save(s, session.User(session.ImageBase64("image/png", PNG)))
+	})
+
+	add("thinking", func(s *session.Session) {
+		save(s, session.UserText("Think, then answer: 17*23?"))
+		save(s, gpt(session.Thinking("Another provider's reasoning.", `{"type":"reasoning","id":"rs_1"}`), session.Text("I make it 391.")))
+		save(s, session.UserText("Check it again."))
+		redacted := session.Thinking("[Reasoning redacted]", "EncryptedRedactedData==")
+		redacted.Redacted = true
+		save(s, claude(
+			session.Thinking("17*23 = 17*20 + 17*3 = 340 + 51 = 391.", "SignatureOfTheFirstBlock=="),
+			redacted,
+			session.Thinking("An unsigned block from an aborted stream.", ""),
+			session.Text("391."),
+		))
+		save(s, session.UserText("And 19*21?"))
+		save(s, session.Assistant(session.Thinking("Another Claude model's thinking.", "SignatureOfOpus=="), session.Text("399.")).
+			WithModel("anthropic-messages", "anthropic", "claude-opus-4-1"))
+		save(s, session.UserText("Thanks."))
+	})
+
+	add("parallel_tools", func(s *session.Session) {
+		save(s, session.UserText("Show me a.go and b.go, and a screenshot."))
+		save(s, claude(
+			session.Text("Reading both files and taking a screenshot."),
+			session.ToolCall("toolu_01A", "read", args(`{"path":"a.go"}`)),
+			session.ToolCall("toolu_01B", "read", args(`{"path":"b.go"}`)),
+			session.ToolCall("toolu_01C", "screenshot", nil),
+		))
+		save(s,
+			session.ToolResult("toolu_01A", "read", "package a\n"),
+			session.ToolError("toolu_01B", "read", "open b.go: no such file or directory"),
+			&session.Message{Role: session.RoleToolResult, ToolCallID: "toolu_01C", ToolName: "screenshot",
+				Content: []session.Block{session.ImageBase64("image/png", PNG)}},
+		)
+		save(s, claude(session.Text("a.go is one line; b.go does not exist.")))
+	})
+
+	add("summaries", func(s *session.Session) {
+		save(s, session.UserText("Old question."))
+		save(s, claude(session.Text("Old answer.")))
+		save(s, session.UserText("Try the parser one way."))
+		kept, _ := s.Leaf()
+		save(s, claude(session.Text("Tried it one way.")))
+		must(s.AppendCompaction(ctx, session.Compaction{
+			Summary: "The user asked an old question and got an old answer.", FirstKeptEntryID: kept.ID(), TokensBefore: 5000,
+		}))
+		leaf, _ := s.Leaf()
+		save(s, session.UserText("Try it another way."))
+		save(s, claude(session.Text("Tried it another way.")))
+		must(s.BranchWithSummary(ctx, leaf.ID(), session.BranchSummary{
+			FromID: "", Summary: "Tried the parser another way; it failed on nested lists.",
+		}))
+		save(s, session.UserText("Go on from here."))
+	})
+
+	add("roles", func(s *session.Session) {
+		save(s, session.BashExecution("go test ./...", "--- FAIL: TestX\nFAIL", 1))
+		save(s, session.BashExecution("ls", "", 0))
+		cancelled := session.BashExecution("sleep 100", "", 0)
+		cancelled.Cancelled = true
+		save(s, cancelled)
+		hidden := session.BashExecution("cat secrets", "hunter2", 0)
+		hidden.ExcludeFromContext = true
+		save(s, hidden)
+		save(s, session.UserText("Why did it fail?"))
+		save(s, claude(session.ToolCall("toolu_02", "bash", args(`{"command":"go test -run TestX"}`))))
+		must(s.AppendCustomMessage(ctx, session.CustomMessage("reminder", "Keep answers short.", false)))
+		save(s, session.ToolResult("toolu_02", "bash", "TestX: want 2, got 3"))
+		save(s, claude(session.Text("An off-by-one.")))
+		must(s.AppendCustomMessage(ctx, &session.Message{Role: session.RoleCustom, CustomType: "attachment",
+			Content: []session.Block{session.Text("The user attached:"), session.ImageBase64("image/png", PNG)}}))
+		// A role this package does not know is left out by converters.
+		save(s, &session.Message{Role: "futureRole", Content: []session.Block{session.Text("unknown")}})
+	})
+
+	add("ids", func(s *session.Session) {
+		long := "call_9f8e7d6c5b4a39281706f5e4d3c2b1a0|fc_0123456789abcdef0123456789abcdef01234567"
+		save(s, session.UserText("List the files."))
+		save(s, gpt(session.ToolCall(long, "ls", args(`{}`)), session.ToolCall("call with spaces", "ls", args(`"not an object"`))))
+		save(s, session.ToolResult(long, "ls", "a.go\nb.go"), session.ToolResult("call with spaces", "ls", ""))
+		// A call that never got its result: Messages answers it.
+		save(s, claude(session.ToolCall("toolu_03", "bash", args(`{"command":"make"}`))))
+		save(s, session.UserText("Never mind, stop."))
+	})
+
+	// The acceptance case: an image, thinking blocks, two parallel tool
+	// calls and a compaction summary in one conversation.
+	add("full", func(s *session.Session) {
+		save(s, session.UserText("Set up the project."))
+		save(s, claude(session.Text("Done: go.mod and main.go.")))
+		save(s, session.User(session.Text("Here is a screenshot of the failing page."), session.ImageBase64("image/png", PNG)))
+		kept, _ := s.Leaf()
+		save(s, claude(
+			session.Thinking("The page fails to render; the handler or the template is wrong. Read both.", "SigA=="),
+			session.Text("I'll read the handler and the template."),
+			session.ToolCall("toolu_04A", "read", args(`{"path":"handler.go"}`)),
+			session.ToolCall("toolu_04B", "read", args(`{"path":"page.tmpl"}`)),
+		))
+		save(s,
+			session.ToolResult("toolu_04A", "read", "func handler(w http.ResponseWriter, r *http.Request) {\n\ttmpl.Execute(w, nil)\n}"),
+			session.ToolResult("toolu_04B", "read", "<h1>{{.Title}}</h1>"),
+		)
+		save(s, claude(
+			session.Thinking("The template reads .Title from nil data.", "SigB=="),
+			session.Text("The handler passes nil data, and the template reads .Title."),
+		))
+		must(s.AppendCompaction(ctx, session.Compaction{
+			Summary:          "The user set up a Go project (go.mod, main.go).",
+			FirstKeptEntryID: kept.ID(), TokensBefore: 48000,
+		}))
+		save(s, session.UserText("Fix it."))
+	})
+	return out
+}
+
+// Corpus returns the context of every session in the compat corpus
+// (../shared/compat/pi beside the checkout), by file name; none if the
+// corpus is not there.
+func Corpus(t testing.TB, root string) []Case {
+	t.Helper()
+	dir := filepath.Join(root, "..", "shared", "compat", "pi")
+	names, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	sort.Strings(names)
+	var out []Case
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := session.DecodeLog(data, nil)
+		if err != nil {
+			continue // the corpus has files that must not load
+		}
+		s, err := session.OpenLog(log)
+		if err != nil {
+			continue
+		}
+		msgs, err := s.Messages(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, Case{strings.TrimSuffix(filepath.Base(name), ".jsonl"), msgs})
+	}
+	return out
+}

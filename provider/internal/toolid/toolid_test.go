@@ -1,0 +1,60 @@
+package toolid
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		max  int
+		same bool
+	}{
+		{"toolu_01A", 64, true},
+		{"call_abc-DEF_123", 40, true},
+		{strings.Repeat("a", 40), 40, true},
+		{strings.Repeat("a", 41), 40, false},
+		{"call_1|fc_2", 64, false},
+		{"with space", 64, false},
+		{"", 64, false},
+		{"é", 64, false},
+	} {
+		got := Normalize(c.id, c.max)
+		if (got == c.id) != c.same {
+			t.Errorf("Normalize(%q, %d) = %q; unchanged %v, want %v", c.id, c.max, got, got == c.id, c.same)
+		}
+		if !valid(got, c.max) {
+			t.Errorf("Normalize(%q, %d) = %q, not a valid id", c.id, c.max, got)
+		}
+	}
+	// Ids that differ only where they are cut or replaced stay apart.
+	a, b := Normalize(strings.Repeat("x", 50)+"1", 40), Normalize(strings.Repeat("x", 50)+"2", 40)
+	c, d := Normalize("a|b", 40), Normalize("a b", 40)
+	if a == b || c == d {
+		t.Errorf("collisions: %q %q, %q %q", a, b, c, d)
+	}
+}
+
+func FuzzNormalize(f *testing.F) {
+	f.Add("toolu_01A", 64)
+	f.Add("call_1|fc_2", 40)
+	f.Add("", 1)
+	pattern := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	f.Fuzz(func(t *testing.T, id string, max int) {
+		if max < 16 || max > 256 {
+			return
+		}
+		got := Normalize(id, max)
+		if len(got) > max || !pattern.MatchString(got) {
+			t.Fatalf("Normalize(%q, %d) = %q", id, max, got)
+		}
+		if Normalize(id, max) != got {
+			t.Fatal("not deterministic")
+		}
+		if valid(id, max) != (got == id) {
+			t.Fatalf("Normalize(%q, %d) = %q: a valid id must stay, any other must change", id, max, got)
+		}
+	})
+}

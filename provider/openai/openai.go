@@ -1,0 +1,393 @@
+// Package openai converts a session's messages to the request body of
+// OpenAI's Chat Completions API (POST /v1/chat/completions), as plain Go
+// structs that marshal to the wire JSON. It has no SDK dependency and makes
+// no network calls. The same shape is accepted by the many servers that
+// speak this API (vLLM, Ollama, OpenRouter, DeepSeek, ...).
+//
+// Give it what Session.Messages returns, which is pairing-safe: every tool
+// result follows its call and every call has a result. The conversion then
+// follows the API's rules:
+//
+//   - Roles: Options.System, when set, comes first as a "system" (or
+//     Options.SystemRole) message. User and assistant messages keep their
+//     role; an assistant's tool calls become tool_calls of type "function"
+//     with the arguments as a JSON string; each tool result becomes a
+//     "tool" message with its tool_call_id. Compaction and branch
+//     summaries, bash executions and custom messages become user messages
+//     (see session.UserContent).
+//   - Images: user content with an image is sent as parts, the image as a
+//     data: URL. Tool messages take text only, so the images of tool
+//     results are sent in one user message right after the results of
+//     their turn (never between two tool messages, which the API rejects),
+//     and each result with images says so in its text.
+//   - Thinking: the API has no way to send reasoning back, so thinking is
+//     dropped by default. Options.Thinking can send it as text, or in the
+//     reasoning_content member that some compatible servers read.
+//   - Tool call ids longer than the API's 40 bytes, or with bytes other
+//     than [A-Za-z0-9_-], are rewritten the same way in the call and its
+//     result.
+//   - Empty text is left out, and so is an assistant message left with
+//     neither text nor tool calls. Tool arguments that are not a JSON
+//     object are sent as "{}".
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/provider/internal/toolid"
+)
+
+// maxToolIDLen is the longest tool call id the API accepts.
+const maxToolIDLen = 40
+
+// Request is the body of a Chat Completions request. Fields the host does
+// not set are left out of the JSON. To send members this type does not
+// have, embed it in a struct of your own: it has no MarshalJSON of its
+// own, so encoding/json promotes its fields.
+type Request struct {
+	Model               string         `json:"model"`
+	Messages            []Message      `json:"messages"`
+	Tools               []Tool         `json:"tools,omitempty"`
+	ToolChoice          any            `json:"tool_choice,omitempty"` // "auto", "none", "required" or an object
+	ParallelToolCalls   *bool          `json:"parallel_tool_calls,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Temperature         *float64       `json:"temperature,omitempty"`
+	Stop                []string       `json:"stop,omitempty"`
+	Stream              bool           `json:"stream,omitempty"`
+	StreamOptions       *StreamOptions `json:"stream_options,omitempty"`
+}
+
+// StreamOptions configures a streamed response.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// Message is one entry of Request.Messages. MarshalJSON writes content as
+// a string, or as an array when Parts is set, and leaves it out of an
+// assistant message that only calls tools.
+type Message struct {
+	Role             string // "system", "developer", "user", "assistant", "tool"
+	Content          string
+	Parts            []Part // instead of Content: text and image parts
+	ToolCalls        []ToolCall
+	ToolCallID       string // tool
+	ReasoningContent string // assistant, for servers that read it back
+	Name             string
+}
+
+// Part is one part of a message's content.
+type Part struct {
+	Type     string    `json:"type"` // "text" or "image_url"
+	Text     string    `json:"text,omitempty"`
+	ImageURL *ImageURL `json:"image_url,omitempty"`
+}
+
+// ImageURL is an image given by URL, here always a data: URL.
+type ImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"` // "auto", "low", "high"
+}
+
+// ToolCall is one tool call of an assistant message.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function called and its arguments.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // a JSON object, as a string
+}
+
+// Tool describes a tool the model may call.
+type Tool struct {
+	Type     string   `json:"type"` // "function"
+	Function Function `json:"function"`
+}
+
+// Function describes a function tool.
+type Function struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"` // a JSON Schema object
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// ThinkingMode says what happens to thinking blocks.
+type ThinkingMode int
+
+const (
+	// ThinkingDrop leaves thinking out (the default).
+	ThinkingDrop ThinkingMode = iota
+	// ThinkingText sends thinking as text in <thinking> tags, ahead of the
+	// assistant's text.
+	ThinkingText
+	// ThinkingReasoningContent sends thinking in the assistant message's
+	// reasoning_content member, which some compatible servers require
+	// back during a tool-calling turn.
+	ThinkingReasoningContent
+)
+
+// Options configures a conversion. The zero value (or nil) converts with
+// the defaults described in the package documentation.
+type Options struct {
+	// System is the system prompt, sent first. Empty sends none.
+	System string
+	// SystemRole is the role of the system prompt: "system" (the default)
+	// or "developer", which OpenAI's reasoning models prefer.
+	SystemRole string
+	// Thinking says what happens to thinking blocks; redacted thinking is
+	// always dropped.
+	Thinking ThinkingMode
+	// UserContent renders the roles the API has no place for; nil means
+	// session.UserContent.
+	UserContent func(*session.Message) ([]session.Block, bool)
+}
+
+// Messages converts msgs, as Session.Messages returns them, to the
+// messages of a request, preceded by the system prompt if one is set.
+func Messages(msgs []*session.Message, opts *Options) []Message {
+	return AppendMessages(make([]Message, 0, len(msgs)+1), msgs, opts)
+}
+
+// AppendMessages is Messages appending to dst, for a host that reuses a
+// slice from one request to the next.
+func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Message {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.UserContent == nil {
+		o.UserContent = session.UserContent
+	}
+	if o.System != "" {
+		role := o.SystemRole
+		if role == "" {
+			role = "system"
+		}
+		dst = append(dst, Message{Role: role, Content: o.System})
+	}
+	var images []Part // of the tool results of the current turn
+	for _, m := range msgs {
+		if m.Role != session.RoleToolResult && len(images) > 0 {
+			dst = append(dst, Message{Role: "user", Parts: images})
+			images = nil
+		}
+		switch m.Role {
+		case session.RoleUser:
+			dst = appendUser(dst, m.Content)
+		case session.RoleAssistant:
+			if a, ok := assistant(m, o.Thinking); ok {
+				dst = append(dst, a)
+			}
+		case session.RoleToolResult:
+			var msg Message
+			msg, images = toolResult(m, images)
+			dst = append(dst, msg)
+		default:
+			if blocks, ok := o.UserContent(m); ok {
+				dst = appendUser(dst, blocks)
+			}
+		}
+	}
+	if len(images) > 0 {
+		dst = append(dst, Message{Role: "user", Parts: images})
+	}
+	return dst
+}
+
+// appendUser adds a user message: its text as a string when that is all
+// it has, parts when it has images. Content with nothing to send is left
+// out.
+func appendUser(dst []Message, blocks []session.Block) []Message {
+	texts, images := 0, 0
+	for i := range blocks {
+		switch blocks[i].Type {
+		case session.BlockText:
+			if blocks[i].Text != "" {
+				texts++
+			}
+		case session.BlockImage:
+			images++
+		}
+	}
+	switch {
+	case texts+images == 0:
+		return dst
+	case images == 0 && texts == 1:
+		for i := range blocks {
+			if blocks[i].Type == session.BlockText && blocks[i].Text != "" {
+				return append(dst, Message{Role: "user", Content: blocks[i].Text})
+			}
+		}
+	}
+	parts := make([]Part, 0, texts+images)
+	for i := range blocks {
+		b := &blocks[i]
+		switch b.Type {
+		case session.BlockText:
+			if b.Text != "" {
+				parts = append(parts, Part{Type: "text", Text: b.Text})
+			}
+		case session.BlockImage:
+			parts = append(parts, imagePart(b))
+		}
+	}
+	return append(dst, Message{Role: "user", Parts: parts})
+}
+
+func imagePart(b *session.Block) Part {
+	return Part{Type: "image_url", ImageURL: &ImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data}}
+}
+
+func assistant(m *session.Message, mode ThinkingMode) (Message, bool) {
+	out := Message{Role: "assistant"}
+	calls, thinking := 0, false
+	for i := range m.Content {
+		switch m.Content[i].Type {
+		case session.BlockToolCall:
+			calls++
+		case session.BlockThinking:
+			thinking = thinking || mode != ThinkingDrop && !m.Content[i].Redacted && m.Content[i].Thinking != ""
+		}
+	}
+	if calls > 0 {
+		out.ToolCalls = make([]ToolCall, 0, calls)
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == session.BlockToolCall {
+				out.ToolCalls = append(out.ToolCalls, ToolCall{
+					ID: toolid.Normalize(b.ID, maxToolIDLen), Type: "function",
+					Function: FunctionCall{Name: b.Name, Arguments: arguments(b.Arguments)},
+				})
+			}
+		}
+	}
+	if !thinking {
+		out.Content = joinText(m.Content)
+		return out, out.Content != "" || calls > 0
+	}
+	var text, reasoning strings.Builder
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch {
+		case b.Type == session.BlockText && b.Text != "":
+			line(&text, b.Text)
+		case b.Type != session.BlockThinking || b.Redacted || b.Thinking == "":
+		case mode == ThinkingText:
+			line(&text, "<thinking>\n"+b.Thinking+"\n</thinking>")
+		case mode == ThinkingReasoningContent:
+			line(&reasoning, b.Thinking)
+		}
+	}
+	out.Content, out.ReasoningContent = text.String(), reasoning.String()
+	return out, out.Content != "" || calls > 0
+}
+
+// line adds s to b, after a newline if b is not empty.
+func line(b *strings.Builder, s string) {
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(s)
+}
+
+// joinText returns the non-empty text blocks joined by newlines; a single
+// one is returned as it is, without a copy.
+func joinText(blocks []session.Block) string {
+	var one string
+	n := 0
+	for i := range blocks {
+		if blocks[i].Type == session.BlockText && blocks[i].Text != "" {
+			if n == 0 {
+				one = blocks[i].Text
+			}
+			n++
+		}
+	}
+	if n <= 1 {
+		return one
+	}
+	var b strings.Builder
+	for i := range blocks {
+		if blocks[i].Type == session.BlockText && blocks[i].Text != "" {
+			line(&b, blocks[i].Text)
+		}
+	}
+	return b.String()
+}
+
+// arguments returns args as a string if it is a JSON object, "{}"
+// otherwise.
+func arguments(args json.RawMessage) string {
+	if t := bytes.TrimLeft(args, " \t\r\n"); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return string(args)
+	}
+	return "{}"
+}
+
+// toolResult returns the tool message for m and adds its images to
+// images, to be sent after the turn's results.
+func toolResult(m *session.Message, images []Part) (Message, []Part) {
+	id := toolid.Normalize(m.ToolCallID, maxToolIDLen)
+	text := joinText(m.Content)
+	n := 0
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == session.BlockImage {
+			if n == 0 {
+				images = append(images, Part{Type: "text", Text: "Images returned by the " + m.ToolName + " tool call " + id + ":"})
+			}
+			images = append(images, imagePart(b))
+			n++
+		}
+	}
+	if n > 0 {
+		note := "(" + strconv.Itoa(n) + " image in the next user message)"
+		if n > 1 {
+			note = "(" + strconv.Itoa(n) + " images in the next user message)"
+		}
+		if text != "" {
+			note = text + "\n" + note
+		}
+		text = note
+	}
+	return Message{Role: "tool", ToolCallID: id, Content: text}, images
+}
+
+// MarshalJSON writes the message's members; see Message.
+func (m Message) MarshalJSON() ([]byte, error) {
+	var content any
+	switch {
+	case m.Parts != nil:
+		content = m.Parts
+	case m.Content != "" || m.Role != "assistant" || len(m.ToolCalls) == 0:
+		content = m.Content
+	}
+	return marshal(struct {
+		Role             string     `json:"role"`
+		Content          any        `json:"content,omitempty"`
+		ReasoningContent string     `json:"reasoning_content,omitempty"`
+		ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+		ToolCallID       string     `json:"tool_call_id,omitempty"`
+		Name             string     `json:"name,omitempty"`
+	}{m.Role, content, m.ReasoningContent, m.ToolCalls, m.ToolCallID, m.Name})
+}
+
+// marshal is json.Marshal without HTML escaping: an encoder that escapes
+// (json.Marshal does by default) still escapes what this returns, and one
+// that was told not to gets '<' and '>' as they are.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,161 @@
+package openai_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+	"github.com/agentsession/session/provider/internal/convtest"
+	"github.com/agentsession/session/provider/openai"
+)
+
+const system = "You are a careful coding agent."
+
+// TestGolden converts each shared conversation and compares the request
+// with its golden file. The files were checked by hand against the Chat
+// Completions API reference (message roles, content parts and data URLs,
+// tool_calls with string arguments, tool messages by tool_call_id).
+func TestGolden(t *testing.T) {
+	cases := map[string][]*session.Message{}
+	for _, c := range convtest.Cases(t) {
+		cases[c.Name] = c.Msgs
+		t.Run(c.Name, func(t *testing.T) {
+			msgs := openai.Messages(c.Msgs, &openai.Options{System: system})
+			check(t, msgs)
+			convtest.Golden(t, c.Name, openai.Request{Model: "gpt-5", Messages: msgs})
+		})
+	}
+	variants := []struct {
+		name string
+		msgs []*session.Message
+		opts *openai.Options
+		edit func(*openai.Request)
+	}{
+		{"thinking_text", cases["thinking"], &openai.Options{Thinking: openai.ThinkingText}, nil},
+		{"thinking_reasoning_content", cases["thinking"], &openai.Options{Thinking: openai.ThinkingReasoningContent}, nil},
+		{"full_request", cases["full"], &openai.Options{System: system, SystemRole: "developer"}, func(r *openai.Request) {
+			r.Tools = []openai.Tool{{Type: "function", Function: openai.Function{
+				Name: "read", Description: "Read a file.",
+				Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+			}}}
+			r.ToolChoice = "auto"
+			r.MaxCompletionTokens = 16000
+			r.ReasoningEffort = "medium"
+			r.Stream = true
+			r.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		}},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			msgs := openai.Messages(v.msgs, v.opts)
+			check(t, msgs)
+			req := openai.Request{Model: "gpt-5", Messages: msgs}
+			if v.edit != nil {
+				v.edit(&req)
+			}
+			convtest.Golden(t, v.name, req)
+		})
+	}
+}
+
+// TestConvertCorpus converts the context of every compat corpus session
+// and of a long generated session, and checks what the API requires of
+// every request.
+func TestConvertCorpus(t *testing.T) {
+	cases := convtest.Corpus(t, "../..")
+	if len(cases) == 0 {
+		t.Skip("compat corpus not found beside the checkout")
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			check(t, openai.Messages(c.Msgs, nil))
+			check(t, openai.Messages(c.Msgs, &openai.Options{System: system, Thinking: openai.ThinkingReasoningContent}))
+		})
+	}
+	t.Run("workload", func(t *testing.T) {
+		check(t, openai.Messages(workload.Messages(0, 200), nil))
+	})
+}
+
+func TestMessageJSON(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		msg  openai.Message
+		want string
+	}{
+		{"tool calls only", openai.Message{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c", Type: "function", Function: openai.FunctionCall{Name: "f", Arguments: "{}"}}}},
+			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}`},
+		{"empty tool output", openai.Message{Role: "tool", ToolCallID: "c"}, `{"role":"tool","content":"","tool_call_id":"c"}`},
+		{"parts", openai.Message{Role: "user", Parts: []openai.Part{{Type: "text", Text: "<b>"}}}, `{"role":"user","content":[{"type":"text","text":"\u003cb\u003e"}]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := json.Marshal(c.msg)
+			if err != nil || string(got) != c.want {
+				t.Errorf("got %s, %v; want %s", got, err, c.want)
+			}
+		})
+	}
+}
+
+var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// check asserts the rules of the Chat Completions API on msgs: known
+// roles, the system prompt first, every assistant's tool calls answered
+// by the tool messages right after it, no tool message without its call,
+// ids of the allowed form, arguments that are JSON objects, nothing
+// empty, and the whole marshals.
+func check(t *testing.T, msgs []openai.Message) {
+	t.Helper()
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch m.Role {
+		case "system", "developer":
+			if i != 0 || m.Content == "" {
+				t.Fatalf("message %d: system prompt %q not first", i, m.Content)
+			}
+		case "user":
+			if m.Content == "" && len(m.Parts) == 0 {
+				t.Fatalf("message %d: empty user message", i)
+			}
+			for _, p := range m.Parts {
+				if p.Type == "text" && p.Text == "" || p.Type == "image_url" && (p.ImageURL == nil || p.ImageURL.URL == "") {
+					t.Fatalf("message %d: empty part %+v", i, p)
+				}
+			}
+		case "assistant":
+			if m.Content == "" && len(m.ToolCalls) == 0 {
+				t.Fatalf("message %d: empty assistant message", i)
+			}
+			var open []string
+			for _, c := range m.ToolCalls {
+				var args map[string]any
+				if !toolIDPattern.MatchString(c.ID) || c.Type != "function" || json.Unmarshal([]byte(c.Function.Arguments), &args) != nil {
+					t.Fatalf("message %d: bad tool call %+v", i, c)
+				}
+				open = append(open, c.ID)
+			}
+			j := i + 1
+			for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
+				k := slices.Index(open, msgs[j].ToolCallID)
+				if k < 0 {
+					t.Fatalf("message %d: result %q answers no call of message %d (open: %v)", j, msgs[j].ToolCallID, i, open)
+				}
+				open = slices.Delete(open, k, k+1)
+			}
+			if len(open) > 0 && j < len(msgs) {
+				t.Fatalf("message %d: calls %v are not answered before message %d", i, open, j)
+			}
+			i = j - 1
+		case "tool":
+			t.Fatalf("message %d: tool message %q with no assistant call before it", i, m.ToolCallID)
+		default:
+			t.Fatalf("message %d: role %q", i, m.Role)
+		}
+	}
+	if _, err := json.Marshal(msgs); err != nil {
+		t.Fatal(err)
+	}
+}
