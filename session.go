@@ -41,6 +41,7 @@ type Session struct {
 	leaf   int32    // -1: before the first entry
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
+	usage  usageCache
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	torn      *LineError
@@ -139,6 +140,7 @@ func (s *Session) reset(log *Log) {
 	s.leaf = s.t.defaultLeaf()
 	s.last = lastID(log.Entries)
 	s.pc = nil
+	s.usage = usageCache{leaf: -2}
 	s.malformed, s.torn = log.Malformed, log.Torn
 }
 
@@ -479,6 +481,7 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 			s.pc = nil
 		}
 	}
+	s.noteUsage(added, s.leaf, newLeaf)
 	s.leaf = newLeaf
 }
 
