@@ -610,7 +610,9 @@ type CompactionResult struct {
 // inside a turn has the turn's first part summarized on its own, and the
 // two summaries joined. The session is not locked while sum runs; appends
 // made meanwhile are kept.
-func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (*CompactionResult, error) {
+func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (res *CompactionResult, err error) {
+	start := s.begin()
+	defer func() { s.report(ctx, OpCompact, start, summarized(res), err) }()
 	o := opts.withDefaults()
 	plan, err := s.PlanCompaction(&o)
 	if err != nil {
@@ -620,7 +622,16 @@ func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionO
 	if err != nil {
 		return nil, err
 	}
-	return s.ApplyCompaction(ctx, plan, summary)
+	return s.applyCompaction(ctx, plan, summary)
+}
+
+// summarized is the count an OpCompact event reports: the messages the
+// summary replaced.
+func summarized(res *CompactionResult) int {
+	if res == nil || res.Plan == nil {
+		return 0
+	}
+	return len(res.Plan.Summarize)
 }
 
 // summarizePlan asks for the summaries of a plan and joins them.
@@ -659,7 +670,14 @@ func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, in
 // entry's details. Appends made since the plan are kept after it; if the
 // leaf moved off the path the plan was made on, it fails with
 // ErrConflict.
-func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (*CompactionResult, error) {
+func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (res *CompactionResult, err error) {
+	start := s.begin()
+	defer func() { s.report(ctx, OpCompact, start, summarized(res), err) }()
+	return s.applyCompaction(ctx, plan, summary)
+}
+
+// applyCompaction is ApplyCompaction, unreported.
+func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (*CompactionResult, error) {
 	est := plan.est
 	if est == nil {
 		est = DefaultTokenEstimator

@@ -42,6 +42,7 @@ type Session struct {
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
+	obs    Observer // from an ObservedStore; nil: nothing is measured
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	torn      *LineError
@@ -128,7 +129,7 @@ func OpenLog(log *Log) (*Session, error) {
 }
 
 func newSession(store Store, log *Log) *Session {
-	s := &Session{store: store, id: log.Header.ID, now: time.Now}
+	s := &Session{store: store, id: log.Header.ID, now: time.Now, obs: observerOf(store)}
 	s.reset(log)
 	return s
 }
@@ -839,9 +840,17 @@ func marshalRaw(v any) (json.RawMessage, error) {
 // Branch moves the leaf to entry id; the next append starts a new branch
 // there. Nothing is deleted. The move is persisted (see the package
 // documentation on leaf markers), so it survives a reopen.
-func (s *Session) Branch(ctx context.Context, id string) error {
+func (s *Session) Branch(ctx context.Context, id string) (err error) {
+	start, left := s.begin(), 0
+	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.branch(ctx, id, &left)
+}
+
+// branch is Branch, counting in left the entries left behind when the
+// session is observed; callers hold mu.
+func (s *Session) branch(ctx context.Context, id string, left *int) error {
 	i, ok := s.t.lookup(id)
 	if !ok || s.t.nodes[i].flags&fMarker != 0 {
 		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -849,16 +858,24 @@ func (s *Session) Branch(ctx context.Context, id string) error {
 	if i == s.leaf {
 		return nil
 	}
+	if s.obs != nil {
+		*left = s.t.leftBehind(s.leaf, i)
+	}
 	return s.moveLeaf(ctx, i)
 }
 
 // ResetLeaf moves the leaf before the first entry: the next append makes
 // a new root. The move is persisted.
-func (s *Session) ResetLeaf(ctx context.Context) error {
+func (s *Session) ResetLeaf(ctx context.Context) (err error) {
+	start, left := s.begin(), 0
+	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leaf < 0 {
 		return nil
+	}
+	if s.obs != nil {
+		left = s.t.leftBehind(s.leaf, -1)
 	}
 	return s.moveLeaf(ctx, -1)
 }
@@ -891,9 +908,19 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 // context in place of the abandoned path. As in the seed format, the
 // summary's fromId is the entry branched to ("root" for ""); b.FromID is
 // ignored. It returns the summary entry, the new leaf.
-func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (Entry, error) {
+func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (e Entry, err error) {
+	start, left := s.begin(), 0
+	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.obs != nil {
+		if i, ok := s.t.lookup(id); ok || id == "" {
+			if id == "" {
+				i = -1
+			}
+			left = s.t.leftBehind(s.leaf, i)
+		}
+	}
 	return s.branchWithSummary(ctx, id, b)
 }
 
@@ -998,7 +1025,17 @@ type ForkOptions struct {
 // The fork's context is the source's at opts.At. Its header's
 // parentSession names this session (by id); the source is not changed.
 // It works on every Store, and between stores.
-func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error) {
+func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
+	start := s.begin()
+	defer func() {
+		if s.obs != nil {
+			e := Event{Op: OpFork, Session: s.id, Duration: time.Since(start), Err: err}
+			if f != nil {
+				e.Fork, e.Entries = f.id, f.Len()
+			}
+			s.obs.Observe(ctx, e)
+		}
+	}()
 	var o ForkOptions
 	if opts != nil {
 		o = *opts
@@ -1072,7 +1109,7 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (*Session, error)
 	if o.Cwd == "" {
 		o.Cwd = h.Cwd
 	}
-	f, err := Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id})
+	f, err = Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id})
 	if err != nil {
 		return nil, err
 	}

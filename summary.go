@@ -312,7 +312,13 @@ type BranchSummaryOptions struct {
 // and the returned entry is the target. The session is not locked while
 // sum runs; if the leaf moved meanwhile (an append), nothing is done and
 // the error is ErrConflict.
-func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (Entry, error) {
+func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (_ Entry, err error) {
+	start, left, reported := s.begin(), 0, false
+	defer func() {
+		if !reported {
+			s.report(ctx, OpBranch, start, left, err)
+		}
+	}()
 	var o BranchSummaryOptions
 	if opts != nil {
 		o = *opts
@@ -331,6 +337,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 		return Entry{}, err
 	}
 	if len(msgs) == 0 {
+		reported = true // by ResetLeaf or Branch
 		if target == "" {
 			return Entry{}, s.ResetLeaf(ctx)
 		}
@@ -350,6 +357,13 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 		// Appended while the summary was made: it would be left behind
 		// unsummarized.
 		return Entry{}, fmt.Errorf("%w: the leaf moved from %s to %s while the branch was summarized", ErrConflict, leaf, now)
+	}
+	if s.obs != nil {
+		to := int32(-1)
+		if target != "" {
+			to, _ = s.t.lookup(target)
+		}
+		left = s.t.leftBehind(s.leaf, to)
 	}
 	return s.branchWithSummary(ctx, target, BranchSummary{Summary: withFiles(summary, files), Details: files.details()})
 }
@@ -519,8 +533,11 @@ type RewindResult struct {
 // id, to a checkpoint (by name; of several of that name, the one named
 // last), like Branch: nothing is deleted, and the path left behind stays
 // reachable from Result.From.
-func (s *Session) Rewind(ctx context.Context, to string) (RewindResult, error) {
+func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
+	start := s.begin()
+	defer func() { s.report(ctx, OpRewind, start, res.Left, err) }()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	target, ok := s.t.lookup(to)
 	if !ok || s.t.nodes[target].flags&fMarker != 0 {
 		target = -1
@@ -534,20 +551,12 @@ func (s *Session) Rewind(ctx context.Context, to string) (RewindResult, error) {
 		}
 	}
 	if target < 0 {
-		s.mu.Unlock()
 		return RewindResult{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, to)
 	}
-	res := RewindResult{From: s.leafID(), To: s.t.nodes[target].e.id}
-	onNew := map[int32]bool{}
-	for j := target; j >= 0; j = s.t.nodes[j].parent {
-		onNew[j] = true
+	res = RewindResult{From: s.leafID(), To: s.t.nodes[target].e.id, Left: s.t.leftBehind(s.leaf, target)}
+	var left int
+	if err := s.branch(ctx, res.To, &left); err != nil {
+		return RewindResult{}, err
 	}
-	for j := s.leaf; j >= 0 && !onNew[j]; j = s.t.nodes[j].parent {
-		res.Left++
-		if res.Left > len(s.t.nodes) {
-			break
-		}
-	}
-	s.mu.Unlock()
-	return res, s.Branch(ctx, res.To)
+	return res, nil
 }

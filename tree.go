@@ -304,3 +304,27 @@ func (t *tree) walk(visit func(i int32, depth int, kids int) bool) {
 		}
 	}
 }
+
+// leftBehind counts the entries on the path to from that are not on the
+// path to to (-1 for either: before the first entry).
+func (t *tree) leftBehind(from, to int32) int {
+	n := 0
+	for from >= 0 && to >= 0 && from != to {
+		df, dt := t.nodes[from].depth, t.nodes[to].depth
+		if df < 0 || dt < 0 { // outside any well-formed path: count alone
+			break
+		}
+		if df >= dt {
+			from = t.nodes[from].parent
+			n++
+		} else {
+			to = t.nodes[to].parent
+		}
+	}
+	if to < 0 {
+		for ; from >= 0 && n <= len(t.nodes); from = t.nodes[from].parent {
+			n++
+		}
+	}
+	return n
+}

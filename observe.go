@@ -1,0 +1,224 @@
+package session
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Op names an operation reported to an Observer.
+type Op string
+
+// Operations. The store-level ones are reported by the store Observe
+// wraps, whoever calls it; the others by a Session on such a store.
+const (
+	OpCreate  Op = "create"  // a session was created (store)
+	OpLoad    Op = "load"    // a session was read (store): Entries read
+	OpAppend  Op = "append"  // entries were written (store): Entries, Bytes
+	OpRewrite Op = "rewrite" // a session was rewritten whole (store): Entries, Bytes
+	OpDelete  Op = "delete"  // a session was deleted (store)
+	OpCompact Op = "compact" // Compact or ApplyCompaction: Entries summarized
+	OpBranch  Op = "branch"  // Branch, ResetLeaf, BranchWithSummary, SummarizeBranch: Entries left behind
+	OpRewind  Op = "rewind"  // Rewind: Entries left behind
+	OpFork    Op = "fork"    // Fork: Entries copied, Fork the new session
+)
+
+// Event is one operation, reported when it has ended. A failed operation
+// is reported too, with Err set: those are the error events.
+type Event struct {
+	Op      Op
+	Session string // the session's id
+	// Entries counts what the operation touched; what it counts depends
+	// on Op (see the constants).
+	Entries int
+	// Bytes is the size of the entries written, in the seed format, for
+	// OpAppend and OpRewrite.
+	Bytes    int64
+	Duration time.Duration
+	Fork     string // OpFork: the new session's id
+	Err      error
+}
+
+// Observer receives events. Observe is called synchronously after the
+// operation, with no lock of this package held, from any goroutine: it
+// must be safe for concurrent use and should return quickly.
+type Observer interface {
+	Observe(ctx context.Context, e Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(ctx context.Context, e Event)
+
+// Observe calls f(ctx, e).
+func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
+
+// ObservedStore is a Store that reports what it does to an Observer; see
+// Observe.
+type ObservedStore struct {
+	store Store
+	obs   Observer
+}
+
+var (
+	_ Store         = (*ObservedStore)(nil)
+	_ Flusher       = (*ObservedStore)(nil)
+	_ sessionCloser = (*ObservedStore)(nil)
+)
+
+// Observe returns store wrapped so that o receives an event for each
+// create, load, append, rewrite and delete, and Sessions created or opened
+// on the wrapper also report compactions, branch moves, rewinds and
+// forks. Without it nothing is measured: a Session on a plain store pays
+// one nil check per operation.
+//
+// The wrapper forwards Flush and per-session resources to store; reach
+// store's own methods (FileStore.Archive ...) through Unwrap.
+func Observe(store Store, o Observer) *ObservedStore {
+	return &ObservedStore{store: store, obs: o}
+}
+
+// Unwrap returns the wrapped store.
+func (o *ObservedStore) Unwrap() Store { return o.store }
+
+func (o *ObservedStore) report(ctx context.Context, op Op, id string, start time.Time, entries int, bytes int64, err error) {
+	o.obs.Observe(ctx, Event{Op: op, Session: id, Entries: entries, Bytes: bytes, Duration: time.Since(start), Err: err})
+}
+
+// Create implements Store.
+func (o *ObservedStore) Create(ctx context.Context, h Header) error {
+	start := time.Now()
+	err := o.store.Create(ctx, h)
+	o.report(ctx, OpCreate, h.ID, start, 0, 0, err)
+	return err
+}
+
+// Append implements Store.
+func (o *ObservedStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
+	start := time.Now()
+	err := o.store.Append(ctx, id, opts, entries...)
+	o.report(ctx, OpAppend, id, start, len(entries), entriesBytes(entries), err)
+	return err
+}
+
+// Load implements Store.
+func (o *ObservedStore) Load(ctx context.Context, id string) (*Log, error) {
+	start := time.Now()
+	log, err := o.store.Load(ctx, id)
+	n := 0
+	if log != nil {
+		n = len(log.Entries)
+	}
+	o.report(ctx, OpLoad, id, start, n, 0, err)
+	return log, err
+}
+
+// Rewrite implements Store.
+func (o *ObservedStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+	start := time.Now()
+	err := o.store.Rewrite(ctx, id, h, entries)
+	o.report(ctx, OpRewrite, id, start, len(entries), entriesBytes(entries), err)
+	return err
+}
+
+// List implements Store; it is not reported.
+func (o *ObservedStore) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
+	return o.store.List(ctx, opts)
+}
+
+// Delete implements Store.
+func (o *ObservedStore) Delete(ctx context.Context, id string) error {
+	start := time.Now()
+	err := o.store.Delete(ctx, id)
+	o.report(ctx, OpDelete, id, start, 0, 0, err)
+	return err
+}
+
+// Flush implements Flusher, for stores that buffer appends; for others it
+// does nothing.
+func (o *ObservedStore) Flush(ctx context.Context, id string) error {
+	if f, ok := o.store.(Flusher); ok {
+		return f.Flush(ctx, id)
+	}
+	return nil
+}
+
+func (o *ObservedStore) closeSession(id string) error {
+	if c, ok := o.store.(sessionCloser); ok {
+		return c.closeSession(id)
+	}
+	return nil
+}
+
+func entriesBytes(entries []Entry) int64 {
+	var n int64
+	for _, e := range entries {
+		n += int64(e.Len()) + 1 // and its newline
+	}
+	return n
+}
+
+// observerOf returns the observer of an ObservedStore, nil for any other
+// store.
+func observerOf(store Store) Observer {
+	if o, ok := store.(*ObservedStore); ok {
+		return o.obs
+	}
+	return nil
+}
+
+// begin returns the start time of an operation, read only when the
+// session is observed.
+func (s *Session) begin() time.Time {
+	if s.obs == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// report sends the event of a session-level operation to the observer.
+func (s *Session) report(ctx context.Context, op Op, start time.Time, entries int, err error) {
+	if s.obs != nil {
+		s.obs.Observe(ctx, Event{Op: op, Session: s.id, Entries: entries, Duration: time.Since(start), Err: err})
+	}
+}
+
+// SlogObserver returns an Observer that logs each event to l (nil means
+// slog.Default()) as a record with the message "session <op>" and the
+// attributes session, entries, bytes (when known), duration and fork
+// (for forks). Failures are logged at level Error with an "err"
+// attribute; appends and loads, the frequent ones, at Debug; the rest at
+// Info.
+func SlogObserver(l *slog.Logger) Observer {
+	if l == nil {
+		l = slog.Default()
+	}
+	return slogObserver{l}
+}
+
+type slogObserver struct{ l *slog.Logger }
+
+func (o slogObserver) Observe(ctx context.Context, e Event) {
+	level := slog.LevelInfo
+	switch {
+	case e.Err != nil:
+		level = slog.LevelError
+	case e.Op == OpAppend || e.Op == OpLoad:
+		level = slog.LevelDebug
+	}
+	if !o.l.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("session", e.Session), slog.Int("entries", e.Entries))
+	if e.Bytes > 0 {
+		attrs = append(attrs, slog.Int64("bytes", e.Bytes))
+	}
+	attrs = append(attrs, slog.Duration("duration", e.Duration))
+	if e.Fork != "" {
+		attrs = append(attrs, slog.String("fork", e.Fork))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.Any("err", e.Err))
+	}
+	o.l.LogAttrs(ctx, level, "session "+string(e.Op), attrs...)
+}
