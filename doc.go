@@ -165,6 +165,29 @@
 // new session, on any Store, whose header names the source as
 // parentSession; ListChildren finds a session's forks and subsessions.
 //
+// # Agent integration
+//
+// A host plugs a session into its agent through Agent, which *Session
+// implements: Messages before each model call, SaveTurn after it. The
+// usual shape is a Session field in the agent's options, a per-call
+// WithSession option that takes priority, and a stateless agent when
+// neither is set; examples/agent shows it, with a test against
+// MemoryStore. The sub-packages provider/anthropic and provider/openai
+// turn Messages into the request bodies of the Anthropic Messages and
+// OpenAI Chat Completions APIs, as plain structs with no SDK; the roles
+// those APIs lack (summaries, the user's shell commands, custom messages)
+// are rendered by UserContent. Usage, BranchUsage and UsageAt total the
+// usage the assistant messages report.
+//
+// # Observability
+//
+// Observe wraps a Store so that an Observer receives an Event for each
+// create, load, append, rewrite and delete, and, from every Session on
+// the wrapper, each compaction, branch move, rewind and fork: with counts,
+// a duration, and the error when it failed. SlogObserver logs them with
+// log/slog. A session on an unwrapped store measures nothing (it checks a
+// nil Observer and goes on).
+//
 // # Corrupt logs
 //
 // Reading never hangs or panics. A malformed line is skipped and counted

@@ -54,9 +54,18 @@ type Session struct {
 }
 
 // Agent is the small interface an agent loop needs from a session (the
-// shape Go agent libraries use): the history to send to the model before
-// a generation, and a place to save the turn after it. *Session
-// implements it.
+// shape Go agent libraries use), and the point where a host plugs a
+// session into its agent: the history to send to the model before a
+// generation (Messages, pairing-safe, ready for the provider packages'
+// conversions), and a place to save the turn after it (SaveTurn: the
+// user's message, the replies and tool results, in one append; usage,
+// when not nil, goes on the turn's last assistant message that has none).
+// *Session implements it.
+//
+// The usual shape: the agent's options hold a default Session of this
+// type, a per-call WithSession option overrides it, and with neither the
+// agent is stateless. examples/agent shows it working, and how to test
+// such an agent against a MemoryStore.
 type Agent interface {
 	ID() string
 	Messages(ctx context.Context) ([]*Message, error)
@@ -378,7 +387,8 @@ func (s *Session) ContextAt(id string) (*Context, error) {
 // Messages returns the messages to send to the model at the leaf: the
 // context's messages with tool pairing repaired (see Context.ForModel). It
 // implements Agent. The slice and messages are shared: do not modify
-// them.
+// them. Appending to the slice is safe: it has no spare capacity, so
+// append copies it.
 func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -388,7 +398,7 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return s.leafCtx().forModel(), nil
+	return slices.Clip(s.leafCtx().forModel()), nil
 }
 
 // ---- Appending ----

@@ -100,3 +100,23 @@ func TestUsageAtUnknown(t *testing.T) {
 	_, err := session.New().UsageAt("nope")
 	require.ErrorIs(t, err, session.ErrNotFound)
 }
+
+// An agent appends its new turn to what Messages returned; that must not
+// write into the session's own list.
+func TestAppendToMessagesIsSafe(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	for i := range 20 {
+		require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText(fmt.Sprint("q", i)), reply("a")}, nil))
+		msgs, err := s.Messages(ctx)
+		require.NoError(t, err)
+		require.Equal(t, len(msgs), cap(msgs))
+		_ = append(msgs, session.UserText("not saved"))
+	}
+	msgs, err := s.Messages(ctx)
+	require.NoError(t, err)
+	for _, m := range msgs {
+		require.NotEqual(t, "not saved", m.Text())
+	}
+	require.Len(t, msgs, 40)
+}

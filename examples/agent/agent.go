@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/provider/anthropic"
@@ -104,8 +103,6 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 		if history, err = c.session.Messages(ctx); err != nil {
 			return nil, err
 		}
-		// The session's slice is shared: never append into it.
-		history = slices.Clip(history)
 	}
 	step := []*session.Message{session.UserText(input)}
 	for range a.opts.MaxSteps {
