@@ -40,8 +40,12 @@ type Event struct {
 }
 
 // Observer receives events. Observe is called synchronously after the
-// operation, with no lock of this package held, from any goroutine: it
-// must be safe for concurrent use and should return quickly.
+// operation, from any goroutine: it must be safe for concurrent use and
+// should return quickly. Session-level events (compact, branch, rewind,
+// fork) are sent with no lock of this package held. Store events are sent
+// from inside the store call, which a Session makes while it holds its
+// own lock: an Observer must not call back into a Session (hand the event
+// to another goroutine if it must).
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }

@@ -543,13 +543,17 @@ func (s *Session) addSuffix(entries []Entry) bool {
 		}
 		seen[e.id] = true
 	}
+	added := make([]int32, 0, len(entries))
 	for _, e := range entries {
 		p := int32(-1)
 		if e.parent != "" {
 			p, _ = s.t.lookup(e.parent)
 		}
-		s.t.add(e, p)
+		added = append(added, s.t.add(e, p))
 	}
+	// Another writer's entries count in the session total; the leaf has
+	// not moved, so the branch total stands.
+	s.noteUsage(added, s.leaf, s.leaf)
 	return true
 }
 

@@ -360,8 +360,8 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 	}
 	if s.obs != nil {
 		to := int32(-1)
-		if target != "" {
-			to, _ = s.t.lookup(target)
+		if i, ok := s.t.lookup(target); ok {
+			to = i
 		}
 		left = s.t.leftBehind(s.leaf, to)
 	}

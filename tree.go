@@ -311,8 +311,10 @@ func (t *tree) leftBehind(from, to int32) int {
 	n := 0
 	for from >= 0 && to >= 0 && from != to {
 		df, dt := t.nodes[from].depth, t.nodes[to].depth
-		if df < 0 || dt < 0 { // outside any well-formed path: count alone
-			break
+		if df < 0 || dt < 0 {
+			// A node off every well-formed path (a repaired corrupt
+			// tree): the count stops here, short rather than wrong.
+			return n
 		}
 		if df >= dt {
 			from = t.nodes[from].parent

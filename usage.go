@@ -77,6 +77,9 @@ func (s *Session) noteUsage(added []int32, from, to int32) {
 		s.usage.leaf = -2
 		return
 	}
+	if from == to {
+		return // added off the path: the branch total stands
+	}
 	// The branch total still holds if the new entries extend the path.
 	prev := from
 	for _, i := range added {

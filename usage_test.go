@@ -68,6 +68,18 @@ func TestUsageTotals(t *testing.T) {
 					if len(path) > 0 {
 						e, err = s.AppendCompaction(ctx, session.Compaction{Summary: "s", FirstKeptEntryID: path[len(path)/2].ID()})
 					}
+				case op < 95:
+					// Another handle appends; this one learns of it by a
+					// Reload or by a conflicting append that retries.
+					other, oerr := session.Open(ctx, store, s.ID())
+					require.NoError(t, oerr)
+					require.NoError(t, other.SaveTurn(ctx, []*session.Message{session.UserText("o"), reply("p")}, &u))
+					require.NoError(t, other.Close())
+					if r.IntN(2) == 0 {
+						err = s.Reload(ctx)
+					} else {
+						_, err = s.Append(ctx, reply("after a conflict").WithUsage(u))
+					}
 				default:
 					// Close and reopen: the totals are rebuilt from the file.
 					require.NoError(t, s.Close())

@@ -17,13 +17,18 @@
 //   - Thinking: a thinking block is sent back, with its signature, only if
 //     the Anthropic Messages API produced it (Message.API is API, or the
 //     provider is "anthropic" when API is empty) for the model of the
-//     request (Options.Model, when set); redacted thinking goes back as
+//     request (Options.Model, when set; an alias matches its dated ids);
+//     redacted thinking goes back as
 //     redacted_thinking. Signatures are only valid there. Other thinking is
 //     dropped, or sent as plain text with Options.ThinkingAsText.
 //   - Tool call ids are kept when the API accepts them (1 to 64 bytes of
-//     [A-Za-z0-9_-]); others, such as the "call|item" ids of OpenAI's
-//     Responses API, are rewritten the same way in the call and its result.
-//   - Empty text blocks, which the API rejects, are left out, and so is a
+//     [A-Za-z0-9_-]) and not used by an earlier call of the request;
+//     others, such as the "call|item" ids of OpenAI's Responses API, are
+//     rewritten, the same way in the call and its result.
+//   - Calls that Session.Messages leaves pending at the end (the agent is
+//     about to run them) but that the host followed with another message
+//     get an error result, as Messages gives to calls of aborted turns.
+//   - Blank text blocks, which the API rejects, are left out, and so is a
 //     message left with no content. Images in assistant messages, which the
 //     API does not take, are left out. Tool arguments that are not a JSON
 //     object are sent as {}.
@@ -32,6 +37,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/provider/internal/toolid"
@@ -169,14 +175,18 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		o.UserContent = session.UserContent
 	}
 	first := len(dst)
+	calls := toolid.NewCalls(maxToolIDLen)
 	for _, m := range msgs {
+		if m.Role != session.RoleToolResult {
+			dst = answerOpen(dst, first, calls)
+		}
 		switch m.Role {
 		case session.RoleUser:
 			dst = appendTo(dst, first, "user", userBlocks(nil, m.Content))
 		case session.RoleAssistant:
-			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o))
+			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o, calls))
 		case session.RoleToolResult:
-			dst = appendTo(dst, first, "user", []Content{toolResult(m)})
+			dst = appendTo(dst, first, "user", []Content{toolResult(m, calls)})
 		default:
 			if blocks, ok := o.UserContent(m); ok {
 				dst = appendTo(dst, first, "user", userBlocks(nil, blocks))
@@ -185,6 +195,20 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	}
 	if o.CacheLast && len(dst) > first {
 		markLast(&dst[len(dst)-1])
+	}
+	return dst
+}
+
+// answerOpen sends an error result for each call of the latest assistant
+// message that is followed by something other than its result: the host
+// appended a new message after calls that Session.Messages left pending,
+// and the API rejects a tool_use without its tool_result.
+func answerOpen(dst []Message, first int, calls *toolid.Calls) []Message {
+	for _, c := range calls.Open() {
+		dst = appendTo(dst, first, "user", []Content{{
+			Type: "tool_result", ToolUseID: c.ID, IsError: true,
+			Content: []Content{Text(session.SyntheticResultText)},
+		}})
 	}
 	return dst
 }
@@ -213,7 +237,7 @@ func userBlocks(dst []Content, blocks []session.Block) []Content {
 		b := &blocks[i]
 		switch b.Type {
 		case session.BlockText:
-			if b.Text != "" {
+			if !blank(b.Text) {
 				dst = append(dst, Content{Type: "text", Text: b.Text})
 			}
 		case session.BlockImage:
@@ -223,21 +247,32 @@ func userBlocks(dst []Content, blocks []session.Block) []Content {
 	return dst
 }
 
+// blank reports whether s has nothing but white space, which the API
+// rejects as a text block.
+func blank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func image(b *session.Block) Content {
 	return Content{Type: "image", Source: &ImageSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}}
 }
 
-func assistantBlocks(m *session.Message, o *Options) []Content {
-	own := m.API == API || m.API == "" && m.Provider == "anthropic"
-	if o.Model != "" && m.Model != o.Model {
-		own = false
-	}
+func assistantBlocks(m *session.Message, o *Options, calls *toolid.Calls) []Content {
+	calls.Turn()
+	own := (m.API == API || m.API == "" && m.Provider == "anthropic") && sameModel(m.Model, o.Model)
 	out := make([]Content, 0, len(m.Content))
 	for i := range m.Content {
 		b := &m.Content[i]
 		switch b.Type {
 		case session.BlockText:
-			if b.Text != "" {
+			if !blank(b.Text) {
 				out = append(out, Content{Type: "text", Text: b.Text})
 			}
 		case session.BlockThinking:
@@ -246,17 +281,44 @@ func assistantBlocks(m *session.Message, o *Options) []Content {
 				out = append(out, Content{Type: "redacted_thinking", Data: b.ThinkingSignature})
 			case own && b.ThinkingSignature != "":
 				out = append(out, Content{Type: "thinking", Thinking: b.Thinking, Signature: b.ThinkingSignature})
-			case o.ThinkingAsText && !b.Redacted && b.Thinking != "":
+			case o.ThinkingAsText && !b.Redacted && !blank(b.Thinking):
 				out = append(out, Content{Type: "text", Text: "<thinking>\n" + b.Thinking + "\n</thinking>"})
 			}
 		case session.BlockToolCall:
 			out = append(out, Content{
-				Type: "tool_use", ID: toolid.Normalize(b.ID, maxToolIDLen), Name: b.Name,
+				Type: "tool_use", ID: calls.Call(b.ID, b.Name), Name: b.Name,
 				Input: object(b.Arguments),
 			})
 		}
 	}
 	return out
+}
+
+// sameModel reports whether a message of model may send its thinking back
+// to a request for want: the same model, or any model when want is "".
+// The API reports dated ids ("claude-sonnet-4-5-20250929") for a request
+// made with the alias, so an alias matches its dated forms.
+func sameModel(model, want string) bool {
+	if want == "" || model == want {
+		return true
+	}
+	short, long := model, want
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	return strings.HasPrefix(long, short+"-") && isDate(long[len(short)+1:])
+}
+
+func isDate(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -270,8 +332,8 @@ func object(args json.RawMessage) json.RawMessage {
 	return emptyObject
 }
 
-func toolResult(m *session.Message) Content {
-	c := Content{Type: "tool_result", ToolUseID: toolid.Normalize(m.ToolCallID, maxToolIDLen), IsError: m.IsError}
+func toolResult(m *session.Message, calls *toolid.Calls) Content {
+	c := Content{Type: "tool_result", ToolUseID: calls.Result(m.ToolCallID), IsError: m.IsError}
 	if len(m.Content) > 0 {
 		c.Content = userBlocks(nil, m.Content)
 		if len(c.Content) == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -109,9 +110,11 @@ var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // no block or message is empty, each tool_use is answered by a
 // tool_result in the next message (results first in it), no result
 // answers a call that is not in the message before, ids have the allowed
-// form, thinking carries a signature, and the whole marshals.
+// form and are unique, thinking carries a signature, and the whole
+// marshals.
 func check(t *testing.T, msgs []anthropic.Message) {
 	t.Helper()
+	ids := map[string]bool{} // tool_use ids, unique in a request
 	for i, m := range msgs {
 		if m.Role != "user" && m.Role != "assistant" {
 			t.Fatalf("message %d: role %q", i, m.Role)
@@ -127,8 +130,8 @@ func check(t *testing.T, msgs []anthropic.Message) {
 		for k, b := range m.Content {
 			switch b.Type {
 			case "text":
-				if b.Text == "" {
-					t.Fatalf("message %d block %d: empty text", i, k)
+				if strings.TrimSpace(b.Text) == "" {
+					t.Fatalf("message %d block %d: blank text", i, k)
 				}
 				seenOther = true
 			case "image":
@@ -140,6 +143,10 @@ func check(t *testing.T, msgs []anthropic.Message) {
 				if m.Role != "assistant" || !toolIDPattern.MatchString(b.ID) || !json.Valid(b.Input) || b.Input[0] != '{' {
 					t.Fatalf("message %d block %d: bad tool_use %+v", i, k, b)
 				}
+				if ids[b.ID] {
+					t.Fatalf("message %d block %d: tool_use id %s used before", i, k, b.ID)
+				}
+				ids[b.ID] = true
 				calls = append(calls, b.ID)
 			case "tool_result":
 				if m.Role != "user" || !toolIDPattern.MatchString(b.ToolUseID) {

@@ -23,9 +23,14 @@
 //   - Thinking: the API has no way to send reasoning back, so thinking is
 //     dropped by default. Options.Thinking can send it as text, or in the
 //     reasoning_content member that some compatible servers read.
-//   - Tool call ids longer than the API's 40 bytes, or with bytes other
-//     than [A-Za-z0-9_-], are rewritten the same way in the call and its
-//     result.
+//   - Tool call ids longer than the API's 40 bytes, with bytes other than
+//     [A-Za-z0-9_-], or used by an earlier call of the request, are
+//     rewritten, the same way in the call and its result.
+//   - A tool message has no error flag, so a failed tool's output starts
+//     with "Error: ".
+//   - Calls that Session.Messages leaves pending at the end (the agent is
+//     about to run them) but that the host followed with another message
+//     get an error result, as Messages gives to calls of aborted turns.
 //   - Empty text is left out, and so is an assistant message left with
 //     neither text nor tool calls. Tool arguments that are not a JSON
 //     object are sent as "{}".
@@ -175,21 +180,29 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		dst = append(dst, Message{Role: role, Content: o.System})
 	}
 	var images []Part // of the tool results of the current turn
+	calls := toolid.NewCalls(maxToolIDLen)
 	for _, m := range msgs {
-		if m.Role != session.RoleToolResult && len(images) > 0 {
-			dst = append(dst, Message{Role: "user", Parts: images})
-			images = nil
+		if m.Role != session.RoleToolResult {
+			// Calls the host followed with another message get an error
+			// result: the API rejects a call without one.
+			for _, c := range calls.Open() {
+				dst = append(dst, Message{Role: "tool", ToolCallID: c.ID, Content: errorPrefix + session.SyntheticResultText})
+			}
+			if len(images) > 0 {
+				dst = append(dst, Message{Role: "user", Parts: images})
+				images = nil
+			}
 		}
 		switch m.Role {
 		case session.RoleUser:
 			dst = appendUser(dst, m.Content)
 		case session.RoleAssistant:
-			if a, ok := assistant(m, o.Thinking); ok {
+			if a, ok := assistant(m, o.Thinking, calls); ok {
 				dst = append(dst, a)
 			}
 		case session.RoleToolResult:
 			var msg Message
-			msg, images = toolResult(m, images)
+			msg, images = toolResult(m, images, calls)
 			dst = append(dst, msg)
 		default:
 			if blocks, ok := o.UserContent(m); ok {
@@ -247,23 +260,24 @@ func imagePart(b *session.Block) Part {
 	return Part{Type: "image_url", ImageURL: &ImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data}}
 }
 
-func assistant(m *session.Message, mode ThinkingMode) (Message, bool) {
+func assistant(m *session.Message, mode ThinkingMode, calls *toolid.Calls) (Message, bool) {
+	calls.Turn()
 	out := Message{Role: "assistant"}
-	calls, thinking := 0, false
+	n, thinking := 0, false
 	for i := range m.Content {
 		switch m.Content[i].Type {
 		case session.BlockToolCall:
-			calls++
+			n++
 		case session.BlockThinking:
 			thinking = thinking || mode != ThinkingDrop && !m.Content[i].Redacted && m.Content[i].Thinking != ""
 		}
 	}
-	if calls > 0 {
-		out.ToolCalls = make([]ToolCall, 0, calls)
+	if n > 0 {
+		out.ToolCalls = make([]ToolCall, 0, n)
 		for i := range m.Content {
 			if b := &m.Content[i]; b.Type == session.BlockToolCall {
 				out.ToolCalls = append(out.ToolCalls, ToolCall{
-					ID: toolid.Normalize(b.ID, maxToolIDLen), Type: "function",
+					ID: calls.Call(b.ID, b.Name), Type: "function",
 					Function: FunctionCall{Name: b.Name, Arguments: arguments(b.Arguments)},
 				})
 			}
@@ -271,7 +285,7 @@ func assistant(m *session.Message, mode ThinkingMode) (Message, bool) {
 	}
 	if !thinking {
 		out.Content = joinText(m.Content)
-		return out, out.Content != "" || calls > 0
+		return out, out.Content != "" || n > 0
 	}
 	var text, reasoning strings.Builder
 	for i := range m.Content {
@@ -287,7 +301,7 @@ func assistant(m *session.Message, mode ThinkingMode) (Message, bool) {
 		}
 	}
 	out.Content, out.ReasoningContent = text.String(), reasoning.String()
-	return out, out.Content != "" || calls > 0
+	return out, out.Content != "" || n > 0
 }
 
 // line adds s to b, after a newline if b is not empty.
@@ -334,8 +348,8 @@ func arguments(args json.RawMessage) string {
 
 // toolResult returns the tool message for m and adds its images to
 // images, to be sent after the turn's results.
-func toolResult(m *session.Message, images []Part) (Message, []Part) {
-	id := toolid.Normalize(m.ToolCallID, maxToolIDLen)
+func toolResult(m *session.Message, images []Part, calls *toolid.Calls) (Message, []Part) {
+	id := calls.Result(m.ToolCallID)
 	text := joinText(m.Content)
 	n := 0
 	for i := range m.Content {
@@ -357,8 +371,15 @@ func toolResult(m *session.Message, images []Part) (Message, []Part) {
 		}
 		text = note
 	}
+	if m.IsError {
+		text = errorPrefix + text
+	}
 	return Message{Role: "tool", ToolCallID: id, Content: text}, images
 }
+
+// errorPrefix marks a failed tool's output: tool messages have no error
+// flag.
+const errorPrefix = "Error: "
 
 // MarshalJSON writes the message's members; see Message.
 func (m Message) MarshalJSON() ([]byte, error) {

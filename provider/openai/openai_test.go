@@ -35,7 +35,9 @@ func TestGolden(t *testing.T) {
 		edit func(*openai.Request)
 	}{
 		{"thinking_text", cases["thinking"], &openai.Options{Thinking: openai.ThinkingText}, nil},
-		{"thinking_reasoning_content", cases["thinking"], &openai.Options{Thinking: openai.ThinkingReasoningContent}, nil},
+		// reasoning_content is read back by some compatible servers, not by OpenAI.
+		{"thinking_reasoning_content", cases["thinking"], &openai.Options{Thinking: openai.ThinkingReasoningContent},
+			func(r *openai.Request) { r.Model = "deepseek-reasoner" }},
 		{"full_request", cases["full"], &openai.Options{System: system, SystemRole: "developer"}, func(r *openai.Request) {
 			r.Tools = []openai.Tool{{Type: "function", Function: openai.Function{
 				Name: "read", Description: "Read a file.",
@@ -109,6 +111,7 @@ var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 // empty, and the whole marshals.
 func check(t *testing.T, msgs []openai.Message) {
 	t.Helper()
+	ids := map[string]bool{} // tool call ids, unique in a request
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		switch m.Role {
@@ -135,6 +138,10 @@ func check(t *testing.T, msgs []openai.Message) {
 				if !toolIDPattern.MatchString(c.ID) || c.Type != "function" || json.Unmarshal([]byte(c.Function.Arguments), &args) != nil {
 					t.Fatalf("message %d: bad tool call %+v", i, c)
 				}
+				if ids[c.ID] {
+					t.Fatalf("message %d: tool call id %s used before", i, c.ID)
+				}
+				ids[c.ID] = true
 				open = append(open, c.ID)
 			}
 			j := i + 1

@@ -160,6 +160,25 @@ func Cases(t testing.TB) []Case {
 		save(s, session.UserText("Never mind, stop."))
 	})
 
+	add("reused_ids", func(s *session.Session) {
+		// Some providers number calls from 0 on every turn.
+		save(s, session.UserText("List, then list again."))
+		save(s, gpt(session.ToolCall("call_0", "ls", args(`{}`))))
+		save(s, session.ToolResult("call_0", "ls", "a.go"))
+		save(s, gpt(session.ToolCall("call_0", "ls", args(`{}`))))
+		save(s, session.ToolResult("call_0", "ls", "a.go b.go"))
+		save(s, gpt(session.Text("One file appeared."), session.Text(" \n")))
+		save(s, session.UserText("  \n"))
+	})
+
+	add("dated_model", func(s *session.Session) {
+		// The API reports the dated id of the alias the request named.
+		save(s, session.UserText("Hi."))
+		save(s, session.Assistant(session.Thinking("Greet back.", "SigDated=="), session.Text("Hello.")).
+			WithModel("anthropic-messages", "anthropic", Model+"-20250929"))
+		save(s, session.UserText("Bye."))
+	})
+
 	// The acceptance case: an image, thinking blocks, two parallel tool
 	// calls and a compaction summary in one conversation.
 	add("full", func(s *session.Session) {
@@ -187,6 +206,16 @@ func Cases(t testing.TB) []Case {
 		}))
 		save(s, session.UserText("Fix it."))
 	})
+	// What a host sends after Messages left calls pending (the agent was
+	// to run them) when it appends a new user message instead.
+	ctx2, s := ctx, session.New()
+	save(s, session.UserText("Build it."))
+	save(s, claude(session.ToolCall("toolu_05A", "bash", args(`{"command":"make"}`)), session.ToolCall("toolu_05B", "bash", args(`{"command":"make test"}`))))
+	msgs, err := s.Messages(ctx2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, Case{"pending_then_user", append(msgs, session.UserText("Stop, do not build."))})
 	return out
 }
 

@@ -58,3 +58,31 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestCalls(t *testing.T) {
+	c := NewCalls(40)
+	c.Turn()
+	a1, b1 := c.Call("call_0", "ls"), c.Call("call_1", "cat")
+	if a1 != "call_0" || b1 != "call_1" {
+		t.Fatalf("first ids changed: %q %q", a1, b1)
+	}
+	if got := c.Result("call_1"); got != b1 {
+		t.Errorf("result id %q, want %q", got, b1)
+	}
+	if open := c.Open(); len(open) != 1 || open[0].ID != a1 || open[0].Name != "ls" {
+		t.Errorf("open %+v", open)
+	}
+	// The next turn reuses call_0: it is sent under another id, and its
+	// result follows it.
+	c.Turn()
+	a2 := c.Call("call_0", "ls")
+	if a2 == a1 || !valid(a2, 40) {
+		t.Errorf("reused id sent as %q", a2)
+	}
+	if got := c.Result("call_0"); got != a2 {
+		t.Errorf("result of the reused id sent as %q, want %q", got, a2)
+	}
+	if open := c.Open(); len(open) != 0 {
+		t.Errorf("open %+v", open)
+	}
+}
