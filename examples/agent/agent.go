@@ -83,6 +83,7 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 		o(&c)
 	}
 	res := &Result{}
+	// Compaction needs the whole Session, not just the Agent interface.
 	if s, ok := c.session.(*session.Session); ok && a.opts.ContextWindow > 0 {
 		copts := &session.CompactionOptions{ContextWindow: a.opts.ContextWindow, ReserveTokens: a.opts.ReserveTokens, KeepRecentTokens: a.opts.ContextWindow / 4}
 		if s.NeedsCompaction(copts) {
@@ -112,6 +113,9 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 			return nil, err
 		}
 		step = append(step, reply)
+		// Run the calls of one reply (the model may make several at once);
+		// one after another here, concurrently in an agent whose tools
+		// allow it.
 		for _, tc := range reply.ToolCalls() {
 			step = append(step, a.runTool(ctx, tc.ID, tc.Name, tc.Arguments))
 		}

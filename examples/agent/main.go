@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"sync"
 
 	session "github.com/agentsession/session"
 )
@@ -27,9 +28,12 @@ func main() {
 
 	// The store: in memory here (session.OpenFileStore for files), wrapped
 	// so that an Observer counts what happens.
+	var mu sync.Mutex // an Observer may be called from any goroutine
 	counts := map[session.Op]int{}
 	store := session.Observe(session.NewMemoryStore(), session.ObserverFunc(func(_ context.Context, e session.Event) {
+		mu.Lock()
 		counts[e.Op]++
+		mu.Unlock()
 	}))
 	primary, err := session.Create(ctx, store, &session.CreateOptions{Title: "main", Cwd: "/src/hello"})
 	check(err)
@@ -48,13 +52,17 @@ func main() {
 	run := func(input string, opts ...CallOption) {
 		res, err := agent.Run(ctx, input, opts...)
 		check(err)
-		fmt.Printf("> %s\n", input)
+		if len(opts) > 0 {
+			fmt.Printf("> %s   (this call only: WithSession(scratch))\n", input)
+		} else {
+			fmt.Printf("> %s\n", input)
+		}
 		if res.Compacted > 0 {
 			fmt.Printf("  (the context outgrew the window: %d messages were summarized first)\n", res.Compacted)
 		}
 		fmt.Printf("  %s\n", res.Text)
 	}
-	fmt.Println("Calls:")
+	fmt.Println("Calls to the agent (its model is scripted, offline):")
 	run("What files are in the project?")
 	run("add 2 40", WithSession(scratch)) // this call only: the scratch session
 	run("read README.md")
@@ -66,7 +74,7 @@ func main() {
 	// stays in the tree as a branch the model no longer sees.
 	rw, err := primary.Rewind(ctx, cp.Name)
 	check(err)
-	fmt.Printf("  (rewound to %q, %d entries left behind)\n", cp.Name, rw.Left)
+	fmt.Printf("  (rewound to checkpoint %q: the attempt, %d entries, stays in the tree on a branch of its own)\n", cp.Name, rw.Left)
 	run("Thanks, that is all.")
 
 	// No Session anywhere: the agent remembers nothing between calls.
@@ -110,10 +118,11 @@ func main() {
 		fmt.Println(line)
 	}
 
-	u, su := primary.Usage(), scratch.Usage()
-	fmt.Printf("\nUsage: main %d in / %d out tokens, scratch %d in / %d out.\n", u.Input, u.Output, su.Input, su.Output)
+	u, bu, su := primary.Usage(), primary.BranchUsage(), scratch.Usage()
+	fmt.Printf("\nUsage, in / out tokens: main %d / %d on all branches, %d / %d on the current one; scratch %d / %d.\n",
+		u.Input, u.Output, bu.Input, bu.Output, su.Input, su.Output)
 	fmt.Printf("The model got %d requests, %d bytes of JSON in all.\n", model.calls, model.sent)
-	fmt.Printf("The observer saw %d creates, %d appends, %d compaction, %d rewind.\n",
+	fmt.Printf("The observer saw create ×%d, append ×%d, compact ×%d, rewind ×%d.\n",
 		counts[session.OpCreate], counts[session.OpAppend], counts[session.OpCompact], counts[session.OpRewind])
 }
 

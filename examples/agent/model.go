@@ -68,7 +68,7 @@ func (m *scriptedModel) Generate(ctx context.Context, req *anthropic.Request) (*
 		nums, _ := json.Marshal(map[string][]string{"terms": strings.Fields(text[len("add "):])})
 		reply = session.Assistant(session.ToolCall(id(1), "add", nums))
 	default:
-		reply = session.AssistantText(fmt.Sprintf("You said %q. This request held %d messages.", text, len(req.Messages)))
+		reply = session.AssistantText(fmt.Sprintf("You said %q. (This request held %d message(s).)", text, len(req.Messages)))
 	}
 	out := 10
 	for _, b := range reply.Content {
