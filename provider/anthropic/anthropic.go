@@ -175,7 +175,7 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		o.UserContent = session.UserContent
 	}
 	first := len(dst)
-	calls := toolid.NewCalls(maxToolIDLen)
+	calls := toolid.NewCalls(maxToolIDLen, len(msgs)/2)
 	for _, m := range msgs {
 		if m.Role != session.RoleToolResult {
 			dst = answerOpen(dst, first, calls)
@@ -204,12 +204,12 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 // appended a new message after calls that Session.Messages left pending,
 // and the API rejects a tool_use without its tool_result.
 func answerOpen(dst []Message, first int, calls *toolid.Calls) []Message {
-	for _, c := range calls.Open() {
+	calls.Open(func(c toolid.Call) {
 		dst = appendTo(dst, first, "user", []Content{{
 			Type: "tool_result", ToolUseID: c.ID, IsError: true,
 			Content: []Content{Text(session.SyntheticResultText)},
 		}})
-	}
+	})
 	return dst
 }
 

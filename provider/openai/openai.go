@@ -180,14 +180,14 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		dst = append(dst, Message{Role: role, Content: o.System})
 	}
 	var images []Part // of the tool results of the current turn
-	calls := toolid.NewCalls(maxToolIDLen)
+	calls := toolid.NewCalls(maxToolIDLen, len(msgs)/2)
 	for _, m := range msgs {
 		if m.Role != session.RoleToolResult {
 			// Calls the host followed with another message get an error
 			// result: the API rejects a call without one.
-			for _, c := range calls.Open() {
+			calls.Open(func(c toolid.Call) {
 				dst = append(dst, Message{Role: "tool", ToolCallID: c.ID, Content: errorPrefix + session.SyntheticResultText})
-			}
+			})
 			if len(images) > 0 {
 				dst = append(dst, Message{Role: "user", Parts: images})
 				images = nil

@@ -10,9 +10,13 @@ import "strconv"
 // assistant message are still unanswered.
 type Calls struct {
 	max  int
-	sent map[string]bool   // ids sent so far
-	cur  map[string]string // id in the session -> id sent, for the latest assistant message
-	open []Call            // calls of the latest assistant message not answered yet
+	sent map[string]struct{} // ids sent so far
+	cur  []call              // the calls of the latest assistant message
+}
+
+type call struct {
+	id, sent, name string
+	answered       bool
 }
 
 // Call is a tool call as sent.
@@ -21,51 +25,50 @@ type Call struct {
 	Name string
 }
 
-// NewCalls returns a tracker for ids of at most max bytes.
-func NewCalls(max int) *Calls {
-	return &Calls{max: max, sent: map[string]bool{}, cur: map[string]string{}}
+// NewCalls returns a tracker for ids of at most max bytes; hint is about
+// how many calls the conversion will see.
+func NewCalls(max, hint int) *Calls {
+	return &Calls{max: max, sent: make(map[string]struct{}, hint)}
 }
 
 // Turn starts a new assistant message: calls still open are forgotten
 // (the caller answers them first, see Open).
-func (c *Calls) Turn() {
-	clear(c.cur)
-	c.open = c.open[:0]
-}
+func (c *Calls) Turn() { c.cur = c.cur[:0] }
 
 // Call records a call of the current assistant message and returns the
 // id to send.
 func (c *Calls) Call(id, name string) string {
 	out := Normalize(id, c.max)
-	for k := 2; c.sent[out]; k++ {
+	for k := 2; ; k++ {
+		if _, dup := c.sent[out]; !dup {
+			break
+		}
 		out = Normalize(id+"_"+strconv.Itoa(k), c.max)
 	}
-	c.sent[out] = true
-	c.cur[id] = out
-	c.open = append(c.open, Call{out, name})
+	c.sent[out] = struct{}{}
+	c.cur = append(c.cur, call{id: id, sent: out, name: name})
 	return out
 }
 
 // Result returns the id to send for a result of the call id, and marks
 // that call answered.
 func (c *Calls) Result(id string) string {
-	out, ok := c.cur[id]
-	if !ok {
-		return Normalize(id, c.max)
-	}
-	for k := range c.open {
-		if c.open[k].ID == out {
-			c.open = append(c.open[:k], c.open[k+1:]...)
-			break
+	for k := range c.cur {
+		if cl := &c.cur[k]; cl.id == id && !cl.answered {
+			cl.answered = true
+			return cl.sent
 		}
 	}
-	return out
+	return Normalize(id, c.max)
 }
 
-// Open returns the calls of the latest assistant message not answered
-// yet, and forgets them: the caller sends a result for each.
-func (c *Calls) Open() []Call {
-	open := c.open
-	c.open = nil
-	return open
+// Open calls fn for each call of the latest assistant message not
+// answered yet, and forgets them: fn sends a result for each.
+func (c *Calls) Open(fn func(Call)) {
+	for _, cl := range c.cur {
+		if !cl.answered {
+			fn(Call{cl.sent, cl.name})
+		}
+	}
+	c.cur = c.cur[:0]
 }
