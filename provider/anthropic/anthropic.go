@@ -35,12 +35,11 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
 	session "github.com/agentsession/session"
-	"github.com/agentsession/session/provider/internal/toolid"
+	"github.com/agentsession/session/provider/internal/wire"
 )
 
 // API is the value of Message.API for messages produced by the Anthropic
@@ -175,21 +174,21 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		o.UserContent = session.UserContent
 	}
 	first := len(dst)
-	calls := toolid.NewCalls(maxToolIDLen, len(msgs)/2)
+	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
 	for _, m := range msgs {
 		if m.Role != session.RoleToolResult {
 			dst = answerOpen(dst, first, calls)
 		}
 		switch m.Role {
 		case session.RoleUser:
-			dst = appendTo(dst, first, "user", userBlocks(nil, m.Content))
+			dst = appendTo(dst, first, "user", userBlocks(m.Content))
 		case session.RoleAssistant:
 			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o, calls))
 		case session.RoleToolResult:
 			dst = appendTo(dst, first, "user", []Content{toolResult(m, calls)})
 		default:
 			if blocks, ok := o.UserContent(m); ok {
-				dst = appendTo(dst, first, "user", userBlocks(nil, blocks))
+				dst = appendTo(dst, first, "user", userBlocks(blocks))
 			}
 		}
 	}
@@ -203,8 +202,8 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 // message that is followed by something other than its result: the host
 // appended a new message after calls that Session.Messages left pending,
 // and the API rejects a tool_use without its tool_result.
-func answerOpen(dst []Message, first int, calls *toolid.Calls) []Message {
-	calls.Open(func(c toolid.Call) {
+func answerOpen(dst []Message, first int, calls *wire.Calls) []Message {
+	calls.Open(func(c wire.Call) {
 		dst = appendTo(dst, first, "user", []Content{{
 			Type: "tool_result", ToolUseID: c.ID, IsError: true,
 			Content: []Content{Text(session.SyntheticResultText)},
@@ -229,10 +228,8 @@ func appendTo(dst []Message, first int, role string, content []Content) []Messag
 // userBlocks converts the text and image blocks of user content; other
 // blocks (thinking or tool calls in a custom message) have no meaning in a
 // user turn and are left out.
-func userBlocks(dst []Content, blocks []session.Block) []Content {
-	if dst == nil {
-		dst = make([]Content, 0, len(blocks))
-	}
+func userBlocks(blocks []session.Block) []Content {
+	dst := make([]Content, 0, len(blocks))
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
@@ -264,7 +261,7 @@ func image(b *session.Block) Content {
 	return Content{Type: "image", Source: &ImageSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}}
 }
 
-func assistantBlocks(m *session.Message, o *Options, calls *toolid.Calls) []Content {
+func assistantBlocks(m *session.Message, o *Options, calls *wire.Calls) []Content {
 	calls.Turn()
 	own := (m.API == API || m.API == "" && m.Provider == "anthropic") && sameModel(m.Model, o.Model)
 	out := make([]Content, 0, len(m.Content))
@@ -326,21 +323,15 @@ var emptyObject = json.RawMessage("{}")
 // object returns args if it is a JSON object and {} otherwise: the API
 // takes nothing else as a tool_use input.
 func object(args json.RawMessage) json.RawMessage {
-	if t := bytes.TrimLeft(args, " \t\r\n"); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+	if wire.Object(args) {
 		return args
 	}
 	return emptyObject
 }
 
-func toolResult(m *session.Message, calls *toolid.Calls) Content {
-	c := Content{Type: "tool_result", ToolUseID: calls.Result(m.ToolCallID), IsError: m.IsError}
-	if len(m.Content) > 0 {
-		c.Content = userBlocks(nil, m.Content)
-		if len(c.Content) == 0 {
-			c.Content = nil
-		}
-	}
-	return c
+func toolResult(m *session.Message, calls *wire.Calls) Content {
+	// No content at all leaves the member out (omitempty).
+	return Content{Type: "tool_result", ToolUseID: calls.Result(m.ToolCallID), IsError: m.IsError, Content: userBlocks(m.Content)}
 }
 
 // markLast puts the default cache_control on the last block of msg that
@@ -360,13 +351,13 @@ func markLast(msg *Message) {
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case "text":
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type         string        `json:"type"`
 			Text         string        `json:"text"`
 			CacheControl *CacheControl `json:"cache_control,omitempty"`
 		}{c.Type, c.Text, c.CacheControl})
 	case "image":
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type         string        `json:"type"`
 			Source       *ImageSource  `json:"source"`
 			CacheControl *CacheControl `json:"cache_control,omitempty"`
@@ -376,7 +367,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		if input == nil {
 			input = emptyObject
 		}
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type         string          `json:"type"`
 			ID           string          `json:"id"`
 			Name         string          `json:"name"`
@@ -384,7 +375,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 			CacheControl *CacheControl   `json:"cache_control,omitempty"`
 		}{c.Type, c.ID, c.Name, input, c.CacheControl})
 	case "tool_result":
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type         string        `json:"type"`
 			ToolUseID    string        `json:"tool_use_id"`
 			Content      []Content     `json:"content,omitempty"`
@@ -392,13 +383,13 @@ func (c Content) MarshalJSON() ([]byte, error) {
 			CacheControl *CacheControl `json:"cache_control,omitempty"`
 		}{c.Type, c.ToolUseID, c.Content, c.IsError, c.CacheControl})
 	case "thinking":
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type      string `json:"type"`
 			Thinking  string `json:"thinking"`
 			Signature string `json:"signature"`
 		}{c.Type, c.Thinking, c.Signature})
 	case "redacted_thinking":
-		return marshal(struct {
+		return wire.Marshal(struct {
 			Type string `json:"type"`
 			Data string `json:"data"`
 		}{c.Type, c.Data})
@@ -419,19 +410,6 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		Data         string          `json:"data,omitempty"`
 		CacheControl *CacheControl   `json:"cache_control,omitempty"`
 	}
-	return marshal(plain{c.Type, c.Text, c.Source, c.ID, c.Name, c.Input, c.ToolUseID,
+	return wire.Marshal(plain{c.Type, c.Text, c.Source, c.ID, c.Name, c.Input, c.ToolUseID,
 		c.Content, c.IsError, c.Thinking, c.Signature, c.Data, c.CacheControl})
-}
-
-// marshal is json.Marshal without HTML escaping: an encoder that escapes
-// (json.Marshal does by default) still escapes what this returns, and one
-// that was told not to gets '<' and '>' as they are.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -37,13 +37,12 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
 
 	session "github.com/agentsession/session"
-	"github.com/agentsession/session/provider/internal/toolid"
+	"github.com/agentsession/session/provider/internal/wire"
 )
 
 // maxToolIDLen is the longest tool call id the API accepts.
@@ -180,12 +179,12 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 		dst = append(dst, Message{Role: role, Content: o.System})
 	}
 	var images []Part // of the tool results of the current turn
-	calls := toolid.NewCalls(maxToolIDLen, len(msgs)/2)
+	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
 	for _, m := range msgs {
 		if m.Role != session.RoleToolResult {
 			// Calls the host followed with another message get an error
 			// result: the API rejects a call without one.
-			calls.Open(func(c toolid.Call) {
+			calls.Open(func(c wire.Call) {
 				dst = append(dst, Message{Role: "tool", ToolCallID: c.ID, Content: errorPrefix + session.SyntheticResultText})
 			})
 			if len(images) > 0 {
@@ -260,7 +259,7 @@ func imagePart(b *session.Block) Part {
 	return Part{Type: "image_url", ImageURL: &ImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data}}
 }
 
-func assistant(m *session.Message, mode ThinkingMode, calls *toolid.Calls) (Message, bool) {
+func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Message, bool) {
 	calls.Turn()
 	out := Message{Role: "assistant"}
 	n, thinking := 0, false
@@ -340,7 +339,7 @@ func joinText(blocks []session.Block) string {
 // arguments returns args as a string if it is a JSON object, "{}"
 // otherwise.
 func arguments(args json.RawMessage) string {
-	if t := bytes.TrimLeft(args, " \t\r\n"); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+	if wire.Object(args) {
 		return string(args)
 	}
 	return "{}"
@@ -348,7 +347,7 @@ func arguments(args json.RawMessage) string {
 
 // toolResult returns the tool message for m and adds its images to
 // images, to be sent after the turn's results.
-func toolResult(m *session.Message, images []Part, calls *toolid.Calls) (Message, []Part) {
+func toolResult(m *session.Message, images []Part, calls *wire.Calls) (Message, []Part) {
 	id := calls.Result(m.ToolCallID)
 	text := joinText(m.Content)
 	n := 0
@@ -390,7 +389,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	case m.Content != "" || m.Role != "assistant" || len(m.ToolCalls) == 0:
 		content = m.Content
 	}
-	return marshal(struct {
+	return wire.Marshal(struct {
 		Role             string     `json:"role"`
 		Content          any        `json:"content,omitempty"`
 		ReasoningContent string     `json:"reasoning_content,omitempty"`
@@ -398,17 +397,4 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		ToolCallID       string     `json:"tool_call_id,omitempty"`
 		Name             string     `json:"name,omitempty"`
 	}{m.Role, content, m.ReasoningContent, m.ToolCalls, m.ToolCallID, m.Name})
-}
-
-// marshal is json.Marshal without HTML escaping: an encoder that escapes
-// (json.Marshal does by default) still escapes what this returns, and one
-// that was told not to gets '<' and '>' as they are.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -1,4 +1,4 @@
-package toolid
+package wire
 
 import "strconv"
 

@@ -1,6 +1,8 @@
-// Package toolid makes tool call ids acceptable to model APIs that restrict
-// them, without breaking the pairing of a call with its result.
-package toolid
+// Package wire holds what the provider packages share to put a session's
+// messages on the wire: tool call ids made acceptable to APIs that
+// restrict them (without breaking the pairing of a call with its result),
+// the check on tool arguments, and JSON encoding without HTML escapes.
+package wire
 
 import (
 	"hash/fnv"

@@ -1,4 +1,4 @@
-package toolid
+package wire
 
 import (
 	"regexp"
@@ -91,4 +91,24 @@ func opened(c *Calls) []Call {
 	var out []Call
 	c.Open(func(cl Call) { out = append(out, cl) })
 	return out
+}
+
+func TestObject(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want bool
+	}{
+		{`{"a":1}`, true}, {` {}`, true}, {``, false}, {`[]`, false}, {`"s"`, false}, {`{"a":`, false},
+	} {
+		if got := Object([]byte(c.args)); got != c.want {
+			t.Errorf("Object(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+func TestMarshalKeepsAngleBrackets(t *testing.T) {
+	got, err := Marshal(map[string]string{"t": "<b>&"})
+	if err != nil || string(got) != `{"t":"<b>&"}` {
+		t.Errorf("got %s, %v", got, err)
+	}
 }
