@@ -859,12 +859,12 @@ func (s *Session) Branch(ctx context.Context, id string) (err error) {
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.branch(ctx, id, &left)
+	left = s.leftFor(id)
+	return s.branch(ctx, id)
 }
 
-// branch is Branch, counting in left the entries left behind when the
-// session is observed; callers hold mu.
-func (s *Session) branch(ctx context.Context, id string, left *int) error {
+// branch is Branch; callers hold mu.
+func (s *Session) branch(ctx context.Context, id string) error {
 	i, ok := s.t.lookup(id)
 	if !ok || s.t.nodes[i].flags&fMarker != 0 {
 		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -872,10 +872,25 @@ func (s *Session) branch(ctx context.Context, id string, left *int) error {
 	if i == s.leaf {
 		return nil
 	}
-	if s.obs != nil {
-		*left = s.t.leftBehind(s.leaf, i)
-	}
 	return s.moveLeaf(ctx, i)
+}
+
+// leftFor is the count a branch event reports for a move of the leaf to
+// entry id ("" for before the first entry): the entries of the current
+// path left behind. It is only counted when the session is observed, and
+// is 0 for an unknown id; callers hold mu.
+func (s *Session) leftFor(id string) int {
+	if s.obs == nil {
+		return 0
+	}
+	to := int32(-1)
+	if id != "" {
+		var ok bool
+		if to, ok = s.t.lookup(id); !ok {
+			return 0
+		}
+	}
+	return s.t.leftBehind(s.leaf, to)
 }
 
 // ResetLeaf moves the leaf before the first entry: the next append makes
@@ -888,9 +903,7 @@ func (s *Session) ResetLeaf(ctx context.Context) (err error) {
 	if s.leaf < 0 {
 		return nil
 	}
-	if s.obs != nil {
-		left = s.t.leftBehind(s.leaf, -1)
-	}
+	left = s.leftFor("")
 	return s.moveLeaf(ctx, -1)
 }
 
@@ -927,14 +940,7 @@ func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSumm
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.obs != nil {
-		if i, ok := s.t.lookup(id); ok || id == "" {
-			if id == "" {
-				i = -1
-			}
-			left = s.t.leftBehind(s.leaf, i)
-		}
-	}
+	left = s.leftFor(id)
 	return s.branchWithSummary(ctx, id, b)
 }
 

@@ -358,13 +358,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 		// unsummarized.
 		return Entry{}, fmt.Errorf("%w: the leaf moved from %s to %s while the branch was summarized", ErrConflict, leaf, now)
 	}
-	if s.obs != nil {
-		to := int32(-1)
-		if i, ok := s.t.lookup(target); ok {
-			to = i
-		}
-		left = s.t.leftBehind(s.leaf, to)
-	}
+	left = s.leftFor(target)
 	return s.branchWithSummary(ctx, target, BranchSummary{Summary: withFiles(summary, files), Details: files.details()})
 }
 
@@ -554,8 +548,7 @@ func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err 
 		return RewindResult{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, to)
 	}
 	res = RewindResult{From: s.leafID(), To: s.t.nodes[target].e.id, Left: s.t.leftBehind(s.leaf, target)}
-	var left int
-	if err := s.branch(ctx, res.To, &left); err != nil {
+	if err := s.branch(ctx, res.To); err != nil {
 		return RewindResult{}, err
 	}
 	return res, nil
