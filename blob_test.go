@@ -125,7 +125,7 @@ func TestFileStoreBlobsFromOhMyPi(t *testing.T) {
 	// A rewrite (as a prune does) writes the same line again.
 	log, err := store.Load(ctx, "s-omp")
 	require.NoError(t, err)
-	require.NoError(t, store.Rewrite(ctx, "s-omp", log.Header, log.Entries))
+	require.NoError(t, store.Rewrite(ctx, "s-omp", session.RewriteOptions{}, log.Header, log.Entries))
 	assert.Equal(t, content, string(mustRead(t, path)))
 }
 
@@ -273,7 +273,7 @@ func TestFileStoreRewriteKeepsForeignLines(t *testing.T) {
 	require.NoError(t, err)
 	extra, err := session.NewEntry(session.TypeCustomMessage, "a3", "a2", log.Entries[1].Time(), map[string]any{"customType": "note", "content": huge, "display": true})
 	require.NoError(t, err)
-	require.NoError(t, store.Rewrite(ctx, "s-pi", log.Header, append(log.Entries, extra)))
+	require.NoError(t, store.Rewrite(ctx, "s-pi", session.RewriteOptions{}, log.Header, append(log.Entries, extra)))
 	data := string(mustRead(t, path))
 	assert.True(t, strings.HasPrefix(data, content), "untouched lines stay byte for byte")
 	assert.Contains(t, data[len(content):], "characters truncated", "a new line gets the limits")

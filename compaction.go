@@ -756,6 +756,16 @@ type PruneResult struct {
 // Verify lists them.
 var ErrUnclean = errors.New("session: the tree has structural problems; see Verify")
 
+// PruneOptions configures Prune. The zero value (or nil) is the safe
+// default.
+type PruneOptions struct {
+	// DropUnreadable lets Prune drop the lines of the stored log that
+	// could not be read as entries (see Log.Malformed and
+	// RewriteOptions.DropUnreadable). Without it a log with such lines is
+	// refused with a *CorruptError naming them.
+	DropUnreadable bool
+}
+
 // Prune rewrites the session's log without the entries no context needs
 // any more: messages, custom messages, branch summaries and compactions
 // that a later compaction summarized on every branch that reaches them.
@@ -764,13 +774,48 @@ var ErrUnclean = errors.New("session: the tree has structural problems; see Veri
 // other entries (settings, labels, titles, extension state, unknown
 // types) are all kept; the children of dropped entries move up to the
 // nearest kept ancestor (their parentId is rewritten, the rest of their
-// bytes kept). The rewrite is atomic (Store.Rewrite). A session whose
-// tree has structural problems is refused with ErrUnclean.
-func (s *Session) Prune(ctx context.Context) (PruneResult, error) {
+// bytes kept).
+//
+// The rewrite is atomic and conditional (Store.Rewrite with the last
+// entry and the number of entries this handle knows of): if another
+// writer changed the log meanwhile, Prune reads it again and decides
+// anew, so nothing another writer appended is ever dropped. A log with
+// lines that could not be read is refused (*CorruptError, ErrCorrupt)
+// unless opts.DropUnreadable is set, and a tree with structural problems
+// with ErrUnclean.
+func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, error) {
+	var o PruneOptions
+	if opts != nil {
+		o = *opts
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return PruneResult{}, ErrClosed
+	}
+	defer s.takeTurn()()
+	for attempt := 0; ; attempt++ {
+		res, err := s.prune(ctx, o)
+		if err == nil || !errors.Is(err, ErrConflict) {
+			return res, err
+		}
+		if attempt+1 >= maxConflictRetries {
+			return res, conflictErr(attempt+1, err)
+		}
+		// Another writer changed the log: read it again and decide anew.
+		if berr := backoff(ctx, attempt+1); berr != nil {
+			return PruneResult{}, errors.Join(err, berr)
+		}
+		if rerr := s.reload(ctx); rerr != nil {
+			return PruneResult{}, errors.Join(err, rerr)
+		}
+	}
+}
+
+// prune is one attempt of Prune; callers hold mu.
+func (s *Session) prune(ctx context.Context, o PruneOptions) (PruneResult, error) {
+	if len(s.malformed) > 0 && !o.DropUnreadable {
+		return PruneResult{}, unreadableError("", &Log{Malformed: s.malformed}, "pruning session "+s.id)
 	}
 	for i := range s.t.nodes {
 		if s.t.nodes[i].flags&(fShadowed|fMissingParent|fSelfParent|fCycle) != 0 {
@@ -810,7 +855,9 @@ func (s *Session) Prune(ctx context.Context) (PruneResult, error) {
 		}
 		entries = append(entries, e)
 	}
-	if err := s.store.Rewrite(ctx, s.id, s.header, entries); err != nil {
+	ro := s.rewriteOptions()
+	ro.DropUnreadable = o.DropUnreadable
+	if err := s.store.Rewrite(ctx, s.id, ro, s.header, entries); err != nil {
 		return PruneResult{}, err
 	}
 	leaf := s.leafID()

@@ -248,7 +248,7 @@ func TestPrune(t *testing.T) {
 
 	want := contextsOfEnds(t, s)
 	sizeBefore := len(mustRead(t, sessionFile(t, root)))
-	res, err := s.Prune(ctx)
+	res, err := s.Prune(ctx, nil)
 	require.NoError(t, err)
 	assert.Positive(t, res.Dropped)
 	assert.Equal(t, want, contextsOfEnds(t, s), "prune changed a context")
@@ -258,7 +258,7 @@ func TestPrune(t *testing.T) {
 	r := reopenFS(t, s, root)
 	assert.Equal(t, want, contextsOfEnds(t, r), "and after a reopen")
 	assert.Empty(t, r.Verify())
-	res2, err := r.Prune(ctx)
+	res2, err := r.Prune(ctx, nil)
 	require.NoError(t, err)
 	assert.Zero(t, res2.Dropped, "nothing more to drop")
 }
@@ -457,7 +457,7 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 			}
 		case op < 72:
 			before := contextsOfEnds(t, s)
-			res, err := s.Prune(ctx)
+			res, err := s.Prune(ctx, nil)
 			require.NoError(t, err)
 			dropped += res.Dropped
 			require.Equal(t, before, contextsOfEnds(t, s), "step %d: prune changed a context", step)

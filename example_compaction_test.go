@@ -59,7 +59,7 @@ func ExampleSession_Prune() {
 	s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 2000})
 	before := len(s.Context().Messages)
 
-	res, _ := s.Prune(ctx)
+	res, _ := s.Prune(ctx, nil)
 	fmt.Println("dropped:", res.Dropped, "kept:", res.Kept)
 	fmt.Println("same context:", len(s.Context().Messages) == before)
 	// Output:

@@ -15,3 +15,6 @@ func CountDecodes(on bool) { countDecodes = on }
 // DecodedMessages reports how many entries have been decoded for
 // contexts while the count was on.
 func DecodedMessages() int64 { return decodedMessages.Load() }
+
+// WholeReads reports how many times s has read a whole session file.
+func WholeReads(s *FileStore) int64 { return s.wholeReads.Load() }

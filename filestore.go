@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -157,6 +158,9 @@ type FileStore struct {
 	clock                   uint64 // counts uses, for least-recently-used
 	last                    time.Time
 	closed                  bool
+	// wholeReads counts the whole-file reads, for the tests that check
+	// that catching up does without them.
+	wholeReads atomic.Int64
 }
 
 var (
@@ -205,6 +209,11 @@ type fileSession struct {
 	// What the listing shows is out of date since an append at updated.
 	changed bool
 	updated time.Time // guarded by the store's mu too
+	// lines counts the file's lines up to where the next one goes (size
+	// and what is pending), and marks where the latest entries end, for
+	// LoadTail.
+	lines int
+	marks marks
 }
 
 // OpenFileStore opens (creating it, mode 0700, if needed) the session
@@ -770,6 +779,7 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			end  fileEnd
 		)
 		if err == nil && (nlink > 0 || attempt >= 3) {
+			s.wholeReads.Add(1)
 			log, data, end, err = readLogFile(fsess.f, size, &ReadOptions{Strict: s.opts.Strict})
 		}
 		if held {
@@ -962,6 +972,12 @@ func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	fsess.last = lastID(log.Entries)
 	fsess.header = log.Header.Clone()
 	fsess.loaded = true
+	fsess.lines = log.lines
+	if log.Torn != nil {
+		fsess.lines--
+	}
+	fsess.marks.reset()
+	fsess.mark()
 }
 
 // goodEnd returns where the next append goes in a file: after its last
@@ -1386,6 +1402,8 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	}
 	fsess.count += len(entries)
 	fsess.last = entries[len(entries)-1].id
+	fsess.lines += len(lines)
+	fsess.mark()
 	s.touched(fsess)
 	return nil
 }
@@ -1471,23 +1489,35 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 			fsess.needNL = false
 		}
 	}
+	// Lines are read as the whole-file reader reads them (leniently), so
+	// that the entries counted here are those a Load returns.
+	p := logParser{line: fsess.lines, gotHeader: true}
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			// A last line without newline: whole (needs one) or torn (cut).
-			if e, err := ParseEntry(rest); err == nil {
+			if e, ok, _ := p.entryLine(rest, false); ok {
 				fsess.addEntry(e)
 				fsess.size += int64(len(rest))
 				fsess.needNL, fsess.cut = true, false
-			} else {
+				fsess.lines = p.line
+				fsess.mark()
+			} else if p.torn != nil {
 				fsess.cut = true
+			} else {
+				fsess.size += int64(len(rest)) // whole but malformed
+				fsess.needNL, fsess.cut = true, false
+				fsess.lines = p.line
 			}
 			return false, nil
 		}
-		if e, err := ParseEntry(rest[:i]); err == nil {
-			fsess.addEntry(e)
-		}
+		e, ok, _ := p.entryLine(rest[:i], true)
 		fsess.size += int64(i + 1)
+		fsess.lines = p.line
+		if ok {
+			fsess.addEntry(e)
+			fsess.mark()
+		}
 		rest = rest[i+1:]
 	}
 	fsess.cut = false
@@ -1531,11 +1561,13 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 
 // ---- Rewriting ----
 
-// Rewrite implements Store: the new file is written beside the old one,
-// synced and renamed over it, and the directory synced, under the file
-// lock. Other processes' handles notice the replacement at their next
-// append or load.
-func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+// Rewrite implements Store: under the exclusive file lock, the file is
+// read again and checked against opts (the conditions, and lines that
+// are not entries, which are kept unless opts.DropUnreadable); then the
+// new file is written beside the old one, synced, renamed over it, and
+// the directory synced. Other processes' handles notice the replacement
+// at their next append or load.
+func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions, h Header, entries []Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -1556,61 +1588,103 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, h Header, entries []
 	if fsess.err != nil {
 		return fsess.err
 	}
-	if err := s.ensureOpen(fsess); err != nil {
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err
+		}
+		if err := s.acquire(fsess); err != nil {
+			return err
+		}
+		if err := s.writePending(fsess); err != nil {
+			return err
+		}
+		data, replaced, err := readAll(fsess.f)
+		if err != nil {
+			s.closeFile(fsess)
+			return s.ioErr(fsess, "read", err)
+		}
+		if replaced && attempt < 3 {
+			s.closeFile(fsess) // another process replaced it: check the new file
+			continue
+		}
+		err = s.rewriteChecked(fsess, opts, data, h, entries)
+		s.closeFile(fsess)
+		if err != nil {
+			return err
+		}
+		_, err = s.load(ctx, fsess)
+		if err == nil {
+			s.touched(fsess)
+		}
 		return err
 	}
-	if err := s.acquire(fsess); err != nil {
-		return err
-	}
-	if err := s.writePending(fsess); err != nil {
-		return err
-	}
-	err = s.rewriteLocked(fsess, h, entries, true)
-	s.closeFile(fsess)
+}
+
+// rewriteChecked replaces the file, whose bytes are data, if they meet
+// opts. Callers hold the exclusive file lock.
+func (s *FileStore) rewriteChecked(fsess *fileSession, opts RewriteOptions, data []byte, h Header, entries []Entry) error {
+	old, err := DecodeLog(data, nil)
 	if err != nil {
+		return WithPath(err, s.path(fsess.rel))
+	}
+	if old.MigratedFrom != 0 {
+		return fmt.Errorf("%w: %s is in format version %d; load it first to migrate it", ErrConflict, s.path(fsess.rel), old.MigratedFrom)
+	}
+	if err := opts.Check(lastID(old.Entries), len(old.Entries)); err != nil {
 		return err
 	}
-	_, err = s.load(ctx, fsess)
-	if err == nil {
-		s.touched(fsess)
+	if !opts.DropUnreadable {
+		if err := unreadableError(s.path(fsess.rel), old, "the rewrite"); err != nil {
+			return err
+		}
 	}
-	return err
+	return s.rewriteLocked(fsess, h, entries, data)
+}
+
+// unreadableError is the *CorruptError that refuses an operation (what)
+// that would drop the lines of log that are not entries, or nil if it
+// has none.
+func unreadableError(path string, log *Log, what string) error {
+	if len(log.Malformed) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, min(len(log.Malformed), 10))
+	for i, m := range log.Malformed {
+		if i == 10 {
+			lines = append(lines, "...")
+			break
+		}
+		lines = append(lines, strconv.Itoa(m.Line))
+	}
+	return &CorruptError{Path: path, Line: log.Malformed[0].Line, Err: fmt.Errorf(
+		"%s would drop %d line(s) that could not be read as entries (line %s); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
+		what, len(log.Malformed), strings.Join(lines, ", "))}
 }
 
 // rewriteLocked replaces the file with h and entries. The caller holds
-// the file lock on the old file. With limit, the size limits apply to
-// entries that are not lines of the file already (those stay byte for
-// byte); a migration writes every entry as it is, since cutting what a
-// file held would lose it.
-func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry, limit bool) error {
+// the file lock on the old file, whose bytes are old. The size limits
+// apply to entries that are not lines of the file already (those stay
+// byte for byte).
+func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry, old []byte) error {
 	h.Version = CurrentVersion
 	buf, err := h.appendJSON(nil)
 	if err != nil {
 		return err
 	}
 	buf = append(buf, '\n')
-	if limit {
-		var lines map[string]bool
-		keep := func(raw []byte) bool {
-			if lines == nil {
-				lines = map[string]bool{}
-				if data, _, err := readAll(fsess.f); err == nil {
-					for _, l := range bytes.Split(data, []byte{'\n'}) {
-						if !s.limits.small(l, false) {
-							lines[string(l)] = true
-						}
-					}
+	var lines map[string]bool
+	keep := func(raw []byte) bool {
+		if lines == nil {
+			lines = map[string]bool{}
+			for _, l := range bytes.Split(old, []byte{'\n'}) {
+				if !s.limits.small(l, false) {
+					lines[string(l)] = true
 				}
 			}
-			return lines[string(raw)]
 		}
-		buf, err = s.encodeAppend(context.Background(), buf, entries, keep)
-	} else {
-		for _, e := range entries {
-			buf = append(e.appendBytes(buf), '\n')
-		}
+		return lines[string(raw)]
 	}
-	if err != nil {
+	if buf, err = s.encodeAppend(context.Background(), buf, entries, keep); err != nil {
 		return err
 	}
 	if err := s.writeNew(fsess.rel, buf, true); err != nil {

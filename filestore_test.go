@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func openFS(t *testing.T, root string, opts *session.FileStoreOptions) *session.FileStore {
+func openFS(t testing.TB, root string, opts *session.FileStoreOptions) *session.FileStore {
 	t.Helper()
 	s, err := session.OpenFileStore(root, opts)
 	require.NoError(t, err)
@@ -202,7 +202,7 @@ func TestFileStoreFidelity(t *testing.T) {
 			// A rewrite of what was read writes the same bytes again.
 			log, err := store.Load(ctx, s.ID())
 			require.NoError(t, err)
-			require.NoError(t, store.Rewrite(ctx, s.ID(), log.Header, log.Entries))
+			require.NoError(t, store.Rewrite(ctx, s.ID(), session.RewriteOptions{}, log.Header, log.Entries))
 			assert.Equal(t, string(now), string(mustRead(t, path)))
 
 			r := reopenFS(t, s, root)
@@ -392,7 +392,7 @@ func TestFileStoreRewriteElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	h := log.Header
 	h.Title = "pruned elsewhere"
-	require.NoError(t, other.Rewrite(ctx, "s-shared", h, log.Entries)) // same last entry
+	require.NoError(t, other.Rewrite(ctx, "s-shared", session.RewriteOptions{}, h, log.Entries)) // same last entry
 
 	n := appendAll(t, a, session.UserText("q3"))
 	assert.Equal(t, e[3].ID(), n[0].ParentID())
@@ -416,7 +416,7 @@ func TestFileStoreHostileIDs(t *testing.T) {
 		_, err := store.Load(ctx, id)
 		assert.ErrorIs(t, err, session.ErrInvalidID, "Load %q", id)
 		assert.ErrorIs(t, store.Append(ctx, id, session.AppendOptions{}, e), session.ErrInvalidID, "Append %q", id)
-		assert.ErrorIs(t, store.Rewrite(ctx, id, h, nil), session.ErrInvalidID, "Rewrite %q", id)
+		assert.ErrorIs(t, store.Rewrite(ctx, id, session.RewriteOptions{}, h, nil), session.ErrInvalidID, "Rewrite %q", id)
 		assert.ErrorIs(t, store.Delete(ctx, id), session.ErrInvalidID, "Delete %q", id)
 		assert.ErrorIs(t, store.Archive(ctx, id), session.ErrInvalidID, "Archive %q", id)
 	}
@@ -560,6 +560,8 @@ func TestFileStoreChild(t *testing.T) {
 	ctx := context.Background()
 	root, id := os.Getenv("AGENTSESSION_ROOT"), os.Getenv("AGENTSESSION_ID")
 	switch role {
+	case "hammer":
+		hammerChild(t)
 	case "crash":
 		// Append forever with the policy given, reporting each entry once
 		// its append returned, until killed.
@@ -654,7 +656,7 @@ func TestFileStoreChild(t *testing.T) {
 		if role == "rewrite" {
 			h := log.Header
 			h.Title = "rewritten elsewhere"
-			err = store.Rewrite(ctx, id, h, log.Entries)
+			err = store.Rewrite(ctx, id, session.RewriteOptions{}, h, log.Entries)
 		} else {
 			var e session.Entry
 			last := log.Entries[len(log.Entries)-1].ID()
@@ -1169,7 +1171,7 @@ func TestFileStoreFidelityWhitespace(t *testing.T) {
 	assert.Equal(t, "a2", s.LeafID())
 	log, err := store.Load(ctx, "s-crlf")
 	require.NoError(t, err)
-	require.NoError(t, store.Rewrite(ctx, "s-crlf", log.Header, log.Entries))
+	require.NoError(t, store.Rewrite(ctx, "s-crlf", session.RewriteOptions{}, log.Header, log.Entries))
 	assert.Equal(t, content, string(mustRead(t, path)))
 	appendAll(t, s, session.UserText("more"))
 	require.NoError(t, s.Flush(ctx))

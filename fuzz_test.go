@@ -189,7 +189,7 @@ func FuzzCompaction(f *testing.F) {
 
 			before := contextsOfEnds(t, s)
 			leaf := s.LeafID()
-			if _, err := s.Prune(ctx); err != nil {
+			if _, err := s.Prune(ctx, nil); err != nil {
 				if errors.Is(err, session.ErrUnclean) {
 					continue
 				}

@@ -206,6 +206,9 @@ type Log struct {
 	// refs says whether the log's bytes hold blob references, when the
 	// reader found out on its way (refsUnknown otherwise).
 	refs refState
+	// lines is the number of lines read, the header and a torn last line
+	// included, when a reader of this package made the log.
+	lines int
 }
 
 type refState uint8
@@ -332,7 +335,7 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 }
 
 func (p *logParser) finish(entries []Entry) *Log {
-	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Torn: p.torn}
+	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Torn: p.torn, lines: p.line}
 	if p.mig != nil {
 		l.MigratedFrom = p.mig.from
 	}

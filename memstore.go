@@ -30,7 +30,10 @@ type memSession struct {
 	title   string // latest session_info name
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store      = (*MemoryStore)(nil)
+	_ TailLoader = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
@@ -189,8 +192,37 @@ func (s *MemoryStore) Load(ctx context.Context, id string) (*Log, error) {
 	return &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries)}, nil
 }
 
+// LoadTail implements TailLoader.
+func (s *MemoryStore) LoadTail(ctx context.Context, id string, n int, last string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := tailStarts(ms.entries, n, last); err != nil {
+		return nil, err
+	}
+	return &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries[n:])}, nil
+}
+
+// tailStarts reports whether entries start the way a LoadTail caller
+// read them: n entries, the n-th with id last (ErrConflict otherwise).
+func tailStarts(entries []Entry, n int, last string) error {
+	switch {
+	case n < 0 || n > len(entries):
+		return fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, len(entries), n)
+	case n == 0 && last != "", n > 0 && entries[n-1].id != last:
+		return fmt.Errorf("%w: entry %d is no longer %s (the log was rewritten)", ErrConflict, n, last)
+	}
+	return nil
+}
+
 // Rewrite implements Store.
-func (s *MemoryStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOptions, h Header, entries []Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -206,6 +238,9 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, h Header, entries 
 	defer s.mu.Unlock()
 	ms, err := s.get(id)
 	if err != nil {
+		return err
+	}
+	if err := opts.Check(lastID(ms.entries), len(ms.entries)); err != nil {
 		return err
 	}
 	ms.header = h.Clone()

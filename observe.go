@@ -116,10 +116,24 @@ func (o *ObservedStore) Load(ctx context.Context, id string) (*Log, error) {
 	return log, err
 }
 
-// Rewrite implements Store.
-func (o *ObservedStore) Rewrite(ctx context.Context, id string, h Header, entries []Entry) error {
+// LoadTail implements TailLoader, with the wrapped store's LoadTail when
+// it has one and its Load otherwise; reported as a load of the entries
+// returned.
+func (o *ObservedStore) LoadTail(ctx context.Context, id string, n int, last string) (*Log, error) {
 	start := time.Now()
-	err := o.store.Rewrite(ctx, id, h, entries)
+	log, err := loadTail(ctx, o.store, id, n, last)
+	k := 0
+	if log != nil {
+		k = len(log.Entries)
+	}
+	o.report(ctx, OpLoad, id, start, k, 0, err)
+	return log, err
+}
+
+// Rewrite implements Store.
+func (o *ObservedStore) Rewrite(ctx context.Context, id string, opts RewriteOptions, h Header, entries []Entry) error {
+	start := time.Now()
+	err := o.store.Rewrite(ctx, id, opts, h, entries)
 	o.report(ctx, OpRewrite, id, start, len(entries), entriesBytes(entries), err)
 	return err
 }

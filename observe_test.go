@@ -144,7 +144,7 @@ func TestObserverEvents(t *testing.T) {
 			return err
 		}, []string{"load 52"}},
 		{"prune", func() error {
-			_, err := s.Prune(ctx)
+			_, err := s.Prune(ctx, nil)
 			return err
 		}, []string{"rewrite 14"}},
 		{"delete", func() error { return store.Delete(ctx, s.ID()) }, []string{"delete 0"}},

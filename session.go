@@ -48,6 +48,10 @@ type Session struct {
 	torn      *LineError
 	closed    bool
 	now       func() time.Time
+	// key names the session for writerLocks; keyed is false when the
+	// store cannot be a map key.
+	key   writerKey
+	keyed bool
 	// The last timestamp formatted, for appends in the same millisecond.
 	stampMs  int64
 	stampStr string
@@ -139,6 +143,7 @@ func OpenLog(log *Log) (*Session, error) {
 
 func newSession(store Store, log *Log) *Session {
 	s := &Session{store: store, id: log.Header.ID, now: time.Now, obs: observerOf(store)}
+	s.key, s.keyed = writerKeyOf(store, s.id)
 	s.reset(log)
 	return s
 }
@@ -403,8 +408,6 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 
 // ---- Appending ----
 
-const maxConflictRetries = 16
-
 // commit appends the entries that build makes, the first one a child of
 // parent (an entry id, "" for a root), and moves the leaf to the last one
 // (or where leafAfter says). build receives parent and an id generator; it
@@ -418,6 +421,7 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 	if s.closed {
 		return nil, ErrClosed
 	}
+	defer s.takeTurn()()
 	for attempt := 0; ; attempt++ {
 		var made []string // few: the entries of one append
 		newID := func() string {
@@ -438,11 +442,17 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 			s.apply(entries, leafAfter, msgs)
 			return entries, nil
 		}
-		if !errors.Is(err, ErrConflict) || attempt >= maxConflictRetries {
+		if !errors.Is(err, ErrConflict) {
 			return nil, err
+		}
+		if attempt+1 >= maxConflictRetries {
+			return nil, conflictErr(attempt+1, err)
 		}
 		// Another writer appended: learn what it wrote, then retry under the
 		// same leaf with ids that are still free.
+		if berr := backoff(ctx, attempt+1); berr != nil {
+			return nil, errors.Join(err, berr)
+		}
 		if rerr := s.reload(ctx); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}
@@ -452,6 +462,15 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 			}
 		}
 	}
+}
+
+// rewriteOptions are the conditions of a rewrite decided on what this
+// handle knows of the log. Callers hold mu.
+func (s *Session) rewriteOptions() RewriteOptions {
+	if s.last == "" {
+		return RewriteOptions{IfEmpty: true}
+	}
+	return RewriteOptions{IfLast: s.last, IfEntries: len(s.t.nodes)}
 }
 
 // apply adds committed entries to the index and moves the leaf.
@@ -494,38 +513,6 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 	}
 	s.noteUsage(added, s.leaf, newLeaf)
 	s.leaf = newLeaf
-}
-
-// reload reads the log again after another writer changed it, keeping the
-// leaf where it is if that entry still exists.
-func (s *Session) reload(ctx context.Context) error {
-	log, err := s.store.Load(ctx, s.id)
-	if err != nil {
-		return err
-	}
-	leafID := ""
-	if s.leaf >= 0 {
-		leafID = s.t.nodes[s.leaf].e.id
-	}
-	n := len(s.t.nodes)
-	if n > 0 && len(log.Entries) >= n && log.Entries[n-1].id == s.last && log.Entries[0].id == s.t.nodes[0].e.id {
-		// The usual case: others appended. Index only the new entries.
-		if s.addSuffix(log.Entries[n:]) {
-			s.header = log.Header
-			s.last = lastID(log.Entries)
-			s.malformed, s.torn = log.Malformed, log.Torn
-			return nil
-		}
-	}
-	s.reset(log)
-	if leafID != "" {
-		if i, ok := s.t.lookup(leafID); ok {
-			s.leaf = i
-		}
-	} else {
-		s.leaf = -1
-	}
-	return nil
 }
 
 // addSuffix indexes entries appended by another writer, if they can be

@@ -30,12 +30,15 @@ type Store interface {
 	// Load returns the session's header and entries (ErrNotFound).
 	Load(ctx context.Context, id string) (*Log, error)
 
-	// Rewrite replaces the header and all entries at once (ErrNotFound).
-	// It is how migrations, pruning and title changes are persisted.
-	// Other handles on the session should Reload afterwards: an IfLast
-	// check alone does not notice a rewrite that keeps the same last
-	// entry.
-	Rewrite(ctx context.Context, id string, h Header, entries []Entry) error
+	// Rewrite replaces the header and all entries at once (ErrNotFound),
+	// if the stored log is still the one opts describes: the log the
+	// caller read and decided on. Otherwise it fails with ErrConflict and
+	// changes nothing, so a rewrite never drops what another writer
+	// appended meanwhile. It is how pruning and migrations are
+	// persisted. A store that keeps lines it could not read as entries
+	// (a FileStore's malformed lines) refuses to drop them with a
+	// *CorruptError naming them, unless opts.DropUnreadable is set.
+	Rewrite(ctx context.Context, id string, opts RewriteOptions, h Header, entries []Entry) error
 
 	// List returns sessions, most recently updated first, a page at a time.
 	List(ctx context.Context, opts ListOptions) (*ListPage, error)
@@ -52,6 +55,82 @@ type AppendOptions struct {
 	IfLast string
 	// IfEmpty makes the append succeed only if the session has no entries.
 	IfEmpty bool
+}
+
+// TailLoader is an optional Store ability: loading only what was
+// appended after a point the caller knows, so that a handle catching up
+// with other writers (after ErrConflict, or in Reload) pays for what is
+// new, not for the whole log. Session uses it when its store has it, and
+// Load otherwise; an ObservedStore passes it on.
+type TailLoader interface {
+	// LoadTail returns the header and the entries after the first n
+	// entries of the log (all of them for n = 0), provided the log still
+	// starts the way the caller read it: its n-th entry has the id last.
+	// When it does not (the log was rewritten, or holds fewer entries),
+	// LoadTail fails with ErrConflict and the caller loads the whole log.
+	// Log.Malformed and Log.Torn describe the tail only, with the lines
+	// numbered as in the whole log where the store knows them.
+	LoadTail(ctx context.Context, id string, n int, last string) (*Log, error)
+}
+
+// loadTail is LoadTail on any store: the store's own, or its Load cut
+// to the tail.
+func loadTail(ctx context.Context, store Store, id string, n int, last string) (*Log, error) {
+	if tl, ok := store.(TailLoader); ok {
+		return tl.LoadTail(ctx, id, n, last)
+	}
+	log, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := tailStarts(log.Entries, n, last); err != nil {
+		return nil, err
+	}
+	log.Entries = log.Entries[n:]
+	return log, nil
+}
+
+// RewriteOptions makes a Rewrite conditional on the log the caller saw:
+// set IfEmpty, or IfLast and IfEntries, from the log the new one was
+// made from (Session does). The zero value rewrites unconditionally,
+// which only a caller that holds the session alone should do.
+type RewriteOptions struct {
+	// IfLast, when not empty, makes the rewrite succeed only if the last
+	// stored entry has this id.
+	IfLast string
+	// IfEmpty makes the rewrite succeed only if the session has no
+	// entries.
+	IfEmpty bool
+	// IfEntries, when positive, makes the rewrite succeed only if the log
+	// holds exactly this many entries: with IfLast, it notices another
+	// rewrite (a prune elsewhere) that kept the last entry.
+	IfEntries int
+	// DropUnreadable lets the rewrite drop the lines of the stored log
+	// that are not entries: malformed lines, and the lines of an append
+	// a crash cut short. Without it a store that keeps such lines refuses
+	// with a *CorruptError that names them. A torn last line (a write
+	// the crash cut mid-line) is always dropped, as an append would.
+	DropUnreadable bool
+}
+
+// Check reports whether a stored log that ends at the entry last ("" if
+// it has none) and holds n entries meets the conditions: nil, or an
+// error wrapping ErrConflict. Stores call it under the lock that orders
+// their writes.
+func (o RewriteOptions) Check(last string, n int) error {
+	if o.IfEmpty && n > 0 {
+		return fmt.Errorf("%w: session is not empty (last entry %s)", ErrConflict, last)
+	}
+	if o.IfLast != "" && o.IfLast != last {
+		if last == "" {
+			return fmt.Errorf("%w: expected last entry %s, session is empty", ErrConflict, o.IfLast)
+		}
+		return fmt.Errorf("%w: expected last entry %s, found %s (another writer changed the session)", ErrConflict, o.IfLast, last)
+	}
+	if o.IfEntries > 0 && o.IfEntries != n {
+		return fmt.Errorf("%w: expected %d entries, found %d (another writer changed the session)", ErrConflict, o.IfEntries, n)
+	}
+	return nil
 }
 
 // ListOptions selects and pages sessions. The zero value lists every
@@ -158,7 +237,7 @@ func Copy(ctx context.Context, dst, src Store, id string) error {
 		return nil
 	}
 	if repeatsID(log.Entries) {
-		err = dst.Rewrite(ctx, id, log.Header, log.Entries)
+		err = dst.Rewrite(ctx, id, RewriteOptions{IfEmpty: true}, log.Header, log.Entries)
 	} else {
 		err = dst.Append(ctx, id, AppendOptions{IfEmpty: true}, log.Entries...)
 	}

@@ -11,7 +11,8 @@
 // alike: create and exists, append order, all-or-nothing appends, the
 // IfLast and IfEmpty conditions, load equals what was written, rewrite,
 // listing order, filters and cursor paging, delete, concurrent appends,
-// context cancellation, copy semantics, and a Session round trip.
+// conditional rewrites (alone and racing appends), context
+// cancellation, copy semantics, and Session round trips.
 package storetest
 
 import (
@@ -51,6 +52,11 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"CopySemantics", testCopySemantics},
 		{"SessionRoundTrip", testSessionRoundTrip},
 		{"SharedSession", testSharedSession},
+		{"ConditionalRewrite", testConditionalRewrite},
+		{"RewriteRacingAppends", testRewriteRacingAppends},
+		{"PruneSeesOtherWriters", testPruneSeesOtherWriters},
+		{"PruneRacingAppends", testPruneRacingAppends},
+		{"LoadTail", testLoadTail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -152,7 +158,7 @@ func testCreateAndLoad(t *testing.T, s session.Store) {
 	_, err := s.Load(ctx, "s-missing")
 	wantErr(t, err, session.ErrNotFound, "Load of a missing session")
 	wantErr(t, s.Append(ctx, "s-missing", session.AppendOptions{}, entry(t, "e1", "", 0, 0)), session.ErrNotFound, "Append to a missing session")
-	wantErr(t, s.Rewrite(ctx, "s-missing", header("s-missing", ""), nil), session.ErrNotFound, "Rewrite of a missing session")
+	wantErr(t, s.Rewrite(ctx, "s-missing", session.RewriteOptions{}, header("s-missing", ""), nil), session.ErrNotFound, "Rewrite of a missing session")
 	wantErr(t, s.Delete(ctx, "s-missing"), session.ErrNotFound, "Delete of a missing session")
 }
 
@@ -325,7 +331,7 @@ func testRewrite(t *testing.T, s session.Store) {
 	h := l.Header.Clone()
 	h.Title = "Rewritten"
 	kept := []session.Entry{l.Entries[0], l.Entries[2], l.Entries[4]}
-	if err := s.Rewrite(ctx, "s-rewrite", h, kept); err != nil {
+	if err := s.Rewrite(ctx, "s-rewrite", session.RewriteOptions{}, h, kept); err != nil {
 		t.Fatal(err)
 	}
 	got := load(t, s, "s-rewrite")
@@ -341,7 +347,7 @@ func testRewrite(t *testing.T, s session.Store) {
 		t.Fatalf("log %v", got)
 	}
 	// Rewriting to nothing leaves an empty session.
-	if err := s.Rewrite(ctx, "s-rewrite", h, nil); err != nil {
+	if err := s.Rewrite(ctx, "s-rewrite", session.RewriteOptions{}, h, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(load(t, s, "s-rewrite").Entries); n != 0 {
@@ -619,7 +625,7 @@ func testContextCanceled(t *testing.T, s session.Store) {
 	checks := map[string]error{
 		"Create":  s.Create(ctx, header("s-ctx2", "")),
 		"Append":  s.Append(ctx, "s-ctx", session.AppendOptions{}, e),
-		"Rewrite": s.Rewrite(ctx, "s-ctx", header("s-ctx", ""), []session.Entry{e}),
+		"Rewrite": s.Rewrite(ctx, "s-ctx", session.RewriteOptions{}, header("s-ctx", ""), []session.Entry{e}),
 		"Delete":  s.Delete(ctx, "s-ctx"),
 	}
 	_, checks["Load"] = s.Load(ctx, "s-ctx")
@@ -667,7 +673,7 @@ func testCopySemantics(t *testing.T, s session.Store) {
 	}
 	// And after a rewrite.
 	kept := slices.Clone(l.Entries[:2])
-	if err := s.Rewrite(ctx, "s-copy", l.Header, kept); err != nil {
+	if err := s.Rewrite(ctx, "s-copy", session.RewriteOptions{}, l.Header, kept); err != nil {
 		t.Fatal(err)
 	}
 	kept[0] = l.Entries[5]
@@ -788,5 +794,326 @@ func testSharedSession(t *testing.T, s session.Store) {
 	}
 	if n := len(load(t, s, "s-shared").Entries); n != 40 {
 		t.Fatalf("%d entries stored, want 40", n)
+	}
+}
+
+// testConditionalRewrite: a rewrite decided on a log that has changed
+// since fails with ErrConflict and changes nothing.
+func testConditionalRewrite(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-cond")
+	all := entries(t, "r", 3)
+	if err := s.Append(ctx, "s-cond", session.AppendOptions{}, all...); err != nil {
+		t.Fatal(err)
+	}
+	h := load(t, s, "s-cond").Header
+	kept := all[:1]
+	for _, o := range []session.RewriteOptions{
+		{IfEmpty: true},
+		{IfLast: "r0001"},
+		{IfLast: "missing"},
+		{IfLast: "r0002", IfEntries: 2},
+		{IfLast: "r0002", IfEntries: 4},
+	} {
+		wantErr(t, s.Rewrite(ctx, "s-cond", o, h, kept), session.ErrConflict, fmt.Sprintf("Rewrite with %+v", o))
+		if got := ids(load(t, s, "s-cond")); !slices.Equal(got, []string{"r0000", "r0001", "r0002"}) {
+			t.Fatalf("a refused rewrite (%+v) changed the log: %v", o, got)
+		}
+	}
+	if err := s.Rewrite(ctx, "s-cond", session.RewriteOptions{IfLast: "r0002", IfEntries: 3}, h, kept); err != nil {
+		t.Fatalf("rewrite on the current log: %v", err)
+	}
+	if got := ids(load(t, s, "s-cond")); !slices.Equal(got, []string{"r0000"}) {
+		t.Fatalf("log %v", got)
+	}
+	// Emptied, IfEmpty holds.
+	if err := s.Rewrite(ctx, "s-cond", session.RewriteOptions{IfLast: "r0000", IfEntries: 1}, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rewrite(ctx, "s-cond", session.RewriteOptions{IfEmpty: true}, h, kept); err != nil {
+		t.Fatalf("IfEmpty on an empty session: %v", err)
+	}
+}
+
+// testRewriteRacingAppends: writers append while a rewriter keeps
+// dropping entries of its own, each rewrite conditional on the log it
+// read; no writer's entry is ever lost, and their order holds.
+func testRewriteRacingAppends(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-race")
+	const writers, each = 4, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+1)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := s.Append(ctx, "s-race", session.AppendOptions{}, entry(t, fmt.Sprintf("w%d-%d", w, i), "", w, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	rewrites, conflicts := 0, 0
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Add an entry of its own, then rewrite the log without it.
+			if err := s.Append(ctx, "s-race", session.AppendOptions{}, entry(t, fmt.Sprintf("tmp-%d", n), "", writers, n)); err != nil {
+				errs <- err
+				return
+			}
+			l, err := s.Load(ctx, "s-race")
+			if err != nil {
+				errs <- err
+				return
+			}
+			var kept []session.Entry
+			for _, e := range l.Entries {
+				if !strings.HasPrefix(e.ID(), "tmp-") {
+					kept = append(kept, e)
+				}
+			}
+			o := session.RewriteOptions{IfLast: l.Entries[len(l.Entries)-1].ID(), IfEntries: len(l.Entries)}
+			switch err := s.Rewrite(ctx, "s-race", o, l.Header, kept); {
+			case err == nil:
+				rewrites++
+			case errors.Is(err, session.ErrConflict):
+				conflicts++
+			default:
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l := load(t, s, "s-race")
+	var theirs []session.Entry
+	for _, e := range l.Entries {
+		if !strings.HasPrefix(e.ID(), "tmp-") {
+			theirs = append(theirs, e)
+		}
+	}
+	checkWriters(t, &session.Log{Entries: theirs}, writers, each)
+	t.Logf("%d rewrites, %d refused, raced %d appends", rewrites, conflicts, writers*each)
+}
+
+// prunable makes a session whose log Prune shrinks: turns, then a
+// compaction that keeps only the last of them.
+func prunable(t *testing.T, s session.Store, id string) *session.Session {
+	t.Helper()
+	ctx := context.Background()
+	h, err := session.Create(ctx, s, &session.CreateOptions{ID: id, Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 4 {
+		call := fmt.Sprintf("call_%d", k)
+		for _, m := range []*session.Message{
+			session.UserText(fmt.Sprintf("request %d %s", k, strings.Repeat("x", 200))),
+			session.Assistant(session.ToolCall(call, "read", json.RawMessage(`{"path":"a.go"}`))),
+			session.ToolResult(call, "read", strings.Repeat("y", 200)),
+			session.AssistantText(fmt.Sprintf("answer %d", k)),
+		} {
+			if _, err := h.Append(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := h.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// testPruneSeesOtherWriters: a handle that prunes without having seen
+// what another handle appended keeps it.
+func testPruneSeesOtherWriters(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	a := prunable(t, s, "s-prune-other")
+	b, err := session.Open(ctx, s, a.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := b.Append(ctx, session.UserText("appended by B, not seen by A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Prune(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dropped == 0 {
+		t.Fatal("nothing pruned")
+	}
+	if !slices.Contains(ids(load(t, s, a.ID())), mine.ID()) {
+		t.Fatal("the prune dropped an entry another handle appended")
+	}
+	if _, ok := a.Entry(mine.ID()); !ok {
+		t.Fatal("the pruning handle did not learn of the other's entry")
+	}
+	if _, err := b.Append(ctx, session.AssistantText("still here")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testPruneRacingAppends: handles append while another prunes and
+// compacts again and again; every append that returned is kept.
+func testPruneRacingAppends(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	p := prunable(t, s, "s-prune-race")
+	const writers, each = 3, 20
+	var wg sync.WaitGroup
+	acked := make(chan string, writers*each)
+	errs := make(chan error, writers+1)
+	for w := range writers {
+		h, err := session.Open(ctx, s, p.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				e, err := h.Append(ctx, session.UserText(fmt.Sprintf("writer %d message %d", w, i)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				acked <- e.ID()
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	prunes := 0
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := p.Prune(ctx, nil); err != nil {
+				errs <- err
+				return
+			}
+			prunes++
+			_, err := p.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 1})
+			if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	close(acked)
+	stored := ids(load(t, s, p.ID()))
+	for id := range acked {
+		if !slices.Contains(stored, id) {
+			t.Fatalf("acknowledged entry %s was dropped by a prune", id)
+		}
+	}
+	t.Logf("%d prunes raced %d appends", prunes, writers*each)
+}
+
+// testLoadTail checks the TailLoader ability, for stores that have it.
+func testLoadTail(t *testing.T, s session.Store) {
+	tl, ok := s.(session.TailLoader)
+	if !ok {
+		t.Skip("the store has no LoadTail")
+	}
+	ctx := context.Background()
+	if _, err := tl.LoadTail(ctx, "s-missing", 0, ""); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("LoadTail of a missing session: %v", err)
+	}
+	create(t, s, "s-tail")
+	all := entries(t, "t", 5)
+	if err := s.Append(ctx, "s-tail", session.AppendOptions{}, all[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s-tail", session.AppendOptions{}, all[3:]...); err != nil {
+		t.Fatal(err)
+	}
+	whole := load(t, s, "s-tail")
+	tail := func(n int, last string) *session.Log {
+		t.Helper()
+		l, err := tl.LoadTail(ctx, "s-tail", n, last)
+		if err != nil {
+			t.Fatalf("LoadTail(%d, %q): %v", n, last, err)
+		}
+		if encode(t, &session.Log{Header: l.Header}) != encode(t, &session.Log{Header: whole.Header}) {
+			t.Fatalf("LoadTail(%d, %q): header differs from Load's", n, last)
+		}
+		return l
+	}
+	for _, c := range []struct {
+		n    int
+		last string
+		want []string
+	}{
+		{0, "", []string{"t0000", "t0001", "t0002", "t0003", "t0004"}},
+		{1, "t0000", []string{"t0001", "t0002", "t0003", "t0004"}},
+		{3, "t0002", []string{"t0003", "t0004"}},
+		{5, "t0004", []string{}},
+	} {
+		l := tail(c.n, c.last)
+		if got := ids(l); !slices.Equal(got, c.want) {
+			t.Fatalf("LoadTail(%d, %q) = %v, want %v", c.n, c.last, got, c.want)
+		}
+		for i, e := range l.Entries {
+			if !bytes.Equal(e.JSON(), whole.Entries[c.n+i].JSON()) {
+				t.Fatalf("LoadTail(%d): entry %s differs from Load's", c.n, e.ID())
+			}
+		}
+	}
+	for _, c := range []struct {
+		n    int
+		last string
+	}{{3, "t0001"}, {6, "t0005"}, {2, "nope"}, {5, "t0003"}} {
+		if _, err := tl.LoadTail(ctx, "s-tail", c.n, c.last); !errors.Is(err, session.ErrConflict) {
+			t.Fatalf("LoadTail(%d, %q) on a log that does not start that way: %v, want ErrConflict", c.n, c.last, err)
+		}
+	}
+	// A rewrite that drops an entry is noticed, though the last stays.
+	kept := []session.Entry{all[0], all[2], all[3], all[4]}
+	if err := s.Rewrite(ctx, "s-tail", session.RewriteOptions{IfLast: "t0004", IfEntries: 5}, whole.Header, kept); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.LoadTail(ctx, "s-tail", 5, "t0004"); !errors.Is(err, session.ErrConflict) {
+		t.Fatalf("LoadTail after a rewrite: %v, want ErrConflict", err)
+	}
+	if got := ids(tail(4, "t0004")); len(got) != 0 {
+		t.Fatalf("LoadTail at the rewritten end: %v", got)
+	}
+	// Appends after it come in the tail.
+	more := entry(t, "t0005", "t0004", 0, 5)
+	if err := s.Append(ctx, "s-tail", session.AppendOptions{IfLast: "t0004"}, more); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(tail(4, "t0004")); !slices.Equal(got, []string{"t0005"}) {
+		t.Fatalf("LoadTail after an append: %v", got)
 	}
 }

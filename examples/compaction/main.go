@@ -55,7 +55,7 @@ func main() {
 	check(err)
 	before := fileSize(path)
 	want := contextJSON(s)
-	res, err := s.Prune(ctx)
+	res, err := s.Prune(ctx, nil)
 	check(err)
 	fmt.Printf("Prune: %d entries dropped, %d kept; file %d KiB -> %d KiB; context unchanged: %v\n",
 		res.Dropped, res.Kept, before/1024, fileSize(path)/1024, contextJSON(s) == want)

@@ -1,0 +1,254 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// LoadTail and the marks it reads from.
+//
+// A handle that lost a race to another writer needs only what that
+// writer appended. The store remembers, for the latest entries it wrote
+// or read, where the line after each ends up in the file (a mark), so a
+// handle that knows the log up to one of them reads from there to the
+// end: a retry costs what is new, whatever the size of the session. A
+// handle further behind than the marks go back, or whose file was
+// replaced, reads the whole file, as Load does.
+
+var _ TailLoader = (*FileStore)(nil)
+
+
+// mark says where the lines after the first n entries of a file start:
+// at byte off, line number line+1.
+type mark struct {
+	n    int
+	last string // the id of the n-th entry
+	off  int64
+	line int
+}
+
+// marksKept is how many marks a session keeps: enough for handles that
+// take turns writing one session to find theirs.
+const marksKept = 128
+
+// marks is a ring of the latest marks.
+type marks struct {
+	ring [marksKept]mark
+	next int // where the next mark goes
+	full bool
+}
+
+func (m *marks) reset() { m.next, m.full = 0, false }
+
+func (m *marks) push(x mark) {
+	m.ring[m.next] = x
+	m.next++
+	if m.next == marksKept {
+		m.next, m.full = 0, true
+	}
+}
+
+// find returns the mark after the n-th entry, if it is still kept.
+func (m *marks) find(n int, last string) (mark, bool) {
+	k := m.next
+	if m.full {
+		k = marksKept
+	}
+	for i := range k {
+		x := m.ring[(m.next-1-i+marksKept)%marksKept] // newest first
+		if x.n == n && x.last == last {
+			return x, true
+		}
+		if x.n < n {
+			break // older marks have fewer entries
+		}
+	}
+	return mark{}, false
+}
+
+// mark records where the line after the entries known so far goes.
+func (fsess *fileSession) mark() {
+	off := fsess.size + fsess.unwritten()
+	if fsess.needNL {
+		off++ // the newline the last line lacks goes first
+	}
+	fsess.marks.push(mark{n: fsess.count, last: fsess.last, off: off, line: fsess.lines})
+}
+
+// LoadTail implements TailLoader: it reads the file from where the n-th
+// entry ends, if the store still knows where that is (it remembers the
+// latest entries written or read, and forgets it all when another
+// process replaces the file), and the whole file otherwise.
+func (s *FileStore) LoadTail(ctx context.Context, id string, n int, last string) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		if last != "" {
+			return nil, fmt.Errorf("%w: LoadTail of 0 entries after %s", ErrConflict, last)
+		}
+		return s.Load(ctx, id)
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return nil, err
+	}
+	fsess.mu.Lock()
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return nil, fsess.err
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return nil, err
+	}
+	if fsess.loaded {
+		log, ok, err := s.readTail(ctx, fsess, n, last)
+		if err != nil || ok {
+			return log, err
+		}
+	}
+	log, err := s.load(ctx, fsess)
+	if err != nil {
+		return nil, err
+	}
+	if err := tailStarts(log.Entries, n, last); err != nil {
+		return nil, err
+	}
+	log.Entries = log.Entries[n:]
+	return log, nil
+}
+
+// findMark finds where the n-th entry of the file ends when the marks no
+// longer go back that far: it reads the file backwards, a window at a
+// time, until it has seen the entries after the n-th. Its cost grows
+// with what came after that entry, not with the file. If the entry
+// there is not last, the file does not start as the caller read it
+// (ErrConflict). Callers hold the file lock, and have caught up.
+func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, error) {
+	after := fsess.count - n // entries after the n-th
+	if after < 0 || n <= 0 {
+		return mark{}, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, fsess.count, n)
+	}
+	end := fsess.size
+	for w := int64(64 << 10); ; w *= 2 {
+		lo := max(end-w, 0)
+		buf := make([]byte, end-lo)
+		if k, err := fsess.f.ReadAt(buf, lo); err != nil && !(errors.Is(err, io.EOF) && k == len(buf)) {
+			return mark{}, s.ioErr(fsess, "read", err)
+		}
+		// The lines that start in the window, the first of the file
+		// (the header) or the first after a newline.
+		type seen struct {
+			id    string
+			end   int64 // offset past the line and its newline
+			lines int   // lines from there to the end
+		}
+		var ids []seen
+		pos := 0
+		if lo > 0 {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				continue // one line longer than the window
+			}
+			pos = i + 1
+		} else if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			pos = i + 1 // the header
+		} else {
+			pos = len(buf)
+		}
+		lines := 0
+		p := logParser{gotHeader: true}
+		for pos < len(buf) {
+			line := buf[pos:]
+			next := len(buf)
+			if i := bytes.IndexByte(line, '\n'); i >= 0 {
+				line, next = line[:i], pos+i+1
+			}
+			lines++
+			if e, ok, _ := p.entryLine(line, true); ok {
+				ids = append(ids, seen{id: e.id, end: lo + int64(next), lines: lines})
+			}
+			pos = next
+		}
+		if k := len(ids) - after - 1; k >= 0 {
+			if ids[k].id != last {
+				return mark{}, fmt.Errorf("%w: entry %d is no longer %s (the log was rewritten)", ErrConflict, n, last)
+			}
+			off := ids[k].end
+			if after == 0 && fsess.needNL {
+				off++ // past the newline the last line will get
+			}
+			return mark{n: n, last: last, off: off, line: fsess.lines - (lines - ids[k].lines)}, nil
+		}
+		if lo == 0 {
+			return mark{}, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, len(ids), n)
+		}
+	}
+}
+
+// readTail reads the lines after the mark of the n-th entry, under the
+// file lock; ok is false when there is no such mark (or the file was
+// replaced), for the caller to read the whole file. Callers hold
+// fsess.mu and have the file open.
+func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, last string) (*Log, bool, error) {
+	held := fsess.locked // under our own write lease: already exclusive
+	if held {
+		if err := s.writePending(fsess); err != nil {
+			return nil, false, err
+		}
+		fsess.lastUse = time.Now()
+	} else {
+		if err := lockFile(fsess.f, false); err != nil {
+			return nil, false, s.ioErr(fsess, "lock", err)
+		}
+		defer unlockFile(fsess.f)
+	}
+	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced {
+		return nil, false, err
+	}
+	m, ok := fsess.marks.find(n, last)
+	if !ok {
+		var err error
+		if m, err = s.findMark(fsess, n, last); err != nil {
+			return nil, false, err
+		}
+	}
+	end := fsess.size
+	var data []byte
+	if end > m.off {
+		data = make([]byte, end-m.off)
+		if k, err := fsess.f.ReadAt(data, m.off); err != nil && !(errors.Is(err, io.EOF) && k == len(data)) {
+			return nil, false, s.ioErr(fsess, "read", err)
+		}
+	}
+	raw := data
+	p := logParser{strict: s.opts.Strict, line: m.line, gotHeader: true, header: fsess.header.Clone()}
+	var entries []Entry
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		e, ok, err := p.entryLine(line, true)
+		if err != nil {
+			return nil, false, WithPath(err, s.path(fsess.rel))
+		}
+		if ok {
+			entries = append(entries, e)
+		}
+	}
+	log := p.finish(entries)
+	if fsess.cut {
+		log.Torn = &LineError{Line: p.line + 1, Err: errors.New("torn line: cut short by a crash")}
+	}
+	if err := s.resolveBlobs(ctx, log, raw); err != nil {
+		return nil, false, err
+	}
+	return log, true, nil
+}

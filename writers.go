@@ -1,0 +1,193 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Several writers on one session.
+//
+// Every write of a Session is conditional on the last entry it knows of.
+// When another writer got there first the store says ErrConflict; the
+// handle then learns what was written (LoadTail: only what is new) and
+// tries again. Three things keep that from starving a writer:
+//
+//   - Handles of one session in one process take turns (writerLocks):
+//     a handle loses at most one race to the others in its process, and
+//     learns from it what they wrote.
+//   - Writers in other processes (or on another Store value over the same
+//     files or database) are waited out with a randomized, growing pause
+//     after the second conflict in a row (the first retry goes at once: a
+//     FileStore keeps the loser's file lock for it).
+//   - Catching up reads only the entries after those the handle knows, so
+//     a retry costs the same on a session of any size.
+
+// maxConflictRetries bounds the attempts of one write that keep losing to
+// other writers; with the pauses between them they span about a second.
+const maxConflictRetries = 32
+
+// Pauses between attempts after a conflict: from minBackoff, doubling, up
+// to maxBackoff, each drawn at random from its upper half.
+const (
+	minBackoff = 200 * time.Microsecond
+	maxBackoff = 50 * time.Millisecond
+)
+
+// backoff waits before attempt (1-based: the first retry does not wait),
+// or until ctx is done.
+func backoff(ctx context.Context, attempt int) error {
+	if attempt < 2 {
+		return ctx.Err()
+	}
+	d := minBackoff << min(attempt-2, 16)
+	d = min(d, maxBackoff)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// conflictErr is what a write reports when it lost every attempt.
+func conflictErr(attempts int, err error) error {
+	return fmt.Errorf("session: gave up after %d attempts, each lost to another writer: %w", attempts, err)
+}
+
+// writerKey names one session of one store, for writerLocks.
+type writerKey struct {
+	store Store
+	id    string
+}
+
+// writerLocks orders the writes of the handles of one session in this
+// process. The locks live only while a write holds or waits for them.
+var writerLocks keyedLocks
+
+type keyedLocks struct {
+	shards [16]lockShard
+}
+
+type lockShard struct {
+	mu sync.Mutex
+	m  map[writerKey]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+var lockSeed = maphash.MakeSeed()
+
+// lock takes the lock of key and returns its unlock.
+func (l *keyedLocks) lock(key writerKey) func() {
+	sh := &l.shards[maphash.String(lockSeed, key.id)%uint64(len(l.shards))]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[writerKey]*keyedLock{}
+	}
+	k := sh.m[key]
+	if k == nil {
+		k = &keyedLock{}
+		sh.m[key] = k
+	}
+	k.refs++
+	sh.mu.Unlock()
+	k.mu.Lock()
+	return func() {
+		k.mu.Unlock()
+		sh.mu.Lock()
+		if k.refs--; k.refs == 0 {
+			delete(sh.m, key)
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// writerKeyOf is the key of session id of store for writerLocks: the
+// store under any wrappers (an ObservedStore), so handles on different
+// wrappers of one store take turns too. ok is false for a store that
+// cannot be a map key (its type is not comparable).
+func writerKeyOf(store Store, id string) (writerKey, bool) {
+	for {
+		u, ok := store.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		store = u.Unwrap()
+	}
+	if t := reflect.TypeOf(store); t == nil || !t.Comparable() {
+		return writerKey{}, false
+	}
+	return writerKey{store: store, id: id}, true
+}
+
+// takeTurn waits for the other handles of the session in this process to
+// finish their writes, and returns what lets the next go.
+func (s *Session) takeTurn() func() {
+	if !s.keyed {
+		return func() {}
+	}
+	return writerLocks.lock(s.key)
+}
+
+// reload reads what other writers changed, keeping the leaf where it is
+// if that entry still exists: only the entries after those the handle
+// knows when the log still starts with them (TailLoader), the whole log
+// otherwise. Callers hold mu.
+func (s *Session) reload(ctx context.Context) error {
+	if n := len(s.t.nodes); n > 0 {
+		tail, err := loadTail(ctx, s.store, s.id, n, s.last)
+		switch {
+		case err == nil:
+			if s.addSuffix(tail.Entries) {
+				s.header = tail.Header
+				s.last = s.t.nodes[len(s.t.nodes)-1].e.id
+				s.malformed = mergeLines(s.malformed, tail.Malformed)
+				s.torn = tail.Torn
+				return nil
+			}
+		case !errors.Is(err, ErrConflict):
+			return err
+		}
+	}
+	log, err := s.store.Load(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	leafID := s.leafID()
+	s.reset(log)
+	if leafID != "" {
+		if i, ok := s.t.lookup(leafID); ok {
+			s.leaf = i
+		}
+	} else {
+		s.leaf = -1
+	}
+	return nil
+}
+
+// mergeLines adds to known the lines of more it does not hold yet (a
+// tail read again from the same entry reports the same lines again).
+func mergeLines(known, more []LineError) []LineError {
+	last := 0
+	if len(known) > 0 {
+		last = known[len(known)-1].Line
+	}
+	for _, l := range more {
+		if l.Line > last || l.Line == 0 {
+			known = append(known, l)
+		}
+	}
+	return known
+}
