@@ -32,15 +32,44 @@
 //     snapshot. Each entry's seed-format JSON is stored as bytea and comes
 //     back byte for byte, unknown types and fields included, over the
 //     binary protocol and over the simple protocol poolers need alike.
-//   - Rewrite replaces header and entries in one transaction.
+//   - LoadTail (session.TailLoader) returns the header and the entries
+//     after the first n, in one snapshot as Load, if the n-th entry still
+//     has the id the caller knows (session.ErrConflict otherwise: the log
+//     was rewritten, or is shorter). It reads through the (session_id,
+//     seq) primary key, so a handle catching up pays for what is new, not
+//     for the length of the log. (A session whose header is of an older
+//     format version is migrated whole, as Load does.)
+//   - Rewrite replaces header and entries in one transaction, only if
+//     session.RewriteOptions still hold: they are checked against the
+//     stored last entry and entry count under the session row's lock, so
+//     a prune never drops an entry another writer appended meanwhile
+//     (session.ErrConflict, nothing changed). The store keeps no
+//     unreadable lines, so DropUnreadable changes nothing here.
 //   - List reads only the session rows (id, title, cwd, times, parent,
 //     counts), most recently updated first, with cursor paging and the
 //     filters of session.ListOptions; Archive and Restore hide and show a
 //     session as FileStore's do.
 //   - Errors: session.ErrNotFound, ErrExists, ErrConflict (also for
 //     serialization failures and deadlocks), ErrInvalidID (checked before
-//     any query), context errors as they are, and ErrSchema when the
-//     schema is missing or of another version.
+//     any query), ctx.Err() when the context is done, ErrSchema when the
+//     schema is missing or of another version, and ErrUnavailable when
+//     the database cannot be reached or the connection broke (server
+//     down or restarting, backend terminated, network failure, pool
+//     closed), with the driver's error in the chain too. Calls never
+//     panic on a broken connection.
+//
+// # When the database goes away
+//
+// ErrUnavailable is worth retrying once the server is back; the pool
+// replaces broken connections by itself. A write that failed with it, or
+// with a context error, may or may not have been committed: the answer
+// was lost, not necessarily the write. A Session handle stays consistent
+// (its appends are conditional on the last entry it knows, so the next
+// one notices an entry committed unacknowledged, reloads and retries),
+// but a message the application simply sends again may then be in the
+// log twice: read the session (Session.Reload) before repeating it. A
+// Store.Append repeated with the same entry ids is refused with
+// ErrConflict rather than stored twice.
 //
 // Images stay inline in the entries: PostgreSQL compresses large bytea
 // values itself (TOAST), so there is no separate blob store here.

@@ -68,7 +68,8 @@ func migrations() ([]migration, error) {
 // to call from every replica at startup: one transaction under an
 // advisory lock applies what is missing, and the others wait and then
 // find nothing to do. A schema newer than this package is left alone
-// (ErrSchema).
+// (ErrSchema). When the database cannot be reached the error is
+// ErrUnavailable, and nothing was applied: it is one transaction.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	ms, err := migrations()
 	if err != nil {
@@ -76,7 +77,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	// Read committed whatever the server's default: a transaction that
 	// waited for the lock must see what the holder committed.
-	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		// The lock comes first: CREATE TABLE IF NOT EXISTS races with
 		// itself in concurrent transactions.
 		var schema *string
@@ -84,7 +85,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		if schema == nil {
-			return errors.New("pgstore: the connection has no current schema (check search_path)")
+			return errors.New("the connection has no current schema (check search_path)")
 		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, migrationLock, *schema); err != nil {
 			return err
@@ -102,11 +103,14 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if have > SchemaVersion {
 			return fmt.Errorf("%w: the database has version %d, this package knows %d", ErrSchema, have, SchemaVersion)
 		}
+		if have < 0 {
+			return fmt.Errorf("%w: the database records version %d", ErrSchema, have)
+		}
 		for _, m := range ms[have:] {
 			// No arguments: pgx sends it with the simple protocol, which
 			// runs a file of several statements.
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("pgstore: migration %s: %w", m.name, err)
+				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO agentsession_schema (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 				return err
@@ -114,6 +118,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return nil
 	})
+	return mapErr(ctx, err, "migrate")
 }
 
 // schemaVersion reads the version Migrate recorded, 0 when there is none.

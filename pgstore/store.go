@@ -5,13 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	session "github.com/agentsession/session"
 )
@@ -25,15 +30,19 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store      = (*Store)(nil)
+	_ session.TailLoader = (*Store)(nil)
+)
 
 // New returns a Store on pool. It checks that the schema is at
-// SchemaVersion (ErrSchema otherwise: run Migrate first). The pool stays
-// the caller's to close.
+// SchemaVersion (ErrSchema otherwise: run Migrate first; ErrUnavailable
+// when the database cannot be reached). The pool stays the caller's to
+// close.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
 	v, err := schemaVersion(ctx, pool)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
+		return nil, mapErr(ctx, err, "read the schema version")
 	}
 	if v != SchemaVersion {
 		hint := "run pgstore.Migrate"
@@ -45,22 +54,53 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	return &Store{pool: pool}, nil
 }
 
+// ErrUnavailable means the database could not be reached, or the
+// connection broke during the call: the server is down or restarting,
+// the backend was terminated, the network failed, or the pool is closed.
+// The driver's error stays in the chain. A write that failed this way may
+// or may not have been committed: read the session again (a Session
+// handle does, on its next conditional append) before repeating it.
+var ErrUnavailable = errors.New("pgstore: database unavailable")
+
 // PostgreSQL error codes the store maps to the package's errors.
 const (
-	codeSerializationFailure = "40001"
-	codeDeadlockDetected     = "40P01"
-	codeUndefinedTable       = "42P01"
-	codeUndefinedFunction    = "42883"
+	codeSerializationFailure  = "40001"
+	codeDeadlockDetected      = "40P01"
+	codeUndefinedTable        = "42P01"
+	codeUndefinedFunction     = "42883"
+	codeAdminShutdown         = "57P01"
+	codeCrashShutdown         = "57P02"
+	codeCannotConnectNow      = "57P03"
+	classConnection           = "08" // connection_exception and its subclasses
+	classInvalidAuthorization = "28"
+	codeInvalidCatalogName    = "3D000" // no such database
 )
 
-// mapErr turns database errors into the session package's sentinels
-// where one fits, keeping the original in the chain.
-func mapErr(err error, what string) error {
+// mapErr turns an error of a call into what the store returns: the
+// session package's sentinels and ErrSchema and ErrUnavailable where one
+// fits, with the original in the chain; ctx.Err() when ctx is done.
+// Errors the store made itself (a sentinel wrapped with detail) pass
+// through as they are.
+func mapErr(ctx context.Context, err error, what string) error {
 	if err == nil {
 		return nil
 	}
+	for _, own := range []error{session.ErrNotFound, session.ErrExists, session.ErrConflict, session.ErrCorrupt,
+		session.ErrUnsupportedVersion, session.ErrInvalidID, ErrSchema, ErrUnavailable} {
+		if errors.Is(err, own) {
+			return err
+		}
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		// The call failed because ctx ended (pgx may report that as a
+		// closed connection, or a timeout of its own).
+		return cerr
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -72,6 +112,38 @@ func mapErr(err error, what string) error {
 		}
 	}
 	return fmt.Errorf("pgstore: %s: %w", what, err)
+}
+
+// unavailable reports whether err is a failure of the connection rather
+// than of the statement: the server could not be reached, refused the
+// connection for now, or went away.
+func unavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	connect := errors.As(err, &ce)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if connect {
+			// Refused at the door: for now (too many connections,
+			// starting up), unless the configuration is wrong (the
+			// password, the database's name), which waiting won't fix.
+			return !strings.HasPrefix(pe.Code, classInvalidAuthorization) && pe.Code != codeInvalidCatalogName
+		}
+		// The server's own word: the statement failed, or the session
+		// ended (terminated, shutting down, starting up).
+		switch pe.Code {
+		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow:
+			return true
+		}
+		return strings.HasPrefix(pe.Code, classConnection)
+	}
+	var ne net.Error
+	return connect || // no server there, or the network failed
+		pgconn.SafeToRetry(err) || // failed before anything was sent
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }
 
 // Create implements session.Store.
@@ -89,7 +161,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 		ON CONFLICT (id) DO NOTHING`,
 		h.ID, hb, h.Cwd, h.Title, h.ParentSession, session.ParentID(h.ParentSession), created(h), len(hb)+1)
 	if err != nil {
-		return mapErr(err, "create "+h.ID)
+		return mapErr(ctx, err, "create "+h.ID)
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("%w: session %s", session.ErrExists, h.ID)
@@ -162,7 +234,7 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6, $7)`,
 		id, opts.IfLast, opts.IfEmpty, ids, raws, title, size).Scan(&res)
 	if err != nil {
-		return mapErr(err, "append to "+id)
+		return mapErr(ctx, err, "append to "+id)
 	}
 	why, arg, _ := strings.Cut(res, ":")
 	switch why {
@@ -194,7 +266,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 	}
 	var data []byte
 	bad := int64(0) // seq of a row that holds a newline, which no Entry has
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, readOnly, func(tx pgx.Tx) error {
 		var size int64
 		if err := tx.QueryRow(ctx, `SELECT header, size FROM agentsession_sessions WHERE id = $1`, id).Scan(&data, &size); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -203,49 +275,170 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 			return err
 		}
 		data = append(append(make([]byte, 0, max(size, int64(len(data))+1)), data...), '\n')
-		rows, err := tx.Query(ctx, `SELECT raw FROM agentsession_entries WHERE session_id = $1 ORDER BY seq`, id)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		binary := rows.FieldDescriptions()[0].Format == pgx.BinaryFormatCode
-		for seq := int64(1); rows.Next(); seq++ {
-			raw := rows.RawValues()[0]
-			if !binary {
-				// A text-protocol pool (simple protocol, as behind
-				// PgBouncer): let pgx decode the hex form.
-				raw = nil
-				if err := rows.Scan(&raw); err != nil {
-					return err
-				}
-			}
-			if bad == 0 && bytes.IndexByte(raw, '\n') >= 0 {
-				bad = seq
-			}
-			data = append(append(data, raw...), '\n')
-		}
-		return rows.Err()
+		var err error
+		data, bad, err = readEntries(ctx, tx, id, 0, -1, data)
+		return err
 	})
 	if err != nil {
-		if errors.Is(err, session.ErrNotFound) {
-			return nil, err
-		}
-		return nil, mapErr(err, "load "+id)
+		return nil, mapErr(ctx, err, "load "+id)
 	}
+	return decode(id, data, 0, bad)
+}
+
+// readOnly is the transaction of Load and LoadTail: one snapshot.
+var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// readEntries appends to data, one line each, the entries of the session
+// after the first n, in the order of the (session_id, seq) index: all of
+// them, or up to seq upTo when it is not negative. bad is the seq of the
+// first row that holds a newline, 0 if none does.
+func readEntries(ctx context.Context, tx pgx.Tx, id string, n, upTo int64, data []byte) (_ []byte, bad int64, _ error) {
+	var rows pgx.Rows
+	var err error
+	if upTo < 0 {
+		rows, err = tx.Query(ctx, `SELECT raw FROM agentsession_entries WHERE session_id = $1 AND seq > $2 ORDER BY seq`, id, n)
+	} else {
+		// Both bounds: even a generic plan, which knows neither value,
+		// expects few rows and walks the index in order.
+		rows, err = tx.Query(ctx, `SELECT raw FROM agentsession_entries WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, id, n, upTo)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	// The columns are known once a row has come: a query that failed
+	// (the connection broke, say) has none, and Next says so.
+	binary := false
+	for seq := n + 1; rows.Next(); seq++ {
+		vals := rows.RawValues()
+		if fds := rows.FieldDescriptions(); len(vals) != 1 || len(fds) != 1 {
+			return nil, 0, fmt.Errorf("pgstore: %d values for %d columns where one raw entry was due", len(vals), len(fds))
+		} else if seq == n+1 {
+			binary = fds[0].Format == pgx.BinaryFormatCode
+		}
+		raw := vals[0]
+		if !binary {
+			// A text-protocol pool (simple protocol, as behind
+			// PgBouncer): let pgx decode the hex form.
+			raw = nil
+			if err := rows.Scan(&raw); err != nil {
+				return nil, 0, err
+			}
+		}
+		if bad == 0 && bytes.IndexByte(raw, '\n') >= 0 {
+			bad = seq
+		}
+		data = append(append(data, raw...), '\n')
+	}
+	return data, bad, rows.Err()
+}
+
+// decode decodes the seed-format log data: a header and the entries
+// after the first n of the session, whose line numbers in errors are
+// those of the whole log. bad is readEntries'.
+func decode(id string, data []byte, n, bad int64) (*session.Log, error) {
 	if bad > 0 {
 		// Only a row written around this package can hold one.
 		return nil, &session.CorruptError{Line: int(bad) + 1, Err: fmt.Errorf("pgstore: session %s: entry %d spans several lines", id, bad)}
 	}
 	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
 	if err != nil {
+		var ce *session.CorruptError
+		if n > 0 && errors.As(err, &ce) && ce.Line > 1 {
+			ce.Line += int(n) // the tail's lines, numbered in the whole log
+		}
 		return nil, fmt.Errorf("pgstore: session %s: %w", id, err)
 	}
 	return log, nil
 }
 
+// LoadTail implements session.TailLoader: the header and the entries
+// after the first n, in one read-only snapshot, provided the n-th entry
+// is still last (session.ErrConflict otherwise). It reads the session
+// row, the n-th entry and the entries after it through the primary key
+// index of agentsession_entries, so its cost does not depend on how long
+// the log is.
+func (s *Store) LoadTail(ctx context.Context, id string, n int, last string) (*session.Log, error) {
+	if err := session.ValidateID(id); err != nil {
+		return nil, err
+	}
+	if n < 0 || (n == 0) != (last == "") {
+		return nil, fmt.Errorf("%w: no entry %d with id %q to load after", session.ErrConflict, n, last)
+	}
+	var data []byte
+	var bad int64
+	whole := false // a log of an older format: migrated whole, as Load does
+	err := pgx.BeginTxFunc(ctx, s.pool, readOnly, func(tx pgx.Tx) error {
+		var size int64
+		var count int
+		var nth *string
+		err := tx.QueryRow(ctx, `SELECT s.header, s.size, s.entry_count, e.entry_id
+			FROM agentsession_sessions s
+			LEFT JOIN agentsession_entries e ON e.session_id = s.id AND e.seq = $2
+			WHERE s.id = $1`, id, n).Scan(&data, &size, &count, &nth)
+		if err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
+			}
+			return err
+		}
+		data = append(slices.Clip(data), '\n')
+		h, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+		if err != nil {
+			return fmt.Errorf("pgstore: session %s: %w", id, err)
+		}
+		if h.MigratedFrom != 0 {
+			// Migration may give entries new ids (version 1 has none),
+			// which only a read of the whole log knows.
+			whole = true
+			data, bad, err = readEntries(ctx, tx, id, 0, -1, slices.Grow(data, int(size)))
+			return err
+		}
+		if err := tailStarts(id, count, n, last, nth); err != nil {
+			return err
+		}
+		// entry_count is the last seq in this snapshot.
+		data, bad, err = readEntries(ctx, tx, id, int64(n), int64(count), data)
+		return err
+	})
+	if err != nil {
+		return nil, mapErr(ctx, err, "load "+id)
+	}
+	if !whole {
+		return decode(id, data, int64(n), bad)
+	}
+	log, err := decode(id, data, 0, bad)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case n > len(log.Entries):
+		return nil, fmt.Errorf("%w: session %s holds %d entries, not the %d read", session.ErrConflict, id, len(log.Entries), n)
+	case n > 0 && log.Entries[n-1].ID() != last:
+		return nil, fmt.Errorf("%w: entry %d of session %s is no longer %s (the log was rewritten)", session.ErrConflict, n, id, last)
+	}
+	log.Entries = log.Entries[n:]
+	return log, nil
+}
+
+// tailStarts checks that a log of count entries whose n-th has the id nth
+// (nil if there is none) starts the way a LoadTail caller read it.
+func tailStarts(id string, count, n int, last string, nth *string) error {
+	switch {
+	case n > count || (n > 0 && nth == nil):
+		return fmt.Errorf("%w: session %s holds %d entries, not the %d read", session.ErrConflict, id, count, n)
+	case n > 0 && *nth != last:
+		return fmt.Errorf("%w: entry %d of session %s is no longer %s (the log was rewritten)", session.ErrConflict, n, id, last)
+	}
+	return nil
+}
+
 // Rewrite implements session.Store: the header and all entries replaced
-// in one transaction, under the session row's lock.
-func (s *Store) Rewrite(ctx context.Context, id string, h session.Header, entries []session.Entry) error {
+// in one transaction, under the session row's lock, if the stored log
+// still meets opts (session.ErrConflict otherwise, and nothing changes).
+// The store keeps no unreadable lines, so opts.DropUnreadable changes
+// nothing here.
+func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOptions, h session.Header, entries []session.Entry) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
@@ -272,12 +465,18 @@ func (s *Store) Rewrite(ctx context.Context, id string, h session.Header, entrie
 		last = entries[len(entries)-1].ID()
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&one); err != nil {
+		var count int
+		var stored string
+		if err := tx.QueryRow(ctx, `SELECT entry_count, last_entry FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&count, &stored); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
 			}
 			return err
+		}
+		// Under the lock, and read committed: the row as the last writer
+		// left it.
+		if err := opts.Check(stored, count); err != nil {
+			return fmt.Errorf("pgstore: rewrite of %s: %w", id, err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM agentsession_entries WHERE session_id = $1`, id); err != nil {
 			return err
@@ -298,10 +497,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, h session.Header, entrie
 			len(entries), last, size)
 		return err
 	})
-	if errors.Is(err, session.ErrNotFound) {
-		return err
-	}
-	return mapErr(err, "rewrite "+id)
+	return mapErr(ctx, err, "rewrite "+id)
 }
 
 // Delete implements session.Store; the entries go with the session.
@@ -311,7 +507,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM agentsession_sessions WHERE id = $1`, id)
 	if err != nil {
-		return mapErr(err, "delete "+id)
+		return mapErr(ctx, err, "delete "+id)
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
@@ -337,7 +533,11 @@ func (s *Store) setArchived(ctx context.Context, id string, archived bool) error
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE agentsession_sessions SET archived = $2 WHERE id = $1`, id, archived)
 	if err != nil {
-		return mapErr(err, "archive "+id)
+		what := "archive "
+		if !archived {
+			what = "restore "
+		}
+		return mapErr(ctx, err, what+id)
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
@@ -390,7 +590,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	q += " ORDER BY updated_at DESC, id DESC LIMIT " + arg(limit+1)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, mapErr(err, "list")
+		return nil, mapErr(ctx, err, "list")
 	}
 	infos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionInfo, error) {
 		var in session.SessionInfo
@@ -402,7 +602,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		return in, err
 	})
 	if err != nil {
-		return nil, mapErr(err, "list")
+		return nil, mapErr(ctx, err, "list")
 	}
 	p := &session.ListPage{Sessions: infos}
 	if len(infos) > limit {
