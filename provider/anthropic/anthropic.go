@@ -14,6 +14,17 @@
 //     branch summaries, bash executions and custom messages become user
 //     text (see session.UserContent). Consecutive messages of one role are
 //     merged into one message, as the API would do.
+//   - System messages (Message.Role "system") have no place among the
+//     messages: Messages leaves them out, and System returns the request's
+//     system prompt, Options.System followed by the text of each system
+//     message in order. Set Request.System to it, or they are lost.
+//   - Replies that ended in an error or were aborted (StopReason "error"
+//     or "aborted", as the pi agent writes them) are not sent, as pi's own
+//     converter does not send them: they may stop anywhere, and the retry
+//     that usually follows is the reply that counts. The results of their
+//     calls are left out with them. More generally, a tool result that
+//     answers no call awaiting one (of a reply not sent, answered already,
+//     or of no call) is left out.
 //   - Thinking: a thinking block is sent back, with its signature, only if
 //     the Anthropic Messages API produced it (Message.API is API, or the
 //     provider is "anthropic" when API is empty) for the model of the
@@ -21,6 +32,13 @@
 //     redacted thinking goes back as
 //     redacted_thinking. Signatures are only valid there. Other thinking is
 //     dropped, or sent as plain text with Options.ThinkingAsText.
+//   - The API takes thinking only at the start of an assistant message and
+//     never as its last block. Thinking blocks that nothing of their reply
+//     follows (a reply cut short, or followed by blank text only) are left
+//     out, and so is a reply left with nothing. Thinking blocks that follow
+//     other content, in one reply or in replies merged into one message,
+//     are moved ahead of it, unchanged (signatures stay valid), the
+//     thinking blocks and the other blocks each keeping their order.
 //   - Tool call ids are kept when the API accepts them (1 to 64 bytes of
 //     [A-Za-z0-9_-]) and not used by an earlier call of the request;
 //     others, such as the "call|item" ids of OpenAI's Responses API, are
@@ -141,6 +159,9 @@ var Ephemeral = &CacheControl{Type: "ephemeral"}
 // Options configures a conversion. The zero value (or nil) converts with
 // the defaults described in the package documentation.
 type Options struct {
+	// System is the system prompt, the first block of what System
+	// returns. Messages does not use it.
+	System string
 	// Model is the model the request goes to. When set, thinking blocks
 	// of other Claude models are treated as foreign.
 	Model string
@@ -157,8 +178,33 @@ type Options struct {
 	UserContent func(*session.Message) ([]session.Block, bool)
 }
 
+// System returns the system prompt of a request for msgs: opts.System,
+// then the text of each system message of msgs (Message.Role "system"),
+// in order, a text block each. Blank text is left out, and so are the
+// images of a system message: the system prompt takes text only. It
+// returns nil when there is nothing to send. Set Request.System to it
+// (and put a cache_control on its last block to cache it).
+func System(msgs []*session.Message, opts *Options) []Content {
+	var out []Content
+	if opts != nil && !blank(opts.System) {
+		out = append(out, Text(opts.System))
+	}
+	for _, m := range msgs {
+		if m.Role != wire.RoleSystem {
+			continue
+		}
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == session.BlockText && !blank(b.Text) {
+				out = append(out, Text(b.Text))
+			}
+		}
+	}
+	return out
+}
+
 // Messages converts msgs, as Session.Messages returns them, to the
-// messages of a request.
+// messages of a request. System messages are left out: System returns
+// them.
 func Messages(msgs []*session.Message, opts *Options) []Message {
 	return AppendMessages(make([]Message, 0, len(msgs)), msgs, opts)
 }
@@ -176,16 +222,26 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	first := len(dst)
 	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
 	for _, m := range msgs {
-		if m.Role != session.RoleToolResult {
+		switch m.Role {
+		case wire.RoleSystem:
+			continue // in the request's system prompt: see System
+		case session.RoleToolResult:
+		default:
 			dst = answerOpen(dst, first, calls)
 		}
-		switch m.Role {
-		case session.RoleUser:
+		switch {
+		case m.Role == session.RoleUser:
 			dst = appendTo(dst, first, "user", userBlocks(m.Content))
-		case session.RoleAssistant:
+		case wire.Incomplete(m):
+			// Not sent, nor are the results of its calls: they answer
+			// no call awaiting one once the calls are forgotten.
+			calls.Turn()
+		case m.Role == session.RoleAssistant:
 			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o, calls))
-		case session.RoleToolResult:
-			dst = appendTo(dst, first, "user", []Content{toolResult(m, calls)})
+		case m.Role == session.RoleToolResult:
+			if id, ok := calls.Result(m.ToolCallID); ok {
+				dst = appendTo(dst, first, "user", []Content{toolResult(m, id)})
+			}
 		default:
 			if blocks, ok := o.UserContent(m); ok {
 				dst = appendTo(dst, first, "user", userBlocks(blocks))
@@ -213,16 +269,56 @@ func answerOpen(dst []Message, first int, calls *wire.Calls) []Message {
 }
 
 // appendTo adds content as a message of role, merged into the previous
-// message (at or after first) when that has the same role.
+// message (at or after first) when that has the same role. Merged
+// assistant content keeps its thinking blocks first (see thinkingFirst).
 func appendTo(dst []Message, first int, role string, content []Content) []Message {
 	if len(content) == 0 {
 		return dst
 	}
 	if n := len(dst); n > first && dst[n-1].Role == role {
 		dst[n-1].Content = append(dst[n-1].Content, content...)
+		if role == "assistant" {
+			thinkingFirst(dst[n-1].Content)
+		}
 		return dst
 	}
 	return append(dst, Message{Role: role, Content: content})
+}
+
+func isThinking(c *Content) bool { return c.Type == "thinking" || c.Type == "redacted_thinking" }
+
+// thinkingFirst moves the thinking blocks of an assistant message's
+// content ahead of its other blocks, each kind keeping its order. The API
+// rejects an assistant message with thinking anywhere but at its start
+// ("If an assistant message contains any thinking blocks, the first block
+// must be thinking or redacted_thinking"); the blocks themselves, and so
+// their signatures, are unchanged. Content already in that order, the
+// usual case, is left as it is without allocating.
+func thinkingFirst(content []Content) {
+	other := -1 // the first non-thinking block
+	for i := range content {
+		switch {
+		case !isThinking(&content[i]):
+			if other < 0 {
+				other = i
+			}
+		case other >= 0:
+			// A thinking block after other content: rotate the blocks
+			// from other on so that the thinking ones lead.
+			rest := make([]Content, 0, len(content)-other)
+			k := other
+			for j := other; j < len(content); j++ {
+				if isThinking(&content[j]) {
+					content[k] = content[j]
+					k++
+				} else {
+					rest = append(rest, content[j])
+				}
+			}
+			copy(content[k:], rest)
+			return
+		}
+	}
 }
 
 // userBlocks converts the text and image blocks of user content; other
@@ -288,6 +384,13 @@ func assistantBlocks(m *session.Message, o *Options, calls *wire.Calls) []Conten
 			})
 		}
 	}
+	// Thinking that nothing of the reply follows (a reply cut short, or
+	// followed only by blank text) is left out: the API rejects an
+	// assistant message whose final block is thinking.
+	for len(out) > 0 && isThinking(&out[len(out)-1]) {
+		out = out[:len(out)-1]
+	}
+	thinkingFirst(out)
 	return out
 }
 
@@ -329,9 +432,10 @@ func object(args json.RawMessage) json.RawMessage {
 	return emptyObject
 }
 
-func toolResult(m *session.Message, calls *wire.Calls) Content {
+// toolResult returns the tool_result block of m, for the call sent as id.
+func toolResult(m *session.Message, id string) Content {
 	// No content at all leaves the member out (omitempty).
-	return Content{Type: "tool_result", ToolUseID: calls.Result(m.ToolCallID), IsError: m.IsError, Content: userBlocks(m.Content)}
+	return Content{Type: "tool_result", ToolUseID: id, IsError: m.IsError, Content: userBlocks(m.Content)}
 }
 
 // markLast puts the default cache_control on the last block of msg that

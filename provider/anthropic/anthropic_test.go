@@ -13,11 +13,13 @@ import (
 	"github.com/agentsession/session/provider/internal/convtest"
 )
 
-func request(msgs []anthropic.Message) anthropic.Request {
+// request is the request for in, converted to msgs, with the system
+// prompt of the golden files followed by in's system messages.
+func request(in []*session.Message, msgs []anthropic.Message) anthropic.Request {
 	return anthropic.Request{
 		Model:     convtest.Model,
 		MaxTokens: 1024,
-		System:    []anthropic.Content{anthropic.Text("You are a careful coding agent.")},
+		System:    anthropic.System(in, &anthropic.Options{System: "You are a careful coding agent."}),
 		Messages:  msgs,
 	}
 }
@@ -30,8 +32,9 @@ func TestGolden(t *testing.T) {
 	for _, c := range convtest.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			msgs := anthropic.Messages(c.Msgs, &anthropic.Options{Model: convtest.Model})
-			check(t, msgs)
-			convtest.Golden(t, c.Name, request(msgs))
+			req := request(c.Msgs, msgs)
+			check(t, c.Msgs, req)
+			convtest.Golden(t, c.Name, req)
 		})
 	}
 	cases := map[string][]*session.Message{}
@@ -60,12 +63,11 @@ func TestGolden(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			msgs := anthropic.Messages(v.msgs, v.opts)
-			check(t, msgs)
-			req := request(msgs)
+			req := request(v.msgs, anthropic.Messages(v.msgs, v.opts))
 			if v.edit != nil {
 				v.edit(&req)
 			}
+			check(t, v.msgs, req)
 			convtest.Golden(t, v.name, req)
 		})
 	}
@@ -81,12 +83,13 @@ func TestConvertCorpus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			check(t, anthropic.Messages(c.Msgs, nil))
-			check(t, anthropic.Messages(c.Msgs, &anthropic.Options{Model: "claude-opus-4-5", ThinkingAsText: true, CacheLast: true}))
+			check(t, c.Msgs, request(c.Msgs, anthropic.Messages(c.Msgs, nil)))
+			check(t, c.Msgs, request(c.Msgs, anthropic.Messages(c.Msgs, &anthropic.Options{Model: "claude-opus-4-5", ThinkingAsText: true, CacheLast: true})))
 		})
 	}
 	t.Run("workload", func(t *testing.T) {
-		check(t, anthropic.Messages(workload.Messages(0, 200), nil))
+		msgs := workload.Messages(0, 200)
+		check(t, msgs, request(msgs, anthropic.Messages(msgs, nil)))
 	})
 }
 
@@ -106,14 +109,25 @@ func TestAppendMessagesReuses(t *testing.T) {
 
 var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// check asserts the rules of the Messages API on msgs: roles alternate,
-// no block or message is empty, each tool_use is answered by a
-// tool_result in the next message (results first in it), no result
-// answers a call that is not in the message before, ids have the allowed
-// form and are unique, thinking carries a signature, and the whole
+// check asserts the rules of the Messages API on req, converted from in:
+// roles alternate, no block or message is empty, each tool_use is
+// answered by a tool_result in the next message (results first in it), no
+// result answers a call that is not in the message before, ids have the
+// allowed form and are unique, thinking carries a signature, thinking
+// blocks come first in an assistant message and never last, the system
+// prompt has the text of every system message of in, and the whole
 // marshals.
-func check(t *testing.T, msgs []anthropic.Message) {
+func check(t *testing.T, in []*session.Message, req anthropic.Request) {
 	t.Helper()
+	msgs := req.Messages
+	var prompts []string
+	for k, b := range req.System {
+		if b.Type != "text" || strings.TrimSpace(b.Text) == "" {
+			t.Fatalf("system block %d: %+v, want non-blank text", k, b)
+		}
+		prompts = append(prompts, b.Text)
+	}
+	convtest.CheckSystem(t, in, prompts)
 	ids := map[string]bool{} // tool_use ids, unique in a request
 	for i, m := range msgs {
 		if m.Role != "user" && m.Role != "assistant" {
@@ -159,6 +173,17 @@ func check(t *testing.T, msgs []anthropic.Message) {
 			case "thinking", "redacted_thinking":
 				if m.Role != "assistant" || b.Signature == "" && b.Data == "" {
 					t.Fatalf("message %d block %d: thinking without a signature", i, k)
+				}
+				// The API: "If an assistant message contains any thinking
+				// blocks, the first block must be thinking or
+				// redacted_thinking."
+				if seenOther || len(calls) > 0 {
+					t.Fatalf("message %d block %d: %s after other content", i, k, b.Type)
+				}
+				// "The final block in an assistant message cannot be
+				// `thinking`."
+				if k == len(m.Content)-1 {
+					t.Fatalf("message %d ends with a %s block", i, b.Type)
 				}
 			default:
 				t.Fatalf("message %d block %d: type %q", i, k, b.Type)

@@ -32,3 +32,24 @@ func ExampleMessages() {
 	// Output:
 	// {"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":"You are a coding agent."}],"messages":[{"role":"user","content":[{"type":"text","text":"List the files."}]},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{"dir":"."}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"go.mod main.go"}]}]}]}
 }
+
+// The system prompt of a request: the host's, then the session's system
+// messages, which Messages leaves out.
+func ExampleSystem() {
+	msgs := []*session.Message{
+		session.UserText("Hi."),
+		{Role: "system", Content: []session.Block{session.Text("Answer in French.")}},
+		session.UserText("How are you?"),
+	}
+	opts := &anthropic.Options{Model: "claude-sonnet-4-5", System: "You are a coding agent."}
+	req := anthropic.Request{
+		Model:     opts.Model,
+		MaxTokens: 1024,
+		System:    anthropic.System(msgs, opts),
+		Messages:  anthropic.Messages(msgs, opts),
+	}
+	body, _ := json.Marshal(req)
+	fmt.Println(string(body))
+	// Output:
+	// {"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":"You are a coding agent."},{"type":"text","text":"Answer in French."}],"messages":[{"role":"user","content":[{"type":"text","text":"Hi."},{"type":"text","text":"How are you?"}]}]}
+}

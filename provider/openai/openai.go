@@ -9,12 +9,23 @@
 // follows the API's rules:
 //
 //   - Roles: Options.System, when set, comes first as a "system" (or
-//     Options.SystemRole) message. User and assistant messages keep their
+//     Options.SystemRole) message. A system message of the session
+//     (Message.Role "system") is sent with that role too, at its place in
+//     the conversation, its text blocks joined by newlines (images left
+//     out: the role takes text only; a blank one is left out). User and
+//     assistant messages keep their
 //     role; an assistant's tool calls become tool_calls of type "function"
 //     with the arguments as a JSON string; each tool result becomes a
 //     "tool" message with its tool_call_id. Compaction and branch
 //     summaries, bash executions and custom messages become user messages
 //     (see session.UserContent).
+//   - Replies that ended in an error or were aborted (StopReason "error"
+//     or "aborted", as the pi agent writes them) are not sent, as pi's own
+//     converter does not send them: they may stop anywhere, and the retry
+//     that usually follows is the reply that counts. The results of their
+//     calls are left out with them. More generally, a tool result that
+//     answers no call awaiting one (of a reply not sent, answered already,
+//     or of no call) is left out, with its images.
 //   - Images: user content with an image is sent as parts, the image as a
 //     data: URL. Tool messages take text only, so the images of tool
 //     results are sent in one user message right after the results of
@@ -22,7 +33,10 @@
 //     and each result with images says so in its text.
 //   - Thinking: the API has no way to send reasoning back, so thinking is
 //     dropped by default. Options.Thinking can send it as text, or in the
-//     reasoning_content member that some compatible servers read.
+//     reasoning_content member that some compatible servers read. Either
+//     way, thinking that nothing of its reply follows (no text that is not
+//     blank, no tool call: a reply cut short) is not sent, so a reply never
+//     ends on thinking, and one that had nothing else is left out.
 //   - Tool call ids longer than the API's 40 bytes, with bytes other than
 //     [A-Za-z0-9_-], or used by an earlier call of the request, are
 //     rewritten, the same way in the call and its result.
@@ -144,8 +158,9 @@ const (
 type Options struct {
 	// System is the system prompt, sent first. Empty sends none.
 	System string
-	// SystemRole is the role of the system prompt: "system" (the default)
-	// or "developer", which OpenAI's reasoning models prefer.
+	// SystemRole is the role of the system prompt and of the session's
+	// system messages: "system" (the default) or "developer", which
+	// OpenAI's reasoning models prefer.
 	SystemRole string
 	// Thinking says what happens to thinking blocks; redacted thinking is
 	// always dropped.
@@ -171,12 +186,12 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	if o.UserContent == nil {
 		o.UserContent = session.UserContent
 	}
+	systemRole := o.SystemRole
+	if systemRole == "" {
+		systemRole = "system"
+	}
 	if o.System != "" {
-		role := o.SystemRole
-		if role == "" {
-			role = "system"
-		}
-		dst = append(dst, Message{Role: role, Content: o.System})
+		dst = append(dst, Message{Role: systemRole, Content: o.System})
 	}
 	var images []Part // of the tool results of the current turn
 	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
@@ -192,17 +207,27 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 				images = nil
 			}
 		}
-		switch m.Role {
-		case session.RoleUser:
+		switch {
+		case m.Role == session.RoleUser:
 			dst = appendUser(dst, m.Content)
-		case session.RoleAssistant:
+		case m.Role == wire.RoleSystem:
+			if text := joinText(m.Content); strings.TrimSpace(text) != "" {
+				dst = append(dst, Message{Role: systemRole, Content: text})
+			}
+		case wire.Incomplete(m):
+			// Not sent, nor are the results of its calls: they answer
+			// no call awaiting one once the calls are forgotten.
+			calls.Turn()
+		case m.Role == session.RoleAssistant:
 			if a, ok := assistant(m, o.Thinking, calls); ok {
 				dst = append(dst, a)
 			}
-		case session.RoleToolResult:
-			var msg Message
-			msg, images = toolResult(m, images, calls)
-			dst = append(dst, msg)
+		case m.Role == session.RoleToolResult:
+			if id, ok := calls.Result(m.ToolCallID); ok {
+				var msg Message
+				msg, images = toolResult(m, id, images)
+				dst = append(dst, msg)
+			}
 		default:
 			if blocks, ok := o.UserContent(m); ok {
 				dst = appendUser(dst, blocks)
@@ -262,13 +287,22 @@ func imagePart(b *session.Block) Part {
 func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Message, bool) {
 	calls.Turn()
 	out := Message{Role: "assistant"}
+	// Thinking that nothing of the reply follows (a reply cut short, or
+	// followed only by blank text) is not sent, in any mode: an assistant
+	// message never ends on thinking, nor has nothing but thinking.
+	end := 0 // thinking at or after end is not sent
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == session.BlockToolCall || b.Type == session.BlockText && strings.TrimSpace(b.Text) != "" {
+			end = i + 1
+		}
+	}
 	n, thinking := 0, false
 	for i := range m.Content {
-		switch m.Content[i].Type {
+		switch b := &m.Content[i]; b.Type {
 		case session.BlockToolCall:
 			n++
 		case session.BlockThinking:
-			thinking = thinking || mode != ThinkingDrop && !m.Content[i].Redacted && m.Content[i].Thinking != ""
+			thinking = thinking || i < end && mode != ThinkingDrop && !b.Redacted && b.Thinking != ""
 		}
 	}
 	if n > 0 {
@@ -292,7 +326,7 @@ func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Messag
 		switch {
 		case b.Type == session.BlockText && b.Text != "":
 			line(&text, b.Text)
-		case b.Type != session.BlockThinking || b.Redacted || b.Thinking == "":
+		case b.Type != session.BlockThinking || b.Redacted || b.Thinking == "" || i >= end:
 		case mode == ThinkingText:
 			line(&text, "<thinking>\n"+b.Thinking+"\n</thinking>")
 		case mode == ThinkingReasoningContent:
@@ -345,10 +379,9 @@ func arguments(args json.RawMessage) string {
 	return "{}"
 }
 
-// toolResult returns the tool message for m and adds its images to
-// images, to be sent after the turn's results.
-func toolResult(m *session.Message, images []Part, calls *wire.Calls) (Message, []Part) {
-	id := calls.Result(m.ToolCallID)
+// toolResult returns the tool message for m, answering the call sent as
+// id, and adds its images to images, to be sent after the turn's results.
+func toolResult(m *session.Message, id string, images []Part) (Message, []Part) {
 	text := joinText(m.Content)
 	n := 0
 	for i := range m.Content {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -24,7 +25,7 @@ func TestGolden(t *testing.T) {
 		cases[c.Name] = c.Msgs
 		t.Run(c.Name, func(t *testing.T) {
 			msgs := openai.Messages(c.Msgs, &openai.Options{System: system})
-			check(t, msgs)
+			check(t, c.Msgs, msgs)
 			convtest.Golden(t, c.Name, openai.Request{Model: "gpt-5", Messages: msgs})
 		})
 	}
@@ -38,6 +39,13 @@ func TestGolden(t *testing.T) {
 		// reasoning_content is read back by some compatible servers, not by OpenAI.
 		{"thinking_reasoning_content", cases["thinking"], &openai.Options{Thinking: openai.ThinkingReasoningContent},
 			func(r *openai.Request) { r.Model = "deepseek-reasoner" }},
+		// Thinking that ends a reply is not sent in any mode.
+		{"thinking_last_text", cases["thinking_last"], &openai.Options{Thinking: openai.ThinkingText}, nil},
+		{"thinking_last_reasoning_content", cases["thinking_last"], &openai.Options{Thinking: openai.ThinkingReasoningContent},
+			func(r *openai.Request) { r.Model = "deepseek-reasoner" }},
+		{"thinking_order_text", cases["thinking_order"], &openai.Options{Thinking: openai.ThinkingText}, nil},
+		// System messages take the role of the system prompt.
+		{"system_message_developer", cases["system_message"], &openai.Options{System: system, SystemRole: "developer"}, nil},
 		{"full_request", cases["full"], &openai.Options{System: system, SystemRole: "developer"}, func(r *openai.Request) {
 			r.Tools = []openai.Tool{{Type: "function", Function: openai.Function{
 				Name: "read", Description: "Read a file.",
@@ -53,7 +61,7 @@ func TestGolden(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			msgs := openai.Messages(v.msgs, v.opts)
-			check(t, msgs)
+			check(t, v.msgs, msgs)
 			req := openai.Request{Model: "gpt-5", Messages: msgs}
 			if v.edit != nil {
 				v.edit(&req)
@@ -73,12 +81,14 @@ func TestConvertCorpus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			check(t, openai.Messages(c.Msgs, nil))
-			check(t, openai.Messages(c.Msgs, &openai.Options{System: system, Thinking: openai.ThinkingReasoningContent}))
+			check(t, c.Msgs, openai.Messages(c.Msgs, nil))
+			check(t, c.Msgs, openai.Messages(c.Msgs, &openai.Options{System: system, Thinking: openai.ThinkingReasoningContent}))
+			check(t, c.Msgs, openai.Messages(c.Msgs, &openai.Options{System: system, SystemRole: "developer", Thinking: openai.ThinkingText}))
 		})
 	}
 	t.Run("workload", func(t *testing.T) {
-		check(t, openai.Messages(workload.Messages(0, 200), nil))
+		msgs := workload.Messages(0, 200)
+		check(t, msgs, openai.Messages(msgs, nil))
 	})
 }
 
@@ -104,21 +114,25 @@ func TestMessageJSON(t *testing.T) {
 
 var toolIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
-// check asserts the rules of the Chat Completions API on msgs: known
-// roles, the system prompt first, every assistant's tool calls answered
-// by the tool messages right after it, no tool message without its call,
-// ids of the allowed form, arguments that are JSON objects, nothing
-// empty, and the whole marshals.
-func check(t *testing.T, msgs []openai.Message) {
+// check asserts the rules of the Chat Completions API on msgs, converted
+// from in: known roles, every assistant's tool calls answered by the tool
+// messages right after it, no tool message without its call, ids of the
+// allowed form, arguments that are JSON objects, nothing empty, no
+// assistant message that ends with thinking sent as text, the text of
+// every system message of in in the system (or developer) messages, in
+// order, and the whole marshals.
+func check(t *testing.T, in []*session.Message, msgs []openai.Message) {
 	t.Helper()
 	ids := map[string]bool{} // tool call ids, unique in a request
+	var prompts []string
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		switch m.Role {
 		case "system", "developer":
-			if i != 0 || m.Content == "" {
-				t.Fatalf("message %d: system prompt %q not first", i, m.Content)
+			if strings.TrimSpace(m.Content) == "" || m.Parts != nil {
+				t.Fatalf("message %d: empty system message", i)
 			}
+			prompts = append(prompts, m.Content)
 		case "user":
 			if m.Content == "" && len(m.Parts) == 0 {
 				t.Fatalf("message %d: empty user message", i)
@@ -131,6 +145,12 @@ func check(t *testing.T, msgs []openai.Message) {
 		case "assistant":
 			if m.Content == "" && len(m.ToolCalls) == 0 {
 				t.Fatalf("message %d: empty assistant message", i)
+			}
+			// Thinking sent as text (Options.Thinking ThinkingText wraps
+			// it in tags) is never the end of a reply: text or tool
+			// calls follow it.
+			if strings.HasSuffix(strings.TrimRight(m.Content, " \t\r\n"), "</thinking>") && len(m.ToolCalls) == 0 {
+				t.Fatalf("message %d: assistant message ends with thinking: %q", i, m.Content)
 			}
 			var open []string
 			for _, c := range m.ToolCalls {
@@ -162,6 +182,7 @@ func check(t *testing.T, msgs []openai.Message) {
 			t.Fatalf("message %d: role %q", i, m.Role)
 		}
 	}
+	convtest.CheckSystem(t, in, prompts)
 	if _, err := json.Marshal(msgs); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,56 @@ func gpt(blocks ...session.Block) *session.Message {
 
 func args(s string) json.RawMessage { return json.RawMessage(s) }
 
+// RoleSystem is the role of a system message. The session package keeps
+// messages of any role; "system" is how agents that write one name it.
+const RoleSystem = "system"
+
+// System returns a system message with a text block per text.
+func System(texts ...string) *session.Message {
+	m := &session.Message{Role: RoleSystem}
+	for _, t := range texts {
+		m.Content = append(m.Content, session.Text(t))
+	}
+	return m
+}
+
+// SystemTexts returns the non-blank text blocks of the system messages of
+// msgs, in order: what must reach the request's system prompt.
+func SystemTexts(msgs []*session.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.Role != RoleSystem {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == session.BlockText && strings.TrimSpace(b.Text) != "" {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+// CheckSystem fails t unless every system message text of in appears in
+// prompts (the request's system prompt blocks, or the contents of its
+// system messages), in order: no system message is lost.
+func CheckSystem(t testing.TB, in []*session.Message, prompts []string) {
+	t.Helper()
+	p, off := 0, 0 // where the next text is looked for
+	for _, text := range SystemTexts(in) {
+		for {
+			if p == len(prompts) {
+				t.Fatalf("system message text %q is not in the request's system prompt %q (in order)", text, prompts)
+			}
+			if k := strings.Index(prompts[p][off:], text); k >= 0 {
+				off += k + len(text)
+				break
+			}
+			p, off = p+1, 0
+		}
+	}
+}
+
 // Cases returns the conversations, each built in a fresh session.
 func Cases(t testing.TB) []Case {
 	t.Helper()
@@ -206,6 +256,81 @@ func Cases(t testing.TB) []Case {
 		}))
 		save(s, session.UserText("Fix it."))
 	})
+
+	// A reply that failed mid-stream (pi writes it with stopReason
+	// "error"), then the retry's reply: the failed one is not sent, so
+	// its text never lands ahead of the retry's signed thinking.
+	add("errored_retry", func(s *session.Session) {
+		save(s, session.UserText("Explain the failing test."))
+		failed := claude(session.Text("The test fails because")).WithStopReason(session.StopError)
+		failed.ErrorMessage = "overloaded_error: Overloaded"
+		save(s, failed)
+		save(s, claude(
+			session.Thinking("The assertion compares a slice with nil.", "SigRetry=="),
+			session.Text("It compares an empty slice with nil."),
+		))
+		save(s, session.UserText("Fix it then."))
+	})
+
+	// An aborted reply with tool calls (the user pressed Escape), one of
+	// them answered before the abort: neither the calls nor their results
+	// (the real one and the one Messages makes up) are sent, and the retry
+	// may use the same id again.
+	add("aborted_tools", func(s *session.Session) {
+		save(s, session.UserText("Run the tests and the linter."))
+		save(s, claude(
+			session.Thinking("Run both at once.", "SigAborted=="),
+			session.Text("Running both."),
+			session.ToolCall("toolu_06A", "bash", args(`{"command":"go test ./..."}`)),
+			session.ToolCall("toolu_06B", "bash", args(`{"command":"go vet ./..."}`)),
+		).WithStopReason(session.StopAborted),
+			session.ToolError("toolu_06A", "bash", "Command aborted"))
+		save(s, session.UserText("Only the tests, please."))
+		save(s, claude(session.Text("Running the tests."), session.ToolCall("toolu_06A", "bash", args(`{"command":"go test ./..."}`))))
+		save(s, session.ToolResult("toolu_06A", "bash", "ok"))
+		save(s, claude(session.Text("They pass.")))
+	})
+
+	// Replies whose last block is thinking: signed thinking and a blank
+	// text (left out), and thinking after the text of a reply cut short.
+	add("thinking_last", func(s *session.Session) {
+		save(s, session.UserText("Is 91 prime?"))
+		save(s, claude(session.Thinking("91 = 7*13.", "SigLastA=="), session.Text(" \n")))
+		save(s, session.UserText("Well?"))
+		save(s, claude(session.Text("No: 91 = 7*13."), session.Thinking("Should I say more?", "SigLastB==")).
+			WithStopReason(session.StopLength))
+		save(s, session.UserText("And 97?"))
+		save(s, claude(session.Thinking("Not divisible by 2, 3, 5 or 7.", "SigLastC==")).WithStopReason(session.StopLength))
+	})
+
+	// Thinking after other blocks: inside one reply, and when two replies
+	// in a row are merged into one message.
+	add("thinking_order", func(s *session.Session) {
+		save(s, session.UserText("Read a.go, then tell me what it does."))
+		save(s, claude(
+			session.Thinking("Read it first.", "SigOrderA=="),
+			session.Text("Reading a.go."),
+			session.Thinking("The path is relative to the root.", "SigOrderB=="),
+			session.ToolCall("toolu_07", "read", args(`{"path":"a.go"}`)),
+		))
+		save(s, session.ToolResult("toolu_07", "read", "package a\n"))
+		save(s, claude(session.Text("It declares")).WithStopReason(session.StopLength))
+		save(s, claude(session.Thinking("Finish the sentence.", "SigOrderC=="), session.Text("package a and nothing else.")))
+		save(s, session.UserText("Thanks."))
+	})
+
+	// A system message in the middle of the conversation (some agents
+	// write one when a setting changes).
+	add("system_message", func(s *session.Session) {
+		save(s, session.UserText("Hi."))
+		save(s, claude(session.Text("Hello.")))
+		save(s, System("From now on, answer in French."))
+		save(s, session.UserText("How are you?"))
+		save(s, claude(session.Text("Bien, merci.")))
+		save(s, System("  \n"), System("Keep answers under ten words.", "Never use emoji."))
+		save(s, session.UserText("Bye."))
+	})
+
 	// What a host sends after Messages left calls pending (the agent was
 	// to run them) when it appends a new user message instead.
 	ctx2, s := ctx, session.New()

@@ -1,6 +1,24 @@
 package wire
 
-import "strconv"
+import (
+	"strconv"
+
+	session "github.com/agentsession/session"
+)
+
+// RoleSystem is the role of a system message: the session package keeps
+// messages of any role, and "system" is what agents that write one call
+// it.
+const RoleSystem = "system"
+
+// Incomplete reports whether m is an assistant message that ended in an
+// error or was aborted. Such a reply is not sent back to a model, as pi's
+// own converter does not: it may be cut anywhere (text with nothing after
+// it, thinking without the reply, calls never run), and the retry that
+// usually follows it is the reply that counts.
+func Incomplete(m *session.Message) bool {
+	return m.Role == session.RoleAssistant && (m.StopReason == session.StopError || m.StopReason == session.StopAborted)
+}
 
 // Calls follows tool calls through one conversion. It gives each call the
 // id to send (normalized, and made unique when an earlier call of the
@@ -51,15 +69,18 @@ func (c *Calls) Call(id, name string) string {
 }
 
 // Result returns the id to send for a result of the call id, and marks
-// that call answered.
-func (c *Calls) Result(id string) string {
+// that call answered. ok is false when id answers no call of the latest
+// assistant message still awaiting its result (a call of a reply that is
+// not sent, a call answered already, or no call at all): the APIs reject
+// such a result, so the caller leaves it out.
+func (c *Calls) Result(id string) (sent string, ok bool) {
 	for k := range c.cur {
 		if cl := &c.cur[k]; cl.id == id && !cl.answered {
 			cl.answered = true
-			return cl.sent
+			return cl.sent, true
 		}
 	}
-	return Normalize(id, c.max)
+	return "", false
 }
 
 // Open calls fn for each call of the latest assistant message not

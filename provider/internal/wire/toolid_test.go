@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	session "github.com/agentsession/session"
 )
 
 func TestNormalize(t *testing.T) {
@@ -66,8 +68,15 @@ func TestCalls(t *testing.T) {
 	if a1 != "call_0" || b1 != "call_1" {
 		t.Fatalf("first ids changed: %q %q", a1, b1)
 	}
-	if got := c.Result("call_1"); got != b1 {
-		t.Errorf("result id %q, want %q", got, b1)
+	if got, ok := c.Result("call_1"); got != b1 || !ok {
+		t.Errorf("result id %q, %v; want %q", got, ok, b1)
+	}
+	// A second result of the same call, or one of no call, answers nothing.
+	if got, ok := c.Result("call_1"); ok {
+		t.Errorf("second result of call_1 accepted as %q", got)
+	}
+	if got, ok := c.Result("call_9"); ok {
+		t.Errorf("result of no call accepted as %q", got)
 	}
 	if open := opened(c); len(open) != 1 || open[0].ID != a1 || open[0].Name != "ls" {
 		t.Errorf("open %+v", open)
@@ -79,11 +88,18 @@ func TestCalls(t *testing.T) {
 	if a2 == a1 || !valid(a2, 40) {
 		t.Errorf("reused id sent as %q", a2)
 	}
-	if got := c.Result("call_0"); got != a2 {
-		t.Errorf("result of the reused id sent as %q, want %q", got, a2)
+	if got, ok := c.Result("call_0"); got != a2 || !ok {
+		t.Errorf("result of the reused id sent as %q, %v; want %q", got, ok, a2)
 	}
 	if open := opened(c); len(open) != 0 {
 		t.Errorf("open %+v", open)
+	}
+	// Calls forgotten by Turn (or answered by Open) take no result.
+	c.Turn()
+	c.Call("call_5", "ls")
+	c.Turn()
+	if got, ok := c.Result("call_5"); ok {
+		t.Errorf("result of a forgotten call accepted as %q", got)
 	}
 }
 
@@ -110,5 +126,23 @@ func TestMarshalKeepsAngleBrackets(t *testing.T) {
 	got, err := Marshal(map[string]string{"t": "<b>&"})
 	if err != nil || string(got) != `{"t":"<b>&"}` {
 		t.Errorf("got %s, %v", got, err)
+	}
+}
+
+func TestIncomplete(t *testing.T) {
+	for _, c := range []struct {
+		m    *session.Message
+		want bool
+	}{
+		{session.AssistantText("x").WithStopReason(session.StopError), true},
+		{session.AssistantText("x").WithStopReason(session.StopAborted), true},
+		{session.AssistantText("x"), false},
+		{session.AssistantText("x").WithStopReason(session.StopLength), false},
+		{session.AssistantText("x").WithStopReason(""), false},
+		{&session.Message{Role: session.RoleUser, StopReason: session.StopError}, false},
+	} {
+		if got := Incomplete(c.m); got != c.want {
+			t.Errorf("Incomplete(%s, %q) = %v", c.m.Role, c.m.StopReason, got)
+		}
 	}
 }
