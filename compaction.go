@@ -400,6 +400,9 @@ func (s *Session) PlanCompaction(opts *CompactionOptions) (*CompactionPlan, erro
 	o := opts.withDefaults()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
 	return s.planCompaction(&o)
 }
 
@@ -611,6 +614,9 @@ type CompactionResult struct {
 // two summaries joined. The session is not locked while sum runs; appends
 // made meanwhile are kept.
 func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (res *CompactionResult, err error) {
+	if err := s.closedErr(); err != nil {
+		return nil, err
+	}
 	start := s.begin()
 	defer func() { s.report(ctx, OpCompact, start, summarized(res), err) }()
 	o := opts.withDefaults()
@@ -671,6 +677,9 @@ func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, in
 // leaf moved off the path the plan was made on, it fails with
 // ErrConflict.
 func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (res *CompactionResult, err error) {
+	if err := s.closedErr(); err != nil {
+		return nil, err
+	}
 	start := s.begin()
 	defer func() { s.report(ctx, OpCompact, start, summarized(res), err) }()
 	return s.applyCompaction(ctx, plan, summary)

@@ -111,8 +111,10 @@
 // so several processes can share a session; SyncPolicy chooses when they
 // are made durable (see it for what a crash can lose). A torn last line,
 // what a crash in the middle of a write leaves, is cut off before the
-// next append; a failed write is rolled back and its error latched, so
-// every later call on the session returns it. A file that cannot be read
+// next append; a failed write or sync is rolled back and its error
+// latched (ErrWriteFailed), so every later call on the session through
+// that store returns it until the store is opened again (SyncPolicy says
+// how to go on). A file that cannot be read
 // as a session is never written to. Rewrites go through a temporary file
 // that is synced and renamed into place. Strings longer than
 // FileStoreOptions.MaxStringChars are cut with a notice, and images of

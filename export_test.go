@@ -18,3 +18,10 @@ func DecodedMessages() int64 { return decodedMessages.Load() }
 
 // WholeReads reports how many times s has read a whole session file.
 func WholeReads(s *FileStore) int64 { return s.wholeReads.Load() }
+
+// OpenFiles reports how many session files s holds open.
+func OpenFiles(s *FileStore) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.openFiles
+}

@@ -42,11 +42,16 @@ import (
 //	SyncEveryAppend  nothing that returned       nothing that returned
 //	SyncNever        the last ~10 ms of appends  the last few seconds
 //
-// A write that fails (a full disk, a file size limit) is rolled back, the
-// file is cut to its previous length, and the error is latched: every
-// later call on the session through the store, Load, Flush and Close
-// included, returns it (with SyncNever, the appends gathered and not yet
-// written are lost with it). Open the store again to go on.
+// A write or sync that fails (a full disk, a file size limit, an I/O
+// error) is rolled back, the file is cut to its previous length, and the
+// error is latched: it wraps ErrWriteFailed, and every later call on the
+// session through this store returns it (Append, Load, LoadTail,
+// Rewrite, Flush; Session.Close returns it and still lets the file go),
+// for as long as the store is open, since appends that had returned may
+// be lost with it (with SyncNever, those gathered and not yet written).
+// Other sessions of the store are not affected. To go on, close the
+// Session handles on the session and the store, open a new FileStore and
+// open the session again: it reads what the file holds.
 type SyncPolicy int
 
 const (
@@ -744,8 +749,9 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
-		// Latched for the life of the store: a handle that loaded the
-		// session afresh must not make another forget its lost appends.
+		// Latched for the life of the store (see SyncPolicy): a handle
+		// that loaded the session afresh must not make another forget its
+		// lost appends.
 		return nil, fsess.err
 	}
 	log, err := s.load(ctx, fsess)
@@ -1271,10 +1277,10 @@ func (s idSet) has(id string) bool { _, ok := s[maphash.String(idSeed, id)]; ret
 // Append implements Store: one write of whole lines at the end of the
 // file, under an exclusive file lock, after learning what other
 // processes appended. A failed or short write is rolled back by
-// truncating the file to its previous length, and the error is latched:
-// every later call on the session returns it until the session is loaded
-// again. ErrConflict also reports that another process replaced the file
-// (a rewrite), so that Session handles reload.
+// truncating the file to its previous length, and the error is latched
+// (ErrWriteFailed; see SyncPolicy): every later call on the session
+// through this store returns it. ErrConflict also reports that another
+// process replaced the file (a rewrite), so that Session handles reload.
 func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -1410,7 +1416,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 
 // latch records a persistence error on the session and returns it.
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
-	fsess.err = s.ioErr(fsess, op, err)
+	fsess.err = fmt.Errorf("%w: %w", ErrWriteFailed, s.ioErr(fsess, op, err))
 	return fsess.err
 }
 

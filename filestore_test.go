@@ -562,6 +562,8 @@ func TestFileStoreChild(t *testing.T) {
 	switch role {
 	case "hammer":
 		hammerChild(t)
+	case "close-latched":
+		closeLatchedChild(t)
 	case "crash":
 		// Append forever with the policy given, reporting each entry once
 		// its append returned, until killed.

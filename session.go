@@ -281,6 +281,9 @@ func (s *Session) Path() []Entry {
 func (s *Session) PathTo(id string) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
 	i, ok := s.t.lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -379,6 +382,9 @@ func (s *Session) leafCtx() *pathCtx {
 func (s *Session) ContextAt(id string) (*Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
 	i, ok := s.t.lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -628,7 +634,7 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 // message carries none of its own. It implements Agent.
 func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
 	if len(msgs) == 0 {
-		return nil
+		return s.closedErr()
 	}
 	_, err := s.appendMessages(ctx, msgs, usage)
 	return err
@@ -682,6 +688,9 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 // marshalled as its other members (see NewEntry). It is the way to write
 // types this package has no method for; use Append for messages.
 func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Entry, error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	if typ == TypeMessage {
 		return Entry{}, errors.New("session: use Append for messages")
 	}
@@ -712,6 +721,9 @@ func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry,
 
 // AppendModelChange records a change of model, in pi's form.
 func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	if provider == "" && modelID == "" {
 		return Entry{}, errors.New("session: AppendModelChange needs a provider or a model id")
 	}
@@ -726,6 +738,9 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, er
 
 // AppendCustom appends extension state that never reaches the model.
 func (s *Session) AppendCustom(ctx context.Context, customType string, data any) (Entry, error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	raw, err := marshalRaw(data)
 	if err != nil {
 		return Entry{}, err
@@ -740,6 +755,9 @@ func (s *Session) AppendCustom(ctx context.Context, customType string, data any)
 // Timestamp is not stored, since in the context a custom message takes
 // the time of its entry, which is the time of this append.
 func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	if m == nil || m.Role != RoleCustom {
 		return Entry{}, errors.New(`session: AppendCustomMessage needs a message with role "custom"`)
 	}
@@ -783,6 +801,9 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, e
 
 // AppendModeChange records a change of agent mode ("none" to leave one).
 func (s *Session) AppendModeChange(ctx context.Context, mode string, data any) (Entry, error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	raw, err := marshalRaw(data)
 	if err != nil {
 		return Entry{}, err
@@ -812,6 +833,10 @@ func (s *Session) SetTitle(ctx context.Context, title string) error {
 // in the seed format the label entry is appended under the leaf.
 func (s *Session) Label(ctx context.Context, id, label string) error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
 	i, ok := s.t.lookup(id)
 	ok = ok && s.t.nodes[i].flags&fMarker == 0 // markers are not for users to label
 	s.mu.Unlock()
@@ -846,6 +871,9 @@ func (s *Session) Branch(ctx context.Context, id string) (err error) {
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	left = s.leftFor(id)
 	return s.branch(ctx, id)
 }
@@ -887,6 +915,9 @@ func (s *Session) ResetLeaf(ctx context.Context) (err error) {
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	if s.leaf < 0 {
 		return nil
 	}
@@ -927,6 +958,9 @@ func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSumm
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return Entry{}, ErrClosed
+	}
 	left = s.leftFor(id)
 	return s.branchWithSummary(ctx, id, b)
 }
@@ -977,22 +1011,34 @@ func (s *Session) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Close flushes and releases the handle; later calls that write or reach
-// the store return ErrClosed. Reads of what the handle already holds (the
-// tree, Context) keep working. The session stays in its store.
+// Close flushes and releases the handle, and lets go of what the store
+// holds for it (a FileStore's open file), even when the flush fails: the
+// error of a write that failed earlier is returned, once more, but
+// nothing stays open. Afterwards every method that returns an error
+// returns ErrClosed before doing anything (Close itself returns nil);
+// those that return no error (Context, Tree, Leaf, Log ...) keep
+// answering from what the handle holds. The session stays in its store.
 func (s *Session) Close() error {
-	err := s.Flush(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	if errors.Is(err, ErrClosed) {
-		return nil
+	var err error
+	if f, ok := s.store.(Flusher); ok {
+		err = f.Flush(context.Background(), s.id)
 	}
-	if c, ok := s.store.(sessionCloser); ok && err == nil {
-		err = c.closeSession(s.id)
+	// Whatever happened before, the store lets go of what it holds for
+	// the session (a FileStore's open file and its place among
+	// MaxOpenFiles).
+	if c, ok := s.store.(sessionCloser); ok {
+		if cerr := c.closeSession(s.id); cerr != nil && (err == nil || cerr.Error() != err.Error()) {
+			err = errors.Join(err, cerr)
+		}
+	}
+	if errors.Is(err, ErrClosed) {
+		return nil // the store was closed first
 	}
 	return err
 }
@@ -1033,6 +1079,9 @@ type ForkOptions struct {
 // parentSession names this session (by id); the source is not changed.
 // It works on every Store, and between stores.
 func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
+	if err := s.closedErr(); err != nil {
+		return nil, err
+	}
 	start := s.begin()
 	defer func() {
 		if s.obs != nil {
@@ -1152,6 +1201,18 @@ func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
 		return err
 	}
 	s.reset(&Log{Header: s.header, Entries: entries})
+	return nil
+}
+
+// closedErr returns ErrClosed once the handle is closed: every method
+// that returns an error calls it (or checks s.closed) before doing
+// anything, a summarizer's model call or a fork's new session included.
+func (s *Session) closedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	return nil
 }
 

@@ -436,7 +436,7 @@ func TestClosedSession(t *testing.T) {
 	assert.ErrorIs(t, err, session.ErrClosed)
 	_, err = s.Messages(ctx)
 	assert.ErrorIs(t, err, session.ErrClosed)
-	assert.ErrorIs(t, s.Branch(ctx, s.LeafID()), nil, "a no-op move needs no store")
+	assert.ErrorIs(t, s.Branch(ctx, s.LeafID()), session.ErrClosed, "even a move that would change nothing")
 	assert.ErrorIs(t, s.ResetLeaf(ctx), session.ErrClosed)
 	assert.Len(t, s.Context().Messages, 1, "reads still work")
 }

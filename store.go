@@ -278,6 +278,10 @@ var (
 	ErrUnsupportedVersion = errors.New("session: unsupported format version")
 	ErrClosed             = errors.New("session: closed")
 	ErrInvalidID          = errors.New("session: invalid id")
+	// ErrWriteFailed reports that a store could not write or sync a
+	// session's appends; a FileStore then refuses every later call on
+	// the session (see SyncPolicy).
+	ErrWriteFailed = errors.New("session: write failed")
 	// ErrUnpairedToolResult rejects a tool result that answers no tool
 	// call awaiting one at the end of the current path.
 	ErrUnpairedToolResult = errors.New("session: tool result answers no pending tool call")

@@ -313,6 +313,9 @@ type BranchSummaryOptions struct {
 // sum runs; if the leaf moved meanwhile (an append), nothing is done and
 // the error is ErrConflict.
 func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (_ Entry, err error) {
+	if err := s.closedErr(); err != nil {
+		return Entry{}, err
+	}
 	start, left, reported := s.begin(), 0, false
 	defer func() {
 		if !reported {
@@ -435,6 +438,9 @@ type Checkpoint struct {
 // label: if it already has another one, Checkpoint fails with ErrExists
 // rather than rename it (Label renames on purpose).
 func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
+	if err := s.closedErr(); err != nil {
+		return Checkpoint{}, err
+	}
 	if strings.TrimSpace(name) == "" {
 		return Checkpoint{}, fmt.Errorf("session: a checkpoint needs a name")
 	}
@@ -532,6 +538,9 @@ func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err 
 	defer func() { s.report(ctx, OpRewind, start, res.Left, err) }()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return RewindResult{}, ErrClosed
+	}
 	target, ok := s.t.lookup(to)
 	if !ok || s.t.nodes[target].flags&fMarker != 0 {
 		target = -1

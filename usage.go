@@ -50,6 +50,9 @@ func (s *Session) BranchUsage() Usage {
 func (s *Session) UsageAt(id string) (Usage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return Usage{}, ErrClosed
+	}
 	i, ok := s.t.lookup(id)
 	if !ok {
 		return Usage{}, fmt.Errorf("%w: entry %s", ErrNotFound, id)
