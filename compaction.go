@@ -416,9 +416,8 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 		plan.PreviousSummary = msgs[0].Summary
 		if i, ok := s.t.lookup(ids[0]); ok {
 			var c Compaction
-			if s.t.nodes[i].e.Decode(&c) == nil {
-				files.addDetails(c.Details)
-			}
+			s.t.nodes[i].e.payload(&c)
+			files.addDetails(c.Details)
 		}
 		start = 1
 	}
@@ -438,9 +437,8 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 		if msgs[k].Role == RoleBranchSummary {
 			if i, ok := s.t.lookup(ids[k]); ok {
 				var b BranchSummary
-				if s.t.nodes[i].e.Decode(&b) == nil {
-					files.addDetails(b.Details)
-				}
+				s.t.nodes[i].e.payload(&b)
+				files.addDetails(b.Details)
 			}
 		}
 	}
@@ -916,7 +914,7 @@ func (t *tree) neededEntries(leaf int32) []bool {
 			}
 			from = pos // the compaction itself, then what follows
 			var c Compaction
-			if n.e.Decode(&c) == nil && c.FirstKeptEntryID != "" {
+			if n.e.payload(&c); c.FirstKeptEntryID != "" {
 				if k, ok := t.lookup(c.FirstKeptEntryID); ok {
 					if d := t.nodes[k].depth; d >= 0 && int(d) < pos && path[d] == k {
 						from = int(d)

@@ -304,7 +304,7 @@ func (pc *pathCtx) emitCompacted(t *tree, comp int) {
 	}
 	pc.fresh = len(pc.msgs)
 	var cp Compaction
-	_ = c.e.Decode(&cp)
+	c.e.payload(&cp)
 	if cp.FirstKeptEntryID == "" {
 		return
 	}
@@ -353,7 +353,7 @@ func (pc *pathCtx) applySetting(t *tree, i int32) {
 	switch e.kind {
 	case kindThinkingLevelChange:
 		var c ThinkingLevelChange
-		if e.Decode(&c) == nil && c.ThinkingLevel != "" {
+		if e.payload(&c); c.ThinkingLevel != "" {
 			pc.thinking = c.ThinkingLevel
 		} else {
 			pc.thinking = "off"
@@ -380,26 +380,24 @@ func (pc *pathCtx) applySetting(t *tree, i int32) {
 		}
 	case kindModeChange:
 		var c ModeChange
-		if e.Decode(&c) == nil {
-			pc.mode, pc.modeData = c.Mode, c.Data
-			if pc.mode == "" {
-				pc.mode = "none"
-			}
+		e.payload(&c)
+		pc.mode, pc.modeData = c.Mode, c.Data
+		if pc.mode == "" {
+			pc.mode = "none"
 		}
 	case kindTTSRInjection:
 		var c TTSRInjection
-		if e.Decode(&c) == nil {
-			for _, r := range c.InjectedRules {
-				seen := false
-				for _, x := range pc.rules {
-					if x == r {
-						seen = true
-						break
-					}
+		e.payload(&c)
+		for _, r := range c.InjectedRules {
+			seen := false
+			for _, x := range pc.rules {
+				if x == r {
+					seen = true
+					break
 				}
-				if !seen {
-					pc.rules = append(pc.rules, r)
-				}
+			}
+			if !seen {
+				pc.rules = append(pc.rules, r)
 			}
 		}
 	}
@@ -407,7 +405,8 @@ func (pc *pathCtx) applySetting(t *tree, i int32) {
 
 func modelChangeOf(e Entry) (ModelChange, bool) {
 	var c ModelChange
-	return c, e.Decode(&c) == nil
+	e.payload(&c)
+	return c, true
 }
 
 // modelMessage finds the assistant message on path whose provider and
@@ -589,7 +588,7 @@ func decodeContextMessage(e Entry) *Message {
 		return m
 	case kindBranchSummary:
 		var b BranchSummary
-		if e.Decode(&b) != nil || b.Summary == "" {
+		if e.payload(&b); b.Summary == "" {
 			return nil
 		}
 		return &Message{
@@ -598,9 +597,7 @@ func decodeContextMessage(e Entry) *Message {
 		}
 	case kindCompaction:
 		var c Compaction
-		if e.Decode(&c) != nil {
-			return nil
-		}
+		e.payload(&c)
 		return &Message{
 			Role: RoleCompactionSummary, Summary: c.Summary, TokensBefore: c.TokensBefore,
 			Timestamp: entryMillis(e), decoded: true, has: mRole | mSummary | mTokensBefore | mTimestamp,

@@ -362,7 +362,10 @@ func (e Entry) field(key string) ([]byte, bool) {
 
 // Decode unmarshals the entry's JSON into v, typically one of the payload
 // types (Compaction, Label ...) or a struct of the caller's own for an
-// unknown type.
+// unknown type. It is encoding/json's strict decoding: a member of the
+// wrong type fails it. The package itself reads the payloads of the
+// entries it knows member by member, so that such a member is ignored
+// (and reported by Verify) rather than the whole entry.
 func (e Entry) Decode(v any) error {
 	if e.raw == nil {
 		return errors.New("session: decode of zero Entry")

@@ -1004,7 +1004,7 @@ func (fsess *fileSession) noteTitle(e Entry) {
 		return
 	}
 	var n SessionName
-	if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
+	if e.payload(&n); strings.TrimSpace(n.Name) != "" {
 		fsess.title = strings.TrimSpace(n.Name)
 	}
 }

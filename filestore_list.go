@@ -283,7 +283,7 @@ func countEntries(data []byte, count *int, name *string) int64 {
 		if bytes.Contains(line, []byte(`"session_info"`)) {
 			if e, err := ParseEntry(line); err == nil && e.kind == kindSessionInfo {
 				var n SessionName
-				if e.Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
+				if e.payload(&n); strings.TrimSpace(n.Name) != "" {
 					*name = strings.TrimSpace(n.Name)
 				}
 			}

@@ -21,7 +21,6 @@ import (
 
 var _ TailLoader = (*FileStore)(nil)
 
-
 // mark says where the lines after the first n entries of a file start:
 // at byte off, line number line+1.
 type mark struct {

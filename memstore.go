@@ -83,7 +83,7 @@ func (ms *memSession) note(e Entry) {
 	ms.size += int64(e.Len() + 1)
 	if e.kind == kindSessionInfo {
 		var si SessionName
-		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
+		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
 			ms.title = strings.TrimSpace(si.Name)
 		}
 	}

@@ -1131,7 +1131,7 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 		}
 		if err == nil && e.kind == kindCompaction && len(moved) > 0 {
 			var c Compaction
-			if e.Decode(&c) == nil && moved[c.FirstKeptEntryID] != "" {
+			if e.payload(&c); moved[c.FirstKeptEntryID] != "" {
 				e, err = e.withMember("firstKeptEntryId", jsonx.AppendString(nil, moved[c.FirstKeptEntryID]))
 			}
 		}
@@ -1224,7 +1224,7 @@ func (s *Session) titleLocked() string {
 			continue
 		}
 		var si SessionName
-		if e.Decode(&si) == nil && strings.TrimSpace(si.Name) != "" {
+		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
 			return strings.TrimSpace(si.Name)
 		}
 	}

@@ -407,14 +407,12 @@ func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message,
 		switch s.t.nodes[i].e.kind {
 		case kindBranchSummary:
 			var b BranchSummary
-			if s.t.nodes[i].e.Decode(&b) == nil {
-				files.addDetails(b.Details)
-			}
+			s.t.nodes[i].e.payload(&b)
+			files.addDetails(b.Details)
 		case kindCompaction:
 			var c Compaction
-			if s.t.nodes[i].e.Decode(&c) == nil {
-				files.addDetails(c.Details)
-			}
+			s.t.nodes[i].e.payload(&c)
+			files.addDetails(c.Details)
 		}
 	}
 	slices.Reverse(msgs)
@@ -506,7 +504,7 @@ func (s *Session) checkpoints() []checkpoint {
 			continue
 		}
 		var l Label
-		if e.Decode(&l) != nil || l.TargetID == "" {
+		if e.payload(&l); l.TargetID == "" {
 			continue
 		}
 		at[l.TargetID] = checkpoint{Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time()}, int32(i)}

@@ -98,7 +98,7 @@ func (t *tree) noteEntry(n *node) {
 	switch n.e.kind {
 	case kindLabel:
 		var l Label
-		if n.e.Decode(&l) == nil && l.TargetID != "" {
+		if n.e.payload(&l); l.TargetID != "" {
 			if l.Label != "" {
 				t.labels[l.TargetID] = l.Label
 			} else {

@@ -26,6 +26,7 @@ const (
 	FindingCompactionCut   FindingKind = "compaction-cut"   // a compaction keeps a tool result but not its call
 	FindingCompactionStart FindingKind = "compaction-start" // a compaction's firstKeptEntryId is not on its path
 	FindingUnresolvedBlob  FindingKind = "unresolved-blob"  // an image still holds a blob reference: the blob is missing or corrupt
+	FindingBadField        FindingKind = "bad-field"        // a member of a known entry type has the wrong type; it is ignored, the entry kept
 )
 
 // Finding is one problem in a log.
@@ -125,6 +126,11 @@ func (t *tree) verifyStructure() []Finding {
 		case n.flags&fCycle != 0:
 			out = append(out, Finding{Kind: FindingCycle, EntryID: id, Detail: fmt.Sprintf("parent links loop back to this entry; its link to %s is ignored", n.e.parent)})
 		}
+		if p := payloadOf(n.e.kind); p != nil {
+			for _, k := range n.e.payload(p) {
+				out = append(out, Finding{Kind: FindingBadField, EntryID: id, Detail: fmt.Sprintf("member %q of this %s has the wrong type; it is ignored", k, n.e.typ)})
+			}
+		}
 		if n.e.kind == kindMessage && t.contextMessage(int32(i)) == nil {
 			out = append(out, Finding{Kind: FindingBadMessage, EntryID: id, Detail: "no message object; left out of the context"})
 		}
@@ -208,7 +214,7 @@ func (t *tree) verifyCompactions() []Finding {
 			continue
 		}
 		var c Compaction
-		if n.e.Decode(&c) != nil || c.FirstKeptEntryID == "" {
+		if n.e.payload(&c); c.FirstKeptEntryID == "" {
 			continue
 		}
 		path := t.pathTo(int32(i))
