@@ -279,7 +279,7 @@ func (d *BlobDir) removeStaleTemps() {
 		return
 	}
 	for _, n := range names {
-		if isTemp(n) {
+		if ownTemp(n, func(base string) bool { _, err := blobName(BlobPrefix + base); return err == nil }) {
 			removeStaleTemp(r, n)
 		}
 	}

@@ -163,6 +163,11 @@ type FileStore struct {
 	clock                   uint64 // counts uses, for least-recently-used
 	last                    time.Time
 	closed                  bool
+	// fileOnly: a store OpenFile made for a file outside any store's
+	// layout. It holds the files opened by path and nothing else: no
+	// scan of the directory, no leftovers removed, no listing index or
+	// blob written, no session created.
+	fileOnly bool
 	// wholeReads counts the whole-file reads, for the tests that check
 	// that catching up does without them.
 	wholeReads atomic.Int64
@@ -236,8 +241,19 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
+	s := newFileStore(abs, r, opts)
+	if err := s.scan(true); err != nil {
+		r.Close()
+		return nil, err
+	}
+	s.blobs.removeStaleTemps()
+	return s, nil
+}
+
+// newFileStore makes the store of root (absolute, open as r) with opts.
+func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 	s := &FileStore{
-		root: abs, r: r,
+		root: root, r: r,
 		limits: sizeLimits{maxChars: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes}, maxOpen: DefaultMaxOpenFiles,
 		paths: map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
 	}
@@ -254,7 +270,7 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 		}
 	}
 	if s.opts.BlobDir == "" {
-		s.opts.BlobDir = filepath.Join(filepath.Dir(abs), "blobs")
+		s.opts.BlobDir = filepath.Join(filepath.Dir(root), "blobs")
 	}
 	s.blobs = OpenBlobDir(s.opts.BlobDir, &BlobDirOptions{
 		Plain: s.opts.PlainBlobs, MaxBytes: s.opts.MaxBlobBytes,
@@ -262,12 +278,7 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 		Sync: s.opts.Sync != SyncNever,
 	})
 	s.limits.blobs = s.blobs
-	if err := s.scan(true); err != nil {
-		r.Close()
-		return nil, err
-	}
-	s.blobs.removeStaleTemps()
-	return s, nil
+	return s
 }
 
 // mkdirAll makes the directory path and its missing parents, each mode
@@ -418,10 +429,29 @@ func idOfFile(name string) string {
 	return id
 }
 
-// isTemp reports the temporary files of rewrites: ".<name>.tmp-<n>".
-func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+// ownTemp reports whether name is a temporary file writeAtomic made for
+// a file whose name ours accepts: "." + that name + ".tmp-" + 1 to 13
+// base-36 digits. Only such files are ever removed as leftovers, so that
+// a file of the user's that merely looks like one is never touched.
+func ownTemp(name string, ours func(base string) bool) bool {
+	i := strings.LastIndex(name, ".tmp-")
+	if i < 2 || name[0] != '.' {
+		return false
+	}
+	suffix := name[i+len(".tmp-"):]
+	if len(suffix) < 1 || len(suffix) > 13 {
+		return false
+	}
+	for j := 0; j < len(suffix); j++ {
+		if c := suffix[j]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return ours(name[1:i])
 }
+
+func isIndex(base string) bool       { return base == indexName }
+func isSessionFile(base string) bool { return idOfFile(base) != "" }
 
 // scan reads the directory tree and refreshes the id → file map. With
 // clean, it also removes temporary files left by interrupted rewrites.
@@ -437,7 +467,7 @@ func (s *FileStore) scan(clean bool) error {
 			return fmt.Errorf("session: file store: %w", err)
 		}
 		for _, d := range dirs {
-			if clean && top == "." && isTemp(d) {
+			if clean && top == "." && ownTemp(d, isIndex) {
 				removeStaleTemp(s.r, d) // of the listing index
 				continue
 			}
@@ -450,7 +480,7 @@ func (s *FileStore) scan(clean bool) error {
 				continue // not a directory, or gone
 			}
 			for _, n := range names {
-				if clean && isTemp(n) {
+				if clean && ownTemp(n, isSessionFile) {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
@@ -538,6 +568,9 @@ func (s *FileStore) file(id string) (*fileSession, error) {
 		if attempt > 0 {
 			return nil, fmt.Errorf("%w: session %s", ErrNotFound, id)
 		}
+		if s.fileOnly {
+			return nil, fmt.Errorf("%w: session %s", ErrNotFound, id)
+		}
 		// Another process may have created it since the last scan.
 		if err := s.scan(false); err != nil {
 			return nil, err
@@ -602,6 +635,9 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	if err := ValidateID(h.ID); err != nil {
 		return err
+	}
+	if s.fileOnly {
+		return fmt.Errorf("session: create %s: this store holds only the file opened by path in %s; create sessions in a FileStore opened on a sessions root", h.ID, s.root)
 	}
 	s.createMu.Lock() // one create at a time: check, write, register
 	defer s.createMu.Unlock()
@@ -1754,7 +1790,7 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	}
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
-	if filepath.IsAbs(fsess.rel) {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}
 	s.refreshIndex(fsess) // the entry moves with the file
@@ -1850,9 +1886,13 @@ func readHead(path string) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// OpenFile opens the session file at path on a FileStore rooted at the
-// directory above the file's directory (the seed layout), with opts.
-// Close the session, then the returned store, when done.
+// OpenFile opens the session file at path, with opts. A file in the seed
+// layout (<root>/--<cwd>--/<file>, archived ones too) is opened on the
+// FileStore of that root. Any other file is opened on a store that holds
+// it alone: it writes nothing beside the file but the file itself (and
+// the temporary file of a rewrite, renamed over it), removes nothing,
+// keeps images inline unless opts.BlobDir is set, and creates no
+// session. Close the session, then the returned store, when done.
 func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Session, *FileStore, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -1861,7 +1901,12 @@ func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Sessio
 	if _, err := os.Stat(abs); err != nil {
 		return nil, nil, fmt.Errorf("session: open %s: %w", abs, err)
 	}
-	store, err := OpenFileStore(filepath.Dir(filepath.Dir(abs)), opts)
+	var store *FileStore
+	if root, ok := layoutRoot(abs); ok {
+		store, err = OpenFileStore(root, opts)
+	} else {
+		store, err = openFileOnly(filepath.Dir(abs), opts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1871,6 +1916,43 @@ func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Sessio
 		return nil, nil, err
 	}
 	return sess, store, nil
+}
+
+// layoutRoot returns the root of the seed layout path is in:
+// <root>/--cwd--/file or <root>/.archive/--cwd--/file.
+func layoutRoot(path string) (string, bool) {
+	dir := filepath.Dir(path)
+	base := filepath.Base(dir)
+	if len(base) < 4 || !strings.HasPrefix(base, "--") || !strings.HasSuffix(base, "--") {
+		return "", false
+	}
+	root := filepath.Dir(dir)
+	if filepath.Base(root) == archiveDir {
+		root = filepath.Dir(root)
+	}
+	return root, true
+}
+
+// openFileOnly opens the store OpenFile uses for files outside any
+// store's layout (see FileStore.fileOnly), on their directory.
+func openFileOnly(dir string, opts *FileStoreOptions) (*FileStore, error) {
+	o := FileStoreOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BlobDir == "" {
+		// References are still looked up where the seed layout keeps
+		// blobs, but nothing is put there.
+		o.BlobDir = filepath.Join(filepath.Dir(filepath.Dir(dir)), "blobs")
+		o.MinBlobBytes = -1
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	s := newFileStore(dir, r, &o)
+	s.fileOnly, s.indexLoaded = true, true
+	return s, nil
 }
 
 // resolveBlobs puts the content of blob references back into the

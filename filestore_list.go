@@ -113,8 +113,10 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := s.scan(false); err != nil {
-		return nil, err
+	if !s.fileOnly {
+		if err := s.scan(false); err != nil {
+			return nil, err
+		}
 	}
 	s.writeAllPending()
 	s.loadIndex()
@@ -334,6 +336,9 @@ func (s *FileStore) loadIndex() {
 // other processes. It is a cache: errors are ignored. Entries this store
 // wrote itself get their file's modification time first.
 func (s *FileStore) saveIndex() {
+	if s.fileOnly {
+		return // nothing is written beside a file opened alone
+	}
 	s.loadIndex() // keep what other processes recorded
 	s.mu.Lock()
 	if !s.indexDirty {
