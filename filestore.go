@@ -668,7 +668,10 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
 	}
 	defer d.Close()
-	if err := lockFile(d, true); err != nil {
+	if err := lockFile(ctx, d, true); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("session: create %s: lock %s: %w", h.ID, s.path(dir), err)
 	}
 	defer unlockFile(d)
@@ -736,7 +739,7 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err 
 			_ = r.Remove(tmp)
 		}
 	}()
-	_ = lockFile(f, true)
+	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
@@ -810,8 +813,8 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 				return nil, err
 			}
 		} else {
-			if err := lockFile(fsess.f, false); err != nil {
-				return nil, s.ioErr(fsess, "lock", err)
+			if err := lockFile(ctx, fsess.f, false); err != nil {
+				return nil, s.lockErr(fsess, err)
 			}
 		}
 		size, _, nlink, err := fileState(fsess.f)
@@ -845,7 +848,7 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			return nil, &CorruptError{Path: s.path(fsess.rel), Line: 1, Err: fmt.Errorf("header names session %q, not %q", log.Header.ID, fsess.id)}
 		}
 		if log.MigratedFrom != 0 {
-			if err := s.migrate(fsess, data, log); err != nil {
+			if err := s.migrate(ctx, fsess, data, log); err != nil {
 				return nil, err
 			}
 			continue // read what was written
@@ -1047,8 +1050,8 @@ func (fsess *fileSession) noteTitle(e Entry) {
 
 // migrate rewrites a version 1 or 2 file in version 3, if it still holds
 // data when the lock is taken.
-func (s *FileStore) migrate(fsess *fileSession, data []byte, log *Log) error {
-	if err := s.acquire(fsess); err != nil {
+func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte, log *Log) error {
+	if err := s.acquire(ctx, fsess); err != nil {
 		return err
 	}
 	defer s.closeFile(fsess) // read again, whatever happened
@@ -1079,12 +1082,12 @@ const (
 
 // acquire takes the exclusive file lock unless this store holds it.
 // Callers hold fsess.mu and have the file open.
-func (s *FileStore) acquire(fsess *fileSession) error {
+func (s *FileStore) acquire(ctx context.Context, fsess *fileSession) error {
 	if fsess.locked {
 		return nil
 	}
-	if err := lockFile(fsess.f, true); err != nil {
-		return s.ioErr(fsess, "lock", err)
+	if err := lockFile(ctx, fsess.f, true); err != nil {
+		return s.lockErr(fsess, err)
 	}
 	fsess.locked, fsess.lockedAt = true, time.Now()
 	return nil
@@ -1291,6 +1294,15 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 	fsess.pending = fsess.pending[:0]
 }
 
+// lockErr is the error of a wait for the file lock: ctx.Err() itself when
+// ctx ended the wait, as every call that takes a ctx returns it.
+func (s *FileStore) lockErr(fsess *fileSession, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return s.ioErr(fsess, "lock", err)
+}
+
 // ioErr wraps a file system error with the session's file.
 func (s *FileStore) ioErr(fsess *fileSession, op string, err error) error {
 	return fmt.Errorf("session: %s %s: %w", op, s.path(fsess.rel), err)
@@ -1376,7 +1388,7 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 		if fsess.locked {
 			return nil
 		}
-		if err := s.acquire(fsess); err != nil {
+		if err := s.acquire(ctx, fsess); err != nil {
 			return err
 		}
 		replaced, err := s.catchUp(ctx, fsess)
@@ -1634,7 +1646,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 		if err := s.ensureOpen(fsess); err != nil {
 			return err
 		}
-		if err := s.acquire(fsess); err != nil {
+		if err := s.acquire(ctx, fsess); err != nil {
 			return err
 		}
 		if err := s.writePending(fsess); err != nil {
@@ -1989,7 +2001,7 @@ func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err e
 		return 0, err
 	}
 	defer f.Close()
-	if err := lockFile(f, !dryRun); err != nil {
+	if err := lockFile(ctx, f, !dryRun); err != nil {
 		return 0, fmt.Errorf("session: lock %s: %w", path, err)
 	}
 	defer unlockFile(f)

@@ -2,14 +2,17 @@
 
 package session
 
-import "os"
+import (
+	"context"
+	"os"
+)
 
 // Without flock, a FileStore on these systems is safe for one process
 // only; the locks below are no-ops.
-func lockFile(f *os.File, exclusive bool) error { return nil }
-func tryLockFile(f *os.File) bool               { return true }
-func unlockFile(f *os.File) error               { return nil }
-func datasync(f *os.File) error                 { return f.Sync() }
+func lockFile(ctx context.Context, f *os.File, exclusive bool) error { return ctx.Err() }
+func tryLockFile(f *os.File) bool                                    { return true }
+func unlockFile(f *os.File) error                                    { return nil }
+func datasync(f *os.File) error                                      { return f.Sync() }
 
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) { return 0, 1 }
 

@@ -201,8 +201,8 @@ func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, las
 		}
 		fsess.lastUse = time.Now()
 	} else {
-		if err := lockFile(fsess.f, false); err != nil {
-			return nil, false, s.ioErr(fsess, "lock", err)
+		if err := lockFile(ctx, fsess.f, false); err != nil {
+			return nil, false, s.lockErr(fsess, err)
 		}
 		defer unlockFile(fsess.f)
 	}

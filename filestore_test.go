@@ -564,6 +564,8 @@ func TestFileStoreChild(t *testing.T) {
 		hammerChild(t)
 	case "close-latched":
 		closeLatchedChild(t)
+	case "hold-lock":
+		holdLockChild(t)
 	case "crash":
 		// Append forever with the policy given, reporting each entry once
 		// its append returned, until killed.

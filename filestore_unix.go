@@ -3,21 +3,61 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // lockFile takes an advisory lock on the whole file: exclusive for
 // writers, shared for readers. Every process using a FileStore on the
-// same files takes it around each append, read and rewrite.
-func lockFile(f *os.File, exclusive bool) error {
+// same files takes it around each append, read and rewrite. While another
+// process holds it, it waits until ctx is done (ctx.Err()); a ctx that is
+// never done waits in the kernel.
+func lockFile(ctx context.Context, f *os.File, exclusive bool) error {
 	how := syscall.LOCK_SH
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
+	fd := int(f.Fd())
+	if ctx.Done() == nil {
+		return flock(fd, how)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Try, then poll: a blocked flock cannot be interrupted for ctx.
+	wait := 50 * time.Microsecond
+	var t *time.Timer
 	for {
-		err := syscall.Flock(int(f.Fd()), how)
+		err := flock(fd, how|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		if t == nil {
+			t = time.NewTimer(wait)
+			defer t.Stop()
+		} else {
+			t.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, maxLockPoll)
+	}
+}
+
+// maxLockPoll is the longest pause between tries of a lock another
+// process holds, when the wait has a deadline: about what a write lease
+// lasts.
+const maxLockPoll = 5 * time.Millisecond
+
+func flock(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}

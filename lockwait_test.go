@@ -1,0 +1,75 @@
+//go:build unix
+
+package session_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+// TestLockWaitHonoursContext: while another process holds a session
+// file's lock, Open, Append, Load and Flush give up when their context
+// ends and return its error, instead of waiting for the lock.
+func TestLockWaitHonoursContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-held", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"))
+	require.NoError(t, s.Close())
+	path := sessionFileOf(t, root, "s-held")
+	h, err := session.Open(ctx, store, "s-held") // before the other process locks
+	require.NoError(t, err)
+
+	cmd := child(t, "AGENTSESSION_CHILD=hold-lock", "AGENTSESSION_PATH="+path, "AGENTSESSION_HOLD=5s")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "locked\n", line)
+
+	other := openFS(t, root, nil) // another store: it must take the file lock
+	calls := map[string]func(ctx context.Context) error{
+		"Open": func(ctx context.Context) error { _, err := session.Open(ctx, other, "s-held"); return err },
+		"Load": func(ctx context.Context) error { _, err := other.Load(ctx, "s-held"); return err },
+		"Append": func(ctx context.Context) error {
+			_, err := h.Append(ctx, session.UserText("waits"))
+			return err
+		},
+	}
+	for name, call := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		err := call(ctx)
+		took := time.Since(start)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+		assert.Less(t, took, 2*time.Second, "%s waited %v for a lock held 5s", name, took)
+	}
+}
+
+// holdLockChild holds an exclusive lock on a file for a while.
+func holdLockChild(t *testing.T) {
+	f, err := os.OpenFile(os.Getenv("AGENTSESSION_PATH"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	os.Stdout.WriteString("locked\n")
+	d, err := time.ParseDuration(os.Getenv("AGENTSESSION_HOLD"))
+	require.NoError(t, err)
+	time.Sleep(d)
+}
