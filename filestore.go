@@ -106,6 +106,9 @@ type FileStoreOptions struct {
 	// MaxBlobBytes bounds the decoded size of one blob; default
 	// DefaultMaxBlobBytes.
 	MaxBlobBytes int64
+	// Limits bound the lines and sessions the store reads and writes
+	// (see Limits); the zero value is the defaults.
+	Limits Limits
 	// MaxOpenFiles bounds how many session files the store keeps open;
 	// beyond it the least recently used are closed (and opened again when
 	// used). Default 64. A Session's Close closes its file at once.
@@ -149,6 +152,7 @@ type FileStore struct {
 	r       *os.Root
 	opts    FileStoreOptions
 	limits  sizeLimits
+	lim     Limits // opts.Limits with defaults
 	blobs   *BlobDir
 	maxOpen int
 
@@ -250,6 +254,12 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	return s, nil
 }
 
+// parser returns a line parser with the store's limits, strict if the
+// store is and strict is set.
+func (s *FileStore) parser(strict bool) logParser {
+	return (&ReadOptions{Strict: strict && s.opts.Strict, Limits: s.opts.Limits}).parser()
+}
+
 // newFileStore makes the store of root (absolute, open as r) with opts.
 func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 	s := &FileStore{
@@ -278,6 +288,7 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 		Sync: s.opts.Sync != SyncNever,
 	})
 	s.limits.blobs = s.blobs
+	s.lim = s.opts.Limits.withDefaults()
 	return s
 }
 
@@ -654,6 +665,9 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	if err != nil {
 		return err
 	}
+	if err := s.lim.checkWrite(0, 0, 1, func(int) int { return len(line) }); err != nil {
+		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
+	}
 	line = append(line, '\n')
 	dir := CwdDir(h.Cwd)
 	if err := mkdirRoot(s.r, dir); err != nil {
@@ -825,7 +839,7 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 		)
 		if err == nil && (nlink > 0 || attempt >= 3) {
 			s.wholeReads.Add(1)
-			log, data, end, err = readLogFile(fsess.f, size, &ReadOptions{Strict: s.opts.Strict})
+			log, data, end, err = readLogFile(fsess.f, size, &ReadOptions{Strict: s.opts.Strict, Limits: s.opts.Limits})
 		}
 		if held {
 			fsess.lastUse = time.Now() // a reload under the lease: the append comes next
@@ -1410,6 +1424,10 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	if err := checkAppend(opts, fsess.last, fsess.ids.has, entries); err != nil {
 		return err
 	}
+	// Never write what a reader would refuse.
+	if err := s.lim.checkWrite(fsess.size+fsess.unwritten(), fsess.lines-1, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
+		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
+	}
 	if fsess.needNL && len(fsess.pending) == 0 {
 		fsess.pending = append(fsess.pending, '\n')
 		fsess.needNL = false
@@ -1545,7 +1563,8 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 	}
 	// Lines are read as the whole-file reader reads them (leniently), so
 	// that the entries counted here are those a Load returns.
-	p := logParser{line: fsess.lines, gotHeader: true}
+	p := s.parser(false)
+	p.line, p.gotHeader = fsess.lines, true
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
@@ -1677,7 +1696,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 // rewriteChecked replaces the file, whose bytes are data, if they meet
 // opts. Callers hold the exclusive file lock.
 func (s *FileStore) rewriteChecked(fsess *fileSession, opts RewriteOptions, data []byte, h Header, entries []Entry) error {
-	old, err := DecodeLog(data, nil)
+	old, err := DecodeLog(data, &ReadOptions{Limits: s.opts.Limits})
 	if err != nil {
 		return WithPath(err, s.path(fsess.rel))
 	}
@@ -1740,6 +1759,9 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 	}
 	if buf, err = s.encodeAppend(context.Background(), buf, entries, keep); err != nil {
 		return err
+	}
+	if err := s.lim.checkLog(buf); err != nil {
+		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
 	if err := s.writeNew(fsess.rel, buf, true); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
@@ -1851,24 +1873,12 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 	if r, err := filepath.Rel(s.root, abs); err == nil && filepath.IsLocal(r) {
 		rel = r
 	}
-	data, err := readHead(abs)
+	h, err := readHeader(abs, s.opts.Limits)
 	if err != nil {
-		return nil, fmt.Errorf("session: open %s: %w", abs, err)
-	}
-	first, _, _ := bytes.Cut(data, []byte{'\n'})
-	h, err := parseHeader(bytes.TrimSpace(first))
-	if err != nil {
-		// Let the full reader name the problem.
-		if _, derr := DecodeLog(data, nil); derr != nil {
-			return nil, WithPath(derr, abs)
-		}
-		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
+		return nil, err
 	}
 	if err := ValidateID(h.ID); err != nil {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
-	}
-	if h.Version > CurrentVersion {
-		return nil, &UnsupportedVersionError{Path: abs, Version: h.Version}
 	}
 	if named := idOfFile(filepath.Base(abs)); named != "" && named != h.ID {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name %q", h.ID, named)}
@@ -1883,19 +1893,19 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 	return Open(ctx, s, h.ID)
 }
 
-// readHead reads the first line of a file (at most 1 MiB).
-func readHead(path string) ([]byte, error) {
+// readHeader reads the header of the log at path as every reader does,
+// with the same limits (a header line of any size the writer accepts).
+func readHeader(path string, lim Limits) (Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return Header{}, fmt.Errorf("session: open %s: %w", path, err)
 	}
 	defer f.Close()
-	buf := make([]byte, 1<<20)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
+	h, err := NewDecoder(f, &ReadOptions{Limits: lim}).Header()
+	if err != nil {
+		return Header{}, WithPath(err, path)
 	}
-	return buf[:n], nil
+	return h, nil
 }
 
 // OpenFile opens the session file at path, with opts. A file in the seed

@@ -160,7 +160,8 @@ func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, erro
 			pos = len(buf)
 		}
 		lines := 0
-		p := logParser{gotHeader: true}
+		p := s.parser(false)
+		p.gotHeader = true
 		for pos < len(buf) {
 			line := buf[pos:]
 			next := len(buf)
@@ -225,7 +226,8 @@ func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, las
 		}
 	}
 	raw := data
-	p := logParser{strict: s.opts.Strict, line: m.line, gotHeader: true, header: fsess.header.Clone()}
+	p := s.parser(true)
+	p.line, p.gotHeader, p.header = m.line, true, fsess.header.Clone()
 	var entries []Entry
 	for len(data) > 0 {
 		line := data

@@ -250,12 +250,24 @@ type ReadOptions struct {
 	// line. A torn last line is never an error: it is what a crash leaves,
 	// and is reported in Log.Torn.
 	Strict bool
+	// Limits bound the lines and the log read (see Limits); the zero
+	// value is the defaults.
+	Limits Limits
+}
+
+// parser returns the logParser these options describe.
+func (o *ReadOptions) parser() logParser {
+	if o == nil {
+		return logParser{lim: Limits{}.withDefaults()}
+	}
+	return logParser{strict: o.Strict, lim: o.Limits.withDefaults()}
 }
 
 // logParser turns lines into a header and entries; shared by DecodeLog
 // and Decoder.
 type logParser struct {
 	strict    bool
+	lim       Limits // with defaults
 	line      int
 	header    Header
 	gotHeader bool
@@ -267,6 +279,9 @@ type logParser struct {
 // headerLine handles line 1.
 func (p *logParser) headerLine(line []byte) error {
 	p.line = 1
+	if int64(len(line)) > p.lim.MaxLineBytes {
+		return p.lim.lineError(1, int64(len(line)))
+	}
 	v := bytes.TrimSpace(line)
 	if len(v) == 0 {
 		return &CorruptError{Line: 1, Err: errNoHeader}
@@ -301,6 +316,9 @@ func (p *logParser) headerLine(line []byte) error {
 // be kept by the entry. It returns ok=false for lines that yield no entry.
 func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	p.line++
+	if int64(len(line)) > p.lim.MaxLineBytes {
+		return Entry{}, false, p.tooLong(int64(len(line)))
+	}
 	v := bytes.TrimSpace(line)
 	if len(v) == 0 {
 		return Entry{}, false, nil
@@ -334,6 +352,43 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	return Entry{}, false, nil
 }
 
+// tooLong handles the line p.line, of n bytes (or more: it was not read
+// to its end), over the limit: a malformed line, or in a strict read an
+// error.
+func (p *logParser) tooLong(n int64) error {
+	err := p.lim.lineError(p.line, n)
+	if p.strict {
+		return err
+	}
+	p.malformed = append(p.malformed, LineError{Line: p.line, Err: err})
+	return nil
+}
+
+// skipLong handles a line over the limit that the caller skipped
+// without reading it whole.
+func (p *logParser) skipLong(n int64) error {
+	p.line++
+	return p.tooLong(n)
+}
+
+// checkLines refuses a log of more lines after its header than the
+// limit allows.
+func (p *logParser) checkLines(n int) error {
+	if n > p.lim.MaxEntries {
+		return &LimitError{What: "entries", Size: int64(n), Limit: int64(p.lim.MaxEntries)}
+	}
+	return nil
+}
+
+// lineCount counts the lines of data (a last one without newline too).
+func lineCount(data []byte) int {
+	n := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
 func (p *logParser) finish(entries []Entry) *Log {
 	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Torn: p.torn, lines: p.line}
 	if p.mig != nil {
@@ -352,12 +407,12 @@ var errEmpty = errors.New("empty file")
 // newer than CurrentVersion gives an error and nothing else; older
 // versions are migrated in memory.
 func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
-	var p logParser
-	if opts != nil {
-		p.strict = opts.Strict
-	}
+	p := opts.parser()
 	if len(data) == 0 {
 		return nil, &CorruptError{Err: errEmpty}
+	}
+	if int64(len(data)) > p.lim.MaxLogBytes {
+		return nil, &LimitError{What: "log", Size: int64(len(data)), Limit: p.lim.MaxLogBytes}
 	}
 	nl := bytes.IndexByte(data, '\n')
 	first := data
@@ -366,6 +421,9 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 		first, rest = data[:nl], data[nl+1:]
 	}
 	if err := p.headerLine(first); err != nil {
+		return nil, err
+	}
+	if err := p.checkLines(lineCount(rest)); err != nil {
 		return nil, err
 	}
 	if p.mig == nil && len(rest) >= parallelDecodeMin {
@@ -419,7 +477,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 				n = len(rest)
 			}
 		}
-		chunks = append(chunks, chunk{data: rest[:n], lineChunk: lineChunk{p: logParser{strict: p.strict}}})
+		chunks = append(chunks, chunk{data: rest[:n], lineChunk: lineChunk{p: logParser{strict: p.strict, lim: p.lim}}})
 		rest = rest[n:]
 	}
 	var wg sync.WaitGroup
@@ -500,12 +558,20 @@ func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 			if errors.As(c.err, &ce) && ce.Line > 0 {
 				ce.Line += base
 			}
+			var le *LimitError
+			if errors.As(c.err, &le) && le.Line > 0 {
+				le.Line += base
+			}
 			return nil, c.err
 		}
 		entries = append(entries, c.entries...)
 		refs = max(refs, c.refs)
 		for _, m := range c.p.malformed {
 			m.Line += base
+			var le *LimitError
+			if errors.As(m.Err, &le) && le.Line > 0 {
+				le.Line = m.Line
+			}
 			p.malformed = append(p.malformed, m)
 		}
 		if c.p.torn != nil {
@@ -539,36 +605,55 @@ func ReadLog(r io.Reader, opts *ReadOptions) (*Log, error) {
 }
 
 // Decoder reads a session log line by line from a stream, holding only
-// the line at hand.
+// the line at hand: a line over Limits.MaxLineBytes is skipped as it is
+// read, never held.
 type Decoder struct {
-	r   *bufio.Reader
-	p   logParser
-	err error
-	buf []byte
+	r     *bufio.Reader
+	p     logParser
+	err   error
+	buf   []byte
+	read  int64 // bytes read
+	lines int   // lines read after the header
+	long  int64 // the size of the line just skipped for its length, or 0
 }
 
 // NewDecoder returns a decoder reading from r.
 func NewDecoder(r io.Reader, opts *ReadOptions) *Decoder {
-	d := &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
-	if opts != nil {
-		d.p.strict = opts.Strict
-	}
-	return d
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
 }
 
 // readLine returns the next line and whether it ended with a newline.
+// A line longer than the limit is read to its end and dropped: it comes
+// back empty, with d.long set to its size.
 func (d *Decoder) readLine() ([]byte, bool, error) {
 	d.buf = d.buf[:0]
+	d.long = 0
 	for {
 		chunk, err := d.r.ReadSlice('\n')
-		d.buf = append(d.buf, chunk...)
+		d.read += int64(len(chunk))
+		if d.read > d.p.lim.MaxLogBytes {
+			return nil, false, &LimitError{What: "log", Size: d.read, Limit: d.p.lim.MaxLogBytes}
+		}
+		switch {
+		case d.long > 0:
+			d.long += int64(len(chunk))
+		case int64(len(d.buf)+len(chunk)) > d.p.lim.MaxLineBytes+1:
+			d.long = int64(len(d.buf) + len(chunk))
+			d.buf = d.buf[:0]
+		default:
+			d.buf = append(d.buf, chunk...)
+		}
 		switch err {
 		case nil:
+			if d.long > 0 {
+				d.long--
+				return nil, true, nil
+			}
 			return d.buf[:len(d.buf)-1], true, nil
 		case bufio.ErrBufferFull:
 			continue
 		case io.EOF:
-			if len(d.buf) == 0 {
+			if len(d.buf) == 0 && d.long == 0 {
 				return nil, false, io.EOF
 			}
 			return d.buf, false, nil
@@ -593,6 +678,10 @@ func (d *Decoder) Header() (Header, error) {
 			d.err = err
 			return Header{}, err
 		}
+		if d.long > 0 {
+			d.err = d.p.lim.lineError(1, d.long)
+			return Header{}, d.err
+		}
 		if err := d.p.headerLine(bytes.Clone(line)); err != nil {
 			d.err = err
 			return Header{}, err
@@ -614,6 +703,18 @@ func (d *Decoder) Next() (Entry, error) {
 				d.err = err
 			}
 			return Entry{}, err
+		}
+		d.lines++
+		if err := d.p.checkLines(d.lines); err != nil {
+			d.err = err
+			return Entry{}, err
+		}
+		if d.long > 0 {
+			if err := d.p.skipLong(d.long); err != nil {
+				d.err = err
+				return Entry{}, err
+			}
+			continue
 		}
 		e, ok, err := d.p.entryLine(bytes.Clone(line), complete)
 		if err != nil {
@@ -748,12 +849,16 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	if size == 0 {
 		return whole()
 	}
+	proto := opts.parser()
+	if size > proto.lim.MaxLogBytes {
+		return nil, nil, fileEnd{}, &LimitError{What: "log", Size: size, Limit: proto.lim.MaxLogBytes}
+	}
 	// An older version (or no header) goes the whole way at once; a look
 	// at the header first saves decoding a file that will be read again.
 	var peek [4 << 10]byte
 	if m, _ := r.ReadAt(peek[:min(size, int64(len(peek)))], 0); m > 0 {
 		if i := bytes.IndexByte(peek[:m], '\n'); i >= 0 {
-			var hp logParser
+			hp := proto
 			if hp.headerLine(peek[:i]) != nil || hp.mig != nil {
 				return whole()
 			}
@@ -762,10 +867,6 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	cs := int64(fileChunk)
 	if readChunk > 0 {
 		cs = readChunk
-	}
-	var strict bool
-	if opts != nil {
-		strict = opts.Strict
 	}
 	type chunk struct {
 		off int64 // file offset of the chunk's first byte read: one byte before the chunk, but for the first
@@ -787,26 +888,40 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		if k > 0 {
 			lo-- // to see whether a line starts at the chunk's first byte
 		}
-		chunks[k] = chunk{off: lo, end: hi, lineChunk: lineChunk{p: logParser{strict: strict}}, lastLine: -1, comp: -1, scanned: make(chan struct{})}
+		chunks[k] = chunk{off: lo, end: hi, lineChunk: lineChunk{p: proto}, lastLine: -1, comp: -1, scanned: make(chan struct{})}
 	}
 	// rest reads the end of a line that goes on past file offset from,
-	// after head; complete says it ended with a newline.
-	rest := func(head []byte, from int64) (line []byte, complete bool, err error) {
-		line = append([]byte(nil), head...)
+	// after head; complete says it ended with a newline. A line over the
+	// limit is read to its end but not kept: long is then its size.
+	rest := func(head []byte, from int64) (line []byte, complete bool, long int64, err error) {
+		// Find the end first, then read the line in one piece: nothing of
+		// a line over the limit is kept, and no buffer grows.
+		end := from
 		var buf [32 << 10]byte
-		for from < size {
-			m, err := r.ReadAt(buf[:min(int64(len(buf)), size-from)], from)
+		for end < size {
+			m, err := r.ReadAt(buf[:min(int64(len(buf)), size-end)], end)
 			if m == 0 && err != nil {
-				return nil, false, err
+				return nil, false, 0, err
 			}
 			if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
-				return append(line, buf[:i]...), true, nil
+				end += int64(i)
+				complete = true
+				break
 			}
-			line = append(line, buf[:m]...)
-			from += int64(m)
+			end += int64(m)
 		}
-		return line, false, nil
+		n := int64(len(head)) + end - from
+		if n > proto.lim.MaxLineBytes {
+			return nil, complete, n, nil
+		}
+		line = make([]byte, n)
+		copy(line, head)
+		if m, err := r.ReadAt(line[len(head):], from); err != nil && !(errors.Is(err, io.EOF) && int64(m) == end-from) {
+			return nil, false, 0, err
+		}
+		return line, complete, 0, nil
 	}
+	var lines atomic.Int64 // lines counted by the chunks so far, for MaxEntries
 	var next atomic.Int64 // chunks taken, from the end
 	// Each worker reads its chunks into one buffer, and keeps what it
 	// decodes in an arena: few allocations, and no garbage of the size
@@ -849,7 +964,15 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			}
 			pos = i + 1
 		}
-		c.entries = make([]Entry, 0, linesIn(buf[pos:]))
+		// The lines starting in the chunk count towards MaxEntries before
+		// any is decoded: a file of millions of tiny lines is refused
+		// before it takes their memory.
+		n := lineCount(buf[pos:])
+		if int(lines.Add(int64(n))) > proto.lim.MaxEntries+1 { // +1: the header
+			c.err = &LimitError{What: "entries", Size: lines.Load() - 1, Limit: int64(proto.lim.MaxEntries)}
+			return
+		}
+		c.entries = make([]Entry, 0, n+1)
 		for pos < len(buf) {
 			var line []byte
 			complete, spanned := true, false
@@ -857,10 +980,22 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			if i := bytes.IndexByte(buf[pos:], '\n'); i >= 0 {
 				line, pos = buf[pos:pos+i], pos+i+1
 			} else {
+				var long int64
 				var err error
-				if line, complete, err = rest(buf[pos:], c.end); err != nil {
+				if line, complete, long, err = rest(buf[pos:], c.end); err != nil {
 					c.err = err
 					return
+				}
+				if long > 0 {
+					c.lastLine = c.off + int64(start)
+					if first && start == 0 {
+						c.err = proto.lim.lineError(1, long)
+						return
+					}
+					if c.err = c.p.skipLong(long); c.err != nil {
+						return
+					}
+					break
 				}
 				c.refs = max(c.refs, refsIn(line))
 				pos, spanned = len(buf), true
@@ -917,7 +1052,8 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	if first.err == nil && first.p.mig != nil {
 		return whole() // an older version: read again in one piece and migrate
 	}
-	p := logParser{strict: strict, header: first.p.header, gotHeader: first.p.gotHeader}
+	p := proto
+	p.header, p.gotHeader = first.p.header, first.p.gotHeader
 	parts := make([]*lineChunk, n)
 	end := fileEnd{size: size, endsNL: chunks[n-1].endsNL}
 	for k := range chunks {

@@ -66,9 +66,17 @@ func (s *MemoryStore) Create(ctx context.Context, h Header) error {
 	}
 	ms := &memSession{header: h.Clone(), ids: map[string]struct{}{}, updated: s.tick()}
 	ms.recount()
+	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return int(ms.size - 1) }); err != nil {
+		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
+	}
 	s.sessions[h.ID] = ms
 	return nil
 }
+
+// memLimits are the Limits a MemoryStore applies to what it is given:
+// the defaults, as for every store, so that what it holds can be written
+// to a file and read again.
+var memLimits = Limits{}.withDefaults()
 
 func (ms *memSession) recount() {
 	hb, _ := ms.header.appendJSON(nil)
@@ -113,6 +121,9 @@ func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions,
 	}
 	if err := checkAppend(opts, lastID(ms.entries), func(id string) bool { _, ok := ms.ids[id]; return ok }, entries); err != nil {
 		return err
+	}
+	if err := memLimits.checkWrite(ms.size, len(ms.entries), len(entries), func(i int) int { return entries[i].Len() }); err != nil {
+		return fmt.Errorf("session: append to %s: %w", id, err)
 	}
 	ms.entries = append(ms.entries, entries...)
 	for _, e := range entries {
@@ -242,6 +253,16 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	}
 	if err := opts.Check(lastID(ms.entries), len(ms.entries)); err != nil {
 		return err
+	}
+	hb, err := h.appendJSON(nil)
+	if err != nil {
+		return err
+	}
+	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return len(hb) }); err != nil {
+		return fmt.Errorf("session: rewrite %s: the header: %w", id, err)
+	}
+	if err := memLimits.checkWrite(int64(len(hb)+1), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
+		return fmt.Errorf("session: rewrite %s: %w", id, err)
 	}
 	ms.header = h.Clone()
 	ms.entries = slices.Clone(entries)

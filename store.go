@@ -331,9 +331,9 @@ func (e *UnsupportedVersionError) Error() string {
 // Is makes errors.Is(err, ErrUnsupportedVersion) true.
 func (e *UnsupportedVersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
 
-// WithPath sets the file path on the *CorruptError or
-// *UnsupportedVersionError inside err, for stores and tools that read
-// files.
+// WithPath sets the file path on the *CorruptError,
+// *UnsupportedVersionError or *LimitError inside err, for stores and
+// tools that read files.
 func WithPath(err error, path string) error {
 	var ce *CorruptError
 	if errors.As(err, &ce) && ce.Path == "" {
@@ -342,6 +342,10 @@ func WithPath(err error, path string) error {
 	var ve *UnsupportedVersionError
 	if errors.As(err, &ve) && ve.Path == "" {
 		ve.Path = path
+	}
+	var le *LimitError
+	if errors.As(err, &le) && le.Path == "" {
+		le.Path = path
 	}
 	return err
 }

@@ -228,11 +228,7 @@ func load(arg, root, blobs string) (path string, log *session.Log, unresolved in
 	if log, err = readLog(path); err != nil {
 		return path, nil, 0, err
 	}
-	if blobs == "" {
-		// The seed layout: <root>/--cwd--/file, blobs in <root>/../blobs.
-		blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
-	}
-	missing, err := session.ResolveBlobs(context.Background(), log, session.OpenBlobDir(blobs, nil))
+	missing, err := session.ResolveBlobs(context.Background(), log, blobDir(path, blobs))
 	if err != nil {
 		return path, nil, 0, err
 	}
@@ -327,6 +323,7 @@ func plural(n int, thing string) string {
 func describe(err error, path string) string {
 	var ce *session.CorruptError
 	var ve *session.UnsupportedVersionError
+	var le *session.LimitError
 	var pe *os.PathError
 	switch {
 	case errors.As(err, &ce):
@@ -337,6 +334,10 @@ func describe(err error, path string) string {
 		return fmt.Sprintf("%s: not a session file: %s%v", path, where, ce.Err)
 	case errors.As(err, &ve):
 		return fmt.Sprintf("%s: not a session file: format version %d is newer than this tool supports (%d)", path, ve.Version, session.CurrentVersion)
+	case errors.As(err, &le):
+		short := *le
+		short.Path = ""
+		return fmt.Sprintf("%s: %s", path, strings.TrimPrefix(short.Error(), "session: "))
 	case errors.As(err, &pe):
 		return fmt.Sprintf("%s: %v", path, pe.Err)
 	}
@@ -631,21 +632,44 @@ func snippet(s string) string {
 func cmdVerify(args []string, root, blobs string, stdout, stderr io.Writer) int {
 	code := exitOK
 	for _, arg := range args {
-		path, log, _, err := load(arg, root, blobs)
+		path, findings, n, err := verifyFile(arg, root, blobs)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
 			code = exitError
 			continue
 		}
-		findings := session.Verify(log)
 		for _, f := range findings {
 			fmt.Fprintf(stdout, "%s: %s\n", path, f)
 		}
 		if len(findings) == 0 {
-			fmt.Fprintf(stdout, "%s: %s, no findings\n", path, plural(len(log.Entries), "entry"))
+			fmt.Fprintf(stdout, "%s: %s, no findings\n", path, plural(n, "entry"))
 		} else if code == exitOK {
 			code = exitFindings
 		}
 	}
 	return code
+}
+
+// verifyFile verifies the session named by arg as it reads it, in memory
+// that does not grow with the size of its lines (session.VerifyReader).
+func verifyFile(arg, root, blobs string) (path string, findings []session.Finding, n int, err error) {
+	if path, err = locate(arg, root); err != nil {
+		return arg, nil, 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return path, nil, 0, err
+	}
+	defer f.Close()
+	findings, n, err = session.VerifyReader(context.Background(), f, blobDir(path, blobs), nil)
+	return path, findings, n, session.WithPath(err, path)
+}
+
+// blobDir is the blob directory of the session file at path: blobs when
+// set, else the seed layout's, <root>/../blobs for <root>/--cwd--/file.
+func blobDir(path, blobs string) *session.BlobDir {
+	if blobs == "" {
+		blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
+	}
+	return session.OpenBlobDir(blobs, nil)
 }

@@ -1,0 +1,148 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Limits bound what a reader accepts and a store writes, so that a
+// damaged or hostile file cannot take unbounded memory or time to open,
+// and nothing is written that a reader would then refuse. Every reader
+// and store of this package applies the same defaults. A zero field
+// means its default; a negative one, no limit.
+//
+// A line over MaxLineBytes is skipped without being held in memory: a
+// lenient read reports it as a malformed line (its error wraps
+// ErrTooLarge), a strict read fails. A log over MaxLogBytes or with more
+// lines than MaxEntries is refused whole (*LimitError). Writes over a
+// limit fail with a *LimitError before anything is written.
+type Limits struct {
+	// MaxLineBytes bounds one line of a log: the header or one entry.
+	// Default DefaultMaxLineBytes.
+	MaxLineBytes int64
+	// MaxEntries bounds the lines after the header (entries, and the
+	// blank or malformed lines among them). Default DefaultMaxEntries.
+	MaxEntries int
+	// MaxLogBytes bounds a whole log. Default DefaultMaxLogBytes.
+	MaxLogBytes int64
+}
+
+// The default Limits: far above what agents write (the 10,000-turn W10k
+// workload is 30,000 entries and 67 MB; a line of pi's is at most a few
+// MB of an inline image), low enough that opening the largest log
+// allowed stays within a few GB of memory.
+const (
+	DefaultMaxLineBytes = 64 << 20
+	DefaultMaxEntries   = 2_000_000
+	DefaultMaxLogBytes  = 1 << 30
+)
+
+// withDefaults fills in the zero fields; negative ones become "no
+// limit" (the largest value).
+func (l Limits) withDefaults() Limits {
+	const none = 1<<63 - 1
+	switch {
+	case l.MaxLineBytes == 0:
+		l.MaxLineBytes = DefaultMaxLineBytes
+	case l.MaxLineBytes < 0:
+		l.MaxLineBytes = none
+	}
+	switch {
+	case l.MaxEntries == 0:
+		l.MaxEntries = DefaultMaxEntries
+	case l.MaxEntries < 0:
+		l.MaxEntries = 1<<31 - 1
+	}
+	switch {
+	case l.MaxLogBytes == 0:
+		l.MaxLogBytes = DefaultMaxLogBytes
+	case l.MaxLogBytes < 0:
+		l.MaxLogBytes = none
+	}
+	return l
+}
+
+// ErrTooLarge reports a line, a log or an append over its Limits.
+var ErrTooLarge = errors.New("session: over the size limit")
+
+// LimitError is a line, a log or a write over one of the Limits.
+type LimitError struct {
+	Path  string // the file, when known
+	Line  int    // the line, for a line over MaxLineBytes (0 when unknown)
+	What  string // "line", "log" or "entries"
+	Size  int64  // its size in bytes (lines for "entries"); at least Limit+1 when not read to its end
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	where := ""
+	if e.Path != "" {
+		where = e.Path + ": "
+	}
+	switch e.What {
+	case "line":
+		line := "a line"
+		if e.Line > 0 {
+			line = "line " + strconv.Itoa(e.Line)
+		}
+		return fmt.Sprintf("session: %s%s is over the limit of %d bytes (Limits.MaxLineBytes)", where, line, e.Limit)
+	case "entries":
+		return fmt.Sprintf("session: %sthe log holds more than %d lines (Limits.MaxEntries)", where, e.Limit)
+	}
+	return fmt.Sprintf("session: %sthe log is %d bytes, over the limit of %d (Limits.MaxLogBytes)", where, e.Size, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// lineError reports a line over the limit; n is its size so far.
+func (l Limits) lineError(line int, n int64) *LimitError {
+	return &LimitError{Line: line, What: "line", Size: n, Limit: l.MaxLineBytes}
+}
+
+// checkWrite applies the limits to a write to a log that holds size
+// bytes and n lines after its header, adding k lines of the lengths
+// lineLen gives: nil, or the *LimitError of the first limit it breaks.
+func (l Limits) checkWrite(size int64, n, k int, lineLen func(i int) int) error {
+	add := int64(0)
+	for i := range k {
+		m := int64(lineLen(i))
+		if m > l.MaxLineBytes {
+			return &LimitError{What: "line", Size: m, Limit: l.MaxLineBytes}
+		}
+		add += m + 1
+	}
+	if n+k > l.MaxEntries {
+		return &LimitError{What: "entries", Size: int64(n + k), Limit: int64(l.MaxEntries)}
+	}
+	if size+add > l.MaxLogBytes {
+		return &LimitError{What: "log", Size: size + add, Limit: l.MaxLogBytes}
+	}
+	return nil
+}
+
+// checkLog applies the limits to a whole log about to be written.
+func (l Limits) checkLog(data []byte) error {
+	if int64(len(data)) > l.MaxLogBytes {
+		return &LimitError{What: "log", Size: int64(len(data)), Limit: l.MaxLogBytes}
+	}
+	n := 0
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		n++
+		if int64(len(line)) > l.MaxLineBytes {
+			return &LimitError{Line: n, What: "line", Size: int64(len(line)), Limit: l.MaxLineBytes}
+		}
+	}
+	if n-1 > l.MaxEntries {
+		return &LimitError{What: "entries", Size: int64(n - 1), Limit: int64(l.MaxEntries)}
+	}
+	return nil
+}

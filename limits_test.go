@@ -1,0 +1,230 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+// TestWrittenIsReadable: what a store accepts, every reader reads back
+// (a 1.1 MiB title opens by id and by path); what a reader would refuse
+// is refused when written, with ErrTooLarge, and nothing is written.
+func TestWrittenIsReadable(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("t", 1100<<10)
+	for name, newStore := range storeKinds(t) {
+		t.Run(name, func(t *testing.T) {
+			store := newStore(t)
+			s, err := session.Create(ctx, store, &session.CreateOptions{Title: long, Cwd: "/w"})
+			require.NoError(t, err)
+			appendAll(t, s, session.UserText("q"))
+			require.NoError(t, s.Close())
+			r, err := session.Open(ctx, store, s.ID())
+			require.NoError(t, err)
+			assert.Equal(t, long, r.Title())
+			if fs, ok := innerFileStore(store); ok {
+				path, err := fs.Path(s.ID())
+				require.NoError(t, err)
+				byPath, st, err := session.OpenFile(ctx, path, nil)
+				require.NoError(t, err, "a session this store wrote opens by path")
+				assert.Equal(t, long, byPath.Title())
+				require.NoError(t, byPath.Close())
+				require.NoError(t, st.Close())
+			}
+
+			// Over the limit: refused before anything is written.
+			huge := strings.Repeat("h", session.DefaultMaxLineBytes)
+			_, err = session.Create(ctx, store, &session.CreateOptions{ID: "s-huge", Title: huge})
+			assert.ErrorIs(t, err, session.ErrTooLarge)
+			_, err = store.Load(ctx, "s-huge")
+			assert.ErrorIs(t, err, session.ErrNotFound, "nothing was created")
+			n := r.Len()
+			// (Strings over FileStoreOptions.MaxStringChars are cut: many
+			// blocks under it make the line too long.)
+			var blocks []session.Block
+			for range session.DefaultMaxLineBytes/(400<<10) + 1 {
+				blocks = append(blocks, session.Text(strings.Repeat("h", 400<<10)))
+			}
+			_, err = r.Append(ctx, session.User(blocks...))
+			assert.ErrorIs(t, err, session.ErrTooLarge)
+			log, err := store.Load(ctx, s.ID())
+			require.NoError(t, err)
+			assert.Len(t, log.Entries, n, "nothing was appended")
+		})
+	}
+}
+
+func innerFileStore(s session.Store) (*session.FileStore, bool) {
+	if o, ok := s.(*session.ObservedStore); ok {
+		s = o.Unwrap()
+	}
+	fs, ok := s.(*session.FileStore)
+	return fs, ok
+}
+
+// TestFileStoreLimits: a store with lower limits refuses appends and
+// files over them with clear errors.
+func TestFileStoreLimits(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	lim := session.Limits{MaxLineBytes: 4 << 10, MaxEntries: 10, MaxLogBytes: 16 << 10}
+	store := openFS(t, root, &session.FileStoreOptions{Limits: lim, MaxStringChars: -1})
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-lim", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.UserText(strings.Repeat("x", 5<<10)))
+	var le *session.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "line", le.What)
+	assert.Contains(t, err.Error(), "MaxLineBytes")
+	for range 10 {
+		_, err = s.Append(ctx, session.UserText("small"))
+		require.NoError(t, err)
+	}
+	_, err = s.Append(ctx, session.UserText("one too many"))
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "entries", le.What)
+	assert.Equal(t, 10, s.Len())
+
+	// A file over the limits, written by someone else, is refused whole.
+	path := sessionFileOf(t, root, "s-lim")
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+	data := mustRead(t, path)
+	var more bytes.Buffer
+	more.Write(data)
+	for range 20 {
+		more.WriteString(`{"type":"custom","id":"` + strings.Repeat("a", 8) + `x` + string(rune('a'+more.Len()%26)) + `","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","customType":"x"}` + "\n")
+	}
+	require.NoError(t, os.WriteFile(path, more.Bytes(), 0o600))
+	_, err = session.Open(ctx, openFS(t, root, &session.FileStoreOptions{Limits: lim}), "s-lim")
+	require.ErrorIs(t, err, session.ErrTooLarge)
+	assert.Contains(t, err.Error(), path, "the error names the file")
+	// With the default limits it opens.
+	_, err = session.Open(ctx, openFS(t, root, nil), "s-lim")
+	require.NoError(t, err)
+}
+
+// hostileLog writes a session file whose second entry line is n bytes
+// long (a JSON string member of n bytes).
+func hostileLog(t *testing.T, dir string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, "hostile.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	f.WriteString(`{"type":"session","version":3,"id":"s-hostile","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n")
+	f.WriteString(`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"before","timestamp":1}}` + "\n")
+	f.WriteString(`{"type":"custom","id":"big","parentId":"m1","timestamp":"2026-01-15T10:00:02.000Z","customType":"x","data":"`)
+	chunk := bytes.Repeat([]byte("A"), 1<<20)
+	for w := 0; w < n; w += len(chunk) {
+		f.Write(chunk[:min(len(chunk), n-w)])
+	}
+	f.WriteString(`"}` + "\n")
+	f.WriteString(`{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-01-15T10:00:03.000Z","message":{"role":"user","content":"after","timestamp":3}}` + "\n")
+	return path
+}
+
+// allocated runs fn and returns the bytes it allocated.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestHostileLongLine: a line far over the limit is skipped as it is
+// read, never held in memory, and reported as a malformed line; every
+// reader agrees, and a strict read refuses it.
+func TestHostileLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 48 MB file")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := hostileLog(t, dir, 48<<20)
+	// A limit far below the line, so that what is allocated tells
+	// whether the line was held.
+	lim := session.Limits{MaxLineBytes: 1 << 20}
+	check := func(t *testing.T, log *session.Log) {
+		t.Helper()
+		require.Len(t, log.Entries, 2)
+		require.Len(t, log.Malformed, 1)
+		assert.Equal(t, 3, log.Malformed[0].Line)
+		assert.ErrorIs(t, log.Malformed[0].Err, session.ErrTooLarge)
+	}
+	var s *session.Session
+	var store *session.FileStore
+	alloc := allocated(func() {
+		var err error
+		s, store, err = session.OpenFile(ctx, path, &session.FileStoreOptions{Limits: lim})
+		require.NoError(t, err)
+	})
+	check(t, s.Log())
+	assert.Less(t, alloc, uint64(16<<20), "opening allocated %d MB for a 48 MB line", alloc>>20)
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+
+	alloc = allocated(func() {
+		log, err := session.ReadLog(mustOpen(t, path), &session.ReadOptions{Limits: lim})
+		require.NoError(t, err)
+		check(t, log)
+	})
+	assert.Less(t, alloc, uint64(8<<20), "ReadLog allocated %d MB", alloc>>20)
+	_, err := session.ReadLog(mustOpen(t, path), &session.ReadOptions{Strict: true, Limits: lim})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+
+	data := mustRead(t, path)
+	log, err := session.DecodeLog(data, &session.ReadOptions{Limits: lim})
+	require.NoError(t, err)
+	check(t, log)
+	_, err = session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: lim})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	// With the default limit (64 MiB) it is an entry like any other.
+	log, err = session.DecodeLog(data, nil)
+	require.NoError(t, err)
+	assert.Len(t, log.Entries, 3)
+}
+
+// TestHostileManyEntries: a log of more lines than the limit is refused
+// before its entries are decoded, by every reader.
+func TestHostileManyEntries(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":3,"id":"s-many","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n")
+	for i := range 5000 {
+		b.WriteString(`{"type":"custom","id":"e` + strings.Repeat("0", 6) + itoa(i) + `","parentId":null,"customType":"x"}` + "\n")
+	}
+	path := filepath.Join(dir, "many.jsonl")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o600))
+	lim := session.Limits{MaxEntries: 4999}
+	_, err := session.DecodeLog(b.Bytes(), &session.ReadOptions{Limits: lim})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	_, err = session.ReadLog(bytes.NewReader(b.Bytes()), &session.ReadOptions{Limits: lim})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	_, _, err = session.OpenFile(ctx, path, &session.FileStoreOptions{Limits: lim})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	var le *session.LimitError
+	require.True(t, errors.As(err, &le))
+	assert.Equal(t, "entries", le.What)
+	// One more allowed, and it opens.
+	s, st, err := session.OpenFile(ctx, path, &session.FileStoreOptions{Limits: session.Limits{MaxEntries: 5000}})
+	require.NoError(t, err)
+	assert.Equal(t, 5000, s.Len())
+	st.Close()
+	// And a whole-log limit.
+	_, err = session.DecodeLog(b.Bytes(), &session.ReadOptions{Limits: session.Limits{MaxLogBytes: 1000}})
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+}
