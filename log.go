@@ -922,7 +922,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		return line, complete, 0, nil
 	}
 	var lines atomic.Int64 // lines counted by the chunks so far, for MaxEntries
-	var next atomic.Int64 // chunks taken, from the end
+	var next atomic.Int64  // chunks taken, from the end
 	// Each worker reads its chunks into one buffer, and keeps what it
 	// decodes in an arena: few allocations, and no garbage of the size
 	// of the file for the collector to catch up with.
