@@ -195,6 +195,10 @@ func cmdFork(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitError
 	}
+	if *at == "" && s.LeafID() == "" {
+		fmt.Fprintf(stderr, "agentsession: %s: nothing to fork: the leaf is before the first entry (name one with --at)\n", path)
+		return exitError
+	}
 	storeRoot, ok := layoutRoot(path)
 	if !ok {
 		storeRoot = *root

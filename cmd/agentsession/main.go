@@ -205,7 +205,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // readLog reads a session file without ever opening it for writing.
 func readLog(path string) (*session.Log, error) {
-	data, err := os.ReadFile(path)
+	f, err := openSessionFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}
@@ -656,13 +661,38 @@ func verifyFile(arg, root, blobs string) (path string, findings []session.Findin
 	if path, err = locate(arg, root); err != nil {
 		return arg, nil, 0, err
 	}
-	f, err := os.Open(path)
+	f, err := openSessionFile(path)
 	if err != nil {
 		return path, nil, 0, err
 	}
 	defer f.Close()
 	findings, n, err = session.VerifyReader(context.Background(), f, blobDir(path, blobs), nil)
 	return path, findings, n, session.WithPath(err, path)
+}
+
+// openSessionFile opens a session file for reading as a FileStore would:
+// one in a store's layout (<root>/--cwd--/file) through the root, so that
+// every command refuses one that escapes it (a symlinked directory, say)
+// as compact, which writes through a FileStore, does.
+func openSessionFile(path string) (*os.File, error) {
+	root, ok := layoutRoot(path)
+	if !ok {
+		return os.Open(path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Open(rel)
 }
 
 // blobDir is the blob directory of the session file at path: blobs when

@@ -457,3 +457,59 @@ func TestEditCommandsOnOlderVersions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 }
+
+// TestEscapingFileRefusedEverywhere: a session file in a store's layout
+// whose directory is a symlink out of the store is refused by every
+// command, with the same error, and nothing is created.
+func TestEscapingFileRefusedEverywhere(t *testing.T) {
+	ctx := context.Background()
+	elsewhere, root := t.TempDir(), t.TempDir()
+	store, err := session.OpenFileStore(elsewhere, nil)
+	require.NoError(t, err)
+	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.UserText("hello"))
+	require.NoError(t, err)
+	real, err := store.Path(s.ID())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+	require.NoError(t, os.Symlink(filepath.Dir(real), filepath.Join(root, "--w--")))
+	path := filepath.Join(root, "--w--", filepath.Base(real))
+	for _, cmd := range [][]string{{"context", path}, {"tree", path}, {"verify", path}, {"checkpoints", path},
+		{"fork", path}, {"compact", path}, {"compact", "--dry-run", path}} {
+		_, errOut, code := runCLI(cmd...)
+		assert.NotEqual(t, 0, code, "%v succeeded", cmd)
+		assert.Contains(t, errOut, "path escapes from parent", "%v", cmd)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{path}, files, "a fork was made")
+	ents, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Len(t, ents, 1, "the store's root holds only the symlink")
+}
+
+// TestForkNothingRefused: a fork that would hold no entry is an error,
+// never an empty success.
+func TestForkNothingRefused(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.UserText("hello"))
+	require.NoError(t, err)
+	require.NoError(t, s.ResetLeaf(ctx))
+	path, err := store.Path(s.ID())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+	_, errOut, code := runCLI("fork", path)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "nothing to fork")
+	files, err := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	require.NoError(t, err)
+	assert.Len(t, files, 1, "a fork was made")
+}
