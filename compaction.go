@@ -821,8 +821,8 @@ func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, e
 
 // prune is one attempt of Prune; callers hold mu.
 func (s *Session) prune(ctx context.Context, o PruneOptions) (PruneResult, error) {
-	if len(s.malformed) > 0 && !o.DropUnreadable {
-		return PruneResult{}, unreadableError("", &Log{Malformed: s.malformed}, "pruning session "+s.id)
+	if len(s.malformed)+len(s.partial) > 0 && !o.DropUnreadable {
+		return PruneResult{}, unreadableError("", &Log{Malformed: s.malformed, Partial: s.partial}, "pruning session "+s.id)
 	}
 	for i := range s.t.nodes {
 		if s.t.nodes[i].flags&(fShadowed|fMissingParent|fSelfParent|fCycle) != 0 {

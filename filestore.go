@@ -1122,7 +1122,7 @@ func (s *FileStore) release(fsess *fileSession) error {
 // appendLarge writes lines in pieces of about maxPending bytes, each
 // encoded while the one before is written. If one fails, the file goes
 // back to its length before the first: the append is all or nothing.
-func (s *FileStore) appendLarge(fsess *fileSession, lines [][]byte) error {
+func (s *FileStore) appendLarge(fsess *fileSession, lines [][]byte, end string) error {
 	if err := s.writePending(fsess); err != nil {
 		return err
 	}
@@ -1134,8 +1134,8 @@ func (s *FileStore) appendLarge(fsess *fileSession, lines [][]byte) error {
 		fsess.size = start
 		return err // latched by land
 	}
-	for _, l := range lines {
-		fsess.pending = append(append(fsess.pending, l...), '\n')
+	for i, l := range lines {
+		fsess.pending = appendLine(fsess.pending, l, i, len(lines), end)
 		if len(fsess.pending) >= maxPending {
 			if err := s.land(fsess); err != nil {
 				return fail(err)
@@ -1424,27 +1424,70 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	if err := checkAppend(opts, fsess.last, fsess.ids.has, entries); err != nil {
 		return err
 	}
+	// The lines of an append of several entries carry a marker naming
+	// its last entry, so that readers take them all or none (group.go).
+	end, extra := "", 0
+	if len(lines) > 1 {
+		end = entries[len(entries)-1].id
+		extra = len(appendMarked(nil, []byte("{}"), end)) - 2
+	}
 	// Never write what a reader would refuse.
-	if err := s.lim.checkWrite(fsess.size+fsess.unwritten(), fsess.lines-1, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
+	if err := s.lim.checkWrite(fsess.size+fsess.unwritten(), fsess.lines-1, len(lines), func(i int) int {
+		if i < len(lines)-1 {
+			return len(lines[i]) + extra
+		}
+		return len(lines[i])
+	}); err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}
+	if len(lines) > 1 && fsess.count == 0 && fsess.lines == 1 && fsess.unwritten() == 0 && !fsess.cut {
+		// The first append of a session, of several entries (a fork, a
+		// copy, a first turn): the whole file, no markers needed.
+		if err := s.appendWhole(ctx, fsess, lines, entries); err != nil {
+			return err
+		}
+	} else {
+		if err := s.queue(fsess, lines, end, extra); err != nil {
+			return err
+		}
+		fsess.appended(entries)
+	}
+	s.touched(fsess)
+	return nil
+}
+
+// appended notes entries, whose lines were just written or gathered.
+func (fsess *fileSession) appended(entries []Entry) {
+	for _, e := range entries {
+		fsess.ids.add(e.id)
+		fsess.noteTitle(e)
+	}
+	fsess.count += len(entries)
+	fsess.last = entries[len(entries)-1].id
+	fsess.lines += len(entries)
+	fsess.mark()
+}
+
+// queue writes or gathers the lines of an append at the end of the file,
+// as the policy says, marked with end when there are several.
+func (s *FileStore) queue(fsess *fileSession, lines [][]byte, end string, extra int) error {
 	if fsess.needNL && len(fsess.pending) == 0 {
 		fsess.pending = append(fsess.pending, '\n')
 		fsess.needNL = false
 	}
-	n := 0
+	n := extra * (len(lines) - 1)
 	for _, l := range lines {
 		n += len(l) + 1
 	}
 	if n > maxPending {
 		// A fork or an import appends megabytes at once: written a piece
 		// at a time rather than gathered whole.
-		if err := s.appendLarge(fsess, lines); err != nil {
+		if err := s.appendLarge(fsess, lines, end); err != nil {
 			return err
 		}
 	} else {
-		for _, l := range lines {
-			fsess.pending = append(append(fsess.pending, l...), '\n')
+		for i, l := range lines {
+			fsess.pending = appendLine(fsess.pending, l, i, len(lines), end)
 		}
 	}
 	switch {
@@ -1468,15 +1511,50 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		}
 		fsess.dirty = false
 	}
-	for _, e := range entries {
-		fsess.ids.add(e.id)
-		fsess.noteTitle(e)
+	return nil
+}
+
+// appendWhole writes the first append of a session, of several entries,
+// as a whole file: the header line as it is and the lines, written beside
+// the file, synced and renamed over it. A crash leaves the session empty
+// or with the whole append, and its lines need no marker, so a fork or a
+// copy reads back line for line as its source. Callers hold the
+// exclusive lock, with nothing pending; they keep it on the new file.
+func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [][]byte, entries []Entry) error {
+	n := fsess.size + 1
+	for _, l := range lines {
+		n += int64(len(l)) + 1
 	}
-	fsess.count += len(entries)
-	fsess.last = entries[len(entries)-1].id
-	fsess.lines += len(lines)
-	fsess.mark()
-	s.touched(fsess)
+	data := make([]byte, fsess.size, n)
+	if _, err := fsess.f.ReadAt(data, 0); err != nil {
+		return s.ioErr(fsess, "read", err)
+	}
+	if fsess.needNL {
+		data = append(data, '\n')
+	}
+	for _, l := range lines {
+		data = append(append(data, l...), '\n')
+	}
+	if err := s.writeNew(fsess.rel, data, true); err != nil {
+		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
+	}
+	// The session is in the new file: lock it before anyone else writes
+	// to it, and learn what another process appended in between. (The
+	// append has happened: a failure now is latched.)
+	s.closeFile(fsess)
+	if err := s.ensureOpen(fsess); err != nil {
+		return s.latch(fsess, "open", err)
+	}
+	if err := s.acquire(context.WithoutCancel(ctx), fsess); err != nil {
+		return s.latch(fsess, "lock", err)
+	}
+	fsess.size, fsess.needNL, fsess.cut, fsess.dirty = int64(len(data)), false, false, false
+	fsess.loaded = true
+	fsess.marks.reset()
+	fsess.appended(entries)
+	if _, err := s.catchUp(ctx, fsess); err != nil {
+		return s.latch(fsess, "read", err)
+	}
 	return nil
 }
 
@@ -1561,47 +1639,51 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 			fsess.needNL = false
 		}
 	}
-	// Lines are read as the whole-file reader reads them (leniently), so
-	// that the entries counted here are those a Load returns.
+	// Lines are read as the whole-file reader reads them (leniently, the
+	// lines of an append a crash cut short left out), so that the
+	// entries counted here are those a Load returns.
 	p := s.parser(false)
 	p.line, p.gotHeader = fsess.lines, true
+	var got []seenLine
+	fsess.cut = false
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			// A last line without newline: whole (needs one) or torn (cut).
-			if e, ok, _ := p.entryLine(rest, false); ok {
-				fsess.addEntry(e)
-				fsess.size += int64(len(rest))
-				fsess.needNL, fsess.cut = true, false
-				fsess.lines = p.line
-				fsess.mark()
-			} else if p.torn != nil {
+			e, ok, _ := p.entryLine(rest, false)
+			if p.torn != nil {
 				fsess.cut = true
-			} else {
-				fsess.size += int64(len(rest)) // whole but malformed
-				fsess.needNL, fsess.cut = true, false
-				fsess.lines = p.line
+				break
 			}
-			return false, nil
+			fsess.size += int64(len(rest))
+			fsess.needNL = true
+			if ok {
+				got = append(got, seenLine{e: e, end: fsess.size + 1, line: p.line})
+			}
+			break
 		}
 		e, ok, _ := p.entryLine(rest[:i], true)
 		fsess.size += int64(i + 1)
-		fsess.lines = p.line
 		if ok {
-			fsess.addEntry(e)
-			fsess.mark()
+			got = append(got, seenLine{e: e, end: fsess.size, line: p.line})
 		}
 		rest = rest[i+1:]
 	}
-	fsess.cut = false
+	keep := kept(got, p.marked)
+	for k, g := range got {
+		fsess.ids.add(g.e.id) // a cut append's ids too: never reused
+		if keep[k] {
+			fsess.noteTitle(g.e)
+			fsess.count++
+			fsess.last = g.e.id
+			fsess.marks.push(mark{n: fsess.count, last: g.e.id, off: g.end, line: g.line})
+		}
+	}
+	fsess.lines = p.line
+	if fsess.cut {
+		fsess.lines-- // the torn line is not one
+	}
 	return false, nil
-}
-
-func (fsess *fileSession) addEntry(e Entry) {
-	fsess.ids.add(e.id)
-	fsess.noteTitle(e)
-	fsess.count++
-	fsess.last = e.id
 }
 
 // Flush implements Flusher: with SyncOnFlush it makes the appends so far
@@ -1718,20 +1800,22 @@ func (s *FileStore) rewriteChecked(fsess *fileSession, opts RewriteOptions, data
 // that would drop the lines of log that are not entries, or nil if it
 // has none.
 func unreadableError(path string, log *Log, what string) error {
-	if len(log.Malformed) == 0 {
+	bad := append(slices.Clone(log.Malformed), log.Partial...)
+	if len(bad) == 0 {
 		return nil
 	}
-	lines := make([]string, 0, min(len(log.Malformed), 10))
-	for i, m := range log.Malformed {
+	slices.SortFunc(bad, func(a, b LineError) int { return cmp.Compare(a.Line, b.Line) })
+	lines := make([]string, 0, min(len(bad), 10))
+	for i, m := range bad {
 		if i == 10 {
 			lines = append(lines, "...")
 			break
 		}
 		lines = append(lines, strconv.Itoa(m.Line))
 	}
-	return &CorruptError{Path: path, Line: log.Malformed[0].Line, Err: fmt.Errorf(
-		"%s would drop %d line(s) that could not be read as entries (line %s); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
-		what, len(log.Malformed), strings.Join(lines, ", "))}
+	return &CorruptError{Path: path, Line: bad[0].Line, Err: fmt.Errorf(
+		"%s would drop %d line(s) that are not entries (line %s: malformed, or of an append a crash cut short); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
+		what, len(bad), strings.Join(lines, ", "))}
 }
 
 // rewriteLocked replaces the file with h and entries. The caller holds

@@ -139,14 +139,9 @@ func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, erro
 		if k, err := fsess.f.ReadAt(buf, lo); err != nil && !(errors.Is(err, io.EOF) && k == len(buf)) {
 			return mark{}, s.ioErr(fsess, "read", err)
 		}
-		// The lines that start in the window, the first of the file
-		// (the header) or the first after a newline.
-		type seen struct {
-			id    string
-			end   int64 // offset past the line and its newline
-			lines int   // lines from there to the end
-		}
-		var ids []seen
+		// The entries of the lines that start in the window, from the
+		// first of the file (the header) or the first after a newline.
+		var got []seenLine
 		pos := 0
 		if lo > 0 {
 			i := bytes.IndexByte(buf, '\n')
@@ -170,19 +165,27 @@ func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, erro
 			}
 			lines++
 			if e, ok, _ := p.entryLine(line, true); ok {
-				ids = append(ids, seen{id: e.id, end: lo + int64(next), lines: lines})
+				got = append(got, seenLine{e: e, end: lo + int64(next), line: lines})
 			}
 			pos = next
 		}
+		// The entries of appends a crash cut short do not count.
+		keep := kept(got, p.marked)
+		ids := got[:0]
+		for k, g := range got {
+			if keep[k] {
+				ids = append(ids, g)
+			}
+		}
 		if k := len(ids) - after - 1; k >= 0 {
-			if ids[k].id != last {
+			if ids[k].e.id != last {
 				return mark{}, fmt.Errorf("%w: entry %d is no longer %s (the log was rewritten)", ErrConflict, n, last)
 			}
 			off := ids[k].end
 			if after == 0 && fsess.needNL {
 				off++ // past the newline the last line will get
 			}
-			return mark{n: n, last: last, off: off, line: fsess.lines - (lines - ids[k].lines)}, nil
+			return mark{n: n, last: last, off: off, line: fsess.lines - (lines - ids[k].line)}, nil
 		}
 		if lo == 0 {
 			return mark{}, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, len(ids), n)
@@ -244,7 +247,7 @@ func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, las
 			entries = append(entries, e)
 		}
 	}
-	log := p.finish(entries)
+	log := p.finish(p.resolve(entries))
 	if fsess.cut {
 		log.Torn = &LineError{Line: p.line + 1, Err: errors.New("torn line: cut short by a crash")}
 	}

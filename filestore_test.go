@@ -566,6 +566,8 @@ func TestFileStoreChild(t *testing.T) {
 		closeLatchedChild(t)
 	case "hold-lock":
 		holdLockChild(t)
+	case "turn-crash":
+		turnCrashChild(t)
 	case "crash":
 		// Append forever with the policy given, reporting each entry once
 		// its append returned, until killed.

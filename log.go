@@ -199,6 +199,11 @@ type Log struct {
 	// valid JSON), as after a crash in the middle of a write. It is not in
 	// Malformed.
 	Torn *LineError
+	// Partial lists the whole lines of appends of several entries that a
+	// crash cut short (their last entry never reached the file): they are
+	// not entries, since an append is all or nothing, and are kept in the
+	// file (see group.go). Not in Malformed; each Err is ErrPartialAppend.
+	Partial []LineError
 	// MigratedFrom is the format version the log had before it was
 	// upgraded to CurrentVersion while reading, or 0.
 	MigratedFrom int
@@ -273,7 +278,19 @@ type logParser struct {
 	gotHeader bool
 	mig       *migrator
 	malformed []LineError
+	partial   []LineError
 	torn      *LineError
+	// The entries it returned (nent), and those among them that carried
+	// an append's marker (see group.go), by their index in that count.
+	nent   int
+	marked []markAt
+}
+
+// markAt is an entry that carried an append's marker.
+type markAt struct {
+	i    int    // its index among the parser's entries
+	end  string // the id it names
+	line int
 }
 
 // headerLine handles line 1.
@@ -324,18 +341,28 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 		return Entry{}, false, nil
 	}
 	var err error
+	end := ""
 	if p.mig != nil {
-		v, err = p.mig.entry(v)
+		// No file of an older version holds a real marker (they are
+		// written in the current one): one there is only dropped.
+		if v, err = p.mig.entry(v); err == nil {
+			v, _ = cutMark(v)
+		}
 	} else {
 		// The entry keeps its whole line, so that writing it back keeps
-		// every byte (a CRLF file's carriage returns, say).
-		v = line
+		// every byte (a CRLF file's carriage returns, say); a marked line
+		// keeps it without its marker.
+		v, end = cutMark(line)
 	}
 	var e Entry
 	if err == nil {
 		e, err = parseEntryMode(v, !p.strict)
 	}
 	if err == nil {
+		if end != "" {
+			p.marked = append(p.marked, markAt{i: p.nent, end: end, line: p.line})
+		}
+		p.nent++
 		return e, true, nil
 	}
 	le := LineError{Line: p.line, Err: err}
@@ -389,8 +416,28 @@ func lineCount(data []byte) int {
 	return n
 }
 
+// resolve applies the all-or-nothing rule of multi-entry appends to the
+// entries p returned (see group.go): it returns those that count, and
+// notes the lines of cut appends in p.partial.
+func (p *logParser) resolve(entries []Entry) []Entry {
+	if len(p.marked) == 0 {
+		return entries
+	}
+	marks := make([]string, len(entries))
+	lines := make(map[int]int, len(p.marked))
+	for _, m := range p.marked {
+		marks[m.i] = m.end
+		lines[m.i] = m.line
+	}
+	kept, cut := groups(entries, marks)
+	for _, i := range cut {
+		p.partial = append(p.partial, LineError{Line: lines[i], Err: ErrPartialAppend})
+	}
+	return kept
+}
+
 func (p *logParser) finish(entries []Entry) *Log {
-	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Torn: p.torn, lines: p.line}
+	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Partial: p.partial, Torn: p.torn, lines: p.line}
 	if p.mig != nil {
 		l.MigratedFrom = p.mig.from
 	}
@@ -449,7 +496,7 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 			entries = append(entries, e)
 		}
 	}
-	l := p.finish(entries)
+	l := p.finish(p.resolve(entries))
 	l.refs = refs
 	return l, nil
 }
@@ -564,6 +611,11 @@ func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 			}
 			return nil, c.err
 		}
+		for _, m := range c.p.marked {
+			m.i += len(entries)
+			m.line += base
+			p.marked = append(p.marked, m)
+		}
 		entries = append(entries, c.entries...)
 		refs = max(refs, c.refs)
 		for _, m := range c.p.malformed {
@@ -582,7 +634,7 @@ func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 		base += c.lines
 	}
 	p.line = base
-	l := p.finish(entries)
+	l := p.finish(p.resolve(entries))
 	l.refs = refs
 	return l, nil
 }
@@ -615,6 +667,12 @@ type Decoder struct {
 	read  int64 // bytes read
 	lines int   // lines read after the header
 	long  int64 // the size of the line just skipped for its length, or 0
+	// The entries of a multi-entry append read so far, held until its
+	// last one comes (heldEnd), with their lines; out, those to return.
+	held      []Entry
+	heldEnd   string
+	heldLines []int
+	out       []Entry
 }
 
 // NewDecoder returns a decoder reading from r.
@@ -691,11 +749,64 @@ func (d *Decoder) Header() (Header, error) {
 }
 
 // Next returns the next entry, or io.EOF after the last one. Malformed
-// lines are skipped (or, in strict mode, end decoding with an error).
+// lines are skipped (or, in strict mode, end decoding with an error), and
+// so are the lines of an append a crash cut short (see Partial): the
+// lines of an append of several entries are returned once its last one
+// has been read.
 func (d *Decoder) Next() (Entry, error) {
 	if _, err := d.Header(); err != nil {
 		return Entry{}, err
 	}
+	for {
+		if len(d.out) > 0 {
+			e := d.out[0]
+			d.out = d.out[1:]
+			return e, nil
+		}
+		e, err := d.next()
+		if err == io.EOF && len(d.held) > 0 {
+			d.cutHeld()
+			continue
+		}
+		if err != nil {
+			return Entry{}, err
+		}
+		end := ""
+		if n := len(d.p.marked); n > 0 && d.p.marked[n-1].i == d.p.nent-1 {
+			end = d.p.marked[n-1].end
+		}
+		switch {
+		case end != "" && len(d.held) > 0 && d.heldEnd == end:
+			d.held = append(d.held, e)
+			d.heldLines = append(d.heldLines, d.p.line)
+		case end != "":
+			d.cutHeld()
+			d.held, d.heldEnd, d.heldLines = append(d.held, e), end, append(d.heldLines, d.p.line)
+		case len(d.held) > 0 && e.id == d.heldEnd:
+			d.out = append(append(d.out, d.held...), e)
+			d.held, d.heldLines = d.held[:0], d.heldLines[:0]
+		default:
+			d.cutHeld()
+			return e, nil
+		}
+	}
+}
+
+// cutHeld reports the lines held for an append whose last entry did not
+// come, as Partial.
+func (d *Decoder) cutHeld() {
+	for _, l := range d.heldLines {
+		d.p.partial = append(d.p.partial, LineError{Line: l, Err: ErrPartialAppend})
+	}
+	d.held, d.heldLines = d.held[:0], d.heldLines[:0]
+}
+
+// Partial returns the lines of appends a crash cut short found so far
+// (see Log.Partial).
+func (d *Decoder) Partial() []LineError { return d.p.partial }
+
+// next reads the next line that is an entry.
+func (d *Decoder) next() (Entry, error) {
 	for {
 		line, complete, err := d.readLine()
 		if err != nil {
@@ -1013,9 +1124,10 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			// Blob references are resolved in the entry's bytes: their
 			// entries are not made compact.
 			eager := !c.later && start >= c.comp && (!(c.refs == refsSome || spanned) || !bytes.Contains(line, []byte(BlobPrefix)))
-			if eager {
+			if eager && !marked(line) {
 				if e, ok := compactLine(line, &w.arena, &w.spans); ok {
 					c.p.line++
+					c.p.nent++
 					c.entries = append(c.entries, e)
 					continue
 				}

@@ -137,6 +137,13 @@ func FuzzReadLogFile(f *testing.F) {
 	long := strings.Repeat(`x\t\"y\" é\n`, 8)
 	f.Add([]byte(`{"type":"session","version":3,"id":"s"}`+"\n"+`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"`+long+`"}]}}`+"\n"+
 		`{"type":"message","id":"b","parentId":"a","message":{"role":"assistant","content":"`+long+`\/"},"x":"`+long+`"}`), uint8(40))
+	// Appends of several entries: one whole, one cut short, then more.
+	marked := `{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"custom","id":"a","parentId":null,"agentsession.appendEnd":"b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
+		`{"type":"custom","id":"c","parentId":"b","agentsession.appendEnd":"e"}` + "\n" + `{"type":"custom","id":"d","parentId":"c","agentsession.appendEnd":"e"}` + "\n" +
+		`{"type":"custom","id":"x","parentId":"b"}` + "\n" + `{"type":"custom","id":"y","parentId":"x","agentsession.appendEnd":"z"}` + "\n"
+	f.Add([]byte(marked), uint8(7))
+	f.Add([]byte(marked), uint8(60))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		defer func(old int64) { readChunk = old }(readChunk)
 		readChunk = int64(chunk%64) + 1
@@ -154,8 +161,10 @@ func FuzzReadLogFile(f *testing.F) {
 				continue
 			}
 			if len(got.Entries) != len(want.Entries) || fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) ||
-				fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) || got.MigratedFrom != want.MigratedFrom {
-				t.Fatalf("got %d entries %v %v, want %d %v %v", len(got.Entries), got.Malformed, got.Torn, len(want.Entries), want.Malformed, want.Torn)
+				fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) || got.MigratedFrom != want.MigratedFrom ||
+				fmt.Sprint(got.Partial) != fmt.Sprint(want.Partial) {
+				t.Fatalf("got %d entries %v %v %v, want %d %v %v %v", len(got.Entries), got.Malformed, got.Torn, got.Partial,
+					len(want.Entries), want.Malformed, want.Torn, want.Partial)
 			}
 			for i := range want.Entries {
 				sameEntry(t, got.Entries[i], want.Entries[i])

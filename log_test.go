@@ -318,6 +318,8 @@ func FuzzDecodeLog(f *testing.F) {
 	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"compaction","firstKeptEntryIndex":0}` + "\n"))
 	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","message":{"role":"hookMessage"}}` + "\n{"))
 	f.Add([]byte(""))
+	f.Add([]byte(header3 + "\n" + `{"type":"custom","id":"a","parentId":null,"agentsession.appendEnd":"b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
+		`{"type":"custom","id":"c","parentId":"b","agentsession.appendEnd":"e"}` + "\n" + `{"type":"custom","id":"x","parentId":"b"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, strict := range []bool{false, true} {
 			log, err := session.DecodeLog(data, &session.ReadOptions{Strict: strict})
@@ -333,6 +335,9 @@ func FuzzDecodeLog(f *testing.F) {
 			}
 			if fmt.Sprint(ids(log.Entries)) != fmt.Sprint(ids(stream.Entries)) && log.MigratedFrom == 0 {
 				t.Fatalf("DecodeLog and ReadLog disagree")
+			}
+			if fmt.Sprint(log.Partial) != fmt.Sprint(stream.Partial) {
+				t.Fatalf("DecodeLog and ReadLog disagree on cut appends: %v, %v", log.Partial, stream.Partial)
 			}
 			var out bytes.Buffer
 			if err := session.WriteLog(&out, log); err != nil {

@@ -45,6 +45,7 @@ type Session struct {
 	obs    Observer // from an ObservedStore; nil: nothing is measured
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
+	partial   []LineError
 	torn      *LineError
 	closed    bool
 	now       func() time.Time
@@ -138,7 +139,7 @@ func OpenLog(log *Log) (*Session, error) {
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
-	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Torn: log.Torn}), nil
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Torn: log.Torn}), nil
 }
 
 func newSession(store Store, log *Log) *Session {
@@ -156,7 +157,7 @@ func (s *Session) reset(log *Log) {
 	s.last = lastID(log.Entries)
 	s.pc = nil
 	s.usage = usageCache{leaf: -2}
-	s.malformed, s.torn = log.Malformed, log.Torn
+	s.malformed, s.partial, s.torn = log.Malformed, log.Partial, log.Torn
 }
 
 // ID returns the session id.
@@ -190,7 +191,7 @@ func (s *Session) Log() *Log {
 	for i := range s.t.nodes {
 		entries[i] = s.t.nodes[i].e
 	}
-	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed)}
+	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed), Partial: slices.Clone(s.partial)}
 	if s.torn != nil {
 		t := *s.torn
 		l.Torn = &t

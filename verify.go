@@ -27,6 +27,7 @@ const (
 	FindingCompactionStart FindingKind = "compaction-start" // a compaction's firstKeptEntryId is not on its path
 	FindingUnresolvedBlob  FindingKind = "unresolved-blob"  // an image still holds a blob reference: the blob is missing or corrupt
 	FindingBadField        FindingKind = "bad-field"        // a member of a known entry type has the wrong type; it is ignored, the entry kept
+	FindingPartialAppend   FindingKind = "partial-append"   // a line of an append a crash cut short; not an entry, kept in the file
 )
 
 // Finding is one problem in a log.
@@ -62,6 +63,9 @@ func Verify(l *Log) []Finding {
 	var out []Finding
 	for _, m := range l.Malformed {
 		out = append(out, Finding{Kind: FindingMalformedLine, Line: m.Line, Detail: m.Err.Error()})
+	}
+	for _, m := range l.Partial {
+		out = append(out, Finding{Kind: FindingPartialAppend, Line: m.Line, Detail: m.Err.Error()})
 	}
 	if l.Torn != nil {
 		out = append(out, Finding{Kind: FindingTornTail, Line: l.Torn.Line, Detail: l.Torn.Err.Error()})

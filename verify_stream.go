@@ -56,7 +56,7 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 		}
 		skeleton = append(skeleton, sk)
 	}
-	log := &Log{Header: h, Entries: skeleton, Malformed: d.Malformed(), Torn: d.Torn()}
+	log := &Log{Header: h, Entries: skeleton, Malformed: d.Malformed(), Partial: d.Partial(), Torn: d.Torn()}
 	findings := Verify(log)
 	// The blob findings go where Verify puts its own, at the end; the
 	// members of a wrong type were found by Verify in the skeleton.

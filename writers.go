@@ -154,6 +154,7 @@ func (s *Session) reload(ctx context.Context) error {
 				s.header = tail.Header
 				s.last = s.t.nodes[len(s.t.nodes)-1].e.id
 				s.malformed = mergeLines(s.malformed, tail.Malformed)
+				s.partial = mergeLines(s.partial, tail.Partial)
 				s.torn = tail.Torn
 				return nil
 			}
