@@ -790,6 +790,14 @@ type PruneOptions struct {
 // lines that could not be read is refused (*CorruptError, ErrCorrupt)
 // unless opts.DropUnreadable is set, and a tree with structural problems
 // with ErrUnclean.
+//
+// Prune keeps what every branch end, label and this handle's leaf need,
+// but cannot know where other handles stand: a handle (in this process
+// or another) whose leaf is an entry Prune drops, because it opened the
+// session there and has appended nothing since, gets ErrConflict ("entry
+// ... was removed by another writer") at its next append, and should be
+// opened again. A handle that has appended keeps its branch, as every
+// branch end is kept; a checkpoint (Checkpoint) keeps a place for good.
 func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, error) {
 	var o PruneOptions
 	if opts != nil {

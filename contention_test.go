@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -50,8 +51,9 @@ func (c *loadCounter) Observe(_ context.Context, e session.Event) {
 }
 
 // hammer has handles (opened before any of them writes) append each
-// messages to session id at once, and returns the errors.
-func hammer(t testing.TB, store session.Store, id string, handles, each int) []error {
+// messages to session id at once, and returns the errors. ready, when not
+// nil, is called once the handles are open.
+func hammer(t testing.TB, store session.Store, id string, handles, each int, ready func()) []error {
 	t.Helper()
 	ctx := context.Background()
 	hs := make([]*session.Session, handles)
@@ -59,6 +61,9 @@ func hammer(t testing.TB, store session.Store, id string, handles, each int) []e
 		var err error
 		hs[k], err = session.Open(ctx, store, id)
 		require.NoError(t, err)
+	}
+	if ready != nil {
+		ready()
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -110,7 +115,7 @@ func TestContendedAppends(t *testing.T) {
 				if fs != nil {
 					reads = session.WholeReads(fs)
 				}
-				errs := hammer(t, store, id, c.handles, c.each)
+				errs := hammer(t, store, id, c.handles, c.each, nil)
 				if fs != nil && c.turns > 0 {
 					// (A handle of an empty session reads it whole: it knows no
 					// entry to read after.)
@@ -159,7 +164,15 @@ func hammerChild(t *testing.T) {
 	store := openFS(t, os.Getenv("AGENTSESSION_ROOT"), nil)
 	handles, _ := strconv.Atoi(os.Getenv("AGENTSESSION_HANDLES"))
 	each, _ := strconv.Atoi(os.Getenv("AGENTSESSION_EACH"))
-	for _, err := range hammer(t, store, os.Getenv("AGENTSESSION_ID"), handles, each) {
+	var ready func()
+	if os.Getenv("AGENTSESSION_READY") != "" {
+		// Say so once the handles are open, and wait for the word to go.
+		ready = func() {
+			os.Stdout.WriteString("ready\n")
+			bufio.NewReader(os.Stdin).ReadString('\n')
+		}
+	}
+	for _, err := range hammer(t, store, os.Getenv("AGENTSESSION_ID"), handles, each, ready) {
 		t.Error(err)
 	}
 }
@@ -179,7 +192,7 @@ func BenchmarkContendedAppends(b *testing.B) {
 		store := session.Observe(inner, counter)
 		reads := session.WholeReads(inner)
 		b.StartTimer()
-		errs := hammer(b, store, id, handles, each)
+		errs := hammer(b, store, id, handles, each, nil)
 		b.StopTimer()
 		if len(errs) > 0 {
 			b.Fatalf("%d of %d appends failed; the first: %v", len(errs), handles*each, errs[0])

@@ -1,7 +1,14 @@
 package session_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
+	"fmt"
+	"errors"
+	"os/exec"
+	"strconv"
 	"os"
 	"strings"
 	"testing"
@@ -114,4 +121,81 @@ func TestPruneRefusesUnreadableLines(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, res.Dropped)
 	assert.NotContains(t, string(mustRead(t, path)), "\x01broken")
+}
+
+// TestPruneRacingProcesses: writer processes append to a session while
+// this one prunes and compacts it again and again; every append that
+// returned in a writer is in the log at the end.
+func TestPruneRacingProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	p := prunable(t, store)
+	// The writers start from a checkpoint, which every prune keeps (a
+	// handle that stands on an entry a prune drops, having appended
+	// nothing yet, gets ErrConflict at its next append: see Prune).
+	_, err := p.Checkpoint(ctx, "writers start here")
+	require.NoError(t, err)
+	const procs, handles, each = 2, 2, 100
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]bytes.Buffer, procs)
+	gos := make([]io.WriteCloser, procs)
+	done := make(chan error, procs)
+	for k := range cmds {
+		cmds[k] = child(t, "AGENTSESSION_CHILD=hammer", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID="+p.ID(),
+			"AGENTSESSION_HANDLES="+strconv.Itoa(handles), "AGENTSESSION_EACH="+strconv.Itoa(each), "AGENTSESSION_READY=1")
+		out, err := cmds[k].StdoutPipe()
+		require.NoError(t, err)
+		gos[k], err = cmds[k].StdinPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmds[k].Start())
+		r := bufio.NewReader(out)
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "ready\n", line)
+		go func() {
+			io.Copy(&outs[k], r) // what it says, until it exits
+			err := cmds[k].Wait()
+			if err != nil {
+				err = fmt.Errorf("%w:\n%s", err, outs[k].String())
+			}
+			done <- err
+		}()
+	}
+	for _, g := range gos {
+		g.Write([]byte("go\n"))
+	}
+	prunes, finished := 0, 0
+	for finished < procs {
+		select {
+		case err := <-done:
+			require.NoError(t, err, "a writer process failed")
+			finished++
+			continue
+		default:
+		}
+		res, err := p.Prune(ctx, nil)
+		require.NoError(t, err)
+		if res.Dropped > 0 {
+			prunes++
+		}
+		turn(t, p, prunes, "read", "a.go", 100) // something to compact, and to prune next time
+		_, err = p.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 1})
+		if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
+			require.NoError(t, err)
+		}
+	}
+	log, err := openFS(t, root, nil).Load(ctx, p.ID())
+	require.NoError(t, err)
+	got := 0
+	for _, e := range log.Entries {
+		if m, err := e.Message(); err == nil && strings.HasPrefix(m.Text(), "handle ") {
+			got++
+		}
+	}
+	assert.Equal(t, procs*handles*each, got, "appends of the writer processes lost (%d prunes raced them)", prunes)
+	t.Logf("%d prunes that dropped entries raced %d appends from %d processes", prunes, procs*handles*each, procs)
 }
