@@ -82,15 +82,34 @@
 // # Stores
 //
 // A Store keeps logs: create, append (all or nothing, optionally
-// conditional on the last entry with AppendOptions.IfLast), load, rewrite,
-// list with cursor paging, delete. All tree logic lives in Session, so
-// every Store behaves the same. MemoryStore is the store for tests and for
-// New; FileStore keeps sessions on disk; the pgstore module
+// conditional on the last entry with AppendOptions.IfLast), load, rewrite
+// (conditional on the log the caller read, RewriteOptions), list with
+// cursor paging, delete. All tree logic lives in Session, so every Store
+// behaves the same. MemoryStore is the store for tests and for New;
+// FileStore keeps sessions on disk; the pgstore module
 // (github.com/agentsession/session/pgstore) keeps them in PostgreSQL for
 // agents on many machines; the storetest package is the conformance suite
 // every Store must pass. Optional abilities are discovered by type
-// assertion (Flusher, BlobStore). Copy moves a session between any two
-// stores and never overwrites one.
+// assertion (Flusher, BlobStore, TailLoader). Copy moves a session between
+// any two stores and never overwrites one. Every store applies the same
+// Limits to what it reads and writes.
+//
+// # Several writers
+//
+// Handles on one session (in one process, several processes, or several
+// machines on PostgreSQL) never lose or interleave each other's entries.
+// Every write is conditional on the last entry the handle knows of; when
+// another writer got there first the handle learns what was written (only
+// what is new: LoadTail) and tries again under its own leaf, so writers
+// end up on sibling branches. Handles of one session in one process take
+// turns, and writers in other processes are waited out with randomized,
+// growing pauses; a write that loses 32 times in a row (about a second)
+// fails with ErrConflict. Whole-log rewrites (Prune) are conditional too:
+// one decided on a log that changed since is decided again, so a prune
+// never drops what another writer appended.
+//
+// A closed Session does nothing: every method that returns an error
+// returns ErrClosed, before calling a summarizer or creating a fork.
 //
 // # FileStore
 //
@@ -111,10 +130,12 @@
 // so several processes can share a session; SyncPolicy chooses when they
 // are made durable (see it for what a crash can lose). A torn last line,
 // what a crash in the middle of a write leaves, is cut off before the
-// next append; a failed write or sync is rolled back and its error
-// latched (ErrWriteFailed), so every later call on the session through
-// that store returns it until the store is opened again (SyncPolicy says
-// how to go on). A file that cannot be read
+// next append; an append of several entries (a turn) is all or nothing
+// across crashes too (its lines are marked, and a reader takes them only
+// when the last one made it; see Log.Partial); a failed write or sync is
+// rolled back and its error latched (ErrWriteFailed), so every later call
+// on the session through that store returns it until the store is opened
+// again (SyncPolicy says how to go on). A file that cannot be read
 // as a session is never written to. Rewrites go through a temporary file
 // that is synced and renamed into place. Strings longer than
 // FileStoreOptions.MaxStringChars are cut with a notice, and images of
@@ -127,12 +148,6 @@
 // for byte, when the file is rewritten), but for the messages before the
 // last compaction, decoded only if a context needs them; and a listing
 // reads only what was appended since the last one.
-//
-// Several Session handles may share one session, in one process or many:
-// each append is conditional on the last entry its handle knows of; on a
-// conflict the handle reads what the others wrote and retries under its
-// own leaf, so concurrent writers end up on sibling branches and nothing
-// is lost or interleaved.
 //
 // # Compaction, branch summaries, checkpoints, fork
 //
@@ -157,7 +172,9 @@
 // log, where other branches and checkpoints may still need it. Prune
 // rewrites the log atomically without what no context needs any more,
 // re-parenting what it keeps; the context of every branch end, of the
-// leaf and of every labeled entry stays the same.
+// leaf and of every labeled entry stays the same. The rewrite is
+// conditional on the log the handle knows, and never drops a line it
+// could not read unless told to (PruneOptions.DropUnreadable).
 //
 // SummarizeBranch moves the leaf elsewhere and records a summary of the
 // path it leaves, newest messages first within a token budget. A

@@ -622,6 +622,16 @@ func (s *Session) checkPairing(msgs []*Message) error {
 // Append appends a message under the leaf and returns its entry. A tool
 // result must answer a call of the last assistant message that has no
 // result yet (ErrUnpairedToolResult). A zero Timestamp is set to now.
+//
+// Other writers on the session never make an append fail by themselves:
+// when one got there first, the handle learns what it wrote and tries
+// again under its own leaf (see the package documentation, "Several
+// writers"). It fails with ErrConflict only when it lost every attempt
+// for about a second, or when the entry it would append under was
+// removed by another writer (a Prune): reopen the session then. It fails
+// with ErrClosed after Close, with the store's error when the store
+// fails (ErrWriteFailed, ErrTooLarge ...), and with ctx's error when ctx
+// ends first, waiting for another process's file lock included.
 func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 	es, err := s.appendMessages(ctx, []*Message{m}, nil)
 	if err != nil {

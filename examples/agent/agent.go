@@ -143,9 +143,9 @@ func (a *Agent) request(msgs []*session.Message) *anthropic.Request {
 		MaxTokens: 1024,
 		Messages:  anthropic.Messages(msgs, &anthropic.Options{Model: a.opts.Name, CacheLast: true}),
 	}
-	if a.opts.System != "" {
-		req.System = []anthropic.Content{anthropic.Text(a.opts.System)}
-	}
+	// The system prompt: the agent's own, then any system messages of the
+	// session, which have no place among the request's messages.
+	req.System = anthropic.System(msgs, &anthropic.Options{System: a.opts.System})
 	for _, t := range a.opts.Tools {
 		req.Tools = append(req.Tools, anthropic.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Schema)})
 	}
