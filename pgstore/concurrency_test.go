@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,10 +104,11 @@ func TestWriterProcess(t *testing.T) {
 
 // TestSeveralProcesses: writer processes, each with its own pool, append
 // to two shared sessions at once: one with IfLast compare-and-set, one
-// unconditionally. Nothing is lost, no id is repeated, turns are never
-// interleaved, each writer's order holds, and the compare-and-set
-// session is one unbroken chain (every append went after the entry it
-// expected).
+// unconditionally, while this process keeps rewriting the second without
+// entries of its own, each rewrite conditional on the log it read.
+// Nothing is lost, no id is repeated, turns are never interleaved, each
+// writer's order holds, and the compare-and-set session is one unbroken
+// chain (every append went after the entry it expected).
 func TestSeveralProcesses(t *testing.T) {
 	const writers, turns = 4, 40
 	ctx := context.Background()
@@ -124,6 +126,49 @@ func TestSeveralProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The rewriter: adds an entry of its own, then rewrites the log
+	// without it, conditional on what it read.
+	stop := make(chan struct{})
+	var rw sync.WaitGroup
+	rewrites, refused := 0, 0
+	rw.Go(func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp, err := session.NewEntry("pgtest", fmt.Sprintf("tmp-%d", n), "", time.Now(), map[string]int{"writer": -1})
+			if err == nil {
+				err = s.Append(ctx, "plain", session.AppendOptions{}, tmp)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			l, err := s.Load(ctx, "plain")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var kept []session.Entry
+			for _, e := range l.Entries {
+				if !strings.HasPrefix(e.ID(), "tmp-") {
+					kept = append(kept, e)
+				}
+			}
+			o := session.RewriteOptions{IfLast: l.Entries[len(l.Entries)-1].ID(), IfEntries: len(l.Entries)}
+			switch err := s.Rewrite(ctx, "plain", o, l.Header, kept); {
+			case err == nil:
+				rewrites++
+			case errors.Is(err, session.ErrConflict):
+				refused++
+			default:
+				t.Error(err)
+				return
+			}
+		}
+	})
 	var wg sync.WaitGroup
 	conflicts := make([]int, writers)
 	for w := range writers {
@@ -145,6 +190,9 @@ func TestSeveralProcesses(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(stop)
+	rw.Wait()
+	t.Logf("rewrites of the plain session while the writers ran: %d done, %d refused for a changed log", rewrites, refused)
 	if t.Failed() {
 		return
 	}
@@ -159,6 +207,7 @@ func TestSeveralProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		l.Entries = slices.DeleteFunc(l.Entries, func(e session.Entry) bool { return strings.HasPrefix(e.ID(), "tmp-") })
 		if len(l.Entries) != writers*turns*3 {
 			t.Fatalf("%s: %d entries, want %d", id, len(l.Entries), writers*turns*3)
 		}
