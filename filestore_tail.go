@@ -114,11 +114,7 @@ func (s *FileStore) LoadTail(ctx context.Context, id string, n int, last string)
 	if err != nil {
 		return nil, err
 	}
-	if err := tailStarts(log.Entries, n, last); err != nil {
-		return nil, err
-	}
-	log.Entries = log.Entries[n:]
-	return log, nil
+	return cutTail(log, n, last)
 }
 
 // findMark finds where the n-th entry of the file ends when the marks no

@@ -83,6 +83,12 @@ func loadTail(ctx context.Context, store Store, id string, n int, last string) (
 	if err != nil {
 		return nil, err
 	}
+	return cutTail(log, n, last)
+}
+
+// cutTail cuts a whole log to its entries after the n-th, if its n-th
+// entry is last (ErrConflict otherwise).
+func cutTail(log *Log, n int, last string) (*Log, error) {
 	if err := tailStarts(log.Entries, n, last); err != nil {
 		return nil, err
 	}
