@@ -612,7 +612,7 @@ type CompactionResult struct {
 // two summaries joined. The session is not locked while sum runs; appends
 // made meanwhile are kept.
 func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (res *CompactionResult, err error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return nil, err
 	}
 	start := s.begin()
@@ -675,7 +675,7 @@ func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, in
 // leaf moved off the path the plan was made on, it fails with
 // ErrConflict.
 func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (res *CompactionResult, err error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return nil, err
 	}
 	start := s.begin()
@@ -689,11 +689,10 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 	if est == nil {
 		est = DefaultTokenEstimator
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	// What was planned must still be what the context holds: the plan's
 	// leaf on the path (appends since are kept after the compaction).
 	leaf, ok := s.t.lookup(plan.LeafID)
@@ -803,12 +802,15 @@ func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, e
 	if opts != nil {
 		o = *opts
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return PruneResult{}, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return PruneResult{}, err
 	}
-	defer s.takeTurn()()
+	defer s.mu.Unlock()
+	unlock, err := s.takeTurn(ctx)
+	if err != nil {
+		return PruneResult{}, err
+	}
+	defer unlock()
 	for attempt := 0; ; attempt++ {
 		res, err := s.prune(ctx, o)
 		if err == nil || !errors.Is(err, ErrConflict) {
@@ -830,7 +832,7 @@ func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, e
 // prune is one attempt of Prune; callers hold mu.
 func (s *Session) prune(ctx context.Context, o PruneOptions) (PruneResult, error) {
 	if len(s.malformed)+len(s.partial) > 0 && !o.DropUnreadable {
-		return PruneResult{}, unreadableError("", &Log{Malformed: s.malformed, Partial: s.partial}, "pruning session "+s.id)
+		return PruneResult{}, unreadableError(s.pathOf(), &Log{Malformed: s.malformed, Partial: s.partial}, "pruning session "+s.id)
 	}
 	for i := range s.t.nodes {
 		if s.t.nodes[i].flags&(fShadowed|fMissingParent|fSelfParent|fCycle) != 0 {

@@ -435,7 +435,7 @@ func ParseEntry(line []byte) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	v, _ = cutMark(v) // a marker of a FileStore's is not the entry's
+	v, _, _ = cutMark(v) // a marker of a FileStore's is not the entry's
 	if bytes.ContainsAny(v, "\n\r") {
 		var b bytes.Buffer
 		if err := json.Compact(&b, v); err != nil {
@@ -522,7 +522,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(isoMillis) }
 
 // reservedKeys are the envelope members an entry payload may not set.
 func reservedKey(k string) bool {
-	return k == "type" || k == "id" || k == "parentId" || k == "timestamp" || k == appendEndKey
+	return k == "type" || k == "id" || k == "parentId" || k == "timestamp" || k == appendKey
 }
 
 // NewEntry builds an entry of any type. payload is marshalled to a JSON

@@ -650,7 +650,9 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	if s.fileOnly {
 		return fmt.Errorf("session: create %s: this store holds only the file opened by path in %s; create sessions in a FileStore opened on a sessions root", h.ID, s.root)
 	}
-	s.createMu.Lock() // one create at a time: check, write, register
+	if err := lockCtx(ctx, &s.createMu); err != nil { // one create at a time: check, write, register
+		return err
+	}
 	defer s.createMu.Unlock()
 	if _, err := s.file(h.ID); err == nil {
 		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
@@ -799,7 +801,9 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return nil, err
+	}
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		// Latched for the life of the store (see SyncPolicy): a handle
@@ -852,7 +856,8 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 		}
 		var ce *CorruptError
 		var ve *UnsupportedVersionError
-		if errors.As(err, &ce) || errors.As(err, &ve) {
+		var le *LimitError
+		if errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &le) {
 			return nil, WithPath(err, s.path(fsess.rel))
 		}
 		if err != nil {
@@ -1365,7 +1370,9 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err != nil {
 		return err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
@@ -1427,9 +1434,9 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	// The lines of an append of several entries carry a marker naming
 	// its last entry, so that readers take them all or none (group.go).
 	end, extra := "", 0
-	if len(lines) > 1 {
+	if len(lines) > 1 && markable(entries[len(entries)-1].id) {
 		end = entries[len(entries)-1].id
-		extra = len(appendMarked(nil, []byte("{}"), end)) - 2
+		extra = len(appendMarked(nil, []byte("{}"), len(lines)-2, len(lines), end)) - 2
 	}
 	// Never write what a reader would refuse.
 	if err := s.lim.checkWrite(fsess.size+fsess.unwritten(), fsess.lines-1, len(lines), func(i int) int {
@@ -1538,22 +1545,24 @@ func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [
 	if err := s.writeNew(fsess.rel, data, true); err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}
-	// The session is in the new file: lock it before anyone else writes
-	// to it, and learn what another process appended in between. (The
-	// append has happened: a failure now is latched.)
+	// The append has happened. The session is in the new file: lock it
+	// before anyone else writes to it, if no one has yet, and go on from
+	// what was written; otherwise (or if anything fails now) let the
+	// store read the file again when next needed.
 	s.closeFile(fsess)
-	if err := s.ensureOpen(fsess); err != nil {
-		return s.latch(fsess, "open", err)
+	fsess.loaded = false
+	if s.ensureOpen(fsess) != nil || !tryLockFile(fsess.f) {
+		s.closeFile(fsess)
+		return nil
 	}
-	if err := s.acquire(context.WithoutCancel(ctx), fsess); err != nil {
-		return s.latch(fsess, "lock", err)
-	}
+	fsess.locked, fsess.lockedAt = true, time.Now()
 	fsess.size, fsess.needNL, fsess.cut, fsess.dirty = int64(len(data)), false, false, false
 	fsess.loaded = true
 	fsess.marks.reset()
 	fsess.appended(entries)
-	if _, err := s.catchUp(ctx, fsess); err != nil {
-		return s.latch(fsess, "read", err)
+	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced {
+		s.closeFile(fsess)
+		fsess.loaded = false
 	}
 	return nil
 }
@@ -1693,7 +1702,9 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
@@ -1738,7 +1749,9 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 	if err != nil {
 		return err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return fsess.err
@@ -1767,11 +1780,12 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 		if err != nil {
 			return err
 		}
-		_, err = s.load(ctx, fsess)
-		if err == nil {
-			s.touched(fsess)
-		}
-		return err
+		// Done: what the store knows of the file is read again when next
+		// needed (a failure to read it now would report a rewrite that
+		// happened as failed).
+		fsess.loaded = false
+		s.touched(fsess)
+		return nil
 	}
 }
 
@@ -1864,7 +1878,9 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
 	err = s.remove(fsess.rel)
 	s.forget(fsess)
@@ -1906,7 +1922,9 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if err != nil {
 		return err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +28,7 @@ import (
 const indexName = ".index"
 
 // indexVersion is the version of the index file's format.
-const indexVersion = 1
+const indexVersion = 2
 
 // listReadBytes counts the bytes of session files listings read, for
 // tests.
@@ -40,8 +39,12 @@ type indexEntry struct {
 	ino   uint64
 	size  int64 // file size when read
 	mtime int64 // its modification time (Unix ns); 0 when this store wrote it
-	end   int64 // end of the last whole line read
+	end   int64 // where the next scan starts: after the last line counted
+	lines int   // lines after the header up to end, for Limits.MaxEntries
 	ok    bool  // the file has a readable header for the session it is named for
+	// limited: left out for this store's Limits, which another store's
+	// may not share (so not saved in the index file).
+	limited bool
 
 	info    SessionInfo // Title: the latest session_info name, else headerTitle
 	header  string      // the header's title
@@ -56,6 +59,7 @@ type indexRecord struct {
 	Size    int64     `json:"size"`
 	Mtime   int64     `json:"mtime"`
 	End     int64     `json:"end"`
+	Lines   int       `json:"lines"`
 	OK      bool      `json:"ok"`
 	ID      string    `json:"id,omitempty"`
 	Cwd     string    `json:"cwd,omitempty"`
@@ -86,9 +90,18 @@ func (s *FileStore) refreshIndex(fsess *fileSession) {
 		return
 	}
 	fsess.changed = false
+	if !fsess.loaded {
+		// Changed and not read since (a rewrite): the listing reads the
+		// file again.
+		s.mu.Lock()
+		delete(s.index, fsess.rel)
+		s.indexDirty = true
+		s.mu.Unlock()
+		return
+	}
 	size := fsess.size + fsess.unwritten()
 	ie := &indexEntry{ // a new entry each time: List reads entries without the lock
-		ino: fsess.ino, size: size, end: size, ok: true,
+		ino: fsess.ino, size: size, end: size, lines: fsess.lines - 1, ok: true,
 		header: fsess.header.Title, name: fsess.title,
 		info: SessionInfo{
 			ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
@@ -189,10 +202,10 @@ func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
 	case same && ie.size == size && (ie.mtime == 0 || ie.mtime == mtime):
 		return ie.view()
 	case same && ie.ok && size > ie.size && ie.end <= ie.size:
-		ne = ie.grown(s.r, rel, size)
+		ne = ie.grown(s.r, rel, size, s.lim)
 	}
 	if ne == nil {
-		ne = readIndexEntry(s.r, rel)
+		ne = readIndexEntry(s.r, rel, s.lim)
 	}
 	ne.ino, ne.mtime = ino, mtime
 	ne.updated = fi.ModTime()
@@ -214,48 +227,52 @@ func (ie *indexEntry) view() (SessionInfo, bool) {
 
 // grown reads the lines appended to a file since ie was made, and returns
 // the entry updated with them (nil if the file cannot be read).
-func (ie *indexEntry) grown(r *os.Root, rel string, size int64) *indexEntry {
+func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *indexEntry {
 	f, err := r.Open(rel)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	data := make([]byte, size-ie.end)
-	listReadBytes.Add(int64(len(data)))
-	if n, err := f.ReadAt(data, ie.end); err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
-		return nil
-	}
 	ne := *ie
 	ne.size = size
-	ne.end += countEntries(data, &ne.info.Entries, &ne.name)
+	if size > lim.MaxLogBytes || !ne.scan(f, ne.end, size, lim) {
+		return &indexEntry{size: size, limited: true} // a Load would refuse it
+	}
 	ne.finish()
 	return &ne
 }
 
-// readIndexEntry reads a whole file for its listing.
-func readIndexEntry(r *os.Root, rel string) *indexEntry {
+// readIndexEntry reads a whole file for its listing, as it reads it (the
+// file is never held in memory), with the limits of a Load: a file Load
+// would refuse is not listed.
+func readIndexEntry(r *os.Root, rel string, lim Limits) *indexEntry {
 	ne := &indexEntry{}
 	f, err := r.Open(rel)
 	if err != nil {
 		return ne
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return ne
 	}
-	listReadBytes.Add(int64(len(data)))
-	ne.size = int64(len(data))
-	first, rest, found := bytes.Cut(data, []byte{'\n'})
-	h, err := parseHeader(bytes.TrimSpace(first))
-	if err != nil || !found || ValidateID(h.ID) != nil || h.Version > CurrentVersion || h.ID != idOfFile(filepath.Base(rel)) {
+	ne.size = fi.Size()
+	if ne.size > lim.MaxLogBytes {
+		ne.limited = true
 		return ne
 	}
-	ne.ok = true
+	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
+	if err != nil || ValidateID(h.ID) != nil || h.ID != idOfFile(filepath.Base(rel)) {
+		return ne
+	}
 	ne.header = h.Title
 	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession,
 		Archived: strings.HasPrefix(rel, archiveDir+string(filepath.Separator))}
-	ne.end = int64(len(first)+1) + countEntries(rest, &ne.info.Entries, &ne.name)
+	ne.end, ne.lines = 0, 0
+	if !ne.scan(f, 0, ne.size, lim) {
+		return &indexEntry{size: ne.size, limited: true}
+	}
+	ne.ok = true
 	ne.finish()
 	return ne
 }
@@ -269,29 +286,92 @@ func (ie *indexEntry) finish() {
 	ie.info.Size = ie.size
 }
 
-// countEntries counts the whole non-blank lines of data (an unfinished
-// last line is left for later), noting the latest session_info name, and
-// returns the length of what it read.
-func countEntries(data []byte, count *int, name *string) int64 {
-	end := bytes.LastIndexByte(data, '\n') + 1
-	rest := data[:end]
-	for len(rest) > 0 {
-		line, more, _ := bytes.Cut(rest, []byte{'\n'})
-		rest = more
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		*count++
-		if bytes.Contains(line, []byte(`"session_info"`)) {
-			if e, err := ParseEntry(line); err == nil && e.kind == kindSessionInfo {
-				var n SessionName
-				if e.payload(&n); strings.TrimSpace(n.Name) != "" {
-					*name = strings.TrimSpace(n.Name)
-				}
-			}
+// scan reads the lines of f in [from, size) (from at the start of a line;
+// 0 for the header's) and counts them into ie the way Load reads them:
+// entries (lines a lenient read accepts), less the lines of appends a
+// crash cut short, and the latest session_info name. It stops before an
+// unfinished last line and before the lines of an append whose last entry
+// has not been read (a writer may be writing it: listings take no lock),
+// and sets ie.end there, for the next scan to start. It reports false for
+// a file a Load would refuse (more lines than the limit).
+func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
+	listReadBytes.Add(size - from)
+	d := NewDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
+	d.p.gotHeader = from > 0 // a scan from 0 reads the header first
+	if from == 0 {
+		if _, err := d.Header(); err != nil {
+			return false
 		}
 	}
-	return int64(end)
+	type held struct {
+		name string
+		ok   bool // a session_info that names the session
+	}
+	var (
+		run      []held
+		runMark  appendMark
+		runStart int64 // offset of the run's first line
+		runLines int   // ie.lines before it
+		pos      = from
+	)
+	for {
+		lineStart := pos
+		line, complete, err := d.readLine()
+		if err != nil {
+			break // io.EOF, or a limit: a Load would stop there too
+		}
+		if !complete {
+			break // unfinished: left for the next scan
+		}
+		pos = from + d.read
+		if ie.lines++; ie.lines > lim.MaxEntries {
+			return false
+		}
+		if d.long > 0 {
+			continue // a line over the limit: no entry
+		}
+		e, ok, _ := d.p.entryLine(line, true)
+		if !ok {
+			continue
+		}
+		var m appendMark
+		if k := len(d.p.marked); k > 0 && d.p.marked[k-1].i == d.p.nent-1 {
+			m = d.p.marked[k-1].mark
+			d.p.marked = d.p.marked[:0]
+		}
+		h := held{}
+		if e.kind == kindSessionInfo {
+			var n SessionName
+			if e.payload(&n); strings.TrimSpace(n.Name) != "" {
+				h = held{name: strings.TrimSpace(n.Name), ok: true}
+			}
+		}
+		switch {
+		case m.n > 0 && len(run) > 0 && m.n == runMark.n && m.end == runMark.end && m.k == runMark.k+1:
+			run, runMark = append(run, h), m
+			continue
+		case m.n > 0:
+			run, runMark, runStart, runLines = append(run[:0], h), m, lineStart, ie.lines-1
+			continue
+		case len(run) > 0 && e.id == runMark.end && runMark.k == runMark.n-2 && len(run) == runMark.n-1:
+			run = append(run, h) // the append is whole
+		default:
+			run = append(run[:0], h) // a cut append's lines do not count
+		}
+		for _, x := range run {
+			ie.info.Entries++
+			if x.ok {
+				ie.name = x.name
+			}
+		}
+		run = run[:0]
+	}
+	ie.end = pos
+	if len(run) > 0 {
+		// Read it again next time: its last entry may come.
+		ie.end, ie.lines = runStart, runLines
+	}
+	return true
 }
 
 // loadIndex reads the index file into the store's index, once; entries
@@ -321,7 +401,7 @@ func (s *FileStore) loadIndex() {
 		if _, ok := s.index[r.Path]; ok || !filepath.IsLocal(r.Path) {
 			continue
 		}
-		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, ok: r.OK, header: r.Header, name: r.Name, updated: r.Updated,
+		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK, header: r.Header, name: r.Name, updated: r.Updated,
 			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent, Entries: r.Entries,
 				Archived: strings.HasPrefix(r.Path, archiveDir+string(filepath.Separator))}}
 		if r.Mtime == 0 || r.End > r.Size {
@@ -349,10 +429,10 @@ func (s *FileStore) saveIndex() {
 	recs := make([]indexRecord, 0, len(s.paths))
 	for _, rel := range s.paths {
 		ie := s.index[rel]
-		if ie == nil || filepath.IsAbs(rel) {
+		if ie == nil || ie.limited || filepath.IsAbs(rel) {
 			continue
 		}
-		recs = append(recs, indexRecord{Path: rel, Ino: ie.ino, Size: ie.size, Mtime: ie.mtime, End: ie.end, OK: ie.ok,
+		recs = append(recs, indexRecord{Path: rel, Ino: ie.ino, Size: ie.size, Mtime: ie.mtime, End: ie.end, Lines: ie.lines, OK: ie.ok,
 			ID: ie.info.ID, Cwd: ie.info.Cwd, Created: ie.info.Created, Parent: ie.info.ParentSession,
 			Header: ie.header, Name: ie.name, Entries: ie.info.Entries, Updated: ie.updated})
 	}
@@ -385,5 +465,13 @@ func readFileRoot(r *os.Root, rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	if err == nil && len(data) > maxIndexBytes {
+		return nil, errors.New("the listing index is larger than any this package writes")
+	}
+	return data, err
 }
+
+// maxIndexBytes bounds the listing index read: a few hundred bytes a
+// session, for far more sessions than a store holds.
+const maxIndexBytes = 256 << 20

@@ -96,7 +96,9 @@ func (s *FileStore) LoadTail(ctx context.Context, id string, n int, last string)
 	if err != nil {
 		return nil, err
 	}
-	fsess.mu.Lock()
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return nil, err
+	}
 	defer fsess.mu.Unlock()
 	if fsess.err != nil {
 		return nil, fsess.err
@@ -208,6 +210,13 @@ func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, las
 	}
 	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced {
 		return nil, false, err
+	}
+	// The limits of a Load hold for what a tail read learns too.
+	if fsess.size > s.lim.MaxLogBytes {
+		return nil, false, &LimitError{Path: s.path(fsess.rel), What: "log", Size: fsess.size, Limit: s.lim.MaxLogBytes}
+	}
+	if n := fsess.lines - 1; n > s.lim.MaxEntries {
+		return nil, false, &LimitError{Path: s.path(fsess.rel), What: "entries", Size: int64(n), Limit: int64(s.lim.MaxEntries)}
 	}
 	m, ok := fsess.marks.find(n, last)
 	if !ok {

@@ -3,107 +3,146 @@ package session
 import (
 	"bytes"
 	"errors"
-
-	"github.com/agentsession/session/internal/jsonx"
+	"strconv"
 )
 
 // All-or-nothing appends in a file.
 //
-// A FileStore writes an append of several entries (a turn, a fork) in
-// one write, but a crash can still cut that write short: the process
-// killed in the middle of it, or the machine losing power before the
-// file system had all of it. What is left is a prefix of the append's
-// lines. So that a reader never takes such a prefix for entries, every
-// line of a multi-entry append but the last carries one more member,
-// last in its object:
+// A FileStore writes an append of several entries (a turn) in one write,
+// but a crash can still leave part of it: the process killed in the
+// middle of the write, or the machine losing power before the file
+// system had all of it (which can keep a prefix, or lose a block in the
+// middle and keep what follows). So that a reader never takes part of an
+// append for entries, every line of an append of n entries but the last
+// carries one more member, last in its object, with its place in the
+// append and the id of the append's last entry:
 //
-//	{"type":"message","id":"a1",...,"agentsession.appendEnd":"a3"}
-//	{"type":"message","id":"a2",...,"agentsession.appendEnd":"a3"}
+//	{"type":"message","id":"a1",...,"agentsession.append":"0/3/a3"}
+//	{"type":"message","id":"a2",...,"agentsession.append":"1/3/a3"}
 //	{"type":"message","id":"a3",...}
 //
-// naming the id of the append's last entry. Readers strip the member (an
-// entry reads back byte for byte as it was appended) and take the lines
-// that carry it as entries only when the entry they name follows them,
-// the lines of the append one after the other. Otherwise the append was
-// cut: its lines are not entries, and are reported in Log.Partial, never
-// deleted. A single-entry append is one line, whole or torn, and carries
-// no marker. pi and other readers of the format see an extra member and
-// keep it.
+// Readers strip the member (an entry reads back byte for byte as it was
+// appended) and take the marked lines as entries only when all of them
+// are there, in order, followed by the entry they name. Otherwise the
+// append was cut: its lines are not entries, and are reported in
+// Log.Partial, never deleted. An append of one entry is one line, whole or
+// torn, and carries no marker; neither does the first append of a
+// session, which a FileStore writes as a whole new file. pi and other
+// readers of the format see an unknown member and keep it.
 
-// appendEndKey is the member that marks the lines of a multi-entry
-// append. It is reserved: NewEntry refuses payloads that set it.
-const appendEndKey = "agentsession.appendEnd"
+// appendKey is the member that marks the lines of a multi-entry append.
+// It is reserved: NewEntry refuses payloads that set it.
+const appendKey = "agentsession.append"
 
 // ErrPartialAppend is the error of a line in Log.Partial.
-var ErrPartialAppend = errors.New("part of an append a crash cut short (its last entry never reached the file); not an entry")
+var ErrPartialAppend = errors.New("part of an append a crash cut short (not all of its lines reached the file); not an entry")
 
-// markSuffix is what the marked lines end with, but the id and "}.
-var markSuffix = []byte(`,"` + appendEndKey + `":"`)
+// markSuffix is what a marked line ends with, but the value and "}.
+var markSuffix = []byte(`,"` + appendKey + `":"`)
 
-// appendMarked appends line (an entry's JSON object, compact) with the
-// marker naming end.
-func appendMarked(dst, line []byte, end string) []byte {
-	dst = append(dst, line[:len(line)-1]...)
-	dst = append(dst, ',')
-	dst = jsonx.AppendString(dst, appendEndKey)
-	dst = append(dst, ':')
-	dst = jsonx.AppendString(dst, end)
-	return append(dst, '}')
+// appendMark is a marker: the line is the k-th (from 0) of an append of n
+// entries whose last has the id end.
+type appendMark struct {
+	k, n int
+	end  string
 }
 
-// appendLine appends to dst line i of the n lines of one append, and a
-// newline: lines but the last marked with end when there are several.
-func appendLine(dst, line []byte, i, n int, end string) []byte {
-	if i < n-1 {
-		dst = appendMarked(dst, line, end)
+// maxMarkedID bounds the id a marker names, so that readers find a
+// marker in the last bytes of a line. An append whose last entry has a
+// longer id, or one JSON must escape, is written unmarked (no Session
+// makes such ids; a fork or copy of foreign ones goes in whole).
+const maxMarkedID = 256
+
+// markable reports whether an append ending at the entry end can be
+// marked.
+func markable(end string) bool {
+	if len(end) == 0 || len(end) > maxMarkedID {
+		return false
+	}
+	for i := 0; i < len(end); i++ {
+		if c := end[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// appendMarked appends line (an entry's JSON object, compact) with the
+// marker of place k in an append of n ending at end.
+func appendMarked(dst, line []byte, k, n int, end string) []byte {
+	dst = append(dst, line[:len(line)-1]...)
+	dst = append(dst, markSuffix...)
+	dst = strconv.AppendInt(dst, int64(k), 10)
+	dst = append(dst, '/')
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, '/')
+	dst = append(dst, end...)
+	return append(dst, '"', '}')
+}
+
+// appendLine appends to dst line k of the n lines of one append, and a
+// newline: lines but the last marked with end when there are several and
+// end can be marked.
+func appendLine(dst, line []byte, k, n int, end string) []byte {
+	if k < n-1 && end != "" {
+		dst = appendMarked(dst, line, k, n, end)
 	} else {
 		dst = append(dst, line...)
 	}
 	return append(dst, '\n')
 }
 
+// markWindow is how far from the end of a line cutMark looks for a
+// marker: the member, two numbers and an id of maxMarkedID bytes.
+const markWindow = 64 + maxMarkedID
+
 // cutMark finds the marker at the end of a line (its JSON object, maybe
 // with a CR or spaces after it) and returns the line without it, and the
-// id it names. A line without one is returned as it is, with "". The line
-// is not modified: a marked one comes back as a copy. Only the end of
-// the line is looked at, so this costs the same for lines of any size.
-func cutMark(line []byte) ([]byte, string) {
+// marker. A line without one is returned as it is, with ok false. The
+// line is not modified: a marked one comes back as a copy. Only the end
+// of the line is looked at, so this costs the same for lines of any size.
+func cutMark(line []byte) (_ []byte, m appendMark, ok bool) {
 	v := bytes.TrimRight(line, " \t\r")
-	if len(v) < len(markSuffix)+3 || v[len(v)-1] != '}' || v[len(v)-2] != '"' {
-		return line, ""
+	if len(v) < len(markSuffix)+7 || v[len(v)-1] != '}' || v[len(v)-2] != '"' {
+		return line, m, false
 	}
 	tail := v[max(0, len(v)-markWindow):]
 	i := bytes.LastIndex(tail, markSuffix)
-	if i < 0 {
-		return line, ""
+	if i < 0 || i+len(markSuffix) > len(tail)-2 {
+		return line, m, false
 	}
-	str := tail[i+len(markSuffix)-1 : len(tail)-1] // the id's token, quotes and all
-	if !jsonx.Valid(str) {
-		return line, "" // the member is not the last, or not a string
-	}
-	end, err := jsonx.Unquote(str)
-	if err != nil || end == "" {
-		return line, "" // the member's value is not one string, as a marker's is
+	val := tail[i+len(markSuffix) : len(tail)-2] // between the quotes
+	if m, ok = parseMark(val); !ok {
+		return line, m, false // not a marker this package wrote
 	}
 	start := len(v) - len(tail) + i
 	out := make([]byte, 0, start+1)
 	out = append(out, v[:start]...)
-	return append(out, '}'), end
+	return append(out, '}'), m, true
 }
 
-// markWindow is how far from the end of a line cutMark looks for the
-// marker: room for the member and an id of a few hundred bytes.
-const markWindow = 1 << 10
+// parseMark reads a marker's value, "k/n/end".
+func parseMark(val []byte) (appendMark, bool) {
+	ks, rest, ok1 := bytes.Cut(val, []byte{'/'})
+	ns, end, ok2 := bytes.Cut(rest, []byte{'/'})
+	k, err1 := strconv.Atoi(string(ks))
+	n, err2 := strconv.Atoi(string(ns))
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || k < 0 || n < 2 || k > n-2 || !markable(string(end)) ||
+		strconv.Itoa(k) != string(ks) || strconv.Itoa(n) != string(ns) { // as written: no sign, no leading zero
+		return appendMark{}, false
+	}
+	return appendMark{k: k, n: n, end: string(end)}, true
+}
 
-// marked reports whether line carries the marker, cheaply for the lines
+// marked reports whether line carries a marker, cheaply for the lines
 // that do not (most end with "}}").
 func marked(line []byte) bool {
 	v := bytes.TrimRight(line, " \t\r")
 	if len(v) < 2 || v[len(v)-1] != '}' || v[len(v)-2] != '"' {
 		return false
 	}
-	_, end := cutMark(line)
-	return end != ""
+	_, _, ok := cutMark(line)
+	return ok
 }
 
 // seenLine is an entry a reader of part of a file found: where its line
@@ -125,41 +164,48 @@ func kept(got []seenLine, marked []markAt) []bool {
 		return keep
 	}
 	entries := make([]Entry, len(got))
-	marks := make([]string, len(got))
 	for i, g := range got {
 		entries[i] = g.e
 	}
-	for _, m := range marked {
-		marks[m.i] = m.end
-	}
-	_, cut := groups(entries, marks)
+	_, cut := groups(entries, marksOf(len(got), marked))
 	for _, i := range cut {
 		keep[i] = false
 	}
 	return keep
 }
 
-// groups resolves the marked entries of a run of entries read in file
-// order: marks[i] is the id entries[i]'s marker names, "" for none (nil:
-// no entry was marked). It returns the entries that count, and the
-// indexes of those that were part of a cut append.
-func groups(entries []Entry, marks []string) (kept []Entry, cut []int) {
+// marksOf spreads a parser's markers over its n entries.
+func marksOf(n int, marked []markAt) []appendMark {
+	marks := make([]appendMark, n)
+	for _, m := range marked {
+		marks[m.i] = m.mark
+	}
+	return marks
+}
+
+// groups resolves the markers of a run of entries read in file order:
+// marks[i] is entries[i]'s (n 0: none; nil: no entry was marked). An
+// append counts when its marked entries are all there, in order, right
+// before the entry they name. It returns the entries that count, and the
+// indexes of those that were part of an append a crash cut.
+func groups(entries []Entry, marks []appendMark) (kept []Entry, cut []int) {
 	if marks == nil {
 		return entries, nil
 	}
 	kept = entries[:0:0]
 	for i := 0; i < len(entries); {
-		end := marks[i]
-		if end == "" {
+		m := marks[i]
+		if m.n == 0 {
 			kept = append(kept, entries[i])
 			i++
 			continue
 		}
+		// The run of lines marked for this append.
 		j := i
-		for j < len(entries) && marks[j] == end {
+		for j < len(entries) && marks[j].n == m.n && marks[j].end == m.end && marks[j].k == j-i+m.k {
 			j++
 		}
-		if j < len(entries) && marks[j] == "" && entries[j].id == end {
+		if m.k == 0 && j-i == m.n-1 && j < len(entries) && marks[j].n == 0 && entries[j].id == m.end {
 			kept = append(kept, entries[i:j+1]...)
 			i = j + 1
 			continue

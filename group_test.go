@@ -66,7 +66,7 @@ func TestTurnAllOrNothingOnEveryPrefix(t *testing.T) {
 	path := sessionFileOf(t, root, "s-prefix")
 	require.NoError(t, s.Close())
 	data := mustRead(t, path)
-	assert.Contains(t, string(data), `"agentsession.appendEnd":"`, "the lines of a turn after the first are marked")
+	assert.Contains(t, string(data), `"agentsession.append":"0/5/`, "the lines of a turn after the first are marked")
 
 	// The first turn went in as the whole file (renamed into place: all
 	// or nothing); the others were appended, and a crash can cut those.
@@ -94,7 +94,7 @@ func TestTurnAllOrNothingOnEveryPrefix(t *testing.T) {
 		}
 		// The entries read back without their markers, as appended.
 		for _, e := range log.Entries {
-			require.NotContains(t, string(e.JSON()), "agentsession.appendEnd")
+			require.NotContains(t, string(e.JSON()), "agentsession.append")
 		}
 		// A verify names what was cut.
 		findings, _, err := session.VerifyReader(ctx, bytes.NewReader(prefix), nil, nil)
@@ -157,9 +157,13 @@ func TestPartialAppendThenMore(t *testing.T) {
 	assert.Len(t, a.Log().Partial, 2)
 	// The cut lines are still in the file.
 	assert.Contains(t, string(mustRead(t, path)), "turn 1 part 0")
-	// A prune refuses to drop them, unless asked.
+	// A prune refuses to drop them, unless asked, and so does a copy.
 	_, err = fresh.Prune(ctx, nil)
 	assert.ErrorIs(t, err, session.ErrCorrupt)
+	assert.Contains(t, err.Error(), path)
+	err = session.Copy(ctx, session.NewMemoryStore(), openFS(t, root, nil), "s-cut")
+	assert.ErrorIs(t, err, session.ErrCorrupt)
+	assert.Contains(t, err.Error(), "line 7")
 }
 
 // TestTurnCrash kills children saving large turns at random moments: every
@@ -243,4 +247,127 @@ func turnCrashChild(t *testing.T) {
 		require.NoError(t, s.SaveTurn(ctx, turnOf(k, 300<<10), nil))
 		os.Stdout.WriteString(strconv.Itoa(k) + "\n")
 	}
+}
+
+// TestCutAppendShapes: whatever a crash leaves of an append (its end
+// cut, a line in its middle lost or garbled, its lines out of order, its
+// last entry's id taken by another entry later), every reader takes the
+// append all or none, and agrees.
+func TestCutAppendShapes(t *testing.T) {
+	ctx := context.Background()
+	l := func(id, parent, mark string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		m := ""
+		if mark != "" {
+			m = `,"agentsession.append":"` + mark + `"`
+		}
+		return `{"type":"custom","id":"` + id + `","parentId":` + p + `,"timestamp":"2026-01-15T10:00:00.000Z","customType":"x"` + m + `}`
+	}
+	cases := []struct {
+		name    string
+		lines   []string
+		want    []string // entry ids
+		partial []int    // lines
+	}{
+		{"whole", []string{l("r", "", ""), l("a1", "r", "0/3/a3"), l("a2", "a1", "1/3/a3"), l("a3", "a2", "")},
+			[]string{"r", "a1", "a2", "a3"}, nil},
+		{"end cut", []string{l("r", "", ""), l("a1", "r", "0/3/a3"), l("a2", "a1", "1/3/a3")},
+			[]string{"r"}, []int{3, 4}},
+		{"middle lost", []string{l("r", "", ""), l("a1", "r", "0/3/a3"), l("a3", "a2", "")},
+			[]string{"r", "a3"}, []int{3}},
+		{"middle garbled", []string{l("r", "", ""), l("a1", "r", "0/3/a3"), "\x00\x00\x00\x00", l("a3", "a2", "")},
+			[]string{"r", "a3"}, []int{3}},
+		{"first lost", []string{l("r", "", ""), l("a2", "a1", "1/3/a3"), l("a3", "a2", "")},
+			[]string{"r", "a3"}, []int{3}},
+		{"out of order", []string{l("r", "", ""), l("a2", "a1", "1/3/a3"), l("a1", "r", "0/3/a3"), l("a3", "a2", "")},
+			[]string{"r", "a3"}, []int{3, 4}},
+		{"cut, then its last id elsewhere", []string{l("r", "", ""), l("a1", "r", "0/3/a3"), l("a2", "a1", "1/3/a3"), l("x", "r", ""), l("a3", "x", "")},
+			[]string{"r", "x", "a3"}, []int{3, 4}},
+		{"two appends, the first cut", []string{l("r", "", ""), l("a1", "r", "0/2/a2"), l("b1", "r", "0/2/b2"), l("b2", "b1", "")},
+			[]string{"r", "b1", "b2"}, []int{3}},
+		{"a foreign member of the name, not last", []string{l("r", "", ""), `{"type":"custom","id":"f","parentId":"r","agentsession.append":"0/2/g","customType":"x"}`},
+			[]string{"r", "f"}, nil},
+		{"a foreign value", []string{l("r", "", ""), l("f", "r", "zz")},
+			[]string{"r", "f"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := []byte(`{"type":"session","version":3,"id":"s-shape","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" + strings.Join(c.lines, "\n") + "\n")
+			log, err := session.DecodeLog(data, nil)
+			require.NoError(t, err)
+			stream, err := session.ReadLog(bytes.NewReader(data), nil)
+			require.NoError(t, err)
+			root := t.TempDir()
+			id := putFile(t, root, data)
+			fileLog, err := openFS(t, root, nil).Load(ctx, id)
+			require.NoError(t, err)
+			for name, got := range map[string]*session.Log{"DecodeLog": log, "ReadLog": stream, "FileStore": fileLog} {
+				assert.Equal(t, c.want, ids(got.Entries), name)
+				var lines []int
+				for _, p := range got.Partial {
+					lines = append(lines, p.Line)
+				}
+				assert.Equal(t, c.partial, lines, name)
+			}
+			findings, n, err := session.VerifyReader(ctx, bytes.NewReader(data), nil, nil)
+			require.NoError(t, err)
+			assert.Equal(t, len(c.want), n)
+			var lines []int
+			for _, f := range findings {
+				if f.Kind == session.FindingPartialAppend {
+					lines = append(lines, f.Line)
+				}
+			}
+			assert.Equal(t, c.partial, lines, "VerifyReader")
+		})
+	}
+}
+
+// TestListCountsAsLoad: a listing counts what a Load reads: not the
+// malformed lines, not the lines of a cut append (nor a title among
+// them), and a cut append whose last entry comes later counts then.
+func TestListCountsAsLoad(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	const head = `{"type":"session","version":3,"id":"s-count","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n"
+	lines := []string{
+		`{"type":"custom","id":"r","parentId":null,"customType":"x"}`,
+		`not an entry`,
+		`{"type":"session_info","id":"t1","parentId":"r","name":"Real title"}`,
+		`{"type":"custom","id":"a1","parentId":"t1","customType":"x","agentsession.append":"0/3/a3"}`,
+		`{"type":"session_info","id":"a2","parentId":"a1","name":"Title of a cut append","agentsession.append":"1/3/a3"}`,
+		`{"type":"custom","id":"b","parentId":"t1","customType":"x"}`,
+		`{"type":"custom","id":"c1","parentId":"b","customType":"x","agentsession.append":"0/2/c2"}`,
+	}
+	id := putFile(t, root, []byte(head+strings.Join(lines, "\n")+"\n"))
+	path := sessionFileOf(t, root, id)
+	check := func() {
+		t.Helper()
+		store := openFS(t, root, nil)
+		log, err := store.Load(ctx, id)
+		require.NoError(t, err)
+		page, err := openFS(t, root, nil).List(ctx, session.ListOptions{})
+		require.NoError(t, err)
+		require.Len(t, page.Sessions, 1)
+		info := page.Sessions[0]
+		assert.Equal(t, len(log.Entries), info.Entries, "List counts what Load reads")
+		r, err := session.Open(ctx, store, id)
+		require.NoError(t, err)
+		assert.Equal(t, r.Title(), info.Title)
+		// And a store that has listed it before, reading what was added.
+		page, err = store.List(ctx, session.ListOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, len(log.Entries), page.Sessions[0].Entries)
+	}
+	check()
+	// The last append's last entry comes (as if its writer was slow).
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"type":"custom","id":"c2","parentId":"c1","customType":"x"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	check()
 }

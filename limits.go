@@ -123,6 +123,34 @@ func (l Limits) checkWrite(size int64, n, k int, lineLen func(i int) int) error 
 	return nil
 }
 
+// WithDefaults returns l with its zero fields set to the defaults and its
+// negative ones to "no limit" (the largest value), for stores that apply
+// the limits themselves.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
+// CheckAppend reports whether appending entries to a log of size bytes
+// (the header and a newline per line included) and n entries keeps it
+// within l (taken with its defaults): nil, or a *LimitError. Stores call
+// it before they write, so that nothing is written that a reader would
+// refuse.
+func (l Limits) CheckAppend(size int64, n int, entries []Entry) error {
+	return l.withDefaults().checkWrite(size, n, len(entries), func(i int) int { return entries[i].Len() })
+}
+
+// CheckLog reports whether the log of h and entries is within l (taken
+// with its defaults): nil, or a *LimitError.
+func (l Limits) CheckLog(h Header, entries []Entry) error {
+	lim := l.withDefaults()
+	hb, err := h.appendJSON(nil)
+	if err != nil {
+		return err
+	}
+	if err := lim.checkWrite(0, 0, 1, func(int) int { return len(hb) }); err != nil {
+		return err
+	}
+	return lim.checkWrite(int64(len(hb)+1), 0, len(entries), func(i int) int { return entries[i].Len() })
+}
+
 // checkLog applies the limits to a whole log about to be written.
 func (l Limits) checkLog(data []byte) error {
 	if int64(len(data)) > l.MaxLogBytes {

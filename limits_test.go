@@ -228,3 +228,64 @@ func TestHostileManyEntries(t *testing.T) {
 	_, err = session.DecodeLog(b.Bytes(), &session.ReadOptions{Limits: session.Limits{MaxLogBytes: 1000}})
 	assert.ErrorIs(t, err, session.ErrTooLarge)
 }
+
+// TestListWithinLimits: a listing reads each file as it goes, never whole
+// into memory, and leaves out a file a Load would refuse.
+func TestListWithinLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 48 MB file")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-small", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"))
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+	// A big file in the store's layout.
+	big := hostileLog(t, t.TempDir(), 48<<20)
+	data := mustRead(t, big)
+	id := putFile(t, root, data)
+
+	lim := session.Limits{MaxLineBytes: 1 << 20, MaxLogBytes: 8 << 20}
+	var page *session.ListPage
+	alloc := allocated(func() {
+		var err error
+		page, err = openFS(t, root, &session.FileStoreOptions{Limits: lim}).List(ctx, session.ListOptions{})
+		require.NoError(t, err)
+	})
+	assert.Equal(t, []string{"s-small"}, infoIDs(page.Sessions), "a file over MaxLogBytes is not listed, as Load refuses it")
+	assert.Less(t, alloc, uint64(16<<20), "the listing allocated %d MB", alloc>>20)
+	// With room for it, it is listed, its long line counted as no entry.
+	page, err = openFS(t, root, &session.FileStoreOptions{Limits: session.Limits{MaxLineBytes: 1 << 20}}).List(ctx, session.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page.Sessions, 2)
+	for _, info := range page.Sessions {
+		if info.ID == id {
+			assert.Equal(t, 2, info.Entries, "the line over the limit is no entry, as for Load")
+		}
+	}
+}
+
+// TestTailWithinLimits: catching up with what another writer appended
+// keeps to the limits a Load keeps to.
+func TestTailWithinLimits(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	lim := session.Limits{MaxEntries: 10}
+	a, err := session.Create(ctx, openFS(t, root, &session.FileStoreOptions{Limits: lim}), &session.CreateOptions{ID: "s-tl", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, a, session.UserText("one"))
+	// Another writer with higher limits takes the session past a's.
+	b, err := session.Open(ctx, openFS(t, root, nil), "s-tl")
+	require.NoError(t, err)
+	for range 15 {
+		appendAll(t, b, session.UserText("more"))
+	}
+	err = a.Reload(ctx)
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	_, err = a.Append(ctx, session.UserText("and a's"))
+	assert.ErrorIs(t, err, session.ErrTooLarge)
+	assert.Equal(t, 1, a.Len(), "a learned nothing past its limits")
+}

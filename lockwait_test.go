@@ -73,3 +73,50 @@ func holdLockChild(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(d)
 }
+
+// TestLockWaitInProcess: while one call of this process waits for a lock
+// another holds (with no deadline), the other calls on the session, on
+// the same handle, another handle or the store, still give up when their
+// context ends: no lock of this process is waited for past it.
+func TestLockWaitInProcess(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-inproc", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"))
+	require.NoError(t, s.Flush(ctx)) // lets the write lease go
+	other, err := session.Open(ctx, store, "s-inproc")
+	require.NoError(t, err)
+	// The lock held elsewhere (another open of the file: flock locks
+	// belong to it, as another process's would).
+	f, err := os.OpenFile(sessionFileOf(t, root, "s-inproc"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	blocked := make(chan error, 1)
+	go func() { // waits for the lock with no deadline, holding what it holds
+		_, err := s.Append(ctx, session.UserText("waits"))
+		blocked <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	calls := map[string]func(ctx context.Context) error{
+		"the same handle's Append": func(ctx context.Context) error { _, err := s.Append(ctx, session.UserText("x")); return err },
+		"the same handle's Flush":  func(ctx context.Context) error { return s.Flush(ctx) },
+		"another handle's Append":  func(ctx context.Context) error { _, err := other.Append(ctx, session.UserText("x")); return err },
+		"another handle's Reload":  func(ctx context.Context) error { return other.Reload(ctx) },
+		"the store's Load":         func(ctx context.Context) error { _, err := store.Load(ctx, "s-inproc"); return err },
+		"the store's Flush":        func(ctx context.Context) error { return store.Flush(ctx, "s-inproc") },
+	}
+	for name, call := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		err := call(ctx)
+		took := time.Since(start)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+		assert.Less(t, took, time.Second, "%s waited %v", name, took)
+	}
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+	require.NoError(t, <-blocked, "the call without a deadline goes on once the lock is free")
+}

@@ -288,8 +288,8 @@ type logParser struct {
 
 // markAt is an entry that carried an append's marker.
 type markAt struct {
-	i    int    // its index among the parser's entries
-	end  string // the id it names
+	i    int // its index among the parser's entries
+	mark appendMark
 	line int
 }
 
@@ -341,26 +341,27 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 		return Entry{}, false, nil
 	}
 	var err error
-	end := ""
+	var mark appendMark
+	isMarked := false
 	if p.mig != nil {
 		// No file of an older version holds a real marker (they are
 		// written in the current one): one there is only dropped.
 		if v, err = p.mig.entry(v); err == nil {
-			v, _ = cutMark(v)
+			v, _, _ = cutMark(v)
 		}
 	} else {
 		// The entry keeps its whole line, so that writing it back keeps
 		// every byte (a CRLF file's carriage returns, say); a marked line
 		// keeps it without its marker.
-		v, end = cutMark(line)
+		v, mark, isMarked = cutMark(line)
 	}
 	var e Entry
 	if err == nil {
 		e, err = parseEntryMode(v, !p.strict)
 	}
 	if err == nil {
-		if end != "" {
-			p.marked = append(p.marked, markAt{i: p.nent, end: end, line: p.line})
+		if isMarked {
+			p.marked = append(p.marked, markAt{i: p.nent, mark: mark, line: p.line})
 		}
 		p.nent++
 		return e, true, nil
@@ -423,13 +424,11 @@ func (p *logParser) resolve(entries []Entry) []Entry {
 	if len(p.marked) == 0 {
 		return entries
 	}
-	marks := make([]string, len(entries))
+	kept, cut := groups(entries, marksOf(len(entries), p.marked))
 	lines := make(map[int]int, len(p.marked))
 	for _, m := range p.marked {
-		marks[m.i] = m.end
 		lines[m.i] = m.line
 	}
-	kept, cut := groups(entries, marks)
 	for _, i := range cut {
 		p.partial = append(p.partial, LineError{Line: lines[i], Err: ErrPartialAppend})
 	}
@@ -670,7 +669,7 @@ type Decoder struct {
 	// The entries of a multi-entry append read so far, held until its
 	// last one comes (heldEnd), with their lines; out, those to return.
 	held      []Entry
-	heldEnd   string
+	heldMark  appendMark // the marker of the last entry held
 	heldLines []int
 	out       []Entry
 }
@@ -763,7 +762,7 @@ func (d *Decoder) Next() (Entry, error) {
 			d.out = d.out[1:]
 			return e, nil
 		}
-		e, err := d.next()
+		e, m, err := d.nextMarked()
 		if err == io.EOF && len(d.held) > 0 {
 			d.cutHeld()
 			continue
@@ -771,18 +770,14 @@ func (d *Decoder) Next() (Entry, error) {
 		if err != nil {
 			return Entry{}, err
 		}
-		end := ""
-		if n := len(d.p.marked); n > 0 && d.p.marked[n-1].i == d.p.nent-1 {
-			end = d.p.marked[n-1].end
-		}
 		switch {
-		case end != "" && len(d.held) > 0 && d.heldEnd == end:
-			d.held = append(d.held, e)
+		case m.n > 0 && len(d.held) > 0 && m.n == d.heldMark.n && m.end == d.heldMark.end && m.k == d.heldMark.k+1:
+			d.held, d.heldMark = append(d.held, e), m
 			d.heldLines = append(d.heldLines, d.p.line)
-		case end != "":
+		case m.n > 0:
 			d.cutHeld()
-			d.held, d.heldEnd, d.heldLines = append(d.held, e), end, append(d.heldLines, d.p.line)
-		case len(d.held) > 0 && e.id == d.heldEnd:
+			d.held, d.heldMark, d.heldLines = append(d.held, e), m, append(d.heldLines, d.p.line)
+		case len(d.held) > 0 && e.id == d.heldMark.end && d.heldMark.k == d.heldMark.n-2 && len(d.held) == d.heldMark.n-1:
 			d.out = append(append(d.out, d.held...), e)
 			d.held, d.heldLines = d.held[:0], d.heldLines[:0]
 		default:
@@ -790,6 +785,21 @@ func (d *Decoder) Next() (Entry, error) {
 			return e, nil
 		}
 	}
+}
+
+// nextMarked returns the next entry and its append's marker (n 0: none),
+// holding nothing back.
+func (d *Decoder) nextMarked() (Entry, appendMark, error) {
+	e, err := d.next()
+	if err != nil {
+		return Entry{}, appendMark{}, err
+	}
+	var m appendMark
+	if n := len(d.p.marked); n > 0 && d.p.marked[n-1].i == d.p.nent-1 {
+		m = d.p.marked[n-1].mark
+	}
+	d.p.marked = d.p.marked[:0] // read: kept no longer
+	return e, m, nil
 }
 
 // cutHeld reports the lines held for an append whose last entry did not

@@ -139,9 +139,9 @@ func FuzzReadLogFile(f *testing.F) {
 		`{"type":"message","id":"b","parentId":"a","message":{"role":"assistant","content":"`+long+`\/"},"x":"`+long+`"}`), uint8(40))
 	// Appends of several entries: one whole, one cut short, then more.
 	marked := `{"type":"session","version":3,"id":"s"}` + "\n" +
-		`{"type":"custom","id":"a","parentId":null,"agentsession.appendEnd":"b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
-		`{"type":"custom","id":"c","parentId":"b","agentsession.appendEnd":"e"}` + "\n" + `{"type":"custom","id":"d","parentId":"c","agentsession.appendEnd":"e"}` + "\n" +
-		`{"type":"custom","id":"x","parentId":"b"}` + "\n" + `{"type":"custom","id":"y","parentId":"x","agentsession.appendEnd":"z"}` + "\n"
+		`{"type":"custom","id":"a","parentId":null,"agentsession.append":"0/2/b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
+		`{"type":"custom","id":"c","parentId":"b","agentsession.append":"0/3/e"}` + "\n" + `{"type":"custom","id":"d","parentId":"c","agentsession.append":"1/3/e"}` + "\n" +
+		`{"type":"custom","id":"x","parentId":"b"}` + "\n" + `{"type":"custom","id":"y","parentId":"x","agentsession.append":"0/2/z"}` + "\n"
 	f.Add([]byte(marked), uint8(7))
 	f.Add([]byte(marked), uint8(60))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
@@ -274,4 +274,24 @@ func TestReadLogFileLazyBeforeCompaction(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCutMark: finding an append's marker at the end of any line never
+// fails, and a marker found is one appendMarked would write there.
+func FuzzCutMark(f *testing.F) {
+	f.Add([]byte(`{"type":"custom","id":"a","agentsession.append":"0/2/b"}`))
+	f.Add([]byte(`{"type":"","id":"a","agentsession.append":"}`))
+	f.Add([]byte(`{"x":"agentsession.append","agentsession.append":"1/3/c"}  ` + "\r"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		out, m, ok := cutMark(line)
+		if !ok {
+			if !bytes.Equal(out, line) {
+				t.Fatalf("an unmarked line changed: %q", out)
+			}
+			return
+		}
+		if want := bytes.TrimRight(line, " \t\r"); !bytes.Equal(appendMarked(nil, out, m.k, m.n, m.end), want) {
+			t.Fatalf("cut %q into %q and %+v", line, out, m)
+		}
+	})
 }

@@ -318,8 +318,8 @@ func FuzzDecodeLog(f *testing.F) {
 	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"compaction","firstKeptEntryIndex":0}` + "\n"))
 	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","message":{"role":"hookMessage"}}` + "\n{"))
 	f.Add([]byte(""))
-	f.Add([]byte(header3 + "\n" + `{"type":"custom","id":"a","parentId":null,"agentsession.appendEnd":"b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
-		`{"type":"custom","id":"c","parentId":"b","agentsession.appendEnd":"e"}` + "\n" + `{"type":"custom","id":"x","parentId":"b"}` + "\n"))
+	f.Add([]byte(header3 + "\n" + `{"type":"custom","id":"a","parentId":null,"agentsession.append":"0/2/b"}` + "\n" + `{"type":"custom","id":"b","parentId":"a"}` + "\n" +
+		`{"type":"custom","id":"c","parentId":"b","agentsession.append":"0/2/e"}` + "\n" + `{"type":"custom","id":"x","parentId":"b"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, strict := range []bool{false, true} {
 			log, err := session.DecodeLog(data, &session.ReadOptions{Strict: strict})

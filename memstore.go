@@ -254,14 +254,7 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	if err := opts.Check(lastID(ms.entries), len(ms.entries)); err != nil {
 		return err
 	}
-	hb, err := h.appendJSON(nil)
-	if err != nil {
-		return err
-	}
-	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return len(hb) }); err != nil {
-		return fmt.Errorf("session: rewrite %s: the header: %w", id, err)
-	}
-	if err := memLimits.checkWrite(int64(len(hb)+1), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
+	if err := memLimits.CheckLog(h, entries); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", id, err)
 	}
 	ms.header = h.Clone()

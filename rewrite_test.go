@@ -108,9 +108,7 @@ func TestPruneRefusesUnreadableLines(t *testing.T) {
 		}
 		require.ErrorIs(t, err, session.ErrCorrupt, how)
 		assert.Contains(t, err.Error(), "line 4", how)
-		if how == "store" {
-			assert.Contains(t, err.Error(), path, "the error names the file")
-		}
+		assert.Contains(t, err.Error(), path, "%s: the error names the file", how)
 		assert.Equal(t, before, mustRead(t, path), "%s: the file was not touched", how)
 	}
 

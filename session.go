@@ -405,11 +405,10 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	return slices.Clip(s.leafCtx().forModel()), nil
 }
 
@@ -428,7 +427,11 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 	if s.closed {
 		return nil, ErrClosed
 	}
-	defer s.takeTurn()()
+	unlock, err := s.takeTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	for attempt := 0; ; attempt++ {
 		var made []string // few: the entries of one append
 		newID := func() string {
@@ -554,11 +557,10 @@ func (s *Session) addSuffix(entries []Entry) bool {
 // Reload rereads the session from its store, to see what other handles
 // wrote. The leaf stays where it is if that entry still exists.
 func (s *Session) Reload(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	return s.reload(ctx)
 }
 
@@ -645,18 +647,17 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 // message carries none of its own. It implements Agent.
 func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
 	if len(msgs) == 0 {
-		return s.closedErr()
+		return s.closedErr(ctx)
 	}
 	_, err := s.appendMessages(ctx, msgs, usage)
 	return err
 }
 
 func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Usage) ([]Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return nil, err
 	}
+	defer s.mu.Unlock()
 	own := make([]*Message, len(msgs))
 	for k, m := range msgs {
 		c, err := s.prepare(m)
@@ -699,13 +700,12 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 // marshalled as its other members (see NewEntry). It is the way to write
 // types this package has no method for; use Append for messages.
 func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Entry, error) {
-	if err := s.closedErr(); err != nil {
-		return Entry{}, err
-	}
 	if typ == TypeMessage {
 		return Entry{}, errors.New("session: use Append for messages")
 	}
-	s.mu.Lock()
+	if err := s.lock(ctx); err != nil {
+		return Entry{}, err
+	}
 	defer s.mu.Unlock()
 	ts := s.now()
 	es, err := s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
@@ -732,7 +732,7 @@ func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry,
 
 // AppendModelChange records a change of model, in pi's form.
 func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	if provider == "" && modelID == "" {
@@ -749,7 +749,7 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, er
 
 // AppendCustom appends extension state that never reaches the model.
 func (s *Session) AppendCustom(ctx context.Context, customType string, data any) (Entry, error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	raw, err := marshalRaw(data)
@@ -766,7 +766,7 @@ func (s *Session) AppendCustom(ctx context.Context, customType string, data any)
 // Timestamp is not stored, since in the context a custom message takes
 // the time of its entry, which is the time of this append.
 func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	if m == nil || m.Role != RoleCustom {
@@ -812,7 +812,7 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, e
 
 // AppendModeChange records a change of agent mode ("none" to leave one).
 func (s *Session) AppendModeChange(ctx context.Context, mode string, data any) (Entry, error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	raw, err := marshalRaw(data)
@@ -843,10 +843,8 @@ func (s *Session) SetTitle(ctx context.Context, title string) error {
 // Label sets the label of entry id, or clears it when label is empty. As
 // in the seed format the label entry is appended under the leaf.
 func (s *Session) Label(ctx context.Context, id, label string) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
 	i, ok := s.t.lookup(id)
 	ok = ok && s.t.nodes[i].flags&fMarker == 0 // markers are not for users to label
@@ -880,11 +878,10 @@ func marshalRaw(v any) (json.RawMessage, error) {
 func (s *Session) Branch(ctx context.Context, id string) (err error) {
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	left = s.leftFor(id)
 	return s.branch(ctx, id)
 }
@@ -924,11 +921,10 @@ func (s *Session) leftFor(id string) int {
 func (s *Session) ResetLeaf(ctx context.Context) (err error) {
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	if s.leaf < 0 {
 		return nil
 	}
@@ -967,11 +963,10 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (e Entry, err error) {
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return Entry{}, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return Entry{}, err
 	}
+	defer s.mu.Unlock()
 	left = s.leftFor(id)
 	return s.branchWithSummary(ctx, id, b)
 }
@@ -1011,11 +1006,10 @@ type Flusher interface {
 // Flush makes the appends so far durable, for stores that buffer them; a
 // no-op otherwise. Call it at the end of each turn.
 func (s *Session) Flush(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	if f, ok := s.store.(Flusher); ok {
 		return f.Flush(ctx, s.id)
 	}
@@ -1090,9 +1084,6 @@ type ForkOptions struct {
 // parentSession names this session (by id); the source is not changed.
 // It works on every Store, and between stores.
 func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
-	if err := s.closedErr(); err != nil {
-		return nil, err
-	}
 	start := s.begin()
 	defer func() {
 		if s.obs != nil {
@@ -1107,7 +1098,9 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	if opts != nil {
 		o = *opts
 	}
-	s.mu.Lock()
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
 	at := s.leaf
 	if o.At != "" {
 		var ok bool
@@ -1206,7 +1199,9 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 // appendEntries stores entries built elsewhere at the end of a new
 // session's log and indexes them; the leaf becomes the last.
 func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
-	s.mu.Lock()
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
 	if err := s.store.Append(ctx, s.id, AppendOptions{IfEmpty: true}, entries...); err != nil {
 		return err
@@ -1215,15 +1210,47 @@ func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
 	return nil
 }
 
-// closedErr returns ErrClosed once the handle is closed: every method
-// that returns an error calls it (or checks s.closed) before doing
-// anything, a summarizer's model call or a fork's new session included.
-func (s *Session) closedErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// pathOf returns the file of the session, for errors, when its store
+// keeps it in one.
+func (s *Session) pathOf() string {
+	store := s.store
+	for {
+		u, ok := store.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		store = u.Unwrap()
+	}
+	if p, ok := store.(interface{ Path(string) (string, error) }); ok {
+		if path, err := p.Path(s.id); err == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// lock takes mu, giving up when ctx ends (ctx.Err()), and fails with
+// ErrClosed once the handle is closed: every method that returns an
+// error takes it (or calls closedErr) before doing anything, a
+// summarizer's model call or a fork's new session included.
+func (s *Session) lock(ctx context.Context) error {
+	if err := lockCtx(ctx, &s.mu); err != nil {
+		return err
+	}
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
+	return nil
+}
+
+// closedErr returns ErrClosed once the handle is closed, and ctx's error
+// if it ends while another call holds the handle.
+func (s *Session) closedErr(ctx context.Context) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	s.mu.Unlock()
 	return nil
 }
 

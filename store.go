@@ -223,18 +223,19 @@ func Continue(ctx context.Context, store Store, cwd string) (*Session, error) {
 // append conditional on the new session being empty (a log that repeats
 // an entry id, which files may, goes in one Rewrite instead). If that
 // fails, Copy deletes the session it created, unless another writer has
-// added entries to it meanwhile. A source log with lines a lenient read
-// skipped is not copied (ErrCorrupt): the copy would silently lose them;
-// run "agentsession verify" on it to decide what to keep. A torn last
-// line, an append cut short by a crash, is not an entry and is not
-// copied.
+// added entries to it meanwhile. A source log with lines that are not
+// entries (lines a lenient read skipped, or those of an append a crash
+// cut short: Log.Malformed, Log.Partial) is not copied (ErrCorrupt): the
+// copy would silently lose them; run "agentsession verify" on it to
+// decide what to keep. A torn last line, a single append a crash cut off
+// mid-line, is not an entry and is not copied.
 func Copy(ctx context.Context, dst, src Store, id string) error {
 	log, err := src.Load(ctx, id)
 	if err != nil {
 		return err
 	}
-	if n := len(log.Malformed); n > 0 {
-		return &CorruptError{Line: log.Malformed[0].Line, Err: fmt.Errorf("copy of %s would drop %d unreadable line(s)", id, n)}
+	if err := unreadableError("", log, "a copy of "+id); err != nil {
+		return err
 	}
 	if err := dst.Create(ctx, log.Header); err != nil {
 		return err

@@ -313,7 +313,7 @@ type BranchSummaryOptions struct {
 // sum runs; if the leaf moved meanwhile (an append), nothing is done and
 // the error is ErrConflict.
 func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (_ Entry, err error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	start, left, reported := s.begin(), 0, false
@@ -335,7 +335,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 	if o.FileOp == nil {
 		o.FileOp = DefaultFileOp
 	}
-	msgs, files, leaf, err := s.abandoned(target, &o)
+	msgs, files, leaf, err := s.abandoned(ctx, target, &o)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -354,7 +354,9 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: summarizing the branch: %w", err)
 	}
-	s.mu.Lock()
+	if err := s.lock(ctx); err != nil {
+		return Entry{}, err
+	}
 	defer s.mu.Unlock()
 	if now := s.leafID(); now != leaf {
 		// Appended while the summary was made: it would be left behind
@@ -368,8 +370,10 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 // abandoned collects the messages of the path the leaf would leave by
 // moving to target, oldest first, within the budget, their files, and
 // the leaf.
-func (s *Session) abandoned(target string, o *BranchSummaryOptions) ([]*Message, FileOps, string, error) {
-	s.mu.Lock()
+func (s *Session) abandoned(ctx context.Context, target string, o *BranchSummaryOptions) ([]*Message, FileOps, string, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, FileOps{}, "", err
+	}
 	defer s.mu.Unlock()
 	t := int32(-1)
 	if target != "" {
@@ -436,13 +440,15 @@ type Checkpoint struct {
 // label: if it already has another one, Checkpoint fails with ErrExists
 // rather than rename it (Label renames on purpose).
 func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
-	if err := s.closedErr(); err != nil {
+	if err := s.closedErr(ctx); err != nil {
 		return Checkpoint{}, err
 	}
 	if strings.TrimSpace(name) == "" {
 		return Checkpoint{}, fmt.Errorf("session: a checkpoint needs a name")
 	}
-	s.mu.Lock()
+	if err := s.lock(ctx); err != nil {
+		return Checkpoint{}, err
+	}
 	target := s.leaf
 	for target >= 0 {
 		k := s.t.nodes[target].e.kind
@@ -534,11 +540,10 @@ type RewindResult struct {
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
 	start := s.begin()
 	defer func() { s.report(ctx, OpRewind, start, res.Left, err) }()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return RewindResult{}, ErrClosed
+	if err := s.lock(ctx); err != nil {
+		return RewindResult{}, err
 	}
+	defer s.mu.Unlock()
 	target, ok := s.t.lookup(to)
 	if !ok || s.t.nodes[target].flags&fMarker != 0 {
 		target = -1

@@ -30,16 +30,29 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 	}
 	var early []Finding // found entry by entry
 	var skeleton []Entry
+	var marks []appendMark // the markers of multi-entry appends, resolved at the end
+	markLines := map[int]int{}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		e, err := d.Next()
+		// Entries as they come, markers and all: holding the entries of
+		// an append until its last would hold all of them in memory.
+		e, m, err := d.nextMarked()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, 0, err
+		}
+		if m.n > 0 {
+			if marks == nil {
+				marks = make([]appendMark, len(skeleton), len(skeleton)+1)
+			}
+			markLines[len(skeleton)] = d.p.line
+		}
+		if marks != nil {
+			marks = append(marks, m)
 		}
 		if blobs != nil && e.h == nil && bytes.Contains(e.raw, []byte(BlobPrefix)) {
 			one := &Log{Entries: []Entry{e}}
@@ -56,15 +69,21 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 		}
 		skeleton = append(skeleton, sk)
 	}
-	log := &Log{Header: h, Entries: skeleton, Malformed: d.Malformed(), Partial: d.Partial(), Torn: d.Torn()}
+	kept, cut := groups(skeleton, marks)
+	var partial []LineError
+	for _, i := range cut {
+		partial = append(partial, LineError{Line: markLines[i], Err: ErrPartialAppend})
+	}
+	log := &Log{Header: h, Entries: kept, Malformed: d.Malformed(), Partial: partial, Torn: d.Torn()}
 	findings := Verify(log)
 	// The blob findings go where Verify puts its own, at the end; the
 	// members of a wrong type were found by Verify in the skeleton.
 	findings = append(findings, early...)
-	return findings, len(skeleton), nil
+	return findings, len(kept), nil
 }
 
-// skeletonOf returns an entry with e's id, parent and type, holding only
+// skeletonOf returns an entry with e's id, parent and type (copied: it
+// keeps nothing of e's line alive), holding only
 // what Verify needs of it: a message reduced to its role, its tool calls'
 // ids and names, the call its result answers and whether it is left out
 // of the context; the links of compactions, labels and branch summaries;
@@ -82,7 +101,11 @@ func skeletonOf(e Entry) (Entry, error) {
 		for _, b := range m.ToolCalls() {
 			mini.Content = append(mini.Content, ToolCall(b.ID, b.Name, nil))
 		}
-		return newMessageEntry(e.id, e.parent, e.ts, mini)
+		sk, err := newMessageEntry(e.id, e.parent, e.ts, mini)
+		if err != nil {
+			return Entry{}, err
+		}
+		return own(sk)
 	case kindCustomMessage:
 		payload = map[string]any{"customType": "", "content": ""}
 	case kindCustom:
@@ -109,13 +132,23 @@ func skeletonEntry(e Entry, payload any) (Entry, error) {
 			return Entry{}, err
 		}
 	}
-	return buildEntry(e.typ, e.id, e.parent, e.ts, len(obj)+64, func(dst []byte) ([]byte, error) {
+	sk, err := buildEntry(e.typ, e.id, e.parent, e.ts, len(obj)+64, func(dst []byte) ([]byte, error) {
 		if len(obj) > 2 {
 			dst = append(dst, ',')
 			dst = append(dst, obj[1:len(obj)-1]...) // the members, as they are
 		}
 		return dst, nil
 	})
+	if err != nil {
+		return Entry{}, err
+	}
+	return own(sk)
+}
+
+// own returns e read again from its own bytes, so that its strings are
+// views of them rather than of the line e was made from.
+func own(e Entry) (Entry, error) {
+	return parseEntryMode(e.raw, true)
 }
 
 // slimPayload is the payload of a structural entry without its long

@@ -89,8 +89,9 @@ type keyedLock struct {
 
 var lockSeed = maphash.MakeSeed()
 
-// lock takes the lock of key and returns its unlock.
-func (l *keyedLocks) lock(key writerKey) func() {
+// lock takes the lock of key, or gives up when ctx ends, and returns its
+// unlock.
+func (l *keyedLocks) lock(ctx context.Context, key writerKey) (func(), error) {
 	sh := &l.shards[maphash.String(lockSeed, key.id)%uint64(len(l.shards))]
 	sh.mu.Lock()
 	if sh.m == nil {
@@ -103,15 +104,21 @@ func (l *keyedLocks) lock(key writerKey) func() {
 	}
 	k.refs++
 	sh.mu.Unlock()
-	k.mu.Lock()
-	return func() {
-		k.mu.Unlock()
+	release := func() {
 		sh.mu.Lock()
 		if k.refs--; k.refs == 0 {
 			delete(sh.m, key)
 		}
 		sh.mu.Unlock()
 	}
+	if err := lockCtx(ctx, &k.mu); err != nil {
+		release()
+		return nil, err
+	}
+	return func() {
+		k.mu.Unlock()
+		release()
+	}, nil
 }
 
 // writerKeyOf is the key of session id of store for writerLocks: the
@@ -133,12 +140,13 @@ func writerKeyOf(store Store, id string) (writerKey, bool) {
 }
 
 // takeTurn waits for the other handles of the session in this process to
-// finish their writes, and returns what lets the next go.
-func (s *Session) takeTurn() func() {
+// finish their writes, or for ctx to end, and returns what lets the next
+// go.
+func (s *Session) takeTurn(ctx context.Context) (func(), error) {
 	if !s.keyed {
-		return func() {}
+		return func() {}, nil
 	}
-	return writerLocks.lock(s.key)
+	return writerLocks.lock(ctx, s.key)
 }
 
 // reload reads what other writers changed, keeping the leaf where it is
@@ -191,4 +199,32 @@ func mergeLines(known, more []LineError) []LineError {
 		}
 	}
 	return known
+}
+
+// lockCtx locks mu, giving up with ctx's error when ctx ends first. The
+// usual case, a free lock, costs a TryLock; a ctx that never ends waits
+// as Lock does; otherwise the lock is tried again after growing pauses.
+func lockCtx(ctx context.Context, mu *sync.Mutex) error {
+	if mu.TryLock() {
+		return nil
+	}
+	if ctx.Done() == nil {
+		mu.Lock()
+		return nil
+	}
+	wait := 10 * time.Microsecond
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if mu.TryLock() {
+			return nil
+		}
+		wait = min(2*wait, time.Millisecond)
+		t.Reset(wait)
+	}
 }

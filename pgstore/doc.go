@@ -21,7 +21,7 @@
 //   - Append is all or nothing and in order, in one round trip: a call of
 //     the agentsession_append SQL function, which locks the session row,
 //     checks AppendOptions (IfLast, IfEmpty) and the uniqueness of the new
-//     entry ids, and inserts. Appends to one session are serialised by that
+//     entry ids and the limits, and inserts. Appends to one session are serialised by that
 //     lock; appends to different sessions run in parallel. A failed
 //     condition is session.ErrConflict, never a silent merge.
 //     The function relies on READ COMMITTED, PostgreSQL's default: on a
@@ -49,9 +49,22 @@
 //     counts), most recently updated first, with cursor paging and the
 //     filters of session.ListOptions; Archive and Restore hide and show a
 //     session as FileStore's do.
+//   - Limits (Options.Limits, session.Limits; the zero value is the
+//     defaults every reader applies): nothing is written that a reader
+//     would refuse. Create refuses a header line over MaxLineBytes,
+//     Rewrite a new log over any limit, Append a line over MaxLineBytes
+//     (checked before anything is sent) and an append that would take the
+//     session past MaxEntries entries or MaxLogBytes bytes (checked by
+//     agentsession_append under the session row's lock, so that appends
+//     running together cannot push a session past a limit between them).
+//     The error is a *session.LimitError (errors.Is session.ErrTooLarge),
+//     and nothing changed. Load and LoadTail read with the same limits: a
+//     store opened with raised limits reads what it wrote, one with lower
+//     limits refuses a session over them (ErrTooLarge), as a FileStore
+//     does. Give every replica the same limits.
 //   - Errors: session.ErrNotFound, ErrExists, ErrConflict (also for
 //     serialization failures and deadlocks), ErrInvalidID (checked before
-//     any query), ctx.Err() when the context is done, ErrSchema when the
+//     any query), session.ErrTooLarge (see Limits), ctx.Err() when the context is done, ErrSchema when the
 //     schema is missing or of another version, and ErrUnavailable when
 //     the database cannot be reached or the connection broke (server
 //     down or restarting, backend terminated, network failure, pool
@@ -83,5 +96,13 @@
 // tables, give the pool a search_path (pgxpool.Config.ConnConfig.
 // RuntimeParams["search_path"]). The SQL is embedded (migrations/*.sql)
 // and applied under an advisory lock in one transaction, so replicas that
-// start together migrate once.
+// start together migrate once; Migrate upgrades an older schema in place.
+//
+// Version 2 (SchemaVersion) gives agentsession_append the store's limits
+// as parameters. The function's version 1 signature stays, and appends
+// within the default limits, so that replicas still running a version 1
+// package keep working during a rolling upgrade without writing what a
+// reader would refuse (they report such an append as an unexpected
+// answer, an error). New refuses a schema of another version, so a
+// replica that restarts needs the package of the schema.
 package pgstore

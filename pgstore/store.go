@@ -21,13 +21,24 @@ import (
 	session "github.com/agentsession/session"
 )
 
-// Options configures a Store. It has no fields yet; pass nil.
-type Options struct{}
+// Options configures a Store; nil means the zero Options.
+type Options struct {
+	// Limits bound the lines and sessions the store writes and reads
+	// (see session.Limits); the zero value is the defaults, which every
+	// reader of this module applies. Create, Append and Rewrite refuse
+	// what would break them (an error wrapping session.ErrTooLarge,
+	// nothing written), and Load and LoadTail read with them, so that
+	// what the store wrote it can read. A store opened with other
+	// limits on the same database may refuse, or accept, more.
+	Limits session.Limits
+}
 
 // Store keeps sessions in PostgreSQL. It implements session.Store and is
 // safe for concurrent use by many goroutines, processes and machines.
 type Store struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	limits session.Limits // Options.Limits, as given (readers take the zero value as the defaults)
+	lim    session.Limits // with the defaults: what writes check
 }
 
 var (
@@ -51,7 +62,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		}
 		return nil, fmt.Errorf("%w: the database has version %d, this package needs %d (%s)", ErrSchema, v, SchemaVersion, hint)
 	}
-	return &Store{pool: pool}, nil
+	st := &Store{pool: pool}
+	if opts != nil {
+		st.limits = opts.Limits
+	}
+	st.lim = st.limits.WithDefaults()
+	return st, nil
 }
 
 // ErrUnavailable means the database could not be reached, or the
@@ -86,7 +102,7 @@ func mapErr(ctx context.Context, err error, what string) error {
 		return nil
 	}
 	for _, own := range []error{session.ErrNotFound, session.ErrExists, session.ErrConflict, session.ErrCorrupt,
-		session.ErrUnsupportedVersion, session.ErrInvalidID, ErrSchema, ErrUnavailable} {
+		session.ErrUnsupportedVersion, session.ErrInvalidID, session.ErrTooLarge, ErrSchema, ErrUnavailable} {
 		if errors.Is(err, own) {
 			return err
 		}
@@ -146,10 +162,15 @@ func unavailable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }
 
-// Create implements session.Store.
+// Create implements session.Store. A header line over the store's
+// Limits.MaxLineBytes is refused (*session.LimitError), and nothing is
+// written.
 func (s *Store) Create(ctx context.Context, h session.Header) error {
 	if err := session.ValidateID(h.ID); err != nil {
 		return err
+	}
+	if err := s.lim.CheckLog(h, nil); err != nil {
+		return fmt.Errorf("pgstore: create %s: the header: %w", h.ID, err)
 	}
 	hb, err := h.MarshalJSON()
 	if err != nil {
@@ -211,12 +232,24 @@ func titleOf(entries []session.Entry) (string, bool) {
 // agentsession_append function, which holds the session row's lock:
 // appends to one session are serialised, appends to different sessions
 // run in parallel.
+//
+// An append that would take the session past the store's Limits (a line
+// over MaxLineBytes, more than MaxEntries entries, a log over
+// MaxLogBytes) is refused with a *session.LimitError, and nothing is
+// written. The lines are checked before anything is sent; the totals by
+// the function, under the row's lock, so that appends running together
+// cannot push a session past a limit between them.
 func (s *Store) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
 	if err := check(entries); err != nil {
 		return err
+	}
+	// The lines, and the totals of these entries alone (a lower bound of
+	// the session's): nothing this append can make fit is sent.
+	if err := s.lim.CheckAppend(0, 0, entries); err != nil {
+		return fmt.Errorf("pgstore: append to %s: %w", id, err)
 	}
 	ids := make([]string, len(entries))
 	raws := make([][]byte, len(entries))
@@ -231,8 +264,8 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 		title = &t
 	}
 	var res string
-	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6, $7)`,
-		id, opts.IfLast, opts.IfEmpty, ids, raws, title, size).Scan(&res)
+	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes).Scan(&res)
 	if err != nil {
 		return mapErr(ctx, err, "append to "+id)
 	}
@@ -251,8 +284,30 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 		return fmt.Errorf("%w: expected last entry %s, found %s", session.ErrConflict, opts.IfLast, arg)
 	case "dup":
 		return fmt.Errorf("%w: entry id %s is already in the session", session.ErrConflict, arg)
+	case "toolarge":
+		if le := s.limitError(arg); le != nil {
+			return fmt.Errorf("pgstore: append to %s: %w", id, le)
+		}
 	}
 	return fmt.Errorf("pgstore: append to %s: unexpected answer %q", id, res)
+}
+
+// limitError turns the detail of agentsession_append's answer
+// "toolarge:<what>:<size>" into the error it stands for (nil if it is not
+// one of them).
+func (s *Store) limitError(arg string) *session.LimitError {
+	what, num, _ := strings.Cut(arg, ":")
+	size, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return nil
+	}
+	switch what {
+	case "entries":
+		return &session.LimitError{What: "entries", Size: size, Limit: int64(s.lim.MaxEntries)}
+	case "bytes":
+		return &session.LimitError{What: "log", Size: size, Limit: s.lim.MaxLogBytes}
+	}
+	return nil
 }
 
 // Load implements session.Store. The header and the entries are read in
@@ -268,10 +323,16 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 	bad := int64(0) // seq of a row that holds a newline, which no Entry has
 	err := pgx.BeginTxFunc(ctx, s.pool, readOnly, func(tx pgx.Tx) error {
 		var size int64
-		if err := tx.QueryRow(ctx, `SELECT header, size FROM agentsession_sessions WHERE id = $1`, id).Scan(&data, &size); err != nil {
+		var count int
+		if err := tx.QueryRow(ctx, `SELECT header, size, entry_count FROM agentsession_sessions WHERE id = $1`, id).Scan(&data, &size, &count); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
 			}
+			return err
+		}
+		// A session over the limits (written with others) is refused
+		// before it is read.
+		if err := s.overLimits(id, size, count); err != nil {
 			return err
 		}
 		data = append(append(make([]byte, 0, max(size, int64(len(data))+1)), data...), '\n')
@@ -282,7 +343,19 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 	if err != nil {
 		return nil, mapErr(ctx, err, "load "+id)
 	}
-	return decode(id, data, 0, bad)
+	return decode(id, data, 0, bad, s.limits)
+}
+
+// overLimits refuses a session whose row says it is over the store's
+// limits for a whole log.
+func (s *Store) overLimits(id string, size int64, count int) error {
+	switch {
+	case size > s.lim.MaxLogBytes:
+		return fmt.Errorf("pgstore: session %s: %w", id, &session.LimitError{What: "log", Size: size, Limit: s.lim.MaxLogBytes})
+	case count > s.lim.MaxEntries:
+		return fmt.Errorf("pgstore: session %s: %w", id, &session.LimitError{What: "entries", Size: int64(count), Limit: int64(s.lim.MaxEntries)})
+	}
+	return nil
 }
 
 // readOnly is the transaction of Load and LoadTail: one snapshot.
@@ -335,13 +408,14 @@ func readEntries(ctx context.Context, tx pgx.Tx, id string, n, upTo int64, data 
 
 // decode decodes the seed-format log data: a header and the entries
 // after the first n of the session, whose line numbers in errors are
-// those of the whole log. bad is readEntries'.
-func decode(id string, data []byte, n, bad int64) (*session.Log, error) {
+// those of the whole log. bad is readEntries'. It applies lim, as every
+// reader does: a log over them is refused (session.ErrTooLarge).
+func decode(id string, data []byte, n, bad int64, lim session.Limits) (*session.Log, error) {
 	if bad > 0 {
 		// Only a row written around this package can hold one.
 		return nil, &session.CorruptError{Line: int(bad) + 1, Err: fmt.Errorf("pgstore: session %s: entry %d spans several lines", id, bad)}
 	}
-	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: lim})
 	if err != nil {
 		var ce *session.CorruptError
 		if n > 0 && errors.As(err, &ce) && ce.Line > 1 {
@@ -382,8 +456,12 @@ func (s *Store) LoadTail(ctx context.Context, id string, n int, last string) (*s
 			}
 			return err
 		}
+		// The tail of a session Load would refuse is refused too.
+		if err := s.overLimits(id, size, count); err != nil {
+			return err
+		}
 		data = append(slices.Clip(data), '\n')
-		h, err := session.DecodeLog(data, &session.ReadOptions{Strict: true})
+		h, err := session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: s.limits})
 		if err != nil {
 			return fmt.Errorf("pgstore: session %s: %w", id, err)
 		}
@@ -405,9 +483,9 @@ func (s *Store) LoadTail(ctx context.Context, id string, n int, last string) (*s
 		return nil, mapErr(ctx, err, "load "+id)
 	}
 	if !whole {
-		return decode(id, data, int64(n), bad)
+		return decode(id, data, int64(n), bad, s.limits)
 	}
-	log, err := decode(id, data, 0, bad)
+	log, err := decode(id, data, 0, bad, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +515,8 @@ func tailStarts(id string, count, n int, last string, nth *string) error {
 // in one transaction, under the session row's lock, if the stored log
 // still meets opts (session.ErrConflict otherwise, and nothing changes).
 // The store keeps no unreadable lines, so opts.DropUnreadable changes
-// nothing here.
+// nothing here. A log over the store's Limits is refused
+// (*session.LimitError), and nothing changes.
 func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOptions, h session.Header, entries []session.Entry) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
@@ -455,6 +534,9 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 			return fmt.Errorf("pgstore: rewrite with zero Entry at %d", i)
 		}
 		size += e.Len() + 1
+	}
+	if err := s.lim.CheckLog(h, entries); err != nil {
+		return fmt.Errorf("pgstore: rewrite %s: %w", id, err)
 	}
 	title := h.Title
 	if t, ok := titleOf(entries); ok {

@@ -59,8 +59,12 @@ func TestMigrate(t *testing.T) {
 		}
 		versions = append(versions, v)
 	}
-	if rows.Err() != nil || !slices.Equal(versions, []int32{pgstore.SchemaVersion}) {
-		t.Fatalf("versions recorded: %v (%v), want [%d]", versions, rows.Err(), pgstore.SchemaVersion)
+	var want []int32 // every migration, once
+	for v := range pgstore.SchemaVersion {
+		want = append(want, int32(v+1))
+	}
+	if rows.Err() != nil || !slices.Equal(versions, want) {
+		t.Fatalf("versions recorded: %v (%v), want %v", versions, rows.Err(), want)
 	}
 	if _, err := pgstore.New(ctx, pool, nil); err != nil {
 		t.Fatal(err)

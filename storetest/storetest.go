@@ -861,10 +861,13 @@ func testRewriteRacingAppends(t *testing.T, s session.Store) {
 	rewrites, conflicts := 0, 0
 	go func() {
 		defer close(done)
+		last := false // once the writers are done: until a rewrite succeeds
 		for n := 0; ; n++ {
 			select {
 			case <-stop:
-				return
+				if last = true; rewrites > 0 {
+					return
+				}
 			default:
 			}
 			// Add an entry of its own, then rewrite the log without it.
@@ -887,8 +890,15 @@ func testRewriteRacingAppends(t *testing.T, s session.Store) {
 			switch err := s.Rewrite(ctx, "s-race", o, l.Header, kept); {
 			case err == nil:
 				rewrites++
+				if last {
+					return
+				}
 			case errors.Is(err, session.ErrConflict):
 				conflicts++
+				if last {
+					errs <- fmt.Errorf("a rewrite of a log no one else was writing to was refused: %w", err)
+					return
+				}
 			default:
 				errs <- err
 				return
@@ -910,6 +920,9 @@ func testRewriteRacingAppends(t *testing.T, s session.Store) {
 		}
 	}
 	checkWriters(t, &session.Log{Entries: theirs}, writers, each)
+	if rewrites == 0 {
+		t.Fatal("no rewrite succeeded")
+	}
 	t.Logf("%d rewrites, %d refused, raced %d appends", rewrites, conflicts, writers*each)
 }
 
