@@ -71,7 +71,22 @@ type BlobDir struct {
 	dec    *zstd.Decoder
 	enc    *zstd.Encoder
 	encErr error
+
+	// bad remembers the blob files found corrupt (a wrong hash, past the
+	// size limit), by name, with the size and modification time they
+	// had, so that a bad blob many sessions refer to is read and decoded
+	// once, not at every load; a file changed since is read again.
+	badMu sync.Mutex
+	bad   map[string]badBlob
 }
+
+type badBlob struct {
+	size, mtime int64
+	err         error
+}
+
+// maxBadBlobs bounds what a BlobDir remembers of bad blobs.
+const maxBadBlobs = 1024
 
 var _ BlobStore = (*BlobDir)(nil)
 
@@ -209,6 +224,16 @@ func (d *BlobDir) get(r *os.Root, name, ref string) ([]byte, error) {
 		return nil, fmt.Errorf("session: read blob %s: %w", name, err)
 	}
 	defer f.Close()
+	var size, mtime int64
+	if fi, err := f.Stat(); err == nil {
+		size, mtime = fi.Size(), fi.ModTime().UnixNano()
+		d.badMu.Lock()
+		b, known := d.bad[name]
+		d.badMu.Unlock()
+		if known && b.size == size && b.mtime == mtime {
+			return nil, b.err
+		}
+	}
 	// Read at most the limit plus one byte: a plain blob may be as large
 	// as MaxBytes, a compressed one is smaller.
 	body, err := io.ReadAll(io.LimitReader(f, d.opts.MaxBytes+1))
@@ -216,7 +241,14 @@ func (d *BlobDir) get(r *os.Root, name, ref string) ([]byte, error) {
 		return nil, fmt.Errorf("session: read blob %s: %w", name, err)
 	}
 	corrupt := func(why string) error {
-		return &CorruptError{Path: d.path(name), Err: errors.New(why)}
+		err := &CorruptError{Path: d.path(name), Err: errors.New(why)}
+		d.badMu.Lock()
+		if d.bad == nil || len(d.bad) >= maxBadBlobs {
+			d.bad = map[string]badBlob{}
+		}
+		d.bad[name] = badBlob{size: size, mtime: mtime, err: err}
+		d.badMu.Unlock()
+		return err
 	}
 	if int64(len(body)) > d.opts.MaxBytes {
 		return nil, corrupt(fmt.Sprintf("blob is larger than the limit of %d bytes", d.opts.MaxBytes))
@@ -398,47 +430,6 @@ func truncate(raw []byte, m jsonMember, max int) *edit {
 	return &edit{m.start, m.end, jsonx.AppendString(nil, s[:cut]+truncationNotice(n-max))}
 }
 
-// resolveRaw puts back the base64 data of the images of raw that hold
-// blob references. A reference the store cannot give back stays as it is
-// and is reported in missing.
-func resolveRaw(ctx context.Context, raw []byte, blobs BlobStore) (out []byte, missing []error, err error) {
-	if !bytes.Contains(raw, []byte(BlobPrefix)) {
-		return raw, nil, nil
-	}
-	var edits []edit
-	walkObjects(raw, func(obj *jsonObject) {
-		if err != nil || !obj.image {
-			return
-		}
-		for _, m := range obj.strings {
-			if m.key != "data" {
-				continue
-			}
-			ref, uerr := jsonx.Unquote(raw[m.start:m.end])
-			if uerr != nil || !isBlobRef([]byte(ref)) {
-				continue
-			}
-			data, gerr := blobs.GetBlob(ctx, ref)
-			if gerr != nil {
-				if cerr := ctx.Err(); cerr != nil {
-					err = cerr
-					return
-				}
-				missing = append(missing, gerr)
-				continue
-			}
-			b := make([]byte, 0, base64.StdEncoding.EncodedLen(len(data))+2)
-			b = append(b, '"')
-			b = base64.StdEncoding.AppendEncode(b, data)
-			edits = append(edits, edit{m.start, m.end, append(b, '"')})
-		}
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return applyEdits(raw, edits), missing, nil
-}
-
 func applyEdits(raw []byte, edits []edit) []byte {
 	if len(edits) == 0 {
 		return raw
@@ -526,34 +517,4 @@ func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
 func (z *sizeLimits) small(raw []byte, noImage bool) bool {
 	return (z.maxChars < 0 || len(raw) <= z.maxChars) &&
 		(noImage || z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
-}
-
-// ResolveBlobs puts the content of blob references back into the image
-// blocks of log's entries, as base64, using blobs. A reference blobs
-// cannot give back stays in place and is reported, one error per
-// reference (ErrNotFound, ErrCorrupt); Verify reports such references
-// too. The error is the context's, if it ends first.
-func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []error, err error) {
-	for i, e := range log.Entries {
-		if e.h != nil {
-			continue // compact entries hold no references (compactEntry)
-		}
-		raw := e.raw
-		out, missing, err := resolveRaw(ctx, raw, blobs)
-		if err != nil {
-			return unresolved, err
-		}
-		for _, m := range missing {
-			unresolved = append(unresolved, fmt.Errorf("entry %s: %w", e.id, m))
-		}
-		if len(out) == len(raw) && (len(out) == 0 || &out[0] == &raw[0]) {
-			continue // nothing resolved
-		}
-		ne, perr := parseEntry(out)
-		if perr != nil {
-			return unresolved, fmt.Errorf("session: entry %s after resolving blobs: %w", e.id, perr)
-		}
-		log.Entries[i] = ne
-	}
-	return unresolved, nil
 }

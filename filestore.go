@@ -2088,7 +2088,7 @@ func (s *FileStore) resolveBlobs(ctx context.Context, log *Log, data []byte) err
 	if log.refs == refsNone {
 		return nil // the usual case, found out while reading
 	}
-	_, err := ResolveBlobs(ctx, log, s.blobs)
+	_, err := resolveBlobs(ctx, log, s.blobs, s.lim)
 	return err
 }
 

@@ -27,6 +27,11 @@ type Limits struct {
 	MaxEntries int
 	// MaxLogBytes bounds a whole log. Default DefaultMaxLogBytes.
 	MaxLogBytes int64
+	// MaxResolvedBytes bounds the bytes of the distinct blobs a store
+	// reads back into one log's images (each blob counts once, however
+	// many references it has). References past it stay unresolved and
+	// are reported (ErrTooLarge). Default DefaultMaxResolvedBytes.
+	MaxResolvedBytes int64
 }
 
 // The default Limits: far above what agents write (the 10,000-turn W10k
@@ -37,6 +42,9 @@ const (
 	DefaultMaxLineBytes = 64 << 20
 	DefaultMaxEntries   = 2_000_000
 	DefaultMaxLogBytes  = 1 << 30
+	// DefaultMaxResolvedBytes is eight blobs of the largest size a
+	// BlobDir accepts by default.
+	DefaultMaxResolvedBytes = 8 * DefaultMaxBlobBytes
 )
 
 // withDefaults fills in the zero fields; negative ones become "no
@@ -61,6 +69,12 @@ func (l Limits) withDefaults() Limits {
 	case l.MaxLogBytes < 0:
 		l.MaxLogBytes = none
 	}
+	switch {
+	case l.MaxResolvedBytes == 0:
+		l.MaxResolvedBytes = DefaultMaxResolvedBytes
+	case l.MaxResolvedBytes < 0:
+		l.MaxResolvedBytes = none
+	}
 	return l
 }
 
@@ -71,7 +85,7 @@ var ErrTooLarge = errors.New("session: over the size limit")
 type LimitError struct {
 	Path  string // the file, when known
 	Line  int    // the line, for a line over MaxLineBytes (0 when unknown)
-	What  string // "line", "log" or "entries"
+	What  string // "line", "log", "entries" or "blobs"
 	Size  int64  // its size in bytes (lines for "entries"); at least Limit+1 when not read to its end
 	Limit int64
 }
@@ -90,6 +104,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("session: %s%s is over the limit of %d bytes (Limits.MaxLineBytes)", where, line, e.Limit)
 	case "entries":
 		return fmt.Sprintf("session: %sthe log holds more than %d lines (Limits.MaxEntries)", where, e.Limit)
+	case "blobs":
+		return fmt.Sprintf("session: %sthe blobs the log refers to add up to %d bytes, over the limit of %d (Limits.MaxResolvedBytes)", where, e.Size, e.Limit)
 	}
 	return fmt.Sprintf("session: %sthe log is %d bytes, over the limit of %d (Limits.MaxLogBytes)", where, e.Size, e.Limit)
 }

@@ -83,25 +83,35 @@ func Verify(l *Log) []Finding {
 func verifyBlobs(entries []Entry) []Finding {
 	var out []Finding
 	for _, e := range entries {
-		if e.h != nil {
-			continue // compact entries hold no references (compactEntry)
+		for _, ref := range blobRefs(e) {
+			out = append(out, unresolvedFinding(e.id, ref))
 		}
-		raw := e.raw
-		if !bytes.Contains(raw, []byte(BlobPrefix)) {
-			continue
-		}
-		walkObjects(raw, func(obj *jsonObject) {
-			if !obj.image {
-				return
-			}
-			for _, m := range obj.strings {
-				if ref, err := jsonx.Unquote(raw[m.start:m.end]); err == nil && m.key == "data" && isBlobRef([]byte(ref)) {
-					out = append(out, Finding{Kind: FindingUnresolvedBlob, EntryID: e.id, Detail: ref + " (missing or corrupt in the blob store)"})
-				}
-			}
-		})
 	}
 	return out
+}
+
+func unresolvedFinding(id, ref string) Finding {
+	return Finding{Kind: FindingUnresolvedBlob, EntryID: id, Detail: ref + " (missing or corrupt in the blob store)"}
+}
+
+// blobRefs returns the blob references the images of e hold.
+func blobRefs(e Entry) []string {
+	if !bytes.Contains(e.raw, []byte(BlobPrefix)) { // a compact entry's template: its holes never hold one
+		return nil
+	}
+	raw := e.bytes()
+	var refs []string
+	walkObjects(raw, func(obj *jsonObject) {
+		if !obj.image {
+			return
+		}
+		for _, m := range obj.strings {
+			if ref, err := jsonx.Unquote(raw[m.start:m.end]); err == nil && m.key == "data" && isBlobRef([]byte(ref)) {
+				refs = append(refs, ref)
+			}
+		}
+	})
+	return refs
 }
 
 // Verify lists the problems in the session's log; see the Verify function.

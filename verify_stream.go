@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +31,7 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 	var skeleton []Entry
 	var marks []appendMark // the markers of multi-entry appends, resolved at the end
 	markLines := map[int]int{}
+	checked := map[string]bool{} // blob references: found and sound
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -54,14 +54,20 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 		if marks != nil {
 			marks = append(marks, m)
 		}
-		if blobs != nil && e.h == nil && bytes.Contains(e.raw, []byte(BlobPrefix)) {
-			one := &Log{Entries: []Entry{e}}
-			if _, err := ResolveBlobs(ctx, one, blobs); err != nil {
-				return nil, 0, err
+		for _, ref := range blobRefs(e) {
+			ok, seen := checked[ref]
+			if !seen && blobs != nil {
+				// Each distinct blob read once, its bytes not kept.
+				_, err := blobs.GetBlob(ctx, ref)
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, 0, cerr
+				}
+				ok = err == nil
+				checked[ref] = ok
 			}
-			early = append(early, verifyBlobs(one.Entries)...)
-		} else if blobs == nil {
-			early = append(early, verifyBlobs([]Entry{e})...)
+			if !ok {
+				early = append(early, unresolvedFinding(e.id, ref))
+			}
 		}
 		sk, err := skeletonOf(e)
 		if err != nil {

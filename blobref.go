@@ -1,0 +1,186 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Resolving blob references.
+//
+// A log may refer to one blob many times (a screenshot sent again and
+// again), and a blob may be hostile (a small file that decodes to a lot).
+// So a log's references are resolved with one read of each distinct
+// blob, a failure remembered as well as a success, and the bytes of the
+// distinct blobs it resolves are bounded (Limits.MaxResolvedBytes). The
+// data of a message's images is shared, not copied: a message entry whose
+// references are resolved keeps its line as a template with the image
+// data cut out, and every image of one blob is the same string.
+
+// ResolveBlobs puts the content of blob references back into the image
+// blocks of log's entries, as base64, using blobs, within the default
+// Limits (see ResolveBlobsWithin). A reference blobs cannot give back
+// stays in place and is reported, one error per reference (ErrNotFound,
+// ErrCorrupt, ErrTooLarge); Verify reports such references too. The error
+// is the context's, if it ends first.
+func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []error, err error) {
+	return resolveBlobs(ctx, log, blobs, Limits{}.withDefaults())
+}
+
+// resolveBlobs is ResolveBlobs within lim.
+func resolveBlobs(ctx context.Context, log *Log, blobs BlobStore, lim Limits) (unresolved []error, err error) {
+	r := &resolver{blobs: blobs, left: lim.MaxResolvedBytes, got: map[string]resolved{}, limit: lim.MaxResolvedBytes}
+	for i, e := range log.Entries {
+		if !bytes.Contains(e.raw, []byte(BlobPrefix)) {
+			continue // no reference (a compact entry's holes never hold one)
+		}
+		ne, missing, err := r.entry(ctx, e)
+		if err != nil {
+			return unresolved, err
+		}
+		for _, m := range missing {
+			unresolved = append(unresolved, fmt.Errorf("entry %s: %w", e.id, m))
+		}
+		log.Entries[i] = ne
+	}
+	return unresolved, nil
+}
+
+// resolver resolves the references of one log.
+type resolver struct {
+	blobs       BlobStore
+	left, limit int64 // bytes of distinct blobs still allowed, of limit
+	got         map[string]resolved
+}
+
+// resolved is what became of one reference: its data as base64, or why
+// not.
+type resolved struct {
+	b64 string
+	err error
+}
+
+// get returns the base64 data of ref, reading the blob the first time.
+func (r *resolver) get(ctx context.Context, ref string) (string, error) {
+	if v, ok := r.got[ref]; ok {
+		return v.b64, v.err
+	}
+	data, err := r.blobs.GetBlob(ctx, ref)
+	if err != nil && ctx.Err() != nil {
+		return "", ctx.Err() // not the blob's fault: not remembered
+	}
+	var v resolved
+	switch {
+	case err != nil:
+		v.err = err
+	case int64(len(data)) > r.left:
+		v.err = fmt.Errorf("blob %s: %w", ref, &LimitError{What: "blobs", Size: r.limit - r.left + int64(len(data)), Limit: r.limit})
+	default:
+		r.left -= int64(len(data))
+		v.b64 = base64.StdEncoding.EncodeToString(data)
+	}
+	r.got[ref] = v
+	return v.b64, v.err
+}
+
+// refAt is a reference in an entry's bytes: the span of its token.
+type refAt struct {
+	start, end int
+	b64        string
+}
+
+// entry resolves the references of e. A message entry comes back compact,
+// its image data shared; another keeps its data inline.
+func (r *resolver) entry(ctx context.Context, e Entry) (Entry, []error, error) {
+	raw := e.bytes()
+	var refs []refAt
+	var missing []error
+	var err error
+	walkObjects(raw, func(obj *jsonObject) {
+		if err != nil || !obj.image {
+			return
+		}
+		for _, m := range obj.strings {
+			if m.key != "data" {
+				continue
+			}
+			ref, uerr := jsonx.Unquote(raw[m.start:m.end])
+			if uerr != nil || !isBlobRef([]byte(ref)) {
+				continue
+			}
+			b64, gerr := r.get(ctx, ref)
+			if cerr := ctx.Err(); cerr != nil {
+				err = cerr
+				return
+			}
+			if gerr != nil {
+				missing = append(missing, gerr)
+				continue
+			}
+			refs = append(refs, refAt{m.start, m.end, b64})
+		}
+	})
+	if err != nil || len(refs) == 0 {
+		return e, missing, err
+	}
+	slices.SortFunc(refs, func(a, b refAt) int { return a.start - b.start })
+	if e.kind == kindMessage {
+		if ne, ok := sharedImages(e, raw, refs); ok {
+			return ne, missing, nil
+		}
+	}
+	edits := make([]edit, len(refs))
+	for k, ref := range refs {
+		edits[k] = edit{ref.start, ref.end, jsonx.AppendString(nil, ref.b64)}
+	}
+	ne, perr := parseEntry(applyEdits(raw, edits))
+	if perr != nil {
+		return e, missing, fmt.Errorf("session: entry %s after resolving blobs: %w", e.id, perr)
+	}
+	return ne, missing, nil
+}
+
+// sharedImages returns the message entry e, whose bytes are raw, with the
+// references at refs resolved, as a compact entry: a template of raw
+// without the references' tokens, the data of each as a hole, and the
+// message decoded with the data of its image blocks set, all sharing the
+// same strings.
+func sharedImages(e Entry, raw []byte, refs []refAt) (Entry, bool) {
+	m, err := e.message(false)
+	if err != nil {
+		return Entry{}, false
+	}
+	data := make(map[string]string, len(refs))
+	for _, ref := range refs {
+		s, _ := jsonx.Unquote(raw[ref.start:ref.end])
+		data[s] = ref.b64
+	}
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == BlockImage {
+			if b64, ok := data[b.Data]; ok {
+				b.Data = b64
+			}
+		}
+	}
+	h := &holes{n: len(raw), msg: m, cut: make([]hole, len(refs))}
+	tmpl := make([]byte, 0, len(raw))
+	prev := 0
+	for k, ref := range refs {
+		tmpl = append(tmpl, raw[prev:ref.start]...)
+		h.cut[k] = hole{at: int32(len(tmpl)), s: ref.b64}
+		h.n += len(ref.b64) + 2 - (ref.end - ref.start)
+		prev = ref.end
+	}
+	tmpl = append(tmpl, raw[prev:]...)
+	ne := e
+	ne.raw, ne.h = tmpl, h
+	// The envelope's strings may be views of the old line: copies keep it
+	// from staying in memory beside the template.
+	ne.typ, ne.id, ne.parent, ne.ts = strings.Clone(e.typ), strings.Clone(e.id), strings.Clone(e.parent), strings.Clone(e.ts)
+	return ne, true
+}
