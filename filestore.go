@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -19,6 +21,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // SyncPolicy says when a FileStore writes appends out and makes them
@@ -43,8 +47,10 @@ import (
 //	SyncNever        the last ~10 ms of appends  the last few seconds
 //
 // A write or sync that fails (a full disk, a file size limit, an I/O
-// error) is rolled back, the file is cut to its previous length, and the
-// error is latched: it wraps ErrWriteFailed, and every later call on the
+// error) is rolled back, the file cut to its length before the writes
+// that failed (for a sync, the writes since the last sync, unless
+// another writer's lines follow them; see syncOwn), and the error is
+// latched: it wraps ErrWriteFailed, and every later call on the
 // session through this store returns it (Append, Load, LoadTail,
 // Rewrite, Flush; Session.Close returns it and still lets the file go),
 // for as long as the store is open, since appends that had returned may
@@ -218,8 +224,13 @@ type fileSession struct {
 	title    string
 	header   Header
 	loaded   bool
-	dirty    bool  // appended since the last sync
-	err      error // latched persistence error
+	// dirtyFrom is where this store's writes since its last sync start
+	// in the file (-1: none); othersAfter, that another writer's lines
+	// came after them. A failed sync takes those writes back when no
+	// other writer's follow them (see syncOwn).
+	dirtyFrom   int64
+	othersAfter bool
+	err         error // latched persistence error
 	// What the listing shows is out of date since an append at updated.
 	changed bool
 	updated time.Time // guarded by the store's mu too
@@ -375,12 +386,7 @@ func (s *FileStore) Close() error {
 			fsess.timer.Stop()
 		}
 		if fsess.f != nil {
-			if fsess.locked {
-				errs = append(errs, s.release(fsess))
-			}
-			if fsess.dirty && s.opts.Sync == SyncOnFlush {
-				errs = append(errs, datasync(fsess.f))
-			}
+			errs = append(errs, s.syncAndRelease(context.Background(), fsess))
 			errs = append(errs, fsess.f.Close())
 			fsess.f, fsess.locked = nil, false
 		}
@@ -411,12 +417,41 @@ const (
 	fileExt    = ".jsonl"
 )
 
-// CwdDir returns the directory name the seed layout uses for cwd.
+// CwdDir returns the directory name the seed layout uses for cwd: the
+// working directory without its leading separator, '/', '\' and ':'
+// turned into '-', between "--" and "--" (and control characters, which
+// few file systems take in a name, turned into '-' too; bytes that are
+// not UTF-8 become U+FFFD, as in the header). A name longer than file systems
+// allow (maxDirName bytes), for a deep working directory, keeps its
+// first bytes and ends with '-', 16 hexadecimal digits of the SHA-256 of
+// cwd, and "--": pi, which has no such rule, cannot create sessions for
+// such a directory at all.
 func CwdDir(cwd string) string {
-	c := strings.TrimLeft(cwd, `/\`)
+	c := strings.TrimLeft(StoredString(cwd), `/\`)
 	c = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(c)
-	return "--" + c + "--"
+	if strings.ContainsFunc(c, unicode.IsControl) {
+		// No file system takes NUL in a name, and few other controls.
+		c = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return '-'
+			}
+			return r
+		}, c)
+	}
+	name := "--" + c + "--"
+	if len(name) <= maxDirName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	keep := maxDirName - len("----") - 1 - 16
+	for keep > 0 && !utf8.RuneStart(c[keep]) {
+		keep-- // cut between characters
+	}
+	return "--" + c[:keep] + "-" + hex.EncodeToString(sum[:8]) + "--"
 }
+
+// maxDirName is the longest file name most file systems take (NAME_MAX).
+const maxDirName = 255
 
 // fileName returns the seed-layout file name of a session.
 func fileName(h Header) string {
@@ -472,7 +507,10 @@ func (s *FileStore) scan(clean bool) error {
 	for _, top := range []string{".", archiveDir} {
 		dirs, err := readDirNames(s.r, top)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && top == archiveDir {
+			if top == archiveDir {
+				// No archive, or one the store cannot read (a symlink out
+				// of the root, say): its sessions are not listed, and
+				// every other session opens as before.
 				continue
 			}
 			return fmt.Errorf("session: file store: %w", err)
@@ -568,7 +606,7 @@ func (s *FileStore) file(id string) (*fileSession, error) {
 		rel, ok := s.paths[id]
 		if ok {
 			s.clock++
-			fsess := &fileSession{id: id, rel: rel, used: s.clock}
+			fsess := &fileSession{id: id, rel: rel, used: s.clock, dirtyFrom: -1}
 			s.sessions[id] = fsess
 			idle := s.idleSessions()
 			s.mu.Unlock()
@@ -707,7 +745,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	s.mu.Lock()
 	s.paths[h.ID] = rel
-	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel}
+	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1}
 	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
 	return nil
@@ -992,14 +1030,7 @@ func (s *FileStore) letGo(fsess *fileSession) error {
 	if fsess.f == nil {
 		return nil
 	}
-	err := s.release(fsess)
-	if err == nil && fsess.dirty && s.opts.Sync == SyncOnFlush {
-		if err = datasync(fsess.f); err != nil {
-			err = s.latch(fsess, "sync", err)
-		} else {
-			fsess.dirty = false
-		}
-	}
+	err := s.syncAndRelease(context.Background(), fsess)
 	s.refreshIndex(fsess)
 	s.closeFile(fsess)
 	return err
@@ -1042,6 +1073,7 @@ func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	}
 	fsess.marks.reset()
 	fsess.mark()
+	fsess.dirtyFrom, fsess.othersAfter = -1, false
 }
 
 // goodEnd returns where the next append goes in a file: after its last
@@ -1223,8 +1255,10 @@ func (s *FileStore) land(fsess *fileSession) error {
 		fsess.pending = fsess.pending[:0]
 		return s.latch(fsess, "append to", err)
 	}
+	if fsess.dirtyFrom < 0 {
+		fsess.dirtyFrom = fsess.size
+	}
 	fsess.size += int64(len(fl.buf))
-	fsess.dirty = true
 	if cap(fl.buf) <= 4*maxPending {
 		fsess.spare = fl.buf[:0]
 	}
@@ -1391,6 +1425,9 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	err = s.appendLocked(ctx, fsess, opts, lines, entries)
 	if err != nil {
 		if !errors.Is(err, ErrConflict) || fsess.err != nil {
+			// A failed write lets the lock go at once: other processes
+			// must not wait on a session this store can no longer write.
+			_ = s.release(fsess)
 			return err
 		}
 		// The loser of a race keeps the lock for its retry: a Session
@@ -1513,10 +1550,7 @@ func (s *FileStore) queue(fsess *fileSession, lines [][]byte, end string, extra 
 		s.launch(fsess)
 	}
 	if s.opts.Sync == SyncEveryAppend {
-		if err := datasync(fsess.f); err != nil {
-			return s.latch(fsess, "sync", err)
-		}
-		fsess.dirty = false
+		return s.syncOwn(fsess)
 	}
 	return nil
 }
@@ -1556,7 +1590,8 @@ func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [
 		return nil
 	}
 	fsess.locked, fsess.lockedAt = true, time.Now()
-	fsess.size, fsess.needNL, fsess.cut, fsess.dirty = int64(len(data)), false, false, false
+	fsess.size, fsess.needNL, fsess.cut = int64(len(data)), false, false
+	fsess.dirtyFrom, fsess.othersAfter = -1, false
 	fsess.loaded = true
 	fsess.marks.reset()
 	fsess.appended(entries)
@@ -1635,6 +1670,9 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 		return false, nil
 	}
 	// Others appended (or a torn line is still there): read the new bytes.
+	if fsess.dirtyFrom >= 0 && size > fsess.size {
+		fsess.othersAfter = true
+	}
 	tail := make([]byte, size-fsess.size)
 	if _, err := fsess.f.ReadAt(tail, fsess.size); err != nil && !errors.Is(err, io.EOF) {
 		return false, s.ioErr(fsess, "read", err)
@@ -1709,20 +1747,65 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 	if fsess.err != nil {
 		return fsess.err
 	}
-	if fsess.f != nil {
-		// The turn is over: write it and let other writers in.
-		if err := s.release(fsess); err != nil {
-			return err
-		}
-	}
-	if fsess.f == nil || !fsess.dirty || s.opts.Sync != SyncOnFlush {
+	if fsess.f == nil {
 		return nil
 	}
-	if err := datasync(fsess.f); err != nil {
-		return s.latch(fsess, "sync", err)
+	// The turn is over: write it, make it durable, let other writers in.
+	return s.syncAndRelease(ctx, fsess)
+}
+
+// syncAndRelease writes what is pending, syncs what this store wrote
+// when the policy says so at Flush (SyncOnFlush), under the exclusive
+// lock, and lets the lock go. Callers hold fsess.mu and have the file
+// open.
+func (s *FileStore) syncAndRelease(ctx context.Context, fsess *fileSession) error {
+	if s.opts.Sync != SyncOnFlush || (fsess.dirtyFrom < 0 && fsess.unwritten() == 0) {
+		return s.release(fsess)
 	}
-	fsess.dirty = false
-	return nil
+	if err := s.acquire(ctx, fsess); err != nil {
+		return err
+	}
+	err := s.writePending(fsess)
+	if err == nil {
+		err = s.syncOwn(fsess)
+	}
+	return errors.Join(err, s.release(fsess))
+}
+
+// syncOwn makes this store's writes since its last sync durable.
+// Callers hold the exclusive lock, with nothing pending.
+//
+// A failed sync leaves the file in a state no one knows: the writes it
+// covered may or may not reach the disk, and the system may not say so
+// again (a later sync can succeed without writing them, as PostgreSQL
+// learned). So the writes are taken back, the file cut to where they
+// started, when no other writer's lines came after them; otherwise they
+// stay, as other writers have built on them. Either way the error is
+// latched: the session refuses every later call through this store, and
+// the next store to open it reads what the file holds.
+func (s *FileStore) syncOwn(fsess *fileSession) error {
+	if fsess.dirtyFrom < 0 {
+		return nil
+	}
+	err := datasync(fsess.f)
+	if err == nil {
+		fsess.dirtyFrom, fsess.othersAfter = -1, false
+		return nil
+	}
+	size, _, _, serr := fileState(fsess.f)
+	switch {
+	case serr == nil && !fsess.othersAfter && size == fsess.size:
+		if terr := fsess.f.Truncate(fsess.dirtyFrom); terr != nil {
+			err = fmt.Errorf("%w (taking back the writes since the last sync failed too: %v)", err, terr)
+		} else {
+			err = fmt.Errorf("%w (the writes since the last sync were taken back)", err)
+			fsess.size = fsess.dirtyFrom
+		}
+	default:
+		err = fmt.Errorf("%w (the writes since the last sync stay in the file: another writer's follow them)", err)
+	}
+	fsess.dirtyFrom = -1
+	return s.latch(fsess, "sync", err)
 }
 
 // ---- Rewriting ----

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -288,4 +290,80 @@ func TestTailWithinLimits(t *testing.T) {
 	_, err = a.Append(ctx, session.UserText("and a's"))
 	assert.ErrorIs(t, err, session.ErrTooLarge)
 	assert.Equal(t, 1, a.Len(), "a learned nothing past its limits")
+}
+
+// maxOpenCost is the documented bound on what opening a log costs in
+// memory: about twice its bytes for the text it holds, and about 1 KB for
+// each entry (a decoded message is some 600 bytes, its index entry a few
+// hundred), which a file of tiny entries makes up to 20 times its size;
+// plus what reading needs whatever the file (chunk buffers, decoders).
+func maxOpenCost(size int) uint64 { return 20*uint64(size) + 32<<20 }
+
+// TestOpenCostBound opens random hostile logs (tiny entries by the
+// hundred thousand, long lines past the limit, long texts, malformed
+// lines, cut appends, deep chains, wide trees) and checks that the memory
+// an open session holds stays within maxOpenCost of the file.
+func TestOpenCostBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and opens megabytes of random logs")
+	}
+	ctx := context.Background()
+	lim := session.Limits{MaxLineBytes: 256 << 10}
+	worst := 0.0
+	defer func() { t.Logf("at most %.1f times the file's size held", worst) }()
+	for seed := range 24 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		var b bytes.Buffer
+		b.WriteString(`{"type":"session","version":3,"id":"s-cost","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n")
+		target := 1<<20 + rng.IntN(6<<20)
+		parent, n := "null", 0
+		for b.Len() < target {
+			id := fmt.Sprintf("e%07d", n)
+			n++
+			if rng.IntN(3) == 0 {
+				parent = "null" // a wide tree
+			}
+			kind := rng.IntN(8)
+			switch seed % 4 {
+			case 0: // only tiny entries: the most per byte
+				kind = rng.IntN(4)
+			case 1: // tiny, malformed and cut
+				kind = []int{0, 2, 3, 6, 7}[rng.IntN(5)]
+			case 2: // no line past the limit
+				kind = rng.IntN(5)
+			}
+			switch kind {
+			case 0, 1:
+				fmt.Fprintf(&b, `{"type":"x","id":%q,"parentId":%s}`+"\n", id, parent)
+			case 2, 3:
+				fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"message":{"role":"user","content":"x"}}`+"\n", id, parent)
+			case 4:
+				fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"message":{"role":"assistant","content":[{"type":"text","text":%q}]}}`+"\n", id, parent, strings.Repeat("t", rng.IntN(64<<10)))
+			case 5:
+				fmt.Fprintf(&b, `{"type":"x","id":%q,"parentId":%s,"data":%q}`+"\n", id, parent, strings.Repeat("L", 300<<10)) // past the limit
+			case 6:
+				b.WriteString("{not json at all\n")
+			case 7:
+				fmt.Fprintf(&b, `{"type":"x","id":%q,"parentId":%s,"agentsession.append":"0/3/zz%d"}`+"\n", id, parent, n) // cut
+			}
+			parent = fmt.Sprintf("%q", id)
+		}
+		root := t.TempDir()
+		id := putFile(t, root, b.Bytes())
+		var s *session.Session
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		store := openFS(t, root, &session.FileStoreOptions{Limits: lim})
+		s, err := session.Open(ctx, store, id)
+		require.NoError(t, err, "seed %d", seed)
+		_ = s.Context()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+		assert.LessOrEqual(t, held, maxOpenCost(b.Len()), "seed %d: a %d-byte log of %d lines holds %d bytes open", seed, b.Len(), n, held)
+		worst = max(worst, float64(held)/float64(b.Len()))
+		runtime.KeepAlive(s)
+		require.NoError(t, store.Close())
+	}
 }

@@ -64,7 +64,7 @@ func (s *MemoryStore) Create(ctx context.Context, h Header) error {
 	if _, ok := s.sessions[h.ID]; ok {
 		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 	}
-	ms := &memSession{header: h.Clone(), ids: map[string]struct{}{}, updated: s.tick()}
+	ms := &memSession{header: storedHeader(h.Clone()), ids: map[string]struct{}{}, updated: s.tick()}
 	ms.recount()
 	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return int(ms.size - 1) }); err != nil {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
@@ -257,7 +257,7 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	if err := memLimits.CheckLog(h, entries); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", id, err)
 	}
-	ms.header = h.Clone()
+	ms.header = storedHeader(h.Clone())
 	ms.entries = slices.Clone(entries)
 	ms.ids = make(map[string]struct{}, len(entries))
 	for _, e := range entries {
@@ -318,11 +318,11 @@ func (ms *memSession) info() SessionInfo {
 
 // matches applies the ListOptions filters.
 func matches(info SessionInfo, opts ListOptions) bool {
-	if opts.Cwd != "" && info.Cwd != opts.Cwd {
+	if opts.Cwd != "" && info.Cwd != StoredString(opts.Cwd) {
 		return false
 	}
-	if opts.ParentSession != "" && ParentID(info.ParentSession) != opts.ParentSession {
-		return false
+	if opts.ParentSession != "" && (ParentID(info.ParentSession) != opts.ParentSession || ValidateID(opts.ParentSession) != nil) {
+		return false // a session id, matched exactly
 	}
 	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {
 		return false

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,66 @@ func mustOpen(t *testing.T, path string) *os.File {
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// TestArchiveOutsideRoot: an archive directory the store cannot read (a
+// symlink out of its root) costs only the archived sessions, never the
+// store.
+func TestArchiveOutsideRoot(t *testing.T) {
+	ctx := context.Background()
+	root, elsewhere := t.TempDir(), t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-live", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"))
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Close())
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(root, ".archive")))
+
+	again, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err, "the store opens")
+	defer again.Close()
+	r, err := session.Open(ctx, again, "s-live")
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Len())
+	page, err := again.List(ctx, session.ListOptions{Archived: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"s-live"}, infoIDs(page.Sessions))
+	// Archiving into it is refused with an error, not done elsewhere.
+	err = again.Archive(ctx, "s-live")
+	assert.Error(t, err)
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing went out of the root")
+}
+
+// TestDeepWorkingDirectory: a session of a working directory of 4 KB,
+// deeper than a file name can be long, is created, listed by its cwd and
+// reopened.
+func TestDeepWorkingDirectory(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	cwd := "/" + strings.Repeat("deep/é/", 4096/9)
+	for _, c := range []string{cwd, cwd + "x", "/short"} {
+		store := openFS(t, root, nil)
+		s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: c})
+		require.NoError(t, err, "cwd of %d bytes", len(c))
+		appendAll(t, s, session.UserText("q"))
+		path, err := store.Path(s.ID())
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(filepath.Base(filepath.Dir(path))), 255)
+		require.NoError(t, s.Close())
+		require.NoError(t, store.Close())
+
+		again := openFS(t, root, nil)
+		page, err := again.List(ctx, session.ListOptions{Cwd: c})
+		require.NoError(t, err)
+		assert.Equal(t, []string{s.ID()}, infoIDs(page.Sessions), "listed by its cwd")
+		r, err := session.Continue(ctx, again, c)
+		require.NoError(t, err)
+		assert.Equal(t, s.ID(), r.ID())
+		assert.Equal(t, c, r.Header().Cwd)
+	}
+	assert.NotEqual(t, session.CwdDir(cwd), session.CwdDir(cwd+"x"), "two deep directories get two names")
+	assert.Equal(t, "--short--", session.CwdDir("/short"))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // Store persists session logs: a header and an append-only list of
@@ -355,6 +357,30 @@ func WithPath(err error, path string) error {
 		le.Path = path
 	}
 	return err
+}
+
+// StoredString returns s as every store keeps a header's strings (the
+// working directory, the title, the parent): as a JSON string holds it,
+// so the same in a file, in memory and in a database. Valid UTF-8 is kept
+// as it is, NUL and other control characters included; each byte of s
+// that is not valid UTF-8 becomes U+FFFD, as JSON encoding makes it.
+// Stores apply it to what they are given, and to the strings a listing
+// is filtered by.
+func StoredString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	v, err := jsonx.Unquote(jsonx.AppendString(nil, s))
+	if err != nil {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return v
+}
+
+// storedHeader returns h with its strings as stores keep them.
+func storedHeader(h Header) Header {
+	h.Cwd, h.Title, h.ParentSession = StoredString(h.Cwd), StoredString(h.Title), StoredString(h.ParentSession)
+	return h
 }
 
 // MaxIDLength bounds session and entry ids.

@@ -49,6 +49,13 @@
 //     counts), most recently updated first, with cursor paging and the
 //     filters of session.ListOptions; Archive and Restore hide and show a
 //     session as FileStore's do.
+//   - A header's strings (Cwd, Title, ParentSession) are kept as every
+//     store keeps them, as its JSON holds them (session.StoredString):
+//     NUL and other control characters included, a byte that is not
+//     UTF-8 as U+FFFD. The header line is stored as bytea; the columns
+//     List reads and filters by hold the strings' UTF-8 bytes (bytea,
+//     which unlike text holds NUL), and ListOptions.Cwd is compared
+//     after StoredString, so a session moves between stores unchanged.
 //   - Limits (Options.Limits, session.Limits; the zero value is the
 //     defaults every reader applies): nothing is written that a reader
 //     would refuse. Create refuses a header line over MaxLineBytes,
@@ -98,11 +105,26 @@
 // and applied under an advisory lock in one transaction, so replicas that
 // start together migrate once; Migrate upgrades an older schema in place.
 //
-// Version 2 (SchemaVersion) gives agentsession_append the store's limits
-// as parameters. The function's version 1 signature stays, and appends
-// within the default limits, so that replicas still running a version 1
-// package keep working during a rolling upgrade without writing what a
-// reader would refuse (they report such an append as an unexpected
-// answer, an error). New refuses a schema of another version, so a
-// replica that restarts needs the package of the schema.
+// Version 2 gives agentsession_append the store's limits as parameters.
+// The function's version 1 signature stays, and appends within the
+// default limits, so that replicas still running a version 1 package
+// keep working during a rolling upgrade without writing what a reader
+// would refuse (they report such an append as an unexpected answer, an
+// error). New refuses a schema of another version, so a replica that
+// restarts needs the package of the schema.
+//
+// Version 3 (SchemaVersion) keeps a header's strings exactly: the text
+// columns cwd, title and parent_session become bytea columns of their
+// UTF-8 bytes, named cwd_utf8, title_utf8 and parent_session_utf8 (their
+// values converted as they are, the cwd index rebuilt on the new column),
+// and agentsession_append takes the title as bytea. The migration
+// rewrites agentsession_sessions (one row per session, not the entries)
+// under its exclusive lock. During a rolling upgrade, replicas still
+// running a version 1 or 2 package keep loading (Load, LoadTail),
+// appending (their agentsession_append signatures stay, and name a
+// session as before), deleting, archiving and restoring; their Create,
+// Rewrite and List fail with an error (column "cwd" does not exist, not
+// ErrSchema) until they are upgraded. That is on purpose: under the old
+// names their strings would be bound to bytea columns as bytea's text
+// input, which reads backslashes as escapes, and stored changed.
 package pgstore

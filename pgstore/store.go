@@ -176,11 +176,12 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 	if err != nil {
 		return err
 	}
+	cwd, title, parent := headerStrings(h)
 	tag, err := s.pool.Exec(ctx, `INSERT INTO agentsession_sessions
-		(id, header, cwd, title, parent_session, parent_id, created_at, updated_at, size)
+		(id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, created_at, updated_at, size)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8)
 		ON CONFLICT (id) DO NOTHING`,
-		h.ID, hb, h.Cwd, h.Title, h.ParentSession, session.ParentID(h.ParentSession), created(h), len(hb)+1)
+		h.ID, hb, utf8Bytes(cwd), utf8Bytes(title), utf8Bytes(parent), parentID(parent), created(h), len(hb)+1)
 	if err != nil {
 		return mapErr(ctx, err, "create "+h.ID)
 	}
@@ -188,6 +189,31 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 		return fmt.Errorf("%w: session %s", session.ErrExists, h.ID)
 	}
 	return nil
+}
+
+// headerStrings returns the header's strings as its JSON holds them
+// (session.StoredString): what the columns cwd_utf8, title_utf8 and
+// parent_session_utf8 keep, NUL and all.
+func headerStrings(h session.Header) (cwd, title, parent string) {
+	return session.StoredString(h.Cwd), session.StoredString(h.Title), session.StoredString(h.ParentSession)
+}
+
+// utf8Bytes returns the bytes of s for a bytea column: never nil, which
+// pgx would send as NULL.
+func utf8Bytes(s string) []byte {
+	return append([]byte{}, s...)
+}
+
+// parentID returns what the parent_id column keeps: the session id that
+// parentSession names, or "" when that is not a valid id, which no
+// listing's filter can ask for (it would not fit a text column if it
+// held NUL).
+func parentID(parentSession string) string {
+	id := session.ParentID(parentSession)
+	if session.ValidateID(id) != nil {
+		return ""
+	}
+	return id
 }
 
 func created(h session.Header) *time.Time {
@@ -213,7 +239,8 @@ func check(entries []session.Entry) error {
 	return nil
 }
 
-// titleOf returns the name of the last session_info entry that sets one.
+// titleOf returns the name of the last session_info entry that sets one,
+// as the title_utf8 column keeps it (session.StoredString).
 func titleOf(entries []session.Entry) (string, bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].Type() != session.TypeSessionInfo {
@@ -221,7 +248,7 @@ func titleOf(entries []session.Entry) (string, bool) {
 		}
 		var n session.SessionName
 		if entries[i].Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
-			return strings.TrimSpace(n.Name), true
+			return session.StoredString(strings.TrimSpace(n.Name)), true
 		}
 	}
 	return "", false
@@ -259,12 +286,14 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 		raws[i] = e.AppendJSON(nil)
 		size += len(raws[i]) + 1
 	}
-	var title *string
+	var title []byte // NULL: the title stays
 	if t, ok := titleOf(entries); ok {
-		title = &t
+		title = utf8Bytes(t)
 	}
 	var res string
-	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	// The cast picks the function of version 3, whose title is bytea
+	// (an argument of unknown type would resolve to the text one).
+	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9)`,
 		id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes).Scan(&res)
 	if err != nil {
 		return mapErr(ctx, err, "append to "+id)
@@ -538,7 +567,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 	if err := s.lim.CheckLog(h, entries); err != nil {
 		return fmt.Errorf("pgstore: rewrite %s: %w", id, err)
 	}
-	title := h.Title
+	cwd, title, parent := headerStrings(h)
 	if t, ok := titleOf(entries); ok {
 		title = t
 	}
@@ -571,11 +600,11 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE agentsession_sessions SET
-			header = $2, cwd = $3, title = $4, parent_session = $5, parent_id = $6, created_at = $7,
+			header = $2, cwd_utf8 = $3, title_utf8 = $4, parent_session_utf8 = $5, parent_id = $6, created_at = $7,
 			entry_count = $8, last_entry = $9, size = $10, generation = generation + 1,
 			updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')
 			WHERE id = $1`,
-			id, hb, h.Cwd, title, h.ParentSession, session.ParentID(h.ParentSession), created(h),
+			id, hb, utf8Bytes(cwd), utf8Bytes(title), utf8Bytes(parent), parentID(parent), created(h),
 			len(entries), last, size)
 		return err
 	})
@@ -641,10 +670,17 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		return "$" + strconv.Itoa(len(args))
 	}
 	if opts.Cwd != "" {
-		where = append(where, "cwd = "+arg(opts.Cwd))
+		// As the stores keep it: "\xff" finds what was created with it.
+		where = append(where, "cwd_utf8 = "+arg(utf8Bytes(session.StoredString(opts.Cwd))))
 	}
 	if opts.ParentSession != "" {
-		where = append(where, "parent_id = "+arg(session.ParentID(opts.ParentSession)))
+		// A session id, matched exactly; a value no id has matches
+		// nothing (its ParentID could be "", every session without a
+		// parent).
+		if session.ValidateID(opts.ParentSession) != nil {
+			return &session.ListPage{}, nil
+		}
+		where = append(where, "parent_id = "+arg(opts.ParentSession))
 	}
 	// The database keeps microseconds: "after t" is "after t rounded
 	// down", "before t" is "before t rounded up".
@@ -664,7 +700,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		}
 		where = append(where, fmt.Sprintf("(updated_at, id) < (%s, %s)", arg(ceilMicro(t)), arg(id)))
 	}
-	q := `SELECT id, title, cwd, created_at, updated_at, parent_session, entry_count, size, archived
+	q := `SELECT id, title_utf8, cwd_utf8, created_at, updated_at, parent_session_utf8, entry_count, size, archived
 		FROM agentsession_sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -677,7 +713,9 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	infos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionInfo, error) {
 		var in session.SessionInfo
 		var created *time.Time
-		err := r.Scan(&in.ID, &in.Title, &in.Cwd, &created, &in.Updated, &in.ParentSession, &in.Entries, &in.Size, &in.Archived)
+		var title, cwd, parent []byte
+		err := r.Scan(&in.ID, &title, &cwd, &created, &in.Updated, &parent, &in.Entries, &in.Size, &in.Archived)
+		in.Title, in.Cwd, in.ParentSession = string(title), string(cwd), string(parent)
 		if created != nil {
 			in.Created = *created
 		}

@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"PruneSeesOtherWriters", testPruneSeesOtherWriters},
 		{"PruneRacingAppends", testPruneRacingAppends},
 		{"LoadTail", testLoadTail},
+		{"UnusualStrings", testUnusualStrings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -426,6 +427,14 @@ func testList(t *testing.T, s session.Store) {
 	// A parent named by id or by file path (session.ParentID) matches.
 	if got := infoIDs(listAll(t, s, session.ListOptions{ParentSession: "s-list-0"})); !slices.Equal(got, []string{"s-list-5", "s-list-4"}) {
 		t.Fatalf("children of s-list-0: %v", got)
+	}
+	// The filter is a session id, matched exactly: anything else (a path,
+	// a pattern, a value no id has) matches no session, not even those
+	// without a parent.
+	for _, p := range []string{"s-list-0/", "/", "s-list-%", "s-list-_", "%", "s-list", "nobody", "--a--/2026-01-15T10-00-00-000Z_s-list-0.jsonl"} {
+		if got := infoIDs(listAll(t, s, session.ListOptions{ParentSession: p})); len(got) != 0 {
+			t.Fatalf("children of %q: %v, want none", p, got)
+		}
 	}
 	mid := all[3].Updated
 	after := listAll(t, s, session.ListOptions{UpdatedAfter: mid})
@@ -1128,5 +1137,52 @@ func testLoadTail(t *testing.T, s session.Store) {
 	}
 	if got := ids(tail(4, "t0004")); !slices.Equal(got, []string{"t0005"}) {
 		t.Fatalf("LoadTail after an append: %v", got)
+	}
+}
+
+// testUnusualStrings: every store takes a header whose strings hold NUL,
+// other control characters, and bytes that are not UTF-8, and keeps them
+// as a JSON string holds them (session.StoredString): the same in every
+// store, so that a session moves between stores unchanged.
+func testUnusualStrings(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	h := header("s-odd", "/w/a\x00b\x01c\xffd/é\u2028")
+	h.Title = "title \x00 \xfe\xff \t end"
+	h.ParentSession = "s-parent\x00x"
+	if err := s.Create(ctx, h); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	e := entry(t, "o1", "", 0, 0)
+	if err := s.Append(ctx, "s-odd", session.AppendOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	want := h.Clone()
+	want.Cwd, want.Title, want.ParentSession = session.StoredString(h.Cwd), session.StoredString(h.Title), session.StoredString(h.ParentSession)
+	if want.Cwd != "/w/a\x00b\x01c\uFFFDd/é\u2028" || want.Title != "title \x00 \uFFFD\uFFFD \t end" {
+		t.Fatalf("StoredString: %q %q", want.Cwd, want.Title)
+	}
+	l := load(t, s, "s-odd")
+	if l.Header.Cwd != want.Cwd || l.Header.Title != want.Title || l.Header.ParentSession != want.ParentSession {
+		t.Fatalf("loaded header %q %q %q, want %q %q %q", l.Header.Cwd, l.Header.Title, l.Header.ParentSession, want.Cwd, want.Title, want.ParentSession)
+	}
+	for _, cwd := range []string{h.Cwd, want.Cwd} {
+		got := listAll(t, s, session.ListOptions{Cwd: cwd})
+		if len(got) != 1 || got[0].ID != "s-odd" || got[0].Cwd != want.Cwd || got[0].Title != want.Title {
+			t.Fatalf("listing by cwd %q: %+v", cwd, got)
+		}
+	}
+	// It moves to another store and back unchanged.
+	mem := session.NewMemoryStore()
+	if err := session.Copy(ctx, mem, s, "s-odd"); err != nil {
+		t.Fatalf("Copy out: %v", err)
+	}
+	if err := s.Delete(ctx, "s-odd"); err != nil {
+		t.Fatal(err)
+	}
+	if err := session.Copy(ctx, s, mem, "s-odd"); err != nil {
+		t.Fatalf("Copy back: %v", err)
+	}
+	if a, b := encode(t, load(t, s, "s-odd")), encode(t, l); a != b {
+		t.Fatalf("after a round trip:\n got %s\nwant %s", a, b)
 	}
 }
