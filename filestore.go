@@ -318,13 +318,10 @@ func mkdirAll(path string) error {
 			return err
 		}
 	}
-	if err := os.Mkdir(path, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil
-		}
+	if err := mkdirOS(path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return os.Chmod(path, 0o700)
+	return nil
 }
 
 // mkdirRoot is mkdirAll for a path inside r.
@@ -340,13 +337,10 @@ func mkdirRoot(r *os.Root, path string) error {
 			return err
 		}
 	}
-	if err := r.Mkdir(path, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil
-		}
+	if err := mkdirIn(r, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return r.Chmod(path, 0o700)
+	return nil
 }
 
 // Root returns the store's root directory, as an absolute path.
@@ -574,7 +568,7 @@ func removeStaleTemp(r *os.Root, rel string) {
 	if err != nil || time.Since(fi.ModTime()) < time.Minute || !tryLockFile(f) {
 		return
 	}
-	_ = r.Remove(rel)
+	_ = removeIn(r, rel)
 }
 
 // file returns the state of session id, finding its file if needed.
@@ -765,9 +759,10 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
 		defer r.Close()
 		name = filepath.Base(rel)
 	}
-	// A replacement is always synced, whatever the policy: renaming an
-	// unsynced file over a good one could leave neither after a crash.
-	return writeAtomic(r, name, data, replace, replace || s.opts.Sync != SyncNever)
+	// Always synced, whatever the policy: renaming an unsynced file over
+	// a good one could leave neither after a crash, and a new session's
+	// file must never survive without its header.
+	return writeAtomic(r, name, data, replace, true)
 }
 
 // writeAtomic puts data at name in r through a temporary file in the same
@@ -778,51 +773,45 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
 func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
-	f, err := r.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createIn(r, tmp)
 	if err != nil {
 		return err
 	}
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
 		f.Close()
-		_ = r.Remove(tmp)
+		_ = removeIn(r, tmp)
 		return err
 	}
 	defer func() {
 		f.Close()
 		if err != nil {
-			_ = r.Remove(tmp)
+			_ = removeIn(r, tmp)
 		}
 	}()
 	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
-	if _, err = f.Write(data); err != nil {
-		return err
+	if n, werr := writeAt(f, data, 0); werr != nil || n < len(data) {
+		return cmp.Or(werr, io.ErrShortWrite)
 	}
-	if sync {
-		if err = f.Sync(); err != nil {
+	if sync && mutant != "rename-before-sync" {
+		if err = fsync(f); err != nil {
 			return err
 		}
 	}
 	if replace {
-		err = r.Rename(tmp, name)
-	} else if err = r.Link(tmp, name); err == nil {
-		_ = r.Remove(tmp)
+		err = renameIn(r, tmp, name)
+	} else if err = linkIn(r, tmp, name); err == nil {
+		_ = removeIn(r, tmp)
 	}
 	if err != nil {
 		return err
+	}
+	if sync && mutant == "rename-before-sync" {
+		_ = fsync(f)
 	}
 	if sync {
 		err = syncDir(r, dir)
 	}
 	return err
-}
-
-func syncDir(r *os.Root, dir string) error {
-	d, err := r.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // ---- Reading ----
@@ -1165,7 +1154,7 @@ func (s *FileStore) appendLarge(fsess *fileSession, lines [][]byte, end string) 
 	}
 	start := fsess.size
 	fail := func(err error) error {
-		if terr := fsess.f.Truncate(start); terr != nil {
+		if terr := truncateFile(fsess.f, start); terr != nil {
 			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
 		}
 		fsess.size = start
@@ -1223,13 +1212,13 @@ func (s *FileStore) launch(fsess *fileSession) {
 	fsess.cut = false
 	go func() {
 		defer close(fl.done)
-		if cut {
-			if err := f.Truncate(off); err != nil {
+		if cut && mutant != "no-torn-cut" {
+			if err := truncateFile(f, off); err != nil {
 				fl.err = fmt.Errorf("cut torn line: %w", err)
 				return
 			}
 		}
-		n, err := f.WriteAt(fl.buf, off)
+		n, err := writeAt(f, fl.buf, off)
 		if err == nil && n < len(fl.buf) {
 			err = io.ErrShortWrite
 		}
@@ -1249,7 +1238,7 @@ func (s *FileStore) land(fsess *fileSession) error {
 	fsess.flight = nil
 	if fl.err != nil {
 		err := fl.err
-		if terr := fsess.f.Truncate(fsess.size); terr != nil {
+		if terr := truncateFile(fsess.f, fsess.size); terr != nil {
 			err = errors.Join(err, fmt.Errorf("rollback: %w", terr))
 		}
 		fsess.pending = fsess.pending[:0]
@@ -1471,7 +1460,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	// The lines of an append of several entries carry a marker naming
 	// its last entry, so that readers take them all or none (group.go).
 	end, extra := "", 0
-	if len(lines) > 1 && markable(entries[len(entries)-1].id) {
+	if len(lines) > 1 && markable(entries[len(entries)-1].id) && mutant != "no-marks" {
 		end = entries[len(entries)-1].id
 		extra = len(appendMarked(nil, []byte("{}"), len(lines)-2, len(lines), end)) - 2
 	}
@@ -1795,7 +1784,7 @@ func (s *FileStore) syncOwn(fsess *fileSession) error {
 	size, _, _, serr := fileState(fsess.f)
 	switch {
 	case serr == nil && !fsess.othersAfter && size == fsess.size:
-		if terr := fsess.f.Truncate(fsess.dirtyFrom); terr != nil {
+		if terr := truncateFile(fsess.f, fsess.dirtyFrom); terr != nil {
 			err = fmt.Errorf("%w (taking back the writes since the last sync failed too: %v)", err, terr)
 		} else {
 			err = fmt.Errorf("%w (the writes since the last sync were taken back)", err)
@@ -1975,15 +1964,15 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 
 func (s *FileStore) remove(rel string) error {
 	if filepath.IsAbs(rel) {
-		return os.Remove(rel)
+		if err := removeOS(rel); err != nil {
+			return err
+		}
+		return syncDirOS(filepath.Dir(rel))
 	}
-	if err := s.r.Remove(rel); err != nil {
+	if err := removeIn(s.r, rel); err != nil {
 		return err
 	}
-	if s.opts.Sync != SyncNever {
-		return syncDir(s.r, filepath.Dir(rel))
-	}
-	return nil
+	return syncDir(s.r, filepath.Dir(rel)) // a delete that returned stays done
 }
 
 // Archive moves a session under <root>/.archive, which hides it from
@@ -2025,12 +2014,15 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if err := mkdirRoot(s.r, filepath.Dir(to)); err != nil {
 		return fmt.Errorf("session: archive %s: %w", id, err)
 	}
-	if err := s.r.Rename(from, to); err != nil {
+	if err := renameIn(s.r, from, to); err != nil {
 		return fmt.Errorf("session: archive %s: %w", id, err)
 	}
-	if s.opts.Sync != SyncNever {
-		_ = syncDir(s.r, filepath.Dir(from))
-		_ = syncDir(s.r, filepath.Dir(to))
+	// The move is durable before it returns, whatever the policy.
+	if err := syncDir(s.r, filepath.Dir(to)); err != nil {
+		return fmt.Errorf("session: archive %s: %w", id, err)
+	}
+	if err := syncDir(s.r, filepath.Dir(from)); err != nil {
+		return fmt.Errorf("session: archive %s: %w", id, err)
 	}
 	s.mu.Lock()
 	s.paths[id] = to

@@ -12,7 +12,7 @@ import (
 func lockFile(ctx context.Context, f *os.File, exclusive bool) error { return ctx.Err() }
 func tryLockFile(f *os.File) bool                                    { return true }
 func unlockFile(f *os.File) error                                    { return nil }
-func datasync(f *os.File) error                                      { return f.Sync() }
+func fdatasync(f *os.File) error                                     { return f.Sync() }
 
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) { return 0, 1 }
 

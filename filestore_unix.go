@@ -73,11 +73,6 @@ func unlockFile(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }
 
-// datasync makes the file's data durable (fdatasync where there is one).
-func datasync(f *os.File) error {
-	return fdatasync(f)
-}
-
 // fileState returns a file's size, inode and link count with one fstat
 // and no allocation (the append path calls it every time).
 func fileState(f *os.File) (size int64, ino, nlink uint64, err error) {

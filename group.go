@@ -34,6 +34,9 @@ import (
 // It is reserved: NewEntry refuses payloads that set it.
 const appendKey = "agentsession.append"
 
+// ErrZeroed is the error of a line in Log.Zeroed.
+var ErrZeroed = errors.New("zero bytes a crash left where a lost write had been")
+
 // ErrPartialAppend is the error of a line in Log.Partial.
 var ErrPartialAppend = errors.New("part of an append a crash cut short (not all of its lines reached the file); not an entry")
 

@@ -199,6 +199,13 @@ type Log struct {
 	// valid JSON), as after a crash in the middle of a write. It is not in
 	// Malformed.
 	Torn *LineError
+	// Zeroed lists the lines that began with zero bytes, or held them: a
+	// crash left them where a write it lost had been, before a later
+	// write it kept (file systems fill such holes with zeros). What
+	// follows the zeros is read as the line; what the lost write held is
+	// gone, and was never acknowledged as durable (see SyncPolicy). Each
+	// Err wraps ErrZeroed.
+	Zeroed []LineError
 	// Partial lists the whole lines of appends of several entries that a
 	// crash cut short (their last entry never reached the file): they are
 	// not entries, since an append is all or nothing, and are kept in the
@@ -279,6 +286,7 @@ type logParser struct {
 	mig       *migrator
 	malformed []LineError
 	partial   []LineError
+	zeroed    []LineError
 	torn      *LineError
 	// The entries it returned (nent), and those among them that carried
 	// an append's marker (see group.go), by their index in that count.
@@ -335,6 +343,15 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	p.line++
 	if int64(len(line)) > p.lim.MaxLineBytes {
 		return Entry{}, false, p.tooLong(int64(len(line)))
+	}
+	if i := bytes.LastIndexByte(line, 0); i >= 0 {
+		// Zero bytes are never in JSON: a crash left them, where a write
+		// it lost had been before a later one it kept (file systems fill
+		// such a hole with zeros), perhaps after the start of a line it
+		// cut. The line that follows the zeros is read; what was lost
+		// before it is reported.
+		p.zeroed = append(p.zeroed, LineError{Line: p.line, Err: fmt.Errorf("%w (%d bytes before the line that follows)", ErrZeroed, i+1)})
+		line = line[i+1:]
 	}
 	v := bytes.TrimSpace(line)
 	if len(v) == 0 {
@@ -436,7 +453,7 @@ func (p *logParser) resolve(entries []Entry) []Entry {
 }
 
 func (p *logParser) finish(entries []Entry) *Log {
-	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Partial: p.partial, Torn: p.torn, lines: p.line}
+	l := &Log{Header: p.header, Entries: entries, Malformed: p.malformed, Partial: p.partial, Zeroed: p.zeroed, Torn: p.torn, lines: p.line}
 	if p.mig != nil {
 		l.MigratedFrom = p.mig.from
 	}
@@ -624,6 +641,10 @@ func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 				le.Line = m.Line
 			}
 			p.malformed = append(p.malformed, m)
+		}
+		for _, z := range c.p.zeroed {
+			z.Line += base
+			p.zeroed = append(p.zeroed, z)
 		}
 		if c.p.torn != nil {
 			t := *c.p.torn
@@ -814,6 +835,10 @@ func (d *Decoder) cutHeld() {
 // Partial returns the lines of appends a crash cut short found so far
 // (see Log.Partial).
 func (d *Decoder) Partial() []LineError { return d.p.partial }
+
+// Zeroed returns the lines with zero bytes a crash left found so far (see
+// Log.Zeroed).
+func (d *Decoder) Zeroed() []LineError { return d.p.zeroed }
 
 // next reads the next line that is an entry.
 func (d *Decoder) next() (Entry, error) {

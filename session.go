@@ -46,6 +46,7 @@ type Session struct {
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	partial   []LineError
+	zeroed    []LineError
 	torn      *LineError
 	closed    bool
 	now       func() time.Time
@@ -139,7 +140,7 @@ func OpenLog(log *Log) (*Session, error) {
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
-	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Torn: log.Torn}), nil
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Zeroed: log.Zeroed, Torn: log.Torn}), nil
 }
 
 func newSession(store Store, log *Log) *Session {
@@ -157,7 +158,7 @@ func (s *Session) reset(log *Log) {
 	s.last = lastID(log.Entries)
 	s.pc = nil
 	s.usage = usageCache{leaf: -2}
-	s.malformed, s.partial, s.torn = log.Malformed, log.Partial, log.Torn
+	s.malformed, s.partial, s.zeroed, s.torn = log.Malformed, log.Partial, log.Zeroed, log.Torn
 }
 
 // ID returns the session id.
@@ -191,7 +192,7 @@ func (s *Session) Log() *Log {
 	for i := range s.t.nodes {
 		entries[i] = s.t.nodes[i].e
 	}
-	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed), Partial: slices.Clone(s.partial)}
+	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed), Partial: slices.Clone(s.partial), Zeroed: slices.Clone(s.zeroed)}
 	if s.torn != nil {
 		t := *s.torn
 		l.Torn = &t

@@ -28,6 +28,7 @@ const (
 	FindingUnresolvedBlob  FindingKind = "unresolved-blob"  // an image still holds a blob reference: the blob is missing or corrupt
 	FindingBadField        FindingKind = "bad-field"        // a member of a known entry type has the wrong type; it is ignored, the entry kept
 	FindingPartialAppend   FindingKind = "partial-append"   // a line of an append a crash cut short; not an entry, kept in the file
+	FindingZeroed          FindingKind = "zeroed"           // zero bytes a crash left before a line, where a write it lost had been
 )
 
 // Finding is one problem in a log.
@@ -66,6 +67,9 @@ func Verify(l *Log) []Finding {
 	}
 	for _, m := range l.Partial {
 		out = append(out, Finding{Kind: FindingPartialAppend, Line: m.Line, Detail: m.Err.Error()})
+	}
+	for _, z := range l.Zeroed {
+		out = append(out, Finding{Kind: FindingZeroed, Line: z.Line, Detail: z.Err.Error()})
 	}
 	if l.Torn != nil {
 		out = append(out, Finding{Kind: FindingTornTail, Line: l.Torn.Line, Detail: l.Torn.Err.Error()})

@@ -80,7 +80,7 @@ func VerifyReader(ctx context.Context, r io.Reader, blobs BlobStore, opts *ReadO
 	for _, i := range cut {
 		partial = append(partial, LineError{Line: markLines[i], Err: ErrPartialAppend})
 	}
-	log := &Log{Header: h, Entries: kept, Malformed: d.Malformed(), Partial: partial, Torn: d.Torn()}
+	log := &Log{Header: h, Entries: kept, Malformed: d.Malformed(), Partial: partial, Zeroed: d.Zeroed(), Torn: d.Torn()}
 	findings := Verify(log)
 	// The blob findings go where Verify puts its own, at the end; the
 	// members of a wrong type were found by Verify in the skeleton.

@@ -163,6 +163,7 @@ func (s *Session) reload(ctx context.Context) error {
 				s.last = s.t.nodes[len(s.t.nodes)-1].e.id
 				s.malformed = mergeLines(s.malformed, tail.Malformed)
 				s.partial = mergeLines(s.partial, tail.Partial)
+				s.zeroed = mergeLines(s.zeroed, tail.Zeroed)
 				s.torn = tail.Torn
 				return nil
 			}

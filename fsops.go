@@ -1,0 +1,193 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// The changes FileStore and BlobDir make to the file system, in one
+// place: each does the change and, when a test records them
+// (recordFS), reports it, so that the crash-state checker
+// (crashstate_test.go) can rebuild every state a crash could leave. The
+// mutants are the same checker's proof: each breaks one durability rule
+// on purpose, for a test to show the checker catches it; none is set in
+// normal use.
+
+// fsOp is one change to the file system, with absolute paths.
+type fsOp struct {
+	Kind string // mkdir, create, write, truncate, fsync, fdatasync, rename, link, unlink, syncdir
+	Path string
+	To   string // rename and link
+	Off  int64  // write
+	Data []byte // write: a copy
+	Size int64  // truncate
+}
+
+// recordFS, when set (by tests only), is told of every change.
+var recordFS func(fsOp)
+
+// mutant, when set (by tests only), names a durability rule to break.
+var mutant string
+
+func record(op fsOp) {
+	if recordFS != nil {
+		op.Path = filepath.Clean(op.Path)
+		if op.To != "" {
+			op.To = filepath.Clean(op.To)
+		}
+		recordFS(op)
+	}
+}
+
+// mkdirOS makes the directory path (absolute), mode 0700, and syncs its
+// parent, so that the new directory survives a crash of the machine.
+func mkdirOS(path string) error {
+	if err := os.Mkdir(path, 0o700); err != nil {
+		return err
+	}
+	record(fsOp{Kind: "mkdir", Path: path})
+	if err := os.Chmod(path, 0o700); err != nil { // whatever the umask
+		return err
+	}
+	if mutant == "mkdir-nosync" {
+		return nil
+	}
+	return syncDirOS(filepath.Dir(path))
+}
+
+// mkdirIn is mkdirOS for a path inside r.
+func mkdirIn(r *os.Root, rel string) error {
+	if err := r.Mkdir(rel, 0o700); err != nil {
+		return err
+	}
+	record(fsOp{Kind: "mkdir", Path: filepath.Join(r.Name(), rel)})
+	if err := r.Chmod(rel, 0o700); err != nil {
+		return err
+	}
+	if mutant == "mkdir-nosync" {
+		return nil
+	}
+	return syncDir(r, filepath.Dir(rel))
+}
+
+// createIn creates the new file rel in r (O_EXCL), mode 0600.
+func createIn(r *os.Root, rel string) (*os.File, error) {
+	f, err := r.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	record(fsOp{Kind: "create", Path: f.Name()})
+	return f, nil
+}
+
+// writeAt writes b at off in f.
+func writeAt(f *os.File, b []byte, off int64) (int, error) {
+	n, err := f.WriteAt(b, off)
+	if n > 0 && recordFS != nil {
+		record(fsOp{Kind: "write", Path: f.Name(), Off: off, Data: append([]byte(nil), b[:n]...)})
+	}
+	return n, err
+}
+
+// truncateFile cuts f to size.
+func truncateFile(f *os.File, size int64) error {
+	err := f.Truncate(size)
+	if err == nil {
+		record(fsOp{Kind: "truncate", Path: f.Name(), Size: size})
+	}
+	return err
+}
+
+// fsync makes f durable, data and metadata.
+func fsync(f *os.File) error {
+	if mutant == "fsync-skip" {
+		return nil
+	}
+	err := f.Sync()
+	if err == nil {
+		record(fsOp{Kind: "fsync", Path: f.Name()})
+	}
+	return err
+}
+
+// datasync makes f's data durable (fdatasync where there is one).
+func datasync(f *os.File) error {
+	if mutant == "datasync-skip" {
+		return nil
+	}
+	err := fdatasync(f)
+	if err == nil {
+		record(fsOp{Kind: "fdatasync", Path: f.Name()})
+	}
+	return err
+}
+
+// renameIn renames from to to in r, replacing to.
+func renameIn(r *os.Root, from, to string) error {
+	err := r.Rename(from, to)
+	if err == nil {
+		record(fsOp{Kind: "rename", Path: filepath.Join(r.Name(), from), To: filepath.Join(r.Name(), to)})
+	}
+	return err
+}
+
+// linkIn links the name to to the file from in r (fs.ErrExist if taken).
+func linkIn(r *os.Root, from, to string) error {
+	err := r.Link(from, to)
+	if err == nil {
+		record(fsOp{Kind: "link", Path: filepath.Join(r.Name(), from), To: filepath.Join(r.Name(), to)})
+	}
+	return err
+}
+
+// removeIn removes rel from r.
+func removeIn(r *os.Root, rel string) error {
+	err := r.Remove(rel)
+	if err == nil {
+		record(fsOp{Kind: "unlink", Path: filepath.Join(r.Name(), rel)})
+	}
+	return err
+}
+
+// removeOS removes path (absolute).
+func removeOS(path string) error {
+	err := os.Remove(path)
+	if err == nil {
+		record(fsOp{Kind: "unlink", Path: path})
+	}
+	return err
+}
+
+// syncDir makes the entries of the directory dir of r durable.
+func syncDir(r *os.Root, dir string) error {
+	if mutant == "syncdir-skip" {
+		return nil
+	}
+	d, err := r.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.Sync()
+	if err == nil {
+		record(fsOp{Kind: "syncdir", Path: d.Name()})
+	}
+	return err
+}
+
+// syncDirOS is syncDir for an absolute path.
+func syncDirOS(dir string) error {
+	if mutant == "syncdir-skip" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.Sync()
+	if err == nil {
+		record(fsOp{Kind: "syncdir", Path: d.Name()})
+	}
+	return err
+}
