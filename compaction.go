@@ -717,9 +717,8 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 	}
 	c := Compaction{Summary: text, FirstKeptEntryID: plan.FirstKeptEntryID, TokensBefore: plan.TokensBefore,
 		TokensAfter: after, Details: plan.Files.details()}
-	ts := s.now()
-	es, err := s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
-		e, err := NewEntry(TypeCompaction, newID(), parent, ts, c)
+	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
+		e, err := NewEntry(TypeCompaction, d.newID(), d.parent, d.now, c)
 		if err != nil {
 			return nil, err
 		}

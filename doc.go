@@ -111,6 +111,21 @@
 // A closed Session does nothing: every method that returns an error
 // returns ErrClosed, before calling a summarizer or creating a fork.
 //
+// # Retries
+//
+// A write can happen and its answer be lost (a database commits, then the
+// connection drops), so a failed write may be in the log. Retrying is
+// safe. A Session keeps the entries of a write that failed (ids, time and
+// all) and, when the host calls the same method again with the same
+// arguments, sends those very entries again; every store takes an append
+// whose entries it holds already, byte for byte, for the retry of one
+// that happened, and succeeds without writing. So SaveTurn, Append and
+// the other writes store a turn once however often they are retried. If
+// the host makes another call instead, the handle first finds out whether
+// the failed write happened (it reads what is new); if it did, the handle
+// takes it in as if it had returned (the leaf moves on to it), and Reload
+// does the same.
+//
 // # FileStore
 //
 // OpenFileStore opens a directory of session files in the layout of the

@@ -1454,7 +1454,11 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 // once (and, with SyncEveryAppend, synced), or with SyncNever gathered
 // and written once enough have gathered or the lease ends.
 func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, lines [][]byte, entries []Entry) error {
-	if err := checkAppend(opts, fsess.last, fsess.ids.has, entries); err != nil {
+	done, err := retried(entries, fsess.ids.has, func() (bool, error) { return s.storedAs(fsess, lines, entries) })
+	if err != nil || done {
+		return err
+	}
+	if err := checkAppend(opts, fsess.last); err != nil {
 		return err
 	}
 	// The lines of an append of several entries carry a marker naming

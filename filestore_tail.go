@@ -130,12 +130,40 @@ func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, erro
 	if after < 0 || n <= 0 {
 		return mark{}, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, fsess.count, n)
 	}
+	var found mark
+	err := s.scanBack(fsess, func(ids []seenLine, lines int, whole bool) (bool, error) {
+		k := len(ids) - after - 1
+		if k < 0 {
+			if whole {
+				return true, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, len(ids), n)
+			}
+			return false, nil
+		}
+		if ids[k].e.id != last {
+			return true, fmt.Errorf("%w: entry %d is no longer %s (the log was rewritten)", ErrConflict, n, last)
+		}
+		off := ids[k].end
+		if after == 0 && fsess.needNL {
+			off++ // past the newline the last line will get
+		}
+		found = mark{n: n, last: last, off: off, line: fsess.lines - (lines - ids[k].line)}
+		return true, nil
+	})
+	return found, err
+}
+
+// scanBack reads the file backwards, a window at a time (doubling), and
+// gives done the entries of the lines that start in the window, in
+// order (those of appends a crash cut short left out), the number of
+// lines there, and whether the window is the whole file, until done
+// says it has seen enough. Callers hold the file lock.
+func (s *FileStore) scanBack(fsess *fileSession, done func(ids []seenLine, lines int, whole bool) (bool, error)) error {
 	end := fsess.size
 	for w := int64(64 << 10); ; w *= 2 {
 		lo := max(end-w, 0)
 		buf := make([]byte, end-lo)
 		if k, err := fsess.f.ReadAt(buf, lo); err != nil && !(errors.Is(err, io.EOF) && k == len(buf)) {
-			return mark{}, s.ioErr(fsess, "read", err)
+			return s.ioErr(fsess, "read", err)
 		}
 		// The entries of the lines that start in the window, from the
 		// first of the file (the header) or the first after a newline.
@@ -175,20 +203,43 @@ func (s *FileStore) findMark(fsess *fileSession, n int, last string) (mark, erro
 				ids = append(ids, g)
 			}
 		}
-		if k := len(ids) - after - 1; k >= 0 {
-			if ids[k].e.id != last {
-				return mark{}, fmt.Errorf("%w: entry %d is no longer %s (the log was rewritten)", ErrConflict, n, last)
-			}
-			off := ids[k].end
-			if after == 0 && fsess.needNL {
-				off++ // past the newline the last line will get
-			}
-			return mark{n: n, last: last, off: off, line: fsess.lines - (lines - ids[k].line)}, nil
+		if stop, err := done(ids, lines, lo == 0); stop || err != nil {
+			return err
 		}
 		if lo == 0 {
-			return mark{}, fmt.Errorf("%w: the log holds %d entries, not the %d read", ErrConflict, len(ids), n)
+			return nil
 		}
 	}
+}
+
+// storedAs reports whether the entries whose lines (as this store writes
+// them) are lines are all in the file, each line the same bytes: an
+// append of them is the retry of one that happened (retry.go). It reads
+// the file backwards until it has found them, which for a retry is near
+// the end. Callers hold the write lock and have caught up.
+func (s *FileStore) storedAs(fsess *fileSession, lines [][]byte, entries []Entry) (bool, error) {
+	if err := s.writePending(fsess); err != nil {
+		return false, err
+	}
+	want := make(map[string][]byte, len(entries))
+	for k, e := range entries {
+		want[e.id] = lines[k]
+	}
+	same := false
+	err := s.scanBack(fsess, func(ids []seenLine, _ int, whole bool) (bool, error) {
+		seen := 0
+		for _, g := range ids {
+			if b, ok := want[g.e.id]; ok {
+				if !bytes.Equal(g.e.bytes(), b) {
+					return true, nil // stored, as other bytes
+				}
+				seen++
+			}
+		}
+		same = seen >= len(want)
+		return same || whole, nil
+	})
+	return same, err
 }
 
 // readTail reads the lines after the mark of the n-th entry, under the

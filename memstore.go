@@ -24,7 +24,7 @@ type MemoryStore struct {
 type memSession struct {
 	header  Header
 	entries []Entry
-	ids     map[string]struct{}
+	ids     map[string]int // entry id → its index in entries
 	updated time.Time
 	size    int64
 	title   string // latest session_info name
@@ -64,7 +64,7 @@ func (s *MemoryStore) Create(ctx context.Context, h Header) error {
 	if _, ok := s.sessions[h.ID]; ok {
 		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 	}
-	ms := &memSession{header: storedHeader(h.Clone()), ids: map[string]struct{}{}, updated: s.tick()}
+	ms := &memSession{header: storedHeader(h.Clone()), ids: map[string]int{}, updated: s.tick()}
 	ms.recount()
 	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return int(ms.size - 1) }); err != nil {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
@@ -119,15 +119,29 @@ func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions,
 	if err != nil {
 		return err
 	}
-	if err := checkAppend(opts, lastID(ms.entries), func(id string) bool { _, ok := ms.ids[id]; return ok }, entries); err != nil {
+	exists := func(id string) bool { _, ok := ms.ids[id]; return ok }
+	done, err := retried(entries, exists, func() (bool, error) {
+		return sameEntries(entries, func(id string) ([]byte, bool) {
+			i, ok := ms.ids[id]
+			if !ok {
+				return nil, false
+			}
+			return ms.entries[i].bytes(), true
+		}), nil
+	})
+	if err != nil || done {
+		return err
+	}
+	if err := checkAppend(opts, lastID(ms.entries)); err != nil {
 		return err
 	}
 	if err := memLimits.checkWrite(ms.size, len(ms.entries), len(entries), func(i int) int { return entries[i].Len() }); err != nil {
 		return fmt.Errorf("session: append to %s: %w", id, err)
 	}
+	n := len(ms.entries)
 	ms.entries = append(ms.entries, entries...)
-	for _, e := range entries {
-		ms.ids[e.id] = struct{}{}
+	for k, e := range entries {
+		ms.ids[e.id] = n + k
 		ms.note(e)
 	}
 	ms.updated = s.tick()
@@ -169,9 +183,9 @@ func checkEntries(entries []Entry) error {
 	return nil
 }
 
-// checkAppend applies the AppendOptions conditions and the uniqueness of
-// entry ids; shared by the stores of this package.
-func checkAppend(opts AppendOptions, last string, exists func(string) bool, entries []Entry) error {
+// checkAppend applies the AppendOptions conditions; shared by the stores
+// of this package, which check the ids first (retried).
+func checkAppend(opts AppendOptions, last string) error {
 	if opts.IfEmpty && last != "" {
 		return fmt.Errorf("%w: session is not empty (last entry %s)", ErrConflict, last)
 	}
@@ -180,11 +194,6 @@ func checkAppend(opts AppendOptions, last string, exists func(string) bool, entr
 			return fmt.Errorf("%w: expected last entry %s, session is empty", ErrConflict, opts.IfLast)
 		}
 		return fmt.Errorf("%w: expected last entry %s, found %s", ErrConflict, opts.IfLast, last)
-	}
-	for _, e := range entries {
-		if exists(e.id) {
-			return fmt.Errorf("%w: entry id %s is already in the session", ErrConflict, e.id)
-		}
 	}
 	return nil
 }
@@ -259,9 +268,9 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	}
 	ms.header = storedHeader(h.Clone())
 	ms.entries = slices.Clone(entries)
-	ms.ids = make(map[string]struct{}, len(entries))
-	for _, e := range entries {
-		ms.ids[e.id] = struct{}{}
+	ms.ids = make(map[string]int, len(entries))
+	for i, e := range entries {
+		ms.ids[e.id] = i
 	}
 	ms.recount()
 	ms.updated = s.tick()

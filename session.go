@@ -57,6 +57,10 @@ type Session struct {
 	// The last timestamp formatted, for appends in the same millisecond.
 	stampMs  int64
 	stampStr string
+
+	// The write that failed last, whose outcome is unknown (retry.go).
+	pending *pendingWrite
+	draft   draft // what commit makes entries from, kept to spare an allocation
 }
 
 // Agent is the small interface an agent loop needs from a session (the
@@ -134,9 +138,9 @@ func Open(ctx context.Context, store Store, id string) (*Session, error) {
 // came from. Any log can be opened this way, whatever its session id.
 func OpenLog(log *Log) (*Session, error) {
 	store := NewMemoryStore()
-	ms := &memSession{header: log.Header.Clone(), entries: slices.Clone(log.Entries), ids: make(map[string]struct{}, len(log.Entries)), updated: store.tick()}
-	for _, e := range log.Entries {
-		ms.ids[e.id] = struct{}{}
+	ms := &memSession{header: log.Header.Clone(), entries: slices.Clone(log.Entries), ids: make(map[string]int, len(log.Entries)), updated: store.tick()}
+	for i, e := range log.Entries {
+		ms.ids[e.id] = i
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
@@ -416,15 +420,21 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 // ---- Appending ----
 
 // commit appends the entries that build makes, the first one a child of
-// parent (an entry id, "" for a root), and moves the leaf to the last one
-// (or where leafAfter says). build receives parent and an id generator; it
-// is called again after a conflict.
+// the entry at returns (an entry id, "" for a root), and moves the leaf to
+// the last one (or where leafAfter says). build is called again after a
+// conflict, with ids that are still free; every attempt of one call has
+// the same time.
 //
 // msgs, when not nil, holds for each entry the message it was encoded
 // from (or nil): once committed, each is turned into the form a reopen
 // would decode and kept as the entry's context message, so that what was
 // just encoded need not be decoded again.
-func (s *Session) commit(ctx context.Context, parent string, build func(parent string, newID func() string) ([]Entry, error), leafAfter func(added []int32) int32, msgs []*Message) ([]Entry, error) {
+//
+// A write that failed in a way that leaves its outcome unknown is kept
+// (s.pending): the host's retry of the same call sends the same entries
+// again, and any other call first finds out whether it happened (see
+// retry.go).
+func (s *Session) commit(ctx context.Context, at func() string, build func(d *draft) ([]Entry, error), leafAfter func(added []int32) int32, msgs []*Message) ([]Entry, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
@@ -433,27 +443,53 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 		return nil, err
 	}
 	defer unlock()
-	for attempt := 0; ; attempt++ {
-		var made []string // few: the entries of one append
-		newID := func() string {
-			id := newEntryID(nil, func(id string) bool {
-				_, taken := s.t.byID[id]
-				return taken || slices.Contains(made, id)
-			})
-			made = append(made, id)
-			return id
+	var entries []Entry // the entries of the next attempt, when already made
+	d := &s.draft       // the handle's own: one write at a time, under mu
+	*d = draft{now: s.now()}
+	if p := s.pending; p != nil {
+		switch same := s.retryOf(p, build); {
+		case same && p.landed:
+			s.pending = nil
+			return p.entries, nil // the first attempt happened, and the handle took it in
+		case same:
+			entries, d.now, d.parent = p.entries, p.now, p.parent
+		default:
+			if err := s.settle(ctx); err != nil {
+				return nil, err
+			}
 		}
-		entries, err := build(parent, newID)
-		if err != nil {
-			return nil, err
+	}
+	if entries == nil {
+		d.parent = at()
+	}
+	d.stamp = s.stampAt(d.now)
+	for attempt := 0; ; attempt++ {
+		if entries == nil {
+			var made []string // few: the entries of one append
+			d.newID = func() string {
+				id := newEntryID(nil, func(id string) bool {
+					_, taken := s.t.byID[id]
+					return taken || slices.Contains(made, id)
+				})
+				made = append(made, id)
+				return id
+			}
+			if entries, err = build(d); err != nil {
+				return nil, err
+			}
 		}
 		opts := AppendOptions{IfLast: s.last, IfEmpty: s.last == ""}
 		err = s.store.Append(ctx, s.id, opts, entries...)
 		if err == nil {
+			s.pending = nil
 			s.apply(entries, leafAfter, msgs)
 			return entries, nil
 		}
 		if !errors.Is(err, ErrConflict) {
+			if !errors.Is(err, ErrTooLarge) {
+				// The store may have written them all the same.
+				s.pending = &pendingWrite{parent: d.parent, now: d.now, entries: entries, leafAfter: leafAfter}
+			}
 			return nil, err
 		}
 		if attempt+1 >= maxConflictRetries {
@@ -467,11 +503,20 @@ func (s *Session) commit(ctx context.Context, parent string, build func(parent s
 		if rerr := s.reload(ctx); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}
-		if parent != "" {
-			if _, ok := s.t.lookup(parent); !ok {
-				return nil, fmt.Errorf("%w: entry %s was removed by another writer", ErrConflict, parent)
+		if p := s.pending; p != nil {
+			// A retry the store did not recognize as one: the reload
+			// tells whether the first attempt is there after all.
+			s.pending = nil
+			if p.landed {
+				return p.entries, nil
 			}
 		}
+		if d.parent != "" {
+			if _, ok := s.t.lookup(d.parent); !ok {
+				return nil, fmt.Errorf("%w: entry %s was removed by another writer", ErrConflict, d.parent)
+			}
+		}
+		entries = nil
 	}
 }
 
@@ -565,9 +610,8 @@ func (s *Session) Reload(ctx context.Context) error {
 	return s.reload(ctx)
 }
 
-// stamp returns the current time as entries write it. Callers hold mu.
-func (s *Session) stamp() string {
-	t := s.now()
+// stampAt returns t as entries write it. Callers hold mu.
+func (s *Session) stampAt(t time.Time) string {
 	if ms := t.UnixMilli(); ms != s.stampMs || s.stampStr == "" {
 		s.stampMs, s.stampStr = ms, formatTime(t)
 	}
@@ -583,7 +627,8 @@ func (s *Session) leafID() string {
 }
 
 // prepare validates a message for appending and returns the session's
-// own copy, with its timestamp set.
+// own copy. A zero Timestamp is set when the entries are made (the time
+// of the write).
 func (s *Session) prepare(m *Message) (*Message, error) {
 	if m == nil {
 		return nil, errors.New("session: nil message")
@@ -594,11 +639,7 @@ func (s *Session) prepare(m *Message) (*Message, error) {
 	case RoleBranchSummary, RoleCompactionSummary:
 		return nil, fmt.Errorf("session: %s messages are made from entries; use BranchWithSummary or AppendCompaction", m.Role)
 	}
-	c := m.Clone()
-	if c.Timestamp == 0 {
-		c.Timestamp = s.now().UnixMilli()
-	}
-	return c, nil
+	return m.Clone(), nil
 }
 
 // checkPairing simulates appending msgs and rejects a tool result that
@@ -646,6 +687,10 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 // SaveTurn appends the messages of one agent turn, all or nothing. usage,
 // when not nil, is recorded on the turn's last assistant message if that
 // message carries none of its own. It implements Agent.
+//
+// When it fails, the turn may still have been stored (the store's answer
+// was lost): calling it again with the same messages stores the turn
+// once (see the package documentation, "Retries").
 func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
 	if len(msgs) == 0 {
 		return s.closedErr(ctx)
@@ -660,12 +705,16 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 	}
 	defer s.mu.Unlock()
 	own := make([]*Message, len(msgs))
+	var stampless []int // the messages whose Timestamp the write sets
 	for k, m := range msgs {
 		c, err := s.prepare(m)
 		if err != nil {
 			return nil, err
 		}
 		own[k] = c
+		if c.Timestamp == 0 {
+			stampless = append(stampless, k)
+		}
 	}
 	if usage != nil {
 		for k := len(own) - 1; k >= 0; k-- {
@@ -682,11 +731,14 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 	if err := s.checkPairing(own); err != nil {
 		return nil, err
 	}
-	ts := s.stamp()
-	return s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
+	return s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
+		for _, k := range stampless {
+			own[k].Timestamp = d.now.UnixMilli()
+		}
 		out := make([]Entry, len(own))
+		parent := d.parent
 		for k, m := range own {
-			e, err := newMessageEntry(newID(), parent, ts, m)
+			e, err := newMessageEntry(d.newID(), parent, d.stamp, m)
 			if err != nil {
 				return nil, err
 			}
@@ -708,9 +760,8 @@ func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Ent
 		return Entry{}, err
 	}
 	defer s.mu.Unlock()
-	ts := s.now()
-	es, err := s.commit(ctx, s.leafID(), func(parent string, newID func() string) ([]Entry, error) {
-		e, err := NewEntry(typ, newID(), parent, ts, payload)
+	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
+		e, err := NewEntry(typ, d.newID(), d.parent, d.now, payload)
 		if err != nil {
 			return nil, err
 		}
@@ -939,9 +990,8 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 	if target >= 0 {
 		parent = s.t.nodes[target].e.id
 	}
-	ts := s.now()
-	_, err := s.commit(ctx, parent, func(parent string, newID func() string) ([]Entry, error) {
-		e, err := NewEntry(TypeCustom, newID(), parent, ts, Custom{CustomType: leafMarkerType})
+	_, err := s.commit(ctx, func() string { return parent }, func(d *draft) ([]Entry, error) {
+		e, err := NewEntry(TypeCustom, d.newID(), d.parent, d.now, Custom{CustomType: leafMarkerType})
 		if err != nil {
 			return nil, err
 		}
@@ -984,9 +1034,8 @@ func (s *Session) branchWithSummary(ctx context.Context, id string, b BranchSumm
 	if id == "" {
 		b.FromID = "root"
 	}
-	ts := s.now()
-	es, err := s.commit(ctx, id, func(parent string, newID func() string) ([]Entry, error) {
-		e, err := NewEntry(TypeBranchSummary, newID(), parent, ts, b)
+	es, err := s.commit(ctx, func() string { return id }, func(d *draft) ([]Entry, error) {
+		e, err := NewEntry(TypeBranchSummary, d.newID(), d.parent, d.now, b)
 		if err != nil {
 			return nil, err
 		}

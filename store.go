@@ -26,7 +26,11 @@ type Store interface {
 	// Append adds entries at the end of the session's log, all or none.
 	// It fails with ErrNotFound for an unknown session, and with
 	// ErrConflict when opts.IfLast or opts.IfEmpty does not hold or an
-	// entry's id is already in the log.
+	// entry's id is already in the log. An append whose entries are all
+	// in the log already, each the same bytes, is the retry of one that
+	// happened: it succeeds and writes nothing, whatever opts says (the
+	// conditions were met when it happened). Some of them stored and
+	// others not, or stored with other bytes, is ErrConflict.
 	Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error
 
 	// Load returns the session's header and entries (ErrNotFound).

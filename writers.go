@@ -165,6 +165,7 @@ func (s *Session) reload(ctx context.Context) error {
 				s.partial = mergeLines(s.partial, tail.Partial)
 				s.zeroed = mergeLines(s.zeroed, tail.Zeroed)
 				s.torn = tail.Torn
+				s.adoptPending()
 				return nil
 			}
 		case !errors.Is(err, ErrConflict):
@@ -184,6 +185,7 @@ func (s *Session) reload(ctx context.Context) error {
 	} else {
 		s.leaf = -1
 	}
+	s.adoptPending()
 	return nil
 }
 

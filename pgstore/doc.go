@@ -83,13 +83,12 @@
 // ErrUnavailable is worth retrying once the server is back; the pool
 // replaces broken connections by itself. A write that failed with it, or
 // with a context error, may or may not have been committed: the answer
-// was lost, not necessarily the write. A Session handle stays consistent
-// (its appends are conditional on the last entry it knows, so the next
-// one notices an entry committed unacknowledged, reloads and retries),
-// but a message the application simply sends again may then be in the
-// log twice: read the session (Session.Reload) before repeating it. A
-// Store.Append repeated with the same entry ids is refused with
-// ErrConflict rather than stored twice.
+// was lost, not necessarily the write. Retrying is safe. A Store.Append
+// whose entries are all stored already, byte for byte, succeeds without
+// writing (one more query, made only when the append was refused), and a
+// Session sends the very entries of a failed write again when the host
+// retries the same call, so the turn is stored once (see the session
+// package, "Retries"). The same ids with other content are ErrConflict.
 //
 // Images stay inline in the entries: PostgreSQL compresses large bytea
 // values itself (TOAST), so there is no separate blob store here.

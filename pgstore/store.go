@@ -300,6 +300,15 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	}
 	why, arg, _ := strings.Cut(res, ":")
 	switch why {
+	case "notempty", "last", "dup":
+		// Refused: unless the entries are there already, as after a
+		// retry of an append whose answer was lost.
+		done, err := s.storedAs(ctx, id, ids, raws)
+		if err != nil || done {
+			return err
+		}
+	}
+	switch why {
 	case "":
 		return nil
 	case "notfound":
@@ -319,6 +328,54 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 		}
 	}
 	return fmt.Errorf("pgstore: append to %s: unexpected answer %q", id, res)
+}
+
+// storedAs reports whether the entries with ids, whose lines are raws,
+// are all in session id already, each line the same bytes: an append of
+// them is the retry of one that happened, and succeeds without writing
+// (see session.Store). Some of them stored, or stored as other bytes, is
+// session.ErrConflict. One query, made only when the append was refused.
+func (s *Store) storedAs(ctx context.Context, id string, ids []string, raws [][]byte) (bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT entry_id, raw FROM agentsession_entries WHERE session_id = $1 AND entry_id = ANY ($2)`, id, ids)
+	if err != nil {
+		return false, mapErr(ctx, err, "append to "+id)
+	}
+	stored := make(map[string][]byte, len(ids))
+	for rows.Next() {
+		var eid string
+		var raw []byte
+		if err := rows.Scan(&eid, &raw); err != nil {
+			rows.Close()
+			return false, mapErr(ctx, err, "append to "+id)
+		}
+		stored[eid] = raw
+	}
+	if err := rows.Err(); err != nil {
+		return false, mapErr(ctx, err, "append to "+id)
+	}
+	if len(stored) == 0 {
+		return false, nil
+	}
+	for i, eid := range ids {
+		raw, ok := stored[eid]
+		if !ok {
+			return false, fmt.Errorf("%w: entry id %s is already in the session", session.ErrConflict, firstOf(ids, stored))
+		}
+		if !bytes.Equal(raw, raws[i]) {
+			return false, fmt.Errorf("%w: the ids of the appended entries are in the session with other content", session.ErrConflict)
+		}
+	}
+	return true, nil
+}
+
+// firstOf returns the first of ids that stored holds.
+func firstOf(ids []string, stored map[string][]byte) string {
+	for _, id := range ids {
+		if _, ok := stored[id]; ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // limitError turns the detail of agentsession_append's answer

@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"PruneRacingAppends", testPruneRacingAppends},
 		{"LoadTail", testLoadTail},
 		{"UnusualStrings", testUnusualStrings},
+		{"RetriedAppend", testRetriedAppend},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -1185,4 +1186,145 @@ func testUnusualStrings(t *testing.T, s session.Store) {
 	if a, b := encode(t, load(t, s, "s-odd")), encode(t, l); a != b {
 		t.Fatalf("after a round trip:\n got %s\nwant %s", a, b)
 	}
+}
+
+// testRetriedAppend: an append whose entries are all in the log already,
+// byte for byte, is the retry of one that happened (its answer was lost)
+// and succeeds without writing anything, whatever its conditions; the
+// same ids with other content, or some of them new, are a conflict. A
+// Session whose store committed a turn and then failed stores it once
+// when the host retries.
+func testRetriedAppend(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	create(t, s, "s-retry")
+	first := entries(t, "r", 3)
+	if err := s.Append(ctx, "s-retry", session.AppendOptions{IfEmpty: true}, first...); err != nil {
+		t.Fatal(err)
+	}
+	other := entry(t, "o1", "r0002", 1, 9)
+	if err := s.Append(ctx, "s-retry", session.AppendOptions{IfLast: "r0002"}, other); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"r0000", "r0001", "r0002", "o1"}
+	retries := []struct {
+		name  string
+		opts  session.AppendOptions
+		batch []session.Entry
+	}{
+		{"same call, IfEmpty", session.AppendOptions{IfEmpty: true}, first},
+		{"unconditional", session.AppendOptions{}, first},
+		{"IfLast of before", session.AppendOptions{IfLast: "r0002"}, first[2:]},
+		{"IfLast of now", session.AppendOptions{IfLast: "o1"}, []session.Entry{other}},
+		{"part of an earlier append", session.AppendOptions{IfLast: "r0000"}, first[1:2]},
+	}
+	for _, c := range retries {
+		if err := s.Append(ctx, "s-retry", c.opts, c.batch...); err != nil {
+			t.Fatalf("%s: a retried append failed: %v", c.name, err)
+		}
+		if got := ids(load(t, s, "s-retry")); !slices.Equal(got, want) {
+			t.Fatalf("%s: log %v, want %v", c.name, got, want)
+		}
+	}
+	changed := entry(t, "r0001", "r0000", 7, 1) // same id, other bytes
+	refused := []struct {
+		name  string
+		batch []session.Entry
+	}{
+		{"same id, other content", []session.Entry{changed}},
+		{"some entries new", []session.Entry{first[2], entry(t, "n1", "r0002", 0, 10)}},
+		{"new then stored", []session.Entry{entry(t, "n1", "o1", 0, 10), other}},
+	}
+	for _, c := range refused {
+		wantErr(t, s.Append(ctx, "s-retry", session.AppendOptions{}, c.batch...), session.ErrConflict, c.name)
+		if got := ids(load(t, s, "s-retry")); !slices.Equal(got, want) {
+			t.Fatalf("%s: log %v, want %v", c.name, got, want)
+		}
+	}
+
+	// Through a Session: the store commits, then its answer is lost.
+	lossy := &LostReply{Store: s}
+	sess, err := session.Create(ctx, lossy, &session.CreateOptions{ID: "s-retry-session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Append(ctx, session.UserText("hello")); err != nil {
+		t.Fatal(err)
+	}
+	turn := []*session.Message{
+		session.AssistantText("Running.").WithModel("anthropic-messages", "anthropic", "m"),
+		session.UserText("go on"),
+	}
+	lossy.Arm(1)
+	if err := sess.SaveTurn(ctx, turn, nil); !errors.Is(err, ErrReplyLost) {
+		t.Fatalf("SaveTurn with its reply lost: %v", err)
+	}
+	if err := sess.SaveTurn(ctx, turn, nil); err != nil {
+		t.Fatalf("retried SaveTurn: %v", err)
+	}
+	lossy.Arm(1)
+	if _, err := sess.Append(ctx, session.UserText("once")); !errors.Is(err, ErrReplyLost) {
+		t.Fatalf("Append with its reply lost: %v", err)
+	}
+	if _, err := sess.Append(ctx, session.UserText("once")); err != nil {
+		t.Fatalf("retried Append: %v", err)
+	}
+	lossy.Arm(1)
+	if err := sess.SetTitle(ctx, "retried"); !errors.Is(err, ErrReplyLost) {
+		t.Fatalf("SetTitle with its reply lost: %v", err)
+	}
+	if err := sess.SetTitle(ctx, "retried"); err != nil {
+		t.Fatalf("retried SetTitle: %v", err)
+	}
+	path := sess.Path()
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	re, err := session.Open(ctx, s, "s-retry-session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.Len() != 5 || len(re.Leaves()) != 1 || re.Title() != "retried" {
+		t.Fatalf("after retries: %d entries, %d leaves, title %q; want 5, 1, retried", re.Len(), len(re.Leaves()), re.Title())
+	}
+	if got := re.Path(); len(got) != len(path) || got[len(got)-1].ID() != path[len(path)-1].ID() {
+		t.Fatalf("reopened path ends at %s, the handle's at %s", got[len(got)-1].ID(), path[len(path)-1].ID())
+	}
+	var texts []string
+	for _, m := range re.Context().Messages {
+		texts = append(texts, m.Text())
+	}
+	if !slices.Equal(texts, []string{"hello", "Running.", "go on", "once"}) {
+		t.Fatalf("context %q", texts)
+	}
+}
+
+// ErrReplyLost is the error of a LostReply store whose append committed.
+var ErrReplyLost = errors.New("storetest: the append committed, its answer was lost")
+
+// LostReply is a Store whose next armed appends commit and then fail, as
+// when a connection drops after the database committed: the host cannot
+// tell the write happened.
+type LostReply struct {
+	session.Store
+	mu    sync.Mutex
+	armed int
+}
+
+// Arm makes the next n appends that succeed report ErrReplyLost.
+func (l *LostReply) Arm(n int) {
+	l.mu.Lock()
+	l.armed = n
+	l.mu.Unlock()
+}
+
+// Append implements session.Store.
+func (l *LostReply) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
+	err := l.Store.Append(ctx, id, opts, entries...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && l.armed > 0 {
+		l.armed--
+		return ErrReplyLost
+	}
+	return err
 }
