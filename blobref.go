@@ -24,16 +24,41 @@ import (
 
 // ResolveBlobs puts the content of blob references back into the image
 // blocks of log's entries, as base64, using blobs, within the default
-// Limits (see ResolveBlobsWithin). A reference blobs cannot give back
-// stays in place and is reported, one error per reference (ErrNotFound,
-// ErrCorrupt, ErrTooLarge); Verify reports such references too. The error
-// is the context's, if it ends first.
+// Limits. A reference blobs cannot give back stays in place (the image is
+// then unresolved: see Block.Unresolved) and is reported, one *BlobError
+// per reference (wrapping ErrNotFound, ErrCorrupt, ErrTooLarge), in
+// log.Unresolved and in the result; Verify reports such references too.
+// The error is the context's, if it ends first.
 func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []error, err error) {
-	return resolveBlobs(ctx, log, blobs, Limits{}.withDefaults())
+	if err := resolveBlobs(ctx, log, blobs, Limits{}.withDefaults()); err != nil {
+		return nil, err
+	}
+	for _, u := range log.Unresolved {
+		unresolved = append(unresolved, u)
+	}
+	return unresolved, nil
 }
 
-// resolveBlobs is ResolveBlobs within lim.
-func resolveBlobs(ctx context.Context, log *Log, blobs BlobStore, lim Limits) (unresolved []error, err error) {
+// BlobError is an image's blob reference that a store could not resolve
+// when it read the log: the blob is missing (ErrNotFound), does not match
+// its name (ErrCorrupt), or is over the limits (ErrTooLarge). The image
+// keeps the reference as its data, and is sent to no model (see
+// Block.Unresolved).
+type BlobError struct {
+	EntryID string // the entry holding the image
+	Ref     string // "blob:sha256:<hex>"
+	Err     error
+}
+
+func (e *BlobError) Error() string {
+	return fmt.Sprintf("session: entry %s: image %s: %v", e.EntryID, e.Ref, e.Err)
+}
+
+func (e *BlobError) Unwrap() error { return e.Err }
+
+// resolveBlobs is ResolveBlobs within lim; what it could not resolve it
+// adds to log.Unresolved.
+func resolveBlobs(ctx context.Context, log *Log, blobs BlobStore, lim Limits) error {
 	r := &resolver{blobs: blobs, left: lim.MaxResolvedBytes, got: map[string]resolved{}, limit: lim.MaxResolvedBytes}
 	for i, e := range log.Entries {
 		if !bytes.Contains(e.raw, []byte(BlobPrefix)) {
@@ -41,14 +66,12 @@ func resolveBlobs(ctx context.Context, log *Log, blobs BlobStore, lim Limits) (u
 		}
 		ne, missing, err := r.entry(ctx, e)
 		if err != nil {
-			return unresolved, err
+			return err
 		}
-		for _, m := range missing {
-			unresolved = append(unresolved, fmt.Errorf("entry %s: %w", e.id, m))
-		}
+		log.Unresolved = append(log.Unresolved, missing...)
 		log.Entries[i] = ne
 	}
-	return unresolved, nil
+	return nil
 }
 
 // resolver resolves the references of one log.
@@ -96,10 +119,10 @@ type refAt struct {
 
 // entry resolves the references of e. A message entry comes back compact,
 // its image data shared; another keeps its data inline.
-func (r *resolver) entry(ctx context.Context, e Entry) (Entry, []error, error) {
+func (r *resolver) entry(ctx context.Context, e Entry) (Entry, []*BlobError, error) {
 	raw := e.bytes()
 	var refs []refAt
-	var missing []error
+	var missing []*BlobError
 	var err error
 	walkObjects(raw, func(obj *jsonObject) {
 		if err != nil || !obj.image {
@@ -119,7 +142,7 @@ func (r *resolver) entry(ctx context.Context, e Entry) (Entry, []error, error) {
 				return
 			}
 			if gerr != nil {
-				missing = append(missing, gerr)
+				missing = append(missing, &BlobError{EntryID: e.id, Ref: ref, Err: gerr})
 				continue
 			}
 			refs = append(refs, refAt{m.start, m.end, b64})

@@ -58,6 +58,11 @@ type Context struct {
 	// Orphans lists tool results that answer no call awaiting one: a call
 	// not on the path, answered already, or no longer awaited.
 	Orphans []ToolCallRef
+	// Unresolved lists the images of Messages whose data is still a blob
+	// reference, since the store could not read the blob back (see
+	// Log.Unresolved for why). ForModel and Session.Messages send
+	// UnresolvedImageText in their place.
+	Unresolved []ImageRef
 }
 
 // ModelRef names a model.
@@ -72,6 +77,13 @@ func (m ModelRef) String() string {
 		return m.ModelID
 	}
 	return m.Provider + "/" + m.ModelID
+}
+
+// ImageRef locates an unresolved image: the entry holding it and its
+// blob reference.
+type ImageRef struct {
+	EntryID string
+	Ref     string
 }
 
 // ToolCallRef locates a tool call or tool result.
@@ -89,6 +101,8 @@ type ToolCallRef struct {
 //     placed after the results its assistant message did get.
 //   - An orphaned result is left out.
 //   - A bash execution marked ExcludeFromContext is left out.
+//   - An image whose data is still a blob reference (Unresolved) is
+//     replaced by a text block, UnresolvedImageText.
 //   - The calls of the last assistant message, still pending, are left
 //     as they are: the agent is about to run them.
 //   - A custom message that arrives while calls are open (an extension
@@ -117,6 +131,7 @@ type pairing struct {
 	model    []*Message
 	dangling []ToolCallRef
 	orphans  []ToolCallRef
+	images   []ImageRef // unresolved images
 }
 
 type openCall struct {
@@ -125,6 +140,7 @@ type openCall struct {
 }
 
 func (p *pairing) push(m *Message, entryID string) {
+	m = p.resolved(m, entryID)
 	switch {
 	case m.Role == RoleToolResult:
 		for k := range p.open {
@@ -157,6 +173,25 @@ func (p *pairing) push(m *Message, entryID string) {
 			}
 		}
 	}
+}
+
+// resolved returns m, or if it holds unresolved images (Block.Unresolved)
+// a copy with UnresolvedImageText in their place, noting them.
+func (p *pairing) resolved(m *Message, entryID string) *Message {
+	var c *Message
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Unresolved() {
+			p.images = append(p.images, ImageRef{EntryID: entryID, Ref: b.Data})
+			if c == nil {
+				c = m.Clone()
+			}
+			c.Content[i] = Block{Type: BlockText, Text: UnresolvedImageText}
+		}
+	}
+	if c == nil {
+		return m
+	}
+	return c
 }
 
 // closeRun answers the calls still open when the conversation moves on.
@@ -625,6 +660,7 @@ func (pc *pathCtx) snapshot(t *tree) *Context {
 		EntryIDs:      pc.ids[:len(pc.ids):len(pc.ids)],
 		Dangling:      pc.pair.dangling[:len(pc.pair.dangling):len(pc.pair.dangling)],
 		Orphans:       pc.pair.orphans[:len(pc.pair.orphans):len(pc.pair.orphans)],
+		Unresolved:    pc.pair.images[:len(pc.pair.images):len(pc.pair.images)],
 		Pending:       pc.pair.pending(),
 	}
 	if pc.leaf >= 0 {

@@ -155,7 +155,10 @@
 // that is synced and renamed into place. Strings longer than
 // FileStoreOptions.MaxStringChars are cut with a notice, and images of
 // 1 KiB or more go to the blob store as "blob:sha256:<hex>" references,
-// resolved when the session is read.
+// resolved when the session is read. A reference whose blob is missing or
+// corrupt stays in place and is reported (Log.Unresolved,
+// Context.Unresolved, Verify); the image is never sent to a model as data
+// (Block.Unresolved).
 //
 // Reading is fast and small: a file is read and decoded in chunks on all
 // processors, each freed once decoded; a message is decoded as it is read

@@ -2167,8 +2167,7 @@ func (s *FileStore) resolveBlobs(ctx context.Context, log *Log, data []byte) err
 	if log.refs == refsNone {
 		return nil // the usual case, found out while reading
 	}
-	_, err := resolveBlobs(ctx, log, s.blobs, s.lim)
-	return err
+	return resolveBlobs(ctx, log, s.blobs, s.lim)
 }
 
 // MigrateFile upgrades the session file at path to the current format

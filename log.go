@@ -211,6 +211,11 @@ type Log struct {
 	// not entries, since an append is all or nothing, and are kept in the
 	// file (see group.go). Not in Malformed; each Err is ErrPartialAppend.
 	Partial []LineError
+	// Unresolved lists the images whose blob references the store could
+	// not resolve when it read the log (a blob missing or corrupt): each
+	// keeps its reference as data, and is sent to no model (see
+	// Block.Unresolved and Context.Unresolved). Verify lists them too.
+	Unresolved []*BlobError
 	// MigratedFrom is the format version the log had before it was
 	// upgraded to CurrentVersion while reading, or 0.
 	MigratedFrom int

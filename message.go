@@ -359,6 +359,19 @@ func Image(mimeType string, data []byte) Block {
 	return Block{Type: BlockImage, MimeType: mimeType, Data: base64.StdEncoding.EncodeToString(data)}
 }
 
+// UnresolvedImageText is the text Session.Messages, Context.ForModel and
+// the provider conversions send in place of an unresolved image (see
+// Block.Unresolved).
+const UnresolvedImageText = "[image unavailable: its data could not be read from the blob store]"
+
+// Unresolved reports whether b is an image whose data is still a blob
+// reference ("blob:sha256:<hex>"): the store could not read the blob
+// back (Log.Unresolved says why). Such data is not an image, and is never
+// sent to a model: UnresolvedImageText goes in its place.
+func (b Block) Unresolved() bool {
+	return b.Type == BlockImage && strings.HasPrefix(b.Data, BlobPrefix)
+}
+
 // ImageBase64 returns an image block from data that is already base64.
 func ImageBase64(mimeType, data string) Block {
 	return Block{Type: BlockImage, MimeType: mimeType, Data: data}

@@ -48,6 +48,7 @@ type Session struct {
 	partial   []LineError
 	zeroed    []LineError
 	torn      *LineError
+	blobErrs  []*BlobError
 	closed    bool
 	now       func() time.Time
 	// key names the session for writerLocks; keyed is false when the
@@ -144,7 +145,7 @@ func OpenLog(log *Log) (*Session, error) {
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
-	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Zeroed: log.Zeroed, Torn: log.Torn}), nil
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Zeroed: log.Zeroed, Torn: log.Torn, Unresolved: log.Unresolved}), nil
 }
 
 func newSession(store Store, log *Log) *Session {
@@ -163,6 +164,7 @@ func (s *Session) reset(log *Log) {
 	s.pc = nil
 	s.usage = usageCache{leaf: -2}
 	s.malformed, s.partial, s.zeroed, s.torn = log.Malformed, log.Partial, log.Zeroed, log.Torn
+	s.blobErrs = log.Unresolved
 }
 
 // ID returns the session id.
@@ -187,8 +189,9 @@ func (s *Session) Title() string {
 }
 
 // Log returns a snapshot of the session's log: the header and every entry,
-// in order, as a Store holds them, with the lines the last load (Open,
-// OpenLog, Reload) skipped in Malformed and Torn.
+// in order, as a Store holds them, with what the loads (Open, OpenLog,
+// Reload, catching up with other writers) skipped or could not resolve:
+// Malformed, Partial, Zeroed, Torn, Unresolved.
 func (s *Session) Log() *Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,7 +199,8 @@ func (s *Session) Log() *Log {
 	for i := range s.t.nodes {
 		entries[i] = s.t.nodes[i].e
 	}
-	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed), Partial: slices.Clone(s.partial), Zeroed: slices.Clone(s.zeroed)}
+	l := &Log{Header: s.header.Clone(), Entries: entries, Malformed: slices.Clone(s.malformed), Partial: slices.Clone(s.partial), Zeroed: slices.Clone(s.zeroed),
+		Unresolved: slices.Clone(s.blobErrs)}
 	if s.torn != nil {
 		t := *s.torn
 		l.Torn = &t

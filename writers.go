@@ -165,6 +165,7 @@ func (s *Session) reload(ctx context.Context) error {
 				s.partial = mergeLines(s.partial, tail.Partial)
 				s.zeroed = mergeLines(s.zeroed, tail.Zeroed)
 				s.torn = tail.Torn
+				s.blobErrs = append(s.blobErrs, tail.Unresolved...)
 				s.adoptPending()
 				return nil
 			}

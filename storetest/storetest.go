@@ -12,7 +12,10 @@
 // IfLast and IfEmpty conditions, load equals what was written, rewrite,
 // listing order, filters and cursor paging, delete, concurrent appends,
 // conditional rewrites (alone and racing appends), context
-// cancellation, copy semantics, and Session round trips.
+// cancellation, copy semantics, Session round trips, and retried appends
+// (an append whose entries are stored already succeeds without writing;
+// a Session over a store that commits and then fails, LostReply, stores
+// the retried turn once).
 package storetest
 
 import (

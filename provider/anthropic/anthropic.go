@@ -354,6 +354,9 @@ func blank(s string) bool {
 }
 
 func image(b *session.Block) Content {
+	if b.Unresolved() {
+		return Text(session.UnresolvedImageText) // a blob reference is no image
+	}
 	return Content{Type: "image", Source: &ImageSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}}
 }
 

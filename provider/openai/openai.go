@@ -281,6 +281,9 @@ func appendUser(dst []Message, blocks []session.Block) []Message {
 }
 
 func imagePart(b *session.Block) Part {
+	if b.Unresolved() {
+		return Part{Type: "text", Text: session.UnresolvedImageText} // a blob reference is no image
+	}
 	return Part{Type: "image_url", ImageURL: &ImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data}}
 }
 
