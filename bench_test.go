@@ -119,10 +119,7 @@ func BenchmarkOpenContextW10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := session.OpenLog(log)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := session.OpenLog(log)
 		if n := len(s.Context().Messages); n != 3*workload.W10k {
 			b.Fatal(n)
 		}

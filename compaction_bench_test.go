@@ -67,7 +67,7 @@ func BenchmarkForkW10k(b *testing.B) {
 	root := b.TempDir()
 	store, s := openW10k(b, root)
 	defer store.Close()
-	mid := s.Path()[3*workload.W10k/2-1].ID()
+	mid := leafPath(s)[3*workload.W10k/2-1].ID()
 	for _, flush := range []bool{false, true} {
 		name := "written"
 		if flush {

@@ -20,8 +20,7 @@ func openLines(t *testing.T, lines ...string) *session.Session {
 	t.Helper()
 	log, err := session.DecodeLog([]byte(header3+"\n"+strings.Join(lines, "\n")+"\n"), nil)
 	require.NoError(t, err)
-	s, err := session.OpenLog(log)
-	require.NoError(t, err)
+	s := session.OpenLog(log)
 	return s
 }
 

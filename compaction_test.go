@@ -349,7 +349,7 @@ func TestFork(t *testing.T) {
 	ctx := context.Background()
 	src := session.New()
 	turn(t, src, 0, "read", "a.go", 10)
-	require.NoError(t, src.Label(ctx, src.Path()[0].ID(), "start"))
+	require.NoError(t, src.Label(ctx, leafPath(src)[0].ID(), "start"))
 	turn(t, src, 1, "read", "a.go", 10)
 	at := src.LeafID()
 	turn(t, src, 2, "read", "a.go", 10)
@@ -366,7 +366,7 @@ func TestFork(t *testing.T) {
 		require.NoError(t, err)
 		got := f.Context()
 		assert.Equal(t, texts(want.Messages), texts(got.Messages))
-		assert.Equal(t, map[string]string{src.Path()[0].ID(): "start"}, f.Labels())
+		assert.Equal(t, map[string]string{leafPath(src)[0].ID(): "start"}, f.Labels())
 		assert.Empty(t, f.Verify())
 		r, err := session.Open(ctx, store, f.ID())
 		require.NoError(t, err)
@@ -444,7 +444,7 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 		case op < 45: // an aborted turn: calls that never get results
 			appendAll(t, s, session.UserText(fmt.Sprintf("q%d", step)), callMsg("calling", newCall(), newCall()).WithStopReason(session.StopAborted))
 		case op < 55: // branch somewhere
-			path := s.Path()
+			path := leafPath(s)
 			if len(path) > 0 {
 				require.NoError(t, s.Branch(ctx, path[r.IntN(len(path))].ID()))
 			}
@@ -462,7 +462,7 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 			dropped += res.Dropped
 			require.Equal(t, before, contextsOfEnds(t, s), "step %d: prune changed a context", step)
 		case op < 80:
-			if _, ok := s.Leaf(); ok {
+			if _, ok := s.Entry(s.LeafID()); ok {
 				_, err := s.Checkpoint(ctx, fmt.Sprint("cp", r.IntN(4)))
 				if err != nil {
 					require.ErrorIs(t, err, session.ErrExists, "the entry has another checkpoint")
@@ -475,7 +475,7 @@ func randomOperations(t *testing.T, seed uint64, steps int) {
 				rewinds++
 			}
 		case op < 94:
-			if _, ok := s.Leaf(); ok {
+			if _, ok := s.Entry(s.LeafID()); ok {
 				f, err := s.Fork(ctx, &session.ForkOptions{CopyLabels: r.IntN(2) == 0})
 				require.NoError(t, err)
 				require.Equal(t, texts(s.Context().Messages), texts(f.Context().Messages), "step %d: the fork has another context", step)
@@ -680,7 +680,7 @@ func TestCompactWhileTheSessionMoves(t *testing.T) {
 	for k := range 6 {
 		turn(t, s2, k, "read", "a.go", 400)
 	}
-	elsewhere := s2.Path()[3].ID()
+	elsewhere := leafPath(s2)[3].ID()
 	moving := session.SummarizerFunc(func(ctx context.Context, req *session.SummaryRequest) (string, error) {
 		require.NoError(t, s2.Branch(ctx, elsewhere))
 		return "summary", nil

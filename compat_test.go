@@ -116,8 +116,7 @@ func TestCompatContexts(t *testing.T) {
 			assert.Equal(t, 3, log.Header.Version)
 			assert.Zero(t, log.MigratedFrom)
 			assert.Empty(t, log.Malformed)
-			s, err := session.OpenLog(log)
-			require.NoError(t, err)
+			s := session.OpenLog(log)
 
 			checked := 0
 			for key, raw := range expected {
@@ -151,8 +150,7 @@ func TestCompatMigratedFilesAsV3(t *testing.T) {
 			log := readCompat(t, name+".migrated.jsonl")
 			require.Zero(t, log.MigratedFrom)
 			require.Empty(t, log.Malformed)
-			s, err := session.OpenLog(log)
-			require.NoError(t, err)
+			s := session.OpenLog(log)
 			want, err := os.ReadFile(filepath.Join(compatDir, name+".expected.json"))
 			require.NoError(t, err)
 			assert.JSONEq(t, string(want), jsonOf(t, normalize(s.Context())))
@@ -162,8 +160,7 @@ func TestCompatMigratedFilesAsV3(t *testing.T) {
 
 func TestCompatLabels(t *testing.T) {
 	needCompat(t)
-	s, err := session.OpenLog(readCompat(t, "05-labels.jsonl"))
-	require.NoError(t, err)
+	s := session.OpenLog(readCompat(t, "05-labels.jsonl"))
 	// labelsAfterReopen: u1 renamed, a1 cleared by an absent and then an empty label.
 	assert.Equal(t, "renamed-first", s.LabelOf("ee370fee"))
 	assert.Equal(t, "", s.LabelOf("3fef7cae"))
@@ -187,8 +184,7 @@ func TestCompatMigratedFixtures(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(compatDir, name+".expected.json"))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(data, &want))
-			s, err := session.OpenLog(readCompat(t, name+".jsonl"))
-			require.NoError(t, err)
+			s := session.OpenLog(readCompat(t, name+".jsonl"))
 			c := s.Context()
 			assert.Equal(t, want.LeafID, c.LeafID)
 			assert.Equal(t, want.ThinkingLevel, c.ThinkingLevel)
@@ -230,8 +226,7 @@ func TestCompatTreeShape(t *testing.T) {
 				}
 				want = append(want, row{id, (len(line) - len(trimmed)) / 2})
 			}
-			s, err := session.OpenLog(readCompat(t, name+".jsonl"))
-			require.NoError(t, err)
+			s := session.OpenLog(readCompat(t, name+".jsonl"))
 			var got []row
 			for n := range s.Tree() {
 				got = append(got, row{n.Entry.ID(), n.Depth})
@@ -325,8 +320,7 @@ func TestCompatMigration(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(compatDir, tc.name+".expected.json"))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(data, &wantCtx))
-			s, err := session.OpenLog(log)
-			require.NoError(t, err)
+			s := session.OpenLog(log)
 			gotCtx := normalize(s.Context())
 			assert.Equal(t, log.Entries[len(log.Entries)-1].ID(), gotCtx.LeafID)
 			if !tc.sameIDs {
@@ -348,11 +342,9 @@ func TestCompatRealV1(t *testing.T) {
 		t.Run(in, func(t *testing.T) {
 			log := readCompat(t, in)
 			assert.Equal(t, 1, log.MigratedFrom)
-			s, err := session.OpenLog(log)
-			require.NoError(t, err)
+			s := session.OpenLog(log)
 			got := s.Context()
-			pis, err := session.OpenLog(readCompat(t, want+".jsonl"))
-			require.NoError(t, err)
+			pis := session.OpenLog(readCompat(t, want+".jsonl"))
 			ref := pis.Context()
 			assert.Len(t, got.Messages, len(ref.Messages))
 			assert.Equal(t, ref.ThinkingLevel, got.ThinkingLevel)

@@ -33,9 +33,13 @@
 //
 // Every append creates an entry whose parent is the current leaf, and the
 // new entry becomes the leaf. Branch moves the leaf to any entry (the next
-// append starts a new branch there), ResetLeaf moves it before the first
+// append starts a new branch there), Branch to "" moves it before the first
 // entry (the next append is a new root), and BranchWithSummary moves it
-// and records a summary of the path left behind. Nothing is ever deleted.
+// and records a summary of the path left behind. Moving the leaf deletes
+// nothing: the path left behind stays in the log, and Branch goes back to
+// it. Only Prune removes entries, and only those no context needs any
+// more (what a later compaction summarized on every branch that reaches
+// them); Store.Delete removes a whole session.
 //
 // The seed format has no leaf pointer: its readers take the last entry of
 // the file as the leaf. A leaf move is therefore persisted as a custom
@@ -213,7 +217,7 @@
 // turn Messages into the request bodies of the Anthropic Messages and
 // OpenAI Chat Completions APIs, as plain structs with no SDK; the roles
 // those APIs lack (summaries, the user's shell commands, custom messages)
-// are rendered by UserContent. Usage, BranchUsage and UsageAt total the
+// are rendered by UserContent. Usage and UsageAt total the
 // usage the assistant messages report.
 //
 // # Observability

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"time"
 	"unsafe"
@@ -572,6 +573,29 @@ func NewEntry(typ, id, parentID string, t time.Time, payload any) (Entry, error)
 	})
 }
 
+// newEntryID returns a random 8-hex-digit id for which taken is false,
+// drawn from r, or from the global generator when r is nil.
+func newEntryID(r *rand.Rand, taken func(string) bool) string {
+	var buf [8]byte
+	for {
+		var v uint32
+		if r != nil {
+			v = r.Uint32()
+		} else {
+			v = rand.Uint32()
+		}
+		for i := 7; i >= 0; i-- {
+			buf[i] = hexDigits[v&0xF]
+			v >>= 4
+		}
+		if id := string(buf[:]); taken == nil || !taken(id) {
+			return id
+		}
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
 // buildEntry writes the envelope and lets payload append ",member..."
 // pieces, then parses the result so that the Entry is exactly what a
 // reader would get.
@@ -679,9 +703,9 @@ type Label struct {
 	Label    string `json:"label,omitempty"`
 }
 
-// SessionName is the payload of a session_info entry: the session's
+// SessionInfoEntry is the payload of a session_info entry: the session's
 // display name.
-type SessionName struct {
+type SessionInfoEntry struct {
 	Name string `json:"name,omitempty"`
 }
 

@@ -17,12 +17,13 @@ func ExampleSession_Usage() {
 		_ = s.SaveTurn(ctx, []*session.Message{session.UserText(q), reply(a)}, &session.Usage{Input: in, Output: out})
 	}
 	turn("Plan the refactor.", "Here is a plan.", 1000, 200)
-	plan, _ := s.Leaf()
+	plan, _ := s.Entry(s.LeafID())
 	turn("Do step one.", "Done.", 1500, 100)
 	_ = s.Branch(ctx, plan.ID()) // try step one another way
 	turn("Do step one differently.", "Done differently.", 1400, 120)
 
-	all, branch := s.Usage(), s.BranchUsage()
+	all := s.Usage()
+	branch, _ := s.UsageAt(s.LeafID())
 	fmt.Printf("session: %d in, %d out\n", all.Input, all.Output)
 	fmt.Printf("branch:  %d in, %d out\n", branch.Input, branch.Output)
 	// Output:
@@ -46,7 +47,8 @@ func ExampleObserve() {
 
 	s, _ := session.Create(ctx, store, nil)
 	_ = s.SaveTurn(ctx, []*session.Message{session.UserText("hi"), reply("hello")}, nil) // Debug: not logged
-	first := s.Path()[0]
+	path, _ := s.PathTo(s.LeafID())
+	first := path[0]
 	_ = s.Branch(ctx, first.ID())
 	_ = s.Branch(ctx, "no-such-entry")
 	// Output:

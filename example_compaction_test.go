@@ -119,7 +119,8 @@ func ExampleSession_Fork() {
 	store := session.NewMemoryStore()
 	s, _ := session.Create(ctx, store, &session.CreateOptions{Title: "Refactor"})
 	exampleTurns(s, 1, 2)
-	at := s.Path()[3].ID() // the end of the first turn
+	path, _ := s.PathTo(s.LeafID())
+	at := path[3].ID() // the end of the first turn
 
 	f, _ := s.Fork(ctx, &session.ForkOptions{At: at})
 	fmt.Println(f.Title(), "-", len(f.Context().Messages), "messages")

@@ -86,7 +86,7 @@ func ExampleSession_BranchWithSummary() {
 	start, _ := s.Append(ctx, session.UserText("Fix the flaky test."))
 	s.Append(ctx, session.AssistantText("Retrying it three times."))
 
-	s.BranchWithSummary(ctx, start.ID(), session.BranchSummary{Summary: "Retries hid the race; do not retry."})
+	s.BranchWithSummary(ctx, start.ID(), "Retries hid the race; do not retry.", nil)
 	s.Append(ctx, session.AssistantText("Looking for the race instead."))
 	for _, m := range s.Context().Messages {
 		fmt.Printf("%s: %s\n", m.Role, m.Text())

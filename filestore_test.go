@@ -122,10 +122,10 @@ func TestFileStoreLeafMovesSurviveReopen(t *testing.T) {
 		leaf string
 	}{
 		{"branch", func(s *session.Session) error { return s.Branch(ctx, e[1].ID()) }, e[1].ID()},
-		{"reset", func(s *session.Session) error { return s.ResetLeaf(ctx) }, ""},
+		{"reset", func(s *session.Session) error { return s.Branch(ctx, "") }, ""},
 		{"branch from reset", func(s *session.Session) error { return s.Branch(ctx, e[2].ID()) }, e[2].ID()},
 		{"branch with summary", func(s *session.Session) error {
-			_, err := s.BranchWithSummary(ctx, e[0].ID(), session.BranchSummary{Summary: "tried q2"})
+			_, err := s.BranchWithSummary(ctx, e[0].ID(), "tried q2", nil)
 			return err
 		}, ""},
 	}
@@ -206,7 +206,8 @@ func TestFileStoreFidelity(t *testing.T) {
 			assert.Equal(t, string(now), string(mustRead(t, path)))
 
 			r := reopenFS(t, s, root)
-			c, err := r.ContextAt(s.Path()[len(s.Path())-2].ID())
+			p := leafPath(r)
+			c, err := r.ContextAt(p[len(p)-2].ID())
 			require.NoError(t, err)
 			assert.Equal(t, want, contextJSON(t, c))
 		})

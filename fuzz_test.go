@@ -257,9 +257,6 @@ func openGenerated(t *testing.T, data []byte) (*session.Log, *session.Session) {
 	if err != nil {
 		t.Fatalf("generated log is not readable: %v", err)
 	}
-	s, err := session.OpenLog(log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := session.OpenLog(log)
 	return log, s
 }

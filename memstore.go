@@ -90,7 +90,7 @@ func (ms *memSession) recount() {
 func (ms *memSession) note(e Entry) {
 	ms.size += int64(e.Len() + 1)
 	if e.kind == kindSessionInfo {
-		var si SessionName
+		var si SessionInfoEntry
 		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
 			ms.title = strings.TrimSpace(si.Name)
 		}

@@ -241,7 +241,7 @@ func FuzzCanonical(f *testing.F) {
 			return // refused (invalid raw JSON, unpaired result): nothing to compare
 		}
 		got := s.Context().Messages
-		e, _ := s.Leaf()
+		e, _ := s.Entry(s.LeafID())
 		want, err := e.Message()
 		if err != nil {
 			t.Fatal(err)

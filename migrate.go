@@ -265,29 +265,6 @@ func deleteMember(obj []byte, key string) []byte {
 	}
 }
 
-// newEntryID returns a random 8-hex-digit id for which taken is false,
-// drawn from r, or from the global generator when r is nil.
-func newEntryID(r *rand.Rand, taken func(string) bool) string {
-	var buf [8]byte
-	for {
-		var v uint32
-		if r != nil {
-			v = r.Uint32()
-		} else {
-			v = rand.Uint32()
-		}
-		for i := 7; i >= 0; i-- {
-			buf[i] = hexDigits[v&0xF]
-			v >>= 4
-		}
-		if id := string(buf[:]); taken == nil || !taken(id) {
-			return id
-		}
-	}
-}
-
-const hexDigits = "0123456789abcdef"
-
 // Migrate upgrades a log read at an older version to CurrentVersion. Logs
 // read with DecodeLog, ReadLog or a Store are migrated already; Migrate is
 // for raw lines from elsewhere. from is the log's version.

@@ -18,7 +18,7 @@ const (
 	OpRewrite Op = "rewrite" // a session was rewritten whole (store): Entries, Bytes
 	OpDelete  Op = "delete"  // a session was deleted (store)
 	OpCompact Op = "compact" // Compact or ApplyCompaction: Entries summarized
-	OpBranch  Op = "branch"  // Branch, ResetLeaf, BranchWithSummary, SummarizeBranch: Entries left behind
+	OpBranch  Op = "branch"  // Branch, BranchWithSummary, SummarizeBranch: Entries left behind
 	OpRewind  Op = "rewind"  // Rewind: Entries left behind
 	OpFork    Op = "fork"    // Fork: Entries copied, Fork the new session
 )

@@ -85,7 +85,7 @@ func TestObserverEvents(t *testing.T) {
 
 	require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("a"), reply("b"), session.UserText("c"), reply("d")}, nil))
 	assert.Equal(t, []string{"append 4"}, rec.take(t))
-	path := s.Path()
+	path := leafPath(s)
 
 	steps := []struct {
 		name string
@@ -104,10 +104,10 @@ func TestObserverEvents(t *testing.T) {
 			return err
 		}, []string{"rewind !"}},
 		{"branch with summary", func() error {
-			_, err := s.BranchWithSummary(ctx, "", session.BranchSummary{Summary: "x"})
+			_, err := s.BranchWithSummary(ctx, "", "x", nil)
 			return err
 		}, []string{"append 1", "branch 1"}},
-		{"reset", func() error { return s.ResetLeaf(ctx) }, []string{"append 1", "branch 1"}},
+		{"reset", func() error { return s.Branch(ctx, "") }, []string{"append 1", "branch 1"}},
 		{"summarize branch", func() error {
 			if err := s.Branch(ctx, path[3].ID()); err != nil {
 				return err
@@ -188,7 +188,7 @@ func TestSlogObserver(t *testing.T) {
 	s, err := session.Create(ctx, store, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("a"), reply("b")}, nil)) // Debug: not logged
-	first, _ := s.Entry(s.Path()[0].ID())
+	first, _ := s.Entry(leafPath(s)[0].ID())
 	require.NoError(t, s.Branch(ctx, first.ID()))
 	require.Error(t, s.Branch(ctx, "nope"))
 
@@ -215,7 +215,7 @@ func TestNoObserverNoAllocations(t *testing.T) {
 	ctx := context.Background()
 	s := session.New()
 	require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("a"), reply("b")}, nil))
-	id := s.Path()[1].ID()
+	id := leafPath(s)[1].ID()
 	allocs := testing.AllocsPerRun(100, func() {
 		if err := s.Branch(ctx, id); err != nil {
 			t.Fatal(err)

@@ -96,7 +96,7 @@ func payloadOf(k entryKind) any {
 	case kindLabel:
 		return &Label{}
 	case kindSessionInfo:
-		return &SessionName{}
+		return &SessionInfoEntry{}
 	case kindSessionInit:
 		return &SessionInit{}
 	case kindModeChange:

@@ -64,26 +64,25 @@ type Session struct {
 	draft   draft // what commit makes entries from, kept to spare an allocation
 }
 
-// Agent is the small interface an agent loop needs from a session (the
-// shape Go agent libraries use), and the point where a host plugs a
-// session into its agent: the history to send to the model before a
-// generation (Messages, pairing-safe, ready for the provider packages'
-// conversions), and a place to save the turn after it (SaveTurn: the
-// user's message, the replies and tool results, in one append; usage,
-// when not nil, goes on the turn's last assistant message that has none).
-// *Session implements it.
+// Conversation is what an agent loop holds of a session: the history
+// to send to the model before a generation (Messages, pairing-safe, ready
+// for the provider packages' conversions), and a place to save the turn
+// after it (SaveTurn: the user's message, the replies and tool results,
+// in one append; usage, when not nil, goes on the turn's last assistant
+// message that has none). It is the point where a host plugs a session
+// into its agent; *Session implements it.
 //
-// The usual shape: the agent's options hold a default Session of this
-// type, a per-call WithSession option overrides it, and with neither the
-// agent is stateless. examples/agent shows it working, and how to test
-// such an agent against a MemoryStore.
-type Agent interface {
+// The usual shape: the agent's options hold a default Conversation, a
+// per-call WithSession option overrides it, and with neither the agent
+// is stateless. examples/agent shows it working, and how to test such an
+// agent against a MemoryStore.
+type Conversation interface {
 	ID() string
 	Messages(ctx context.Context) ([]*Message, error)
 	SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error
 }
 
-var _ Agent = (*Session)(nil)
+var _ Conversation = (*Session)(nil)
 
 // CreateOptions describes a new session. The zero value is valid.
 type CreateOptions struct {
@@ -137,7 +136,7 @@ func Open(ctx context.Context, store Store, id string) (*Session, error) {
 // OpenLog returns a session holding a log read elsewhere (for instance by
 // ReadLog), kept in memory: appends change the session, not where the log
 // came from. Any log can be opened this way, whatever its session id.
-func OpenLog(log *Log) (*Session, error) {
+func OpenLog(log *Log) *Session {
 	store := NewMemoryStore()
 	ms := &memSession{header: log.Header.Clone(), entries: slices.Clone(log.Entries), ids: make(map[string]int, len(log.Entries)), updated: store.tick()}
 	for i, e := range log.Entries {
@@ -145,7 +144,7 @@ func OpenLog(log *Log) (*Session, error) {
 	}
 	ms.recount()
 	store.sessions[log.Header.ID] = ms
-	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Zeroed: log.Zeroed, Torn: log.Torn, Unresolved: log.Unresolved}), nil
+	return newSession(store, &Log{Header: ms.header.Clone(), Entries: slices.Clone(ms.entries), Malformed: log.Malformed, Partial: log.Partial, Zeroed: log.Zeroed, Torn: log.Torn, Unresolved: log.Unresolved})
 }
 
 func newSession(store Store, log *Log) *Session {
@@ -217,21 +216,13 @@ func (s *Session) Len() int {
 
 // ---- Reading the tree ----
 
-// Leaf returns the current leaf; false when the leaf is before the first
-// entry (a new session, or after ResetLeaf).
-func (s *Session) Leaf() (Entry, bool) {
+// LeafID returns the current leaf's id: "" when the leaf is before the
+// first entry (a new session, or after Branch to ""). Entry(LeafID())
+// gives the entry itself.
+func (s *Session) LeafID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.leaf < 0 {
-		return Entry{}, false
-	}
-	return s.t.nodes[s.leaf].e, true
-}
-
-// LeafID returns the current leaf's id, "" when there is none.
-func (s *Session) LeafID() string {
-	e, _ := s.Leaf()
-	return e.id
+	return s.leafID()
 }
 
 // Entry returns the entry with this id (for a duplicated id, the later).
@@ -258,7 +249,7 @@ func (s *Session) Children(id string) []Entry {
 }
 
 // Roots returns the entries without a parent: normally one, more after
-// ResetLeaf or in a corrupt log (an entry whose parent is missing is a
+// a Branch to "" or in a corrupt log (an entry whose parent is missing is a
 // root).
 func (s *Session) Roots() []Entry {
 	s.mu.Lock()
@@ -280,19 +271,16 @@ func (s *Session) Leaves() []Entry {
 	return out
 }
 
-// Path returns the entries from the root to the leaf.
-func (s *Session) Path() []Entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.entries(s.t.pathTo(s.leaf))
-}
-
-// PathTo returns the entries from the root to the entry id.
+// PathTo returns the entries from the root to the entry id: the current
+// branch for PathTo(LeafID()), and none for "" (before the first entry).
 func (s *Session) PathTo(id string) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	if id == "" {
+		return []Entry{}, nil
 	}
 	i, ok := s.t.lookup(id)
 	if !ok {
@@ -883,16 +871,16 @@ func (s *Session) AppendSessionInit(ctx context.Context, init SessionInit) (Entr
 	return s.AppendEntry(ctx, TypeSessionInit, init)
 }
 
-// AppendInjectedRules records rules injected into the conversation (a
+// AppendTTSRInjection records rules injected into the conversation (a
 // ttsr_injection entry).
-func (s *Session) AppendInjectedRules(ctx context.Context, rules ...string) (Entry, error) {
+func (s *Session) AppendTTSRInjection(ctx context.Context, rules ...string) (Entry, error) {
 	return s.AppendEntry(ctx, TypeTTSRInjection, TTSRInjection{InjectedRules: rules})
 }
 
 // SetTitle sets the session's display name by appending a session_info
 // entry, as the seed agents do.
 func (s *Session) SetTitle(ctx context.Context, title string) error {
-	_, err := s.AppendEntry(ctx, TypeSessionInfo, SessionName{Name: strings.TrimSpace(title)})
+	_, err := s.AppendEntry(ctx, TypeSessionInfo, SessionInfoEntry{Name: strings.TrimSpace(title)})
 	return err
 }
 
@@ -928,9 +916,10 @@ func marshalRaw(v any) (json.RawMessage, error) {
 
 // ---- Moving the leaf ----
 
-// Branch moves the leaf to entry id; the next append starts a new branch
-// there. Nothing is deleted. The move is persisted (see the package
-// documentation on leaf markers), so it survives a reopen.
+// Branch moves the leaf to entry id, or before the first entry for ""
+// (the next append makes a new root); the next append starts a new
+// branch there. Nothing is deleted. The move is persisted (see the
+// package documentation on leaf markers), so it survives a reopen.
 func (s *Session) Branch(ctx context.Context, id string) (err error) {
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
@@ -944,6 +933,12 @@ func (s *Session) Branch(ctx context.Context, id string) (err error) {
 
 // branch is Branch; callers hold mu.
 func (s *Session) branch(ctx context.Context, id string) error {
+	if id == "" {
+		if s.leaf < 0 {
+			return nil
+		}
+		return s.moveLeaf(ctx, -1)
+	}
 	i, ok := s.t.lookup(id)
 	if !ok || s.t.nodes[i].flags&fMarker != 0 {
 		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
@@ -972,22 +967,6 @@ func (s *Session) leftFor(id string) int {
 	return s.t.leftBehind(s.leaf, to)
 }
 
-// ResetLeaf moves the leaf before the first entry: the next append makes
-// a new root. The move is persisted.
-func (s *Session) ResetLeaf(ctx context.Context) (err error) {
-	start, left := s.begin(), 0
-	defer func() { s.report(ctx, OpBranch, start, left, err) }()
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if s.leaf < 0 {
-		return nil
-	}
-	left = s.leftFor("")
-	return s.moveLeaf(ctx, -1)
-}
-
 // moveLeaf appends a leaf marker under target and makes target the leaf.
 func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 	parent := ""
@@ -1011,19 +990,25 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 }
 
 // BranchWithSummary moves the leaf to entry id ("" for before the first
-// entry) and appends a branch_summary there, which puts b.Summary in the
-// context in place of the abandoned path. As in the seed format, the
-// summary's fromId is the entry branched to ("root" for ""); b.FromID is
-// ignored. It returns the summary entry, the new leaf.
-func (s *Session) BranchWithSummary(ctx context.Context, id string, b BranchSummary) (e Entry, err error) {
+// entry) and appends a branch_summary there, which puts summary in the
+// context in place of the abandoned path; details, when not nil, is
+// marshalled into the entry's details (SummarizeBranch keeps the files
+// read and modified there). As in the seed format, the summary's fromId
+// is the entry branched to ("root" for ""). It returns the summary entry,
+// the new leaf.
+func (s *Session) BranchWithSummary(ctx context.Context, id, summary string, details any) (e Entry, err error) {
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	if err := s.lock(ctx); err != nil {
 		return Entry{}, err
 	}
 	defer s.mu.Unlock()
+	raw, err := marshalRaw(details)
+	if err != nil {
+		return Entry{}, err
+	}
 	left = s.leftFor(id)
-	return s.branchWithSummary(ctx, id, b)
+	return s.branchWithSummary(ctx, id, BranchSummary{Summary: summary, Details: raw})
 }
 
 // branchWithSummary is BranchWithSummary; callers hold mu.
@@ -1315,7 +1300,7 @@ func (s *Session) titleLocked() string {
 		if e.kind != kindSessionInfo {
 			continue
 		}
-		var si SessionName
+		var si SessionInfoEntry
 		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
 			return strings.TrimSpace(si.Name)
 		}

@@ -340,10 +340,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 		return Entry{}, err
 	}
 	if len(msgs) == 0 {
-		reported = true // by ResetLeaf or Branch
-		if target == "" {
-			return Entry{}, s.ResetLeaf(ctx)
-		}
+		reported = true // by Branch
 		if err := s.Branch(ctx, target); err != nil {
 			return Entry{}, err
 		}

@@ -9,7 +9,7 @@ import (
 // leafMarkerType is the customType of the entries that record leaf moves.
 //
 // The seed format has no leaf pointer: a reader takes the last entry as
-// the leaf. So Branch and ResetLeaf append a custom entry whose parent is
+// the leaf. So Branch (to an entry, or to "") appends a custom entry whose parent is
 // the new leaf (null for a reset); the seed agents follow it to the same
 // path (a custom entry adds nothing to the context) and this package
 // resolves it to its parent. Markers without children (all of ours: an

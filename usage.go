@@ -33,31 +33,31 @@ func (s *Session) Usage() Usage {
 	return s.usage.total
 }
 
-// BranchUsage returns the total usage of the assistant messages on the
-// path from the root to the leaf: what the current branch has cost,
-// compacted history included (the summarized turns were paid for).
-func (s *Session) BranchUsage() Usage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.usage.leaf != s.leaf || s.leaf < 0 {
-		s.usage.branch, s.usage.leaf = s.pathUsage(s.leaf), s.leaf
-	}
-	return s.usage.branch
-}
-
-// UsageAt is BranchUsage for the path from the root to entry id
-// (ErrNotFound).
+// UsageAt returns the total usage of the assistant messages on the path
+// from the root to entry id: UsageAt(LeafID()) is what the current branch
+// has cost, compacted history included (the summarized turns were paid
+// for), and is cached; "" gives zero usage. It fails with ErrNotFound for
+// an unknown id.
 func (s *Session) UsageAt(id string) (Usage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return Usage{}, ErrClosed
 	}
+	if id == "" {
+		return Usage{}, nil
+	}
 	i, ok := s.t.lookup(id)
 	if !ok {
 		return Usage{}, fmt.Errorf("%w: entry %s", ErrNotFound, id)
 	}
-	return s.pathUsage(i), nil
+	if i != s.leaf {
+		return s.pathUsage(i), nil
+	}
+	if s.usage.leaf != s.leaf {
+		s.usage.branch, s.usage.leaf = s.pathUsage(s.leaf), s.leaf
+	}
+	return s.usage.branch, nil
 }
 
 func (s *Session) pathUsage(i int32) Usage {

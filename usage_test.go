@@ -14,7 +14,7 @@ import (
 )
 
 // sumUsage adds up the usage of the assistant messages among entries,
-// decoding each: what Usage and BranchUsage must agree with.
+// decoding each: what Usage and UsageAt must agree with.
 func sumUsage(t *testing.T, entries []session.Entry) session.Usage {
 	t.Helper()
 	var u session.Usage
@@ -62,9 +62,9 @@ func TestUsageTotals(t *testing.T) {
 				case op < 82 && len(ids) > 0:
 					err = s.Branch(ctx, ids[r.IntN(len(ids))])
 				case op < 85:
-					err = s.ResetLeaf(ctx)
+					err = s.Branch(ctx, "")
 				case op < 90 && len(ids) > 0:
-					path := s.Path()
+					path := leafPath(s)
 					if len(path) > 0 {
 						e, err = s.AppendCompaction(ctx, session.Compaction{Summary: "s", FirstKeptEntryID: path[len(path)/2].ID()})
 					}
@@ -92,7 +92,9 @@ func TestUsageTotals(t *testing.T) {
 				all := slices.Collect(s.Entries())
 				require.Equal(t, sumUsage(t, all), s.Usage(), "step %d: session total", step)
 				if step%3 == 0 { // also let appends run on a stale branch total
-					require.Equal(t, sumUsage(t, s.Path()), s.BranchUsage(), "step %d: branch total", step)
+					branch, err := s.UsageAt(s.LeafID())
+					require.NoError(t, err)
+					require.Equal(t, sumUsage(t, leafPath(s)), branch, "step %d: branch total", step)
 				}
 				if len(ids) > 0 {
 					id := ids[r.IntN(len(ids))]

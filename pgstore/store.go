@@ -246,7 +246,7 @@ func titleOf(entries []session.Entry) (string, bool) {
 		if entries[i].Type() != session.TypeSessionInfo {
 			continue
 		}
-		var n session.SessionName
+		var n session.SessionInfoEntry
 		if entries[i].Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
 			return session.StoredString(strings.TrimSpace(n.Name)), true
 		}

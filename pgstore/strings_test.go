@@ -65,7 +65,7 @@ func TestUnusualStringsRows(t *testing.T) {
 	}
 
 	// A session_info entry names it: the name as JSON decodes it.
-	named, err := session.NewEntry(session.TypeSessionInfo, "i1", "", time.Now(), session.SessionName{Name: " n\x00ame\xff "})
+	named, err := session.NewEntry(session.TypeSessionInfo, "i1", "", time.Now(), session.SessionInfoEntry{Name: " n\x00ame\xff "})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		entries := []session.Entry{e}
 		var title *string
 		if c.name != "" {
-			n, err := session.NewEntry(session.TypeSessionInfo, "n1", e.ID(), time.Now(), session.SessionName{Name: c.name})
+			n, err := session.NewEntry(session.TypeSessionInfo, "n1", e.ID(), time.Now(), session.SessionInfoEntry{Name: c.name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -416,7 +416,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 
 	// Replicas still on versions 2 and 1 append, and name sessions.
 	title := `renamed \x41 é`
-	n, err := session.NewEntry(session.TypeSessionInfo, "n2", "e0", time.Now(), session.SessionName{Name: title})
+	n, err := session.NewEntry(session.TypeSessionInfo, "n2", "e0", time.Now(), session.SessionInfoEntry{Name: title})
 	if err != nil {
 		t.Fatal(err)
 	}

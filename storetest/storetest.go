@@ -405,7 +405,7 @@ func testList(t *testing.T, s session.Store) {
 		}
 	}
 	// Touch s-list-1 last: it must come first.
-	title, err := session.NewEntry(session.TypeSessionInfo, "title1", "e0001", base, session.SessionName{Name: "Second"})
+	title, err := session.NewEntry(session.TypeSessionInfo, "title1", "e0001", base, session.SessionInfoEntry{Name: "Second"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1278,7 +1278,7 @@ func testRetriedAppend(t *testing.T, s session.Store) {
 	if err := sess.SetTitle(ctx, "retried"); err != nil {
 		t.Fatalf("retried SetTitle: %v", err)
 	}
-	path := sess.Path()
+	path, _ := sess.PathTo(sess.LeafID())
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -1289,7 +1289,7 @@ func testRetriedAppend(t *testing.T, s session.Store) {
 	if re.Len() != 5 || len(re.Leaves()) != 1 || re.Title() != "retried" {
 		t.Fatalf("after retries: %d entries, %d leaves, title %q; want 5, 1, retried", re.Len(), len(re.Leaves()), re.Title())
 	}
-	if got := re.Path(); len(got) != len(path) || got[len(got)-1].ID() != path[len(path)-1].ID() {
+	if got, _ := re.PathTo(re.LeafID()); len(got) != len(path) || got[len(got)-1].ID() != path[len(path)-1].ID() {
 		t.Fatalf("reopened path ends at %s, the handle's at %s", got[len(got)-1].ID(), path[len(path)-1].ID())
 	}
 	var texts []string

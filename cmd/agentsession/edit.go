@@ -236,7 +236,8 @@ func cmdCheckpoints(s *session.Session, w io.Writer) int {
 		return exitOK
 	}
 	onPath := map[string]bool{}
-	for _, e := range s.Path() {
+	path, _ := s.PathTo(s.LeafID()) // the leaf is known: no error
+	for _, e := range path {
 		onPath[e.ID()] = true
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -249,11 +249,7 @@ func openRead(arg, root, blobs string, stderr io.Writer) (*session.Session, stri
 		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
 		return nil, path, false
 	}
-	s, err := session.OpenLog(log)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s: %v\n", path, err)
-		return nil, path, false
-	}
+	s := session.OpenLog(log)
 	warnSkipped(log, path, unresolved, stderr)
 	return s, path, true
 }
@@ -607,7 +603,7 @@ func describeEntry(e session.Entry) string {
 		_ = e.Decode(&c)
 		return e.Type() + " " + c.CustomType
 	case session.TypeSessionInfo:
-		var n session.SessionName
+		var n session.SessionInfoEntry
 		_ = e.Decode(&n)
 		return fmt.Sprintf("session_info %q", n.Name)
 	case session.TypeModeChange:

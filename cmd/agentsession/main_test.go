@@ -501,7 +501,7 @@ func TestForkNothingRefused(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Append(ctx, session.UserText("hello"))
 	require.NoError(t, err)
-	require.NoError(t, s.ResetLeaf(ctx))
+	require.NoError(t, s.Branch(ctx, ""))
 	path, err := store.Path(s.ID())
 	require.NoError(t, err)
 	require.NoError(t, s.Close())

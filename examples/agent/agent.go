@@ -38,7 +38,7 @@ type Options struct {
 	Tools  []Tool
 	// Session is where calls keep their history unless WithSession names
 	// another. Nil makes the agent stateless: each call sees only itself.
-	Session session.Agent
+	Session session.Conversation
 	// ContextWindow, when set, compacts a *session.Session before a
 	// request whose context would not fit (with ReserveTokens to spare).
 	ContextWindow int64
@@ -61,10 +61,10 @@ func NewAgent(opts Options) *Agent {
 // CallOption changes one call of Run.
 type CallOption func(*call)
 
-type call struct{ session session.Agent }
+type call struct{ session session.Conversation }
 
 // WithSession makes one call use s, whatever Options.Session says.
-func WithSession(s session.Agent) CallOption {
+func WithSession(s session.Conversation) CallOption {
 	return func(c *call) { c.session = s }
 }
 
@@ -83,7 +83,7 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 		o(&c)
 	}
 	res := &Result{}
-	// Compaction needs the whole Session, not just the Agent interface.
+	// Compaction needs the whole Session, not just the Conversation interface.
 	if s, ok := c.session.(*session.Session); ok && a.opts.ContextWindow > 0 {
 		copts := &session.CompactionOptions{ContextWindow: a.opts.ContextWindow, ReserveTokens: a.opts.ReserveTokens, KeepRecentTokens: a.opts.ContextWindow / 4}
 		if s.NeedsCompaction(copts) {

@@ -25,7 +25,7 @@ func (r *recording) Generate(ctx context.Context, req *anthropic.Request) (*sess
 	return r.Model.Generate(ctx, req)
 }
 
-func newAgent(t *testing.T, def session.Agent, window int64) (*Agent, *recording) {
+func newAgent(t *testing.T, def session.Conversation, window int64) (*Agent, *recording) {
 	t.Helper()
 	m := &recording{Model: &scriptedModel{name: "claude-sonnet-4-5"}}
 	return NewAgent(Options{

@@ -118,7 +118,9 @@ func main() {
 		fmt.Println(line)
 	}
 
-	u, bu, su := primary.Usage(), primary.BranchUsage(), scratch.Usage()
+	bu, err := primary.UsageAt(primary.LeafID()) // the current branch
+	check(err)
+	u, su := primary.Usage(), scratch.Usage()
 	fmt.Printf("\nUsage, in / out tokens: main %d / %d on all branches, %d / %d on the current one; scratch %d / %d.\n",
 		u.Input, u.Output, bu.Input, bu.Output, su.Input, su.Output)
 	fmt.Printf("The model got %d requests, %d bytes of JSON in all.\n", model.calls, model.sent)

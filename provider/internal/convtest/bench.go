@@ -23,11 +23,7 @@ func W10k(b *testing.B) []*session.Message {
 		if log, w10kErr = workload.Log(workload.W10k); w10kErr != nil {
 			return
 		}
-		var s *session.Session
-		if s, w10kErr = session.OpenLog(log); w10kErr != nil {
-			return
-		}
-		w10kMsgs, w10kErr = s.Messages(context.Background())
+		w10kMsgs, w10kErr = session.OpenLog(log).Messages(context.Background())
 	})
 	if w10kErr != nil {
 		b.Fatal(w10kErr)

@@ -166,17 +166,15 @@ func Cases(t testing.TB) []Case {
 		save(s, session.UserText("Old question."))
 		save(s, claude(session.Text("Old answer.")))
 		save(s, session.UserText("Try the parser one way."))
-		kept, _ := s.Leaf()
+		kept, _ := s.Entry(s.LeafID())
 		save(s, claude(session.Text("Tried it one way.")))
 		must(s.AppendCompaction(ctx, session.Compaction{
 			Summary: "The user asked an old question and got an old answer.", FirstKeptEntryID: kept.ID(), TokensBefore: 5000,
 		}))
-		leaf, _ := s.Leaf()
+		leaf, _ := s.Entry(s.LeafID())
 		save(s, session.UserText("Try it another way."))
 		save(s, claude(session.Text("Tried it another way.")))
-		must(s.BranchWithSummary(ctx, leaf.ID(), session.BranchSummary{
-			FromID: "", Summary: "Tried the parser another way; it failed on nested lists.",
-		}))
+		must(s.BranchWithSummary(ctx, leaf.ID(), "Tried the parser another way; it failed on nested lists.", nil))
 		save(s, session.UserText("Go on from here."))
 	})
 
@@ -235,7 +233,7 @@ func Cases(t testing.TB) []Case {
 		save(s, session.UserText("Set up the project."))
 		save(s, claude(session.Text("Done: go.mod and main.go.")))
 		save(s, session.User(session.Text("Here is a screenshot of the failing page."), session.ImageBase64("image/png", PNG)))
-		kept, _ := s.Leaf()
+		kept, _ := s.Entry(s.LeafID())
 		save(s, claude(
 			session.Thinking("The page fails to render; the handler or the template is wrong. Read both.", "SigA=="),
 			session.Text("I'll read the handler and the template."),
@@ -362,10 +360,7 @@ func Corpus(t testing.TB, root string) []Case {
 		if err != nil {
 			continue // the corpus has files that must not load
 		}
-		s, err := session.OpenLog(log)
-		if err != nil {
-			continue
-		}
+		s := session.OpenLog(log)
 		msgs, err := s.Messages(context.Background())
 		if err != nil {
 			t.Fatal(err)
