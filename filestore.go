@@ -1464,8 +1464,8 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	// The lines of an append of several entries carry a marker naming
 	// its last entry, so that readers take them all or none (group.go).
 	end, extra := "", 0
-	if len(lines) > 1 && markable(entries[len(entries)-1].id) && mutant != "no-marks" {
-		end = entries[len(entries)-1].id
+	if len(lines) > 1 && mutant != "no-marks" {
+		end = markEnd(entries[len(entries)-1].id)
 		extra = len(appendMarked(nil, []byte("{}"), len(lines)-2, len(lines), end)) - 2
 	}
 	// Never write what a reader would refuse.

@@ -353,7 +353,7 @@ func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
 		case m.n > 0:
 			run, runMark, runStart, runLines = append(run[:0], h), m, lineStart, ie.lines-1
 			continue
-		case len(run) > 0 && e.id == runMark.end && runMark.k == runMark.n-2 && len(run) == runMark.n-1:
+		case len(run) > 0 && runMark.names(e.id) && runMark.k == runMark.n-2 && len(run) == runMark.n-1:
 			run = append(run, h) // the append is whole
 		default:
 			run = append(run[:0], h) // a cut append's lines do not count

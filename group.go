@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strconv"
 )
@@ -20,6 +22,11 @@ import (
 //	{"type":"message","id":"a1",...,"agentsession.append":"0/3/a3"}
 //	{"type":"message","id":"a2",...,"agentsession.append":"1/3/a3"}
 //	{"type":"message","id":"a3",...}
+//
+// An append whose last id cannot stand in a marker as it is (longer than
+// maxMarkedID, or holding a byte JSON would escape, or one that is not
+// ASCII) is named by a hash of it instead, "k/n#<32 hex digits>": the
+// first 16 bytes of the SHA-256 of the id.
 //
 // Readers strip the member (an entry reads back byte for byte as it was
 // appended) and take the marked lines as entries only when all of them
@@ -44,10 +51,25 @@ var ErrPartialAppend = errors.New("part of an append a crash cut short (not all 
 var markSuffix = []byte(`,"` + appendKey + `":"`)
 
 // appendMark is a marker: the line is the k-th (from 0) of an append of n
-// entries whose last has the id end.
+// entries whose last is named by end, as the marker writes it after n:
+// "/" and the id, or "#" and a hash of it (see markEnd).
 type appendMark struct {
 	k, n int
 	end  string
+}
+
+// names reports whether the entry id is the one the marker names.
+func (m appendMark) names(id string) bool { return m.end == markEnd(id) }
+
+// markEnd is how a marker names id, the last entry of an append: "/" and
+// the id when markable, "#" and the first 16 bytes of its SHA-256 in
+// hexadecimal otherwise.
+func markEnd(id string) string {
+	if markable(id) {
+		return "/" + id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "#" + hex.EncodeToString(sum[:16])
 }
 
 // maxMarkedID bounds the id a marker names, so that readers find a
@@ -56,8 +78,8 @@ type appendMark struct {
 // makes such ids; a fork or copy of foreign ones goes in whole).
 const maxMarkedID = 256
 
-// markable reports whether an append ending at the entry end can be
-// marked.
+// markable reports whether the id of an append's last entry can stand in
+// its marker as it is.
 func markable(end string) bool {
 	if len(end) == 0 || len(end) > maxMarkedID {
 		return false
@@ -71,21 +93,21 @@ func markable(end string) bool {
 }
 
 // appendMarked appends line (an entry's JSON object, compact) with the
-// marker of place k in an append of n ending at end.
+// marker of place k in an append of n whose last entry end names (as
+// markEnd makes it).
 func appendMarked(dst, line []byte, k, n int, end string) []byte {
 	dst = append(dst, line[:len(line)-1]...)
 	dst = append(dst, markSuffix...)
 	dst = strconv.AppendInt(dst, int64(k), 10)
 	dst = append(dst, '/')
 	dst = strconv.AppendInt(dst, int64(n), 10)
-	dst = append(dst, '/')
 	dst = append(dst, end...)
 	return append(dst, '"', '}')
 }
 
 // appendLine appends to dst line k of the n lines of one append, and a
-// newline: lines but the last marked with end when there are several and
-// end can be marked.
+// newline: lines but the last marked with end (markEnd of the last id;
+// "" for no marker) when there are several.
 func appendLine(dst, line []byte, k, n int, end string) []byte {
 	if k < n-1 && end != "" {
 		dst = appendMarked(dst, line, k, n, end)
@@ -124,17 +146,31 @@ func cutMark(line []byte) (_ []byte, m appendMark, ok bool) {
 	return append(out, '}'), m, true
 }
 
-// parseMark reads a marker's value, "k/n/end".
+// parseMark reads a marker's value, "k/n/id" or "k/n#hash".
 func parseMark(val []byte) (appendMark, bool) {
 	ks, rest, ok1 := bytes.Cut(val, []byte{'/'})
-	ns, end, ok2 := bytes.Cut(rest, []byte{'/'})
+	i := bytes.IndexAny(rest, "/#")
+	if !ok1 || i < 0 {
+		return appendMark{}, false
+	}
+	ns, end := rest[:i], rest[i:]
+	good := end[0] == '/' && markable(string(end[1:])) || end[0] == '#' && len(end) == 33 && isLowerHex(end[1:])
 	k, err1 := strconv.Atoi(string(ks))
 	n, err2 := strconv.Atoi(string(ns))
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || k < 0 || n < 2 || k > n-2 || !markable(string(end)) ||
+	if !good || err1 != nil || err2 != nil || k < 0 || n < 2 || k > n-2 ||
 		strconv.Itoa(k) != string(ks) || strconv.Itoa(n) != string(ns) { // as written: no sign, no leading zero
 		return appendMark{}, false
 	}
 	return appendMark{k: k, n: n, end: string(end)}, true
+}
+
+func isLowerHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // marked reports whether line carries a marker, cheaply for the lines
@@ -208,7 +244,7 @@ func groups(entries []Entry, marks []appendMark) (kept []Entry, cut []int) {
 		for j < len(entries) && marks[j].n == m.n && marks[j].end == m.end && marks[j].k == j-i+m.k {
 			j++
 		}
-		if m.k == 0 && j-i == m.n-1 && j < len(entries) && marks[j].n == 0 && entries[j].id == m.end {
+		if m.k == 0 && j-i == m.n-1 && j < len(entries) && marks[j].n == 0 && m.names(entries[j].id) {
 			kept = append(kept, entries[i:j+1]...)
 			i = j + 1
 			continue

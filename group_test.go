@@ -371,3 +371,52 @@ func TestListCountsAsLoad(t *testing.T) {
 	require.NoError(t, f.Close())
 	check()
 }
+
+// TestUnmarkableLastIDs: an append whose last entry has an id a marker
+// cannot hold as it is (not ASCII, a quote, over 256 bytes) is marked
+// all the same, by a hash of the id, so a crash that keeps part of it
+// leaves no entry of it.
+func TestUnmarkableLastIDs(t *testing.T) {
+	ctx := context.Background()
+	for _, last := range []string{"é-last", `q"uote\`, strings.Repeat("x", 300), "#not-a-hash"} {
+		t.Run(last[:min(len(last), 12)], func(t *testing.T) {
+			root := t.TempDir()
+			store := openFS(t, root, nil)
+			require.NoError(t, store.Create(ctx, session.Header{ID: "s-u", Cwd: "/w"}))
+			at := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+			first, err := session.NewEntry(session.TypeCustom, "r", "", at, session.Custom{CustomType: "x"})
+			require.NoError(t, err)
+			require.NoError(t, store.Append(ctx, "s-u", session.AppendOptions{}, first))
+			var group []session.Entry
+			parent := "r"
+			for k, id := range []string{"g1", "g2", last} {
+				e, err := session.NewEntry(session.TypeCustom, id, parent, at, session.Custom{CustomType: fmt.Sprint(k)})
+				require.NoError(t, err)
+				group, parent = append(group, e), id
+			}
+			require.NoError(t, store.Append(ctx, "s-u", session.AppendOptions{}, group...))
+			path := sessionFileOf(t, root, "s-u")
+			require.NoError(t, store.Close())
+			data := mustRead(t, path)
+
+			whole, err := session.DecodeLog(data, nil)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"r", "g1", "g2", last}, ids(whole.Entries), "the whole append reads back")
+			for _, e := range whole.Entries {
+				assert.NotContains(t, string(e.JSON()), "agentsession.append", "readers strip the marker")
+			}
+
+			// Keep the header, r and the first line of the group only.
+			cut := 0
+			for range 3 {
+				cut += bytes.IndexByte(data[cut:], '\n') + 1
+			}
+			require.NoError(t, os.WriteFile(path, data[:cut], 0o600))
+			log, err := openFS(t, root, nil).Load(ctx, "s-u")
+			require.NoError(t, err)
+			assert.Equal(t, []string{"r"}, ids(log.Entries), "no entry of a cut append")
+			require.Len(t, log.Partial, 1)
+			assert.Equal(t, 3, log.Partial[0].Line)
+		})
+	}
+}

@@ -803,7 +803,7 @@ func (d *Decoder) Next() (Entry, error) {
 		case m.n > 0:
 			d.cutHeld()
 			d.held, d.heldMark, d.heldLines = append(d.held, e), m, append(d.heldLines, d.p.line)
-		case len(d.held) > 0 && e.id == d.heldMark.end && d.heldMark.k == d.heldMark.n-2 && len(d.held) == d.heldMark.n-1:
+		case len(d.held) > 0 && d.heldMark.names(e.id) && d.heldMark.k == d.heldMark.n-2 && len(d.held) == d.heldMark.n-1:
 			d.out = append(append(d.out, d.held...), e)
 			d.held, d.heldLines = d.held[:0], d.heldLines[:0]
 		default:
