@@ -427,9 +427,11 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	}
 	plan.FirstKeptEntryID = ids[cut]
 	plan.TokensKept = kept
-	plan.Summarize = msgs[start:turn:turn]
+	// A summarizer is a model too: it never gets a blob reference as an
+	// image's data.
+	plan.Summarize = sendable(msgs[start:turn:turn])
 	if turn < cut {
-		plan.TurnPrefix = msgs[turn:cut:cut]
+		plan.TurnPrefix = sendable(msgs[turn:cut:cut])
 		plan.SplitTurn = true
 	}
 	files.addCalls(msgs[start:cut], o.FileOp)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -178,10 +179,24 @@ func (p *pairing) push(m *Message, entryID string) {
 // resolved returns m, or if it holds unresolved images (Block.Unresolved)
 // a copy with UnresolvedImageText in their place, noting them.
 func (p *pairing) resolved(m *Message, entryID string) *Message {
+	c := withoutUnresolved(m)
+	if c != m {
+		for _, b := range m.Content {
+			if b.Unresolved() {
+				p.images = append(p.images, ImageRef{EntryID: entryID, Ref: b.Data})
+			}
+		}
+	}
+	return c
+}
+
+// withoutUnresolved returns m, or if it holds images whose data a store
+// could not resolve (Block.Unresolved), a copy with UnresolvedImageText
+// in their place: what of m may go to a model.
+func withoutUnresolved(m *Message) *Message {
 	var c *Message
 	for i := range m.Content {
-		if b := &m.Content[i]; b.Unresolved() {
-			p.images = append(p.images, ImageRef{EntryID: entryID, Ref: b.Data})
+		if m.Content[i].Unresolved() {
 			if c == nil {
 				c = m.Clone()
 			}
@@ -192,6 +207,26 @@ func (p *pairing) resolved(m *Message, entryID string) *Message {
 		return m
 	}
 	return c
+}
+
+// sendable returns msgs as they may go to a model or a summarizer (see
+// withoutUnresolved): msgs itself when no message holds an unresolved
+// image, otherwise a copy of the slice sharing the messages that hold
+// none.
+func sendable(msgs []*Message) []*Message {
+	var out []*Message
+	for i, m := range msgs {
+		if c := withoutUnresolved(m); c != m {
+			if out == nil {
+				out = slices.Clip(slices.Clone(msgs))
+			}
+			out[i] = c
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // closeRun answers the calls still open when the conversation moves on.

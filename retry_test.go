@@ -3,8 +3,12 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/storetest"
@@ -199,4 +203,49 @@ func TestRetriedAppendOfMarkedLines(t *testing.T) {
 // suite's own lost-reply wrapper, unarmed: it must be a Store like any.
 func TestLostReplyStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) session.Store { return &storetest.LostReply{Store: session.NewMemoryStore()} })
+}
+
+// TestRetriedToolResultTurn: the most common turn, a tool's result and
+// the reply after it, retried after its answer was lost, with and
+// without a Reload in between (which takes the turn in and moves the
+// leaf past the call it answers): stored once, never refused as
+// unpaired.
+func TestRetriedToolResultTurn(t *testing.T) {
+	ctx := context.Background()
+	turn := func() []*session.Message {
+		return []*session.Message{session.ToolResult("c1", "read", "contents"), reply("done")}
+	}
+	for sname, newStore := range retryStores(t) {
+		for _, reload := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/reload=%v", sname, reload), func(t *testing.T) {
+				inner := newStore()
+				f := &flaky{Store: inner, lost: true}
+				s, err := session.Create(ctx, f, &session.CreateOptions{ID: "s-tr"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SaveTurn(ctx, []*session.Message{session.UserText("hi"), session.Assistant(session.ToolCall("c1", "read", []byte(`{}`)))}, nil); err != nil {
+					t.Fatal(err)
+				}
+				f.armed = 1
+				if err := s.SaveTurn(ctx, turn(), nil); !errors.Is(err, errDown) {
+					t.Fatalf("first attempt: %v", err)
+				}
+				if reload {
+					if err := s.Reload(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.SaveTurn(ctx, turn(), nil); err != nil {
+					t.Fatalf("retry of the tool result turn: %v", err)
+				}
+				require.NoError(t, s.Close())
+				re, err := session.Open(ctx, inner, "s-tr")
+				require.NoError(t, err)
+				assert.Equal(t, 4, re.Len(), "the turn stored once")
+				assert.Len(t, re.Leaves(), 1)
+				assert.Equal(t, []string{"hi", "", "contents", "done"}, plainTexts(re.Context().Messages))
+			})
+		}
+	}
 }

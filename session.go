@@ -720,10 +720,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			}
 		}
 	}
-	if err := s.checkPairing(own); err != nil {
-		return nil, err
-	}
-	return s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
+	build := func(d *draft) ([]Entry, error) {
 		for _, k := range stampless {
 			own[k].Timestamp = d.now.UnixMilli()
 		}
@@ -738,7 +735,17 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			parent = e.id
 		}
 		return out, nil
-	}, nil, own)
+	}
+	if p := s.pending; p != nil && p.landed && s.retryOf(p, build) {
+		// The retry of a write a reload found in the store: it happened,
+		// and the pairing it was checked for is behind the leaf now.
+		s.pending = nil
+		return p.entries, nil
+	}
+	if err := s.checkPairing(own); err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, s.leafID, build, nil, own)
 }
 
 // AppendEntry appends an entry of any type under the leaf, with payload

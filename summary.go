@@ -347,7 +347,7 @@ func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summar
 		e, _ := s.Entry(target)
 		return e, nil
 	}
-	summary, err := sum.Summarize(ctx, &SummaryRequest{Kind: SummaryBranch, Messages: msgs, Instructions: o.Instructions, Files: files})
+	summary, err := sum.Summarize(ctx, &SummaryRequest{Kind: SummaryBranch, Messages: sendable(msgs), Instructions: o.Instructions, Files: files})
 	if err != nil {
 		return Entry{}, fmt.Errorf("session: summarizing the branch: %w", err)
 	}

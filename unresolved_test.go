@@ -121,6 +121,41 @@ func TestUnresolvedBlobs(t *testing.T) {
 			if n != 2 {
 				t.Fatalf("Verify lists %d unresolved blobs, want 2", n)
 			}
+
+			// A summarizer is a model too: compaction and branch summaries
+			// send it placeholders, never a reference.
+			var seen []*session.Message
+			sum := session.SummarizerFunc(func(_ context.Context, req *session.SummaryRequest) (string, error) {
+				seen = append(seen, req.Messages...)
+				return "summary", nil
+			})
+			if err := re.SaveTurn(ctx, []*session.Message{session.UserText("next"), reply("ok")}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := re.Compact(ctx, sum, &session.CompactionOptions{KeepRecentTokens: 1}); err != nil {
+				t.Fatal(err)
+			}
+			compacted := len(seen)
+			if _, err := re.SummarizeBranch(ctx, "", sum, nil); err != nil {
+				t.Fatal(err)
+			}
+			if compacted == 0 || len(seen) == compacted {
+				t.Fatalf("the summarizer got %d and %d messages", compacted, len(seen)-compacted)
+			}
+			placeholders := 0
+			for _, m := range seen {
+				for _, b := range m.Content {
+					if b.Type == session.BlockImage {
+						t.Fatalf("a summarizer is sent an image whose data is %.30q", b.Data)
+					}
+					if b.Type == session.BlockText && b.Text == session.UnresolvedImageText {
+						placeholders++
+					}
+				}
+			}
+			if placeholders == 0 {
+				t.Fatal("the summarizer got no placeholder")
+			}
 		})
 	}
 }
