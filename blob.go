@@ -78,6 +78,11 @@ type BlobDir struct {
 	// once, not at every load; a file changed since is read again.
 	badMu sync.Mutex
 	bad   map[string]badBlob
+
+	// durable remembers blobs found in place and made durable by this
+	// BlobDir, so that a blob put again and again is synced once.
+	durMu   sync.Mutex
+	durable map[string]struct{}
 }
 
 type badBlob struct {
@@ -175,6 +180,12 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		// was damaged (a crash before it was synced, say): then it is
 		// replaced, so that the new reference does not point at garbage.
 		if _, err := d.get(r, name, ref); err == nil {
+			// Whoever wrote it may not have made it durable (a store that
+			// does not sync, a process that crashed before it did): the
+			// reference this put returns must not outlive it.
+			if err := d.makeDurable(r, name); err != nil {
+				return "", fmt.Errorf("session: sync blob %s: %w", name, err)
+			}
 			return ref, nil
 		}
 	}
@@ -189,8 +200,53 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 	if err := writeAtomic(r, name, body, true, d.opts.Sync); err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
+	if d.opts.Sync {
+		d.noteDurable(name)
+	}
 	return ref, nil
 }
+
+// makeDurable syncs the blob file name, found in place, and its
+// directory, once per BlobDir, when the options ask for durable blobs.
+func (d *BlobDir) makeDurable(r *os.Root, name string) error {
+	if !d.opts.Sync {
+		return nil
+	}
+	d.durMu.Lock()
+	_, done := d.durable[name]
+	d.durMu.Unlock()
+	if done {
+		return nil
+	}
+	f, err := r.Open(name)
+	if err != nil {
+		return err
+	}
+	err = fsync(f)
+	f.Close()
+	if err == nil {
+		err = syncDir(r, ".")
+	}
+	if err != nil {
+		return err
+	}
+	d.noteDurable(name)
+	return nil
+}
+
+// noteDurable remembers that the blob name is durable.
+func (d *BlobDir) noteDurable(name string) {
+	d.durMu.Lock()
+	if d.durable == nil || len(d.durable) >= maxDurableBlobs {
+		d.durable = map[string]struct{}{}
+	}
+	d.durable[name] = struct{}{}
+	d.durMu.Unlock()
+}
+
+// maxDurableBlobs bounds what a BlobDir remembers of the blobs it made
+// durable.
+const maxDurableBlobs = 4096
 
 // GetBlob implements BlobStore. A blob whose content does not match its
 // name, or that would decode to more than MaxBytes, is ErrCorrupt; a
