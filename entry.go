@@ -5,30 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/agentsession/session/internal/jsonx"
 )
 
-// Entry types of the seed format.
-const (
-	TypeMessage             = "message"
-	TypeThinkingLevelChange = "thinking_level_change"
-	TypeModelChange         = "model_change"
-	TypeCompaction          = "compaction"
-	TypeBranchSummary       = "branch_summary"
-	TypeCustom              = "custom"
-	TypeCustomMessage       = "custom_message"
-	TypeLabel               = "label"
-	TypeSessionInfo         = "session_info"
-	TypeSessionInit         = "session_init"
-	TypeModeChange          = "mode_change"
-	TypeTTSRInjection       = "ttsr_injection"
-)
+// Entry: one line of a log, immutable, that keeps its bytes; building
+// entries (NewEntry, ParseEntry) and their ids. Entry types and their
+// payloads are in payload.go; how the reader makes compact entries, in
+// readfile.go.
 
 // Entry is one line of a session log: a node of the conversation tree. It
 // knows its type, id, parent and timestamp at once and decodes its payload
@@ -58,29 +44,6 @@ type Entry struct {
 	h *holes
 }
 
-// holes is what a compact entry needs to give back its bytes, and the
-// message decoded from them.
-type holes struct {
-	n   int      // length of the entry's bytes
-	cut []hole   // in template order
-	msg *Message // the entry's message, read-only (shared by contexts); never nil
-}
-
-// readMessage returns the message decoded when the entry was read (see
-// compactLine), or nil if there is none.
-func (e Entry) readMessage() *Message {
-	if e.h == nil {
-		return nil
-	}
-	return e.h.msg
-}
-
-// hole is a string token cut out of a template.
-type hole struct {
-	at int32  // offset in the template where the token goes
-	s  string // the string, written back with jsonx.AppendString
-}
-
 // bytes returns the entry's JSON: its own bytes, or for a compact entry a
 // new copy rebuilt from the template.
 func (e Entry) bytes() []byte {
@@ -102,165 +65,6 @@ func (e Entry) appendBytes(dst []byte) []byte {
 		prev = int(c.at)
 	}
 	return append(dst, e.raw[prev:]...)
-}
-
-// spanMin is the shortest string token a compact entry cuts out: below
-// it, the offset and string header cost more than the bytes they save.
-const spanMin = 64
-
-// compactLine reads the message entry v in one pass, its strings into
-// a, its message decoded, and returns it compact: its long strings cut
-// out of a template held by a (see compactEntry). ok is false, and
-// nothing is read, for anything else: another type, a message that does
-// not decode strictly, escaped keys; the caller reads those the general
-// way. spans is scratch space.
-func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok bool) {
-	if len(v) > math.MaxInt32 {
-		return Entry{}, false // offsets in a template are int32
-	}
-	*spans = (*spans)[:0]
-	c := jsonx.Cursor{Arena: a, Spans: spans, SpanMin: spanMin}
-	c.Reset(v)
-	ms, ok := c.Object()
-	if !ok {
-		return Entry{}, false
-	}
-	var (
-		e              Entry
-		m              *Message
-		hasType, hasID bool
-	)
-	for {
-		kb, esc, more := ms.Next()
-		if !more {
-			break
-		}
-		if esc {
-			return Entry{}, false
-		}
-		switch string(kb) {
-		case "type":
-			e.typ, hasType = c.Str()
-		case "id":
-			e.id, hasID = c.Str()
-		case "parentId":
-			if c.Null() {
-				e.parent = ""
-			} else if e.parent, ok = c.Str(); !ok {
-				return Entry{}, false
-			}
-		case "timestamp":
-			e.ts, _ = c.Str()
-		case "message":
-			if m = new(Message); !m.read(&c, true) {
-				return Entry{}, false
-			}
-		}
-	}
-	if c.Err() != nil || !c.AtEnd() || !hasType || e.typ != TypeMessage || !hasID || e.id == "" || m == nil {
-		return Entry{}, false
-	}
-	e.typ, e.kind = TypeMessage, kindMessage
-	if countDecodes {
-		decodedMessages.Add(1)
-	}
-	sp := *spans
-	h := &holes{n: len(v), msg: m}
-	if len(sp) == 0 {
-		e.raw, e.h = a.Bytes(v), h
-		return e, true
-	}
-	cut := 0
-	for _, s := range sp {
-		cut += s.End - s.Start
-	}
-	tmpl := a.Room(len(v) - cut)
-	h.cut = make([]hole, len(sp))
-	prev := 0
-	for k, s := range sp {
-		tmpl = append(tmpl, v[prev:s.Start]...)
-		h.cut[k] = hole{at: int32(len(tmpl)), s: s.S}
-		prev = s.End
-	}
-	tmpl = append(tmpl, v[prev:]...)
-	e.raw, e.h = a.Commit(tmpl), h
-	return e, true
-}
-
-// compactEntry returns the entry e, just parsed from its line e.raw (e's
-// strings may be views of it), with a copy of the line held by a, so
-// that the line can be freed: how the reader keeps the entries that
-// compactLine does not take.
-func compactEntry(e Entry, a *jsonx.Arena) Entry {
-	line := e.raw
-	own := a.Bytes(line)
-	e.typ = rebase(e.typ, line, own)
-	e.id = rebase(e.id, line, own)
-	e.parent = rebase(e.parent, line, own)
-	e.ts = rebase(e.ts, line, own)
-	e.raw = own
-	return e
-}
-
-// rebase returns s, if it is a view of from, as the same view of to, a
-// copy of from.
-func rebase(s string, from, to []byte) string {
-	if len(s) == 0 || len(from) == 0 {
-		return s
-	}
-	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(&from[0])))
-	if off < 0 || off+len(s) > len(from) {
-		return s // a string of its own (it had escapes)
-	}
-	return unsafe.String(&to[off], len(s))
-}
-
-type entryKind uint8
-
-const (
-	kindUnknown entryKind = iota
-	kindMessage
-	kindThinkingLevelChange
-	kindModelChange
-	kindCompaction
-	kindBranchSummary
-	kindCustom
-	kindCustomMessage
-	kindLabel
-	kindSessionInfo
-	kindSessionInit
-	kindModeChange
-	kindTTSRInjection
-)
-
-func kindOf(typ string) entryKind {
-	switch typ {
-	case TypeMessage:
-		return kindMessage
-	case TypeThinkingLevelChange:
-		return kindThinkingLevelChange
-	case TypeModelChange:
-		return kindModelChange
-	case TypeCompaction:
-		return kindCompaction
-	case TypeBranchSummary:
-		return kindBranchSummary
-	case TypeCustom:
-		return kindCustom
-	case TypeCustomMessage:
-		return kindCustomMessage
-	case TypeLabel:
-		return kindLabel
-	case TypeSessionInfo:
-		return kindSessionInfo
-	case TypeSessionInit:
-		return kindSessionInit
-	case TypeModeChange:
-		return kindModeChange
-	case TypeTTSRInjection:
-		return kindTTSRInjection
-	}
-	return kindUnknown
 }
 
 // Type returns the entry type, such as "message". Unknown types are kept.
@@ -638,96 +442,6 @@ func newMessageEntry(id, parent, ts string, m *Message) (Entry, error) {
 }
 
 // ---- Payload types ----
-
-// ThinkingLevelChange is the payload of a thinking_level_change entry.
-type ThinkingLevelChange struct {
-	ThinkingLevel string `json:"thinkingLevel"`
-}
-
-// ModelChange is the payload of a model_change entry. pi writes Provider
-// and ModelID; oh-my-pi writes Model as "provider/modelId" with an
-// optional Role ("default" when absent).
-type ModelChange struct {
-	Provider string `json:"provider,omitempty"`
-	ModelID  string `json:"modelId,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Role     string `json:"role,omitempty"`
-}
-
-// ref returns the model the change selects.
-func (c ModelChange) ref() (ModelRef, bool) {
-	if c.Provider != "" || c.ModelID != "" {
-		return ModelRef{Provider: c.Provider, ModelID: c.ModelID}, true
-	}
-	if c.Model != "" {
-		p, id, ok := strings.Cut(c.Model, "/")
-		if !ok {
-			return ModelRef{ModelID: c.Model}, true
-		}
-		return ModelRef{Provider: p, ModelID: id}, true
-	}
-	return ModelRef{}, false
-}
-
-// Compaction is the payload of a compaction entry: the history before
-// FirstKeptEntryID is replaced in the context by Summary.
-type Compaction struct {
-	Summary          string          `json:"summary"`
-	FirstKeptEntryID string          `json:"firstKeptEntryId"`
-	TokensBefore     int64           `json:"tokensBefore"`
-	TokensAfter      int64           `json:"tokensAfter,omitempty"`
-	Details          json.RawMessage `json:"details,omitempty"`
-	FromHook         bool            `json:"fromHook,omitempty"`
-}
-
-// BranchSummary is the payload of a branch_summary entry: a summary of the
-// path abandoned when the leaf moved to this entry's parent.
-type BranchSummary struct {
-	FromID   string          `json:"fromId"`
-	Summary  string          `json:"summary"`
-	Details  json.RawMessage `json:"details,omitempty"`
-	FromHook bool            `json:"fromHook,omitempty"`
-}
-
-// Custom is the payload of a custom entry: extension state that never
-// reaches the model.
-type Custom struct {
-	CustomType string          `json:"customType"`
-	Data       json.RawMessage `json:"data,omitempty"`
-}
-
-// Label is the payload of a label entry; an empty Label clears the label
-// of TargetID.
-type Label struct {
-	TargetID string `json:"targetId"`
-	Label    string `json:"label,omitempty"`
-}
-
-// SessionInfoEntry is the payload of a session_info entry: the session's
-// display name.
-type SessionInfoEntry struct {
-	Name string `json:"name,omitempty"`
-}
-
-// SessionInit is the payload of a session_init entry, which records how a
-// subagent session was started.
-type SessionInit struct {
-	SystemPrompt json.RawMessage `json:"systemPrompt,omitempty"`
-	Task         string          `json:"task,omitempty"`
-	Tools        []string        `json:"tools,omitempty"`
-}
-
-// ModeChange is the payload of a mode_change entry ("none" leaves a mode).
-type ModeChange struct {
-	Mode string          `json:"mode"`
-	Data json.RawMessage `json:"data,omitempty"`
-}
-
-// TTSRInjection is the payload of a ttsr_injection entry: rules injected
-// into the conversation.
-type TTSRInjection struct {
-	InjectedRules []string `json:"injectedRules"`
-}
 
 // customMessage decodes a custom_message entry into the message it
 // contributes to the context (role "custom").

@@ -10,7 +10,9 @@ import (
 	"github.com/agentsession/session/internal/jsonx"
 )
 
-// Reading the payloads of structural entries.
+// Entry types and their payloads: the table of the types this package
+// knows (entryTypes), the payload struct of each structural type, and
+// how their members are read.
 //
 // pi reads an entry as a JavaScript object: a member of an unexpected
 // type (a tokensBefore of 1234.5, a fromHook of "yes") does not stop the
@@ -79,30 +81,173 @@ func fieldsOf(t reflect.Type) map[string]int {
 	return m
 }
 
+// Entry types of the seed format.
+const (
+	TypeMessage             = "message"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeModelChange         = "model_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+	TypeSessionInit         = "session_init"
+	TypeModeChange          = "mode_change"
+	TypeTTSRInjection       = "ttsr_injection"
+)
+
+// entryKind is an entry type this package knows, as a number to switch
+// on; kindUnknown for every other type.
+type entryKind uint8
+
+const (
+	kindUnknown entryKind = iota
+	kindMessage
+	kindThinkingLevelChange
+	kindModelChange
+	kindCompaction
+	kindBranchSummary
+	kindCustom
+	kindCustomMessage
+	kindLabel
+	kindSessionInfo
+	kindSessionInit
+	kindModeChange
+	kindTTSRInjection
+	numKinds
+)
+
+// entryTypes describes each kind: its type name, and for the structural
+// kinds the payload its members are read into (nil for messages and
+// custom messages, whose members make a Message, and for unknown
+// types). A new entry type is a Type constant, a kind, a row here and
+// its payload type below; what the context makes of it is context.go's.
+var entryTypes = [numKinds]struct {
+	typ     string
+	payload func() any
+}{
+	kindUnknown:             {"", nil},
+	kindMessage:             {TypeMessage, nil},
+	kindThinkingLevelChange: {TypeThinkingLevelChange, func() any { return &ThinkingLevelChange{} }},
+	kindModelChange:         {TypeModelChange, func() any { return &ModelChange{} }},
+	kindCompaction:          {TypeCompaction, func() any { return &Compaction{} }},
+	kindBranchSummary:       {TypeBranchSummary, func() any { return &BranchSummary{} }},
+	kindCustom:              {TypeCustom, func() any { return &Custom{} }},
+	kindCustomMessage:       {TypeCustomMessage, nil},
+	kindLabel:               {TypeLabel, func() any { return &Label{} }},
+	kindSessionInfo:         {TypeSessionInfo, func() any { return &SessionInfoEntry{} }},
+	kindSessionInit:         {TypeSessionInit, func() any { return &SessionInit{} }},
+	kindModeChange:          {TypeModeChange, func() any { return &ModeChange{} }},
+	kindTTSRInjection:       {TypeTTSRInjection, func() any { return &TTSRInjection{} }},
+}
+
+// kindOf returns the kind of the entry type typ. Messages, by far the
+// most common, are found first.
+func kindOf(typ string) entryKind {
+	for k := kindMessage; k < numKinds; k++ {
+		if entryTypes[k].typ == typ {
+			return k
+		}
+	}
+	return kindUnknown
+}
+
 // payloadOf returns a new payload value for the structural kinds, nil
 // for the others (messages, custom messages and unknown types).
 func payloadOf(k entryKind) any {
-	switch k {
-	case kindThinkingLevelChange:
-		return &ThinkingLevelChange{}
-	case kindModelChange:
-		return &ModelChange{}
-	case kindCompaction:
-		return &Compaction{}
-	case kindBranchSummary:
-		return &BranchSummary{}
-	case kindCustom:
-		return &Custom{}
-	case kindLabel:
-		return &Label{}
-	case kindSessionInfo:
-		return &SessionInfoEntry{}
-	case kindSessionInit:
-		return &SessionInit{}
-	case kindModeChange:
-		return &ModeChange{}
-	case kindTTSRInjection:
-		return &TTSRInjection{}
+	if p := entryTypes[k].payload; p != nil {
+		return p()
 	}
 	return nil
+}
+
+// ThinkingLevelChange is the payload of a thinking_level_change entry.
+type ThinkingLevelChange struct {
+	ThinkingLevel string `json:"thinkingLevel"`
+}
+
+// ModelChange is the payload of a model_change entry. pi writes Provider
+// and ModelID; oh-my-pi writes Model as "provider/modelId" with an
+// optional Role ("default" when absent).
+type ModelChange struct {
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Role     string `json:"role,omitempty"`
+}
+
+// ref returns the model the change selects.
+func (c ModelChange) ref() (ModelRef, bool) {
+	if c.Provider != "" || c.ModelID != "" {
+		return ModelRef{Provider: c.Provider, ModelID: c.ModelID}, true
+	}
+	if c.Model != "" {
+		p, id, ok := strings.Cut(c.Model, "/")
+		if !ok {
+			return ModelRef{ModelID: c.Model}, true
+		}
+		return ModelRef{Provider: p, ModelID: id}, true
+	}
+	return ModelRef{}, false
+}
+
+// Compaction is the payload of a compaction entry: the history before
+// FirstKeptEntryID is replaced in the context by Summary.
+type Compaction struct {
+	Summary          string          `json:"summary"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int64           `json:"tokensBefore"`
+	TokensAfter      int64           `json:"tokensAfter,omitempty"`
+	Details          json.RawMessage `json:"details,omitempty"`
+	FromHook         bool            `json:"fromHook,omitempty"`
+}
+
+// BranchSummary is the payload of a branch_summary entry: a summary of the
+// path abandoned when the leaf moved to this entry's parent.
+type BranchSummary struct {
+	FromID   string          `json:"fromId"`
+	Summary  string          `json:"summary"`
+	Details  json.RawMessage `json:"details,omitempty"`
+	FromHook bool            `json:"fromHook,omitempty"`
+}
+
+// Custom is the payload of a custom entry: extension state that never
+// reaches the model.
+type Custom struct {
+	CustomType string          `json:"customType"`
+	Data       json.RawMessage `json:"data,omitempty"`
+}
+
+// Label is the payload of a label entry; an empty Label clears the label
+// of TargetID.
+type Label struct {
+	TargetID string `json:"targetId"`
+	Label    string `json:"label,omitempty"`
+}
+
+// SessionInfoEntry is the payload of a session_info entry: the session's
+// display name.
+type SessionInfoEntry struct {
+	Name string `json:"name,omitempty"`
+}
+
+// SessionInit is the payload of a session_init entry, which records how a
+// subagent session was started.
+type SessionInit struct {
+	SystemPrompt json.RawMessage `json:"systemPrompt,omitempty"`
+	Task         string          `json:"task,omitempty"`
+	Tools        []string        `json:"tools,omitempty"`
+}
+
+// ModeChange is the payload of a mode_change entry ("none" leaves a mode).
+type ModeChange struct {
+	Mode string          `json:"mode"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// TTSRInjection is the payload of a ttsr_injection entry: rules injected
+// into the conversation.
+type TTSRInjection struct {
+	InjectedRules []string `json:"injectedRules"`
 }
