@@ -1,0 +1,185 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Forks: a new session holding the path to an entry of this one, in
+// this store or another; and the listing of a session's children.
+
+// ForkOptions configures Fork. The zero value (or nil) forks the whole
+// path to the leaf into a new session of the same store.
+type ForkOptions struct {
+	// At is the entry the fork ends at; default the leaf.
+	At string
+	// ID is the new session's id; default a new UUIDv7.
+	ID string
+	// Title is the new session's title; default "<source title> (fork)".
+	Title string
+	// Store is where the fork goes; default the source's store.
+	Store Store
+	// Cwd is the new session's working directory; default the source's.
+	Cwd string
+	// CopyLabels copies the labels (checkpoints) of the copied entries.
+	CopyLabels bool
+}
+
+// Fork starts a new session holding the path from the root to opts.At
+// (the leaf by default): the same entries, with the same ids and bytes,
+// but for the labels and title changes on the path, which go (with
+// CopyLabels, the labels of the copied entries come again after the
+// path). An entry whose parent went is re-parented to the entry before
+// it, and a compaction that kept history from one that went keeps it from
+// the next: those members are rewritten, the rest of their bytes kept.
+// The fork's context is the source's at opts.At. Its header's
+// parentSession names this session (by id); the source is not changed.
+// It works on every Store, and between stores.
+func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
+	start := s.begin()
+	defer func() {
+		if s.obs != nil {
+			e := Event{Op: OpFork, Session: s.id, Duration: time.Since(start), Err: err}
+			if f != nil {
+				e.Fork, e.Entries = f.id, f.Len()
+			}
+			s.obs.Observe(ctx, e)
+		}
+	}()
+	var o ForkOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	at := s.leaf
+	if o.At != "" {
+		var ok bool
+		if at, ok = s.t.lookup(o.At); !ok || s.t.nodes[at].flags&fMarker != 0 {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: entry %s", ErrNotFound, o.At)
+		}
+	}
+	path := s.t.pathTo(at)
+	entries := make([]Entry, 0, len(path)+8)
+	parent := ""
+	copied := map[string]bool{}
+	// A compaction may keep history from an entry left out (pi names
+	// labels and titles as firstKeptEntryId): it keeps from the next
+	// entry copied instead, which gives the same context.
+	var left []string
+	moved := map[string]string{}
+	for _, i := range path {
+		e := s.t.nodes[i].e
+		if e.kind == kindLabel || e.kind == kindSessionInfo {
+			left = append(left, e.id) // labels and titles go (labels may come again after the path)
+			continue
+		}
+		for _, id := range left {
+			moved[id] = e.id
+		}
+		left = left[:0]
+		var err error
+		if e.parent != parent {
+			// Its parent was left out: hang it on the entry before.
+			e, err = e.withParent(parent)
+		}
+		if err == nil && e.kind == kindCompaction && len(moved) > 0 {
+			var c Compaction
+			if e.payload(&c); moved[c.FirstKeptEntryID] != "" {
+				e, err = e.withMember("firstKeptEntryId", jsonx.AppendString(nil, moved[c.FirstKeptEntryID]))
+			}
+		}
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		entries = append(entries, e)
+		copied[e.id] = true
+		parent = e.id
+	}
+	var labels []Label
+	if o.CopyLabels {
+		for _, i := range path {
+			if id := s.t.nodes[i].e.id; copied[id] && s.t.labels[id] != "" {
+				labels = append(labels, Label{TargetID: id, Label: s.t.labels[id]})
+			}
+		}
+	}
+	h := s.header.Clone()
+	title := s.titleLocked()
+	s.mu.Unlock()
+
+	store := o.Store
+	if store == nil {
+		store = s.store
+	}
+	if o.Title == "" && title != "" {
+		o.Title = title + " (fork)"
+	}
+	if o.Cwd == "" {
+		o.Cwd = h.Cwd
+	}
+	f, err = Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id})
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ids := map[string]bool{}
+	for _, e := range entries {
+		ids[e.id] = true
+	}
+	for _, l := range labels {
+		id := newEntryID(nil, func(id string) bool { return ids[id] })
+		ids[id] = true
+		e, err := NewEntry(TypeLabel, id, parent, now, l)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+		parent = id
+	}
+	if len(entries) > 0 {
+		if err := f.appendEntries(ctx, entries); err != nil {
+			return nil, errors.Join(err, f.Close(), store.Delete(ctx, f.id))
+		}
+	}
+	return f, nil
+}
+
+// appendEntries stores entries built elsewhere at the end of a new
+// session's log and indexes them; the leaf becomes the last.
+func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if err := s.store.Append(ctx, s.id, AppendOptions{IfEmpty: true}, entries...); err != nil {
+		return err
+	}
+	s.reset(&Log{Header: s.header, Entries: entries})
+	return nil
+}
+
+// ListChildren lists the sessions of store whose parent is session
+// parentID (its forks and subagents' sessions), most recent first.
+func ListChildren(ctx context.Context, store Store, parentID string) ([]SessionInfo, error) {
+	var out []SessionInfo
+	opts := ListOptions{ParentSession: parentID, Archived: true, Limit: 1000}
+	for {
+		p, err := store.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Sessions...)
+		if p.Next == "" {
+			return out, nil
+		}
+		opts.Cursor = p.Next
+	}
+}

@@ -1,0 +1,509 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
+)
+
+// Writing a session: every append goes through commit (ids, retries on
+// a conflict, the retry of a write whose answer was lost), and the
+// Append methods of each entry type build on it.
+
+// commit appends the entries that build makes, the first one a child of
+// the entry at returns (an entry id, "" for a root), and moves the leaf to
+// the last one (or where leafAfter says). build is called again after a
+// conflict, with ids that are still free; every attempt of one call has
+// the same time.
+//
+// msgs, when not nil, holds for each entry the message it was encoded
+// from (or nil): once committed, each is turned into the form a reopen
+// would decode and kept as the entry's context message, so that what was
+// just encoded need not be decoded again.
+//
+// A write that failed in a way that leaves its outcome unknown is kept
+// (s.pending): the host's retry of the same call sends the same entries
+// again, and any other call first finds out whether it happened (see
+// retry.go).
+func (s *Session) commit(ctx context.Context, at func() string, build func(d *draft) ([]Entry, error), leafAfter func(added []int32) int32, msgs []*Message) ([]Entry, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	unlock, err := s.takeTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var entries []Entry // the entries of the next attempt, when already made
+	d := &s.draft       // the handle's own: one write at a time, under mu
+	*d = draft{now: s.now()}
+	if p := s.pending; p != nil {
+		switch same := s.retryOf(p, build); {
+		case same && p.landed:
+			s.pending = nil
+			return p.entries, nil // the first attempt happened, and the handle took it in
+		case same:
+			entries, d.now, d.parent = p.entries, p.now, p.parent
+		default:
+			if err := s.settle(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if entries == nil {
+		d.parent = at()
+	}
+	d.stamp = s.stampAt(d.now)
+	for attempt := 0; ; attempt++ {
+		if entries == nil {
+			var made []string // few: the entries of one append
+			d.newID = func() string {
+				id := newEntryID(nil, func(id string) bool {
+					_, taken := s.t.byID[id]
+					return taken || slices.Contains(made, id)
+				})
+				made = append(made, id)
+				return id
+			}
+			if entries, err = build(d); err != nil {
+				return nil, err
+			}
+		}
+		opts := AppendOptions{IfLast: s.last, IfEmpty: s.last == ""}
+		err = s.store.Append(ctx, s.id, opts, entries...)
+		if err == nil {
+			s.pending = nil
+			s.apply(entries, leafAfter, msgs)
+			return entries, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			if !errors.Is(err, ErrTooLarge) {
+				// The store may have written them all the same.
+				s.pending = &pendingWrite{parent: d.parent, now: d.now, entries: entries, leafAfter: leafAfter}
+			}
+			return nil, err
+		}
+		if attempt+1 >= maxConflictRetries {
+			return nil, conflictErr(attempt+1, err)
+		}
+		// Another writer appended: learn what it wrote, then retry under the
+		// same leaf with ids that are still free.
+		if berr := backoff(ctx, attempt+1); berr != nil {
+			return nil, errors.Join(err, berr)
+		}
+		if rerr := s.reload(ctx); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		if p := s.pending; p != nil {
+			// A retry the store did not recognize as one: the reload
+			// tells whether the first attempt is there after all.
+			s.pending = nil
+			if p.landed {
+				return p.entries, nil
+			}
+		}
+		if d.parent != "" {
+			if _, ok := s.t.lookup(d.parent); !ok {
+				return nil, fmt.Errorf("%w: entry %s was removed by another writer", ErrConflict, d.parent)
+			}
+		}
+		entries = nil
+	}
+}
+
+// rewriteOptions are the conditions of a rewrite decided on what this
+// handle knows of the log. Callers hold mu.
+func (s *Session) rewriteOptions() RewriteOptions {
+	if s.last == "" {
+		return RewriteOptions{IfEmpty: true}
+	}
+	return RewriteOptions{IfLast: s.last, IfEntries: len(s.t.nodes)}
+}
+
+// apply adds committed entries to the index and moves the leaf.
+func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, msgs []*Message) {
+	added := make([]int32, len(entries))
+	for k, e := range entries {
+		p := int32(-1)
+		if e.parent != "" {
+			p, _ = s.t.lookup(e.parent)
+		}
+		i := s.t.add(e, p)
+		added[k] = i
+		if k < len(msgs) && msgs[k] != nil && msgs[k].canonicalize(e.validText) {
+			s.t.nodes[i].msg, s.t.nodes[i].state = msgs[k], msgReady
+		}
+	}
+	s.last = entries[len(entries)-1].id
+	newLeaf := added[len(added)-1]
+	if leafAfter != nil {
+		newLeaf = leafAfter(added)
+	}
+	if s.pc != nil {
+		// Keep the context incremental when the new leaf extends the path.
+		chain := true
+		prev := s.leaf
+		for _, i := range added {
+			if s.t.nodes[i].parent != prev || prev != s.pc.leaf {
+				chain = false
+				break
+			}
+			s.pc.extend(s.t, i)
+			prev = i
+			if i == newLeaf {
+				break
+			}
+		}
+		if !chain || s.pc.leaf != newLeaf {
+			s.pc = nil
+		}
+	}
+	s.noteUsage(added, s.leaf, newLeaf)
+	s.leaf = newLeaf
+}
+
+// addSuffix indexes entries appended by another writer, if they can be
+// added without re-linking the tree (no duplicate ids, parents known).
+func (s *Session) addSuffix(entries []Entry) bool {
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if _, dup := s.t.byID[e.id]; dup || seen[e.id] {
+			return false
+		}
+		if e.parent != "" && !seen[e.parent] {
+			if _, ok := s.t.byID[e.parent]; !ok {
+				return false
+			}
+		}
+		seen[e.id] = true
+	}
+	added := make([]int32, 0, len(entries))
+	for _, e := range entries {
+		p := int32(-1)
+		if e.parent != "" {
+			p, _ = s.t.lookup(e.parent)
+		}
+		added = append(added, s.t.add(e, p))
+	}
+	// Another writer's entries count in the session total; the leaf has
+	// not moved, so the branch total stands.
+	s.noteUsage(added, s.leaf, s.leaf)
+	return true
+}
+
+// stampAt returns t as entries write it. Callers hold mu.
+func (s *Session) stampAt(t time.Time) string {
+	if ms := t.UnixMilli(); ms != s.stampMs || s.stampStr == "" {
+		s.stampMs, s.stampStr = ms, formatTime(t)
+	}
+	return s.stampStr
+}
+
+// prepare validates a message for appending and returns the session's
+// own copy. A zero Timestamp is set when the entries are made (the time
+// of the write).
+func (s *Session) prepare(m *Message) (*Message, error) {
+	if m == nil {
+		return nil, errors.New("session: nil message")
+	}
+	switch m.Role {
+	case "":
+		return nil, errors.New("session: message without a role")
+	case RoleBranchSummary, RoleCompactionSummary:
+		return nil, fmt.Errorf("session: %s messages are made from entries; use BranchWithSummary or AppendCompaction", m.Role)
+	}
+	return m.Clone(), nil
+}
+
+// checkPairing simulates appending msgs and rejects a tool result that
+// answers no pending call.
+func (s *Session) checkPairing(msgs []*Message) error {
+	results := false
+	for _, m := range msgs {
+		results = results || m.Role == RoleToolResult
+	}
+	if !results {
+		return nil // nothing to pair
+	}
+	p := pairing{open: append([]openCall(nil), s.leafCtx().pair.open...)}
+	for _, m := range msgs {
+		if m.Role == RoleToolResult && !p.accepts(m.ToolCallID) {
+			return fmt.Errorf("%w: result for call %q (%s)", ErrUnpairedToolResult, m.ToolCallID, m.ToolName)
+		}
+		p.push(m, "")
+		p.model = nil
+	}
+	return nil
+}
+
+// Append appends a message under the leaf and returns its entry. A tool
+// result must answer a call of the last assistant message that has no
+// result yet (ErrUnpairedToolResult). A zero Timestamp is set to now.
+//
+// Other writers on the session never make an append fail by themselves:
+// when one got there first, the handle learns what it wrote and tries
+// again under its own leaf (see the package documentation, "Several
+// writers"). It fails with ErrConflict only when it lost every attempt
+// for about a second, or when the entry it would append under was
+// removed by another writer (a Prune): reopen the session then. It fails
+// with ErrClosed after Close, with the store's error when the store
+// fails (ErrWriteFailed, ErrTooLarge ...), and with ctx's error when ctx
+// ends first, waiting for another process's file lock included.
+func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
+	es, err := s.appendMessages(ctx, []*Message{m}, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// SaveTurn appends the messages of one agent turn, all or nothing. usage,
+// when not nil, is recorded on the turn's last assistant message if that
+// message carries none of its own. It implements Agent.
+//
+// When it fails, the turn may still have been stored (the store's answer
+// was lost): calling it again with the same messages stores the turn
+// once (see the package documentation, "Retries").
+func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
+	if len(msgs) == 0 {
+		return s.closedErr(ctx)
+	}
+	_, err := s.appendMessages(ctx, msgs, usage)
+	return err
+}
+
+func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Usage) ([]Entry, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	own := make([]*Message, len(msgs))
+	var stampless []int // the messages whose Timestamp the write sets
+	for k, m := range msgs {
+		c, err := s.prepare(m)
+		if err != nil {
+			return nil, err
+		}
+		own[k] = c
+		if c.Timestamp == 0 {
+			stampless = append(stampless, k)
+		}
+	}
+	if usage != nil {
+		for k := len(own) - 1; k >= 0; k-- {
+			if own[k].Role == RoleAssistant {
+				if own[k].Usage == nil {
+					u := *usage
+					u.Extra = usage.Extra.Clone()
+					own[k].Usage = &u
+				}
+				break
+			}
+		}
+	}
+	build := func(d *draft) ([]Entry, error) {
+		for _, k := range stampless {
+			own[k].Timestamp = d.now.UnixMilli()
+		}
+		out := make([]Entry, len(own))
+		parent := d.parent
+		for k, m := range own {
+			e, err := newMessageEntry(d.newID(), parent, d.stamp, m)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = e
+			parent = e.id
+		}
+		return out, nil
+	}
+	if p := s.pending; p != nil && p.landed && s.retryOf(p, build) {
+		// The retry of a write a reload found in the store: it happened,
+		// and the pairing it was checked for is behind the leaf now.
+		s.pending = nil
+		return p.entries, nil
+	}
+	if err := s.checkPairing(own); err != nil {
+		return nil, err
+	}
+	return s.commit(ctx, s.leafID, build, nil, own)
+}
+
+// AppendEntry appends an entry of any type under the leaf, with payload
+// marshalled as its other members (see NewEntry). It is the way to write
+// types this package has no method for; use Append for messages.
+func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Entry, error) {
+	if typ == TypeMessage {
+		return Entry{}, errors.New("session: use Append for messages")
+	}
+	if err := s.lock(ctx); err != nil {
+		return Entry{}, err
+	}
+	defer s.mu.Unlock()
+	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
+		e, err := NewEntry(typ, d.newID(), d.parent, d.now, payload)
+		if err != nil {
+			return nil, err
+		}
+		if e.kind == kindCustom && isLeafMarker(e) {
+			return nil, fmt.Errorf("session: custom type %q is reserved for leaf moves", leafMarkerType)
+		}
+		return []Entry{e}, nil
+	}, nil, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// AppendThinkingLevel records a change of thinking level ("off",
+// "minimal", "low", "medium", "high", ...).
+func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry, error) {
+	return s.AppendEntry(ctx, TypeThinkingLevelChange, ThinkingLevelChange{ThinkingLevel: level})
+}
+
+// AppendModelChange records a change of model, in pi's form.
+func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+	if err := s.closedErr(ctx); err != nil {
+		return Entry{}, err
+	}
+	if provider == "" && modelID == "" {
+		return Entry{}, errors.New("session: AppendModelChange needs a provider or a model id")
+	}
+	return s.AppendEntry(ctx, TypeModelChange, ModelChange{Provider: provider, ModelID: modelID})
+}
+
+// AppendCompaction appends a compaction entry. From then on the context
+// starts with its summary, followed by the path from FirstKeptEntryID.
+func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, error) {
+	return s.AppendEntry(ctx, TypeCompaction, c)
+}
+
+// AppendCustom appends extension state that never reaches the model.
+func (s *Session) AppendCustom(ctx context.Context, customType string, data any) (Entry, error) {
+	if err := s.closedErr(ctx); err != nil {
+		return Entry{}, err
+	}
+	raw, err := marshalRaw(data)
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.AppendEntry(ctx, TypeCustom, Custom{CustomType: customType, Data: raw})
+}
+
+// AppendCustomMessage appends an extension message that takes part in the
+// context (a custom_message entry); m must have role "custom", as made by
+// CustomMessage. The entry stores customType, content, display and
+// details, and keeps m.Extra as members of its own; the message's
+// Timestamp is not stored, since in the context a custom message takes
+// the time of its entry, which is the time of this append.
+func (s *Session) AppendCustomMessage(ctx context.Context, m *Message) (Entry, error) {
+	if err := s.closedErr(ctx); err != nil {
+		return Entry{}, err
+	}
+	if m == nil || m.Role != RoleCustom {
+		return Entry{}, errors.New(`session: AppendCustomMessage needs a message with role "custom"`)
+	}
+	payload := []byte(`{"customType":`)
+	payload = jsonx.AppendString(payload, m.CustomType)
+	payload = append(payload, `,"content":`...)
+	var err error
+	content := m.Content
+	if content == nil {
+		content = []Block{}
+	}
+	if payload, err = appendContent(payload, content, m.ContentIsString()); err != nil {
+		return Entry{}, err
+	}
+	payload = append(payload, `,"display":`...)
+	payload = appendBool(payload, m.Display)
+	if m.Details != nil {
+		d, err := rawValue(m.Details, "null")
+		if err != nil {
+			return Entry{}, fmt.Errorf("session: custom message details: %w", err)
+		}
+		payload = append(payload, `,"details":`...)
+		payload = append(payload, d...)
+	}
+	// Members this package does not model are kept on the entry, so
+	// nothing the caller set is dropped; they are not part of the
+	// context message, whose shape the seed format fixes.
+	payload, _, err = m.Extra.appendTo(payload, false, func(k string) bool {
+		switch k {
+		case "customType", "content", "display", "details", "role":
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	payload = append(payload, '}')
+	return s.AppendEntry(ctx, TypeCustomMessage, json.RawMessage(payload))
+}
+
+// AppendModeChange records a change of agent mode ("none" to leave one).
+func (s *Session) AppendModeChange(ctx context.Context, mode string, data any) (Entry, error) {
+	if err := s.closedErr(ctx); err != nil {
+		return Entry{}, err
+	}
+	raw, err := marshalRaw(data)
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.AppendEntry(ctx, TypeModeChange, ModeChange{Mode: mode, Data: raw})
+}
+
+// AppendSessionInit records how a (sub)agent session was started.
+func (s *Session) AppendSessionInit(ctx context.Context, init SessionInit) (Entry, error) {
+	return s.AppendEntry(ctx, TypeSessionInit, init)
+}
+
+// AppendTTSRInjection records rules injected into the conversation (a
+// ttsr_injection entry).
+func (s *Session) AppendTTSRInjection(ctx context.Context, rules ...string) (Entry, error) {
+	return s.AppendEntry(ctx, TypeTTSRInjection, TTSRInjection{InjectedRules: rules})
+}
+
+// SetTitle sets the session's display name by appending a session_info
+// entry, as the seed agents do.
+func (s *Session) SetTitle(ctx context.Context, title string) error {
+	_, err := s.AppendEntry(ctx, TypeSessionInfo, SessionInfoEntry{Name: strings.TrimSpace(title)})
+	return err
+}
+
+// Label sets the label of entry id, or clears it when label is empty. As
+// in the seed format the label entry is appended under the leaf.
+func (s *Session) Label(ctx context.Context, id, label string) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	i, ok := s.t.lookup(id)
+	ok = ok && s.t.nodes[i].flags&fMarker == 0 // markers are not for users to label
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	}
+	_, err := s.AppendEntry(ctx, TypeLabel, Label{TargetID: id, Label: label})
+	return err
+}
+
+func marshalRaw(v any) (json.RawMessage, error) {
+	switch d := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return d, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return b, nil
+}
