@@ -216,55 +216,26 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	if opts != nil {
 		o = *opts
 	}
-	if o.UserContent == nil {
-		o.UserContent = session.UserContent
-	}
 	first := len(dst)
 	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
-	for _, m := range msgs {
-		switch m.Role {
-		case wire.RoleSystem:
-			continue // in the request's system prompt: see System
-		case session.RoleToolResult:
-		default:
-			dst = answerOpen(dst, first, calls)
-		}
-		switch {
-		case m.Role == session.RoleUser:
-			dst = appendTo(dst, first, "user", userBlocks(m.Content))
-		case wire.Incomplete(m):
-			// Not sent, nor are the results of its calls: they answer
-			// no call awaiting one once the calls are forgotten.
-			calls.Turn()
-		case m.Role == session.RoleAssistant:
-			dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o, calls))
-		case m.Role == session.RoleToolResult:
-			if id, ok := calls.Result(m.ToolCallID); ok {
-				dst = appendTo(dst, first, "user", []Content{toolResult(m, id)})
-			}
-		default:
-			if blocks, ok := o.UserContent(m); ok {
-				dst = appendTo(dst, first, "user", userBlocks(blocks))
-			}
-		}
-	}
+	wire.Walk(msgs, calls, wire.Handlers{
+		Unanswered: func(c wire.Call) {
+			dst = appendTo(dst, first, "user", []Content{{
+				Type: "tool_result", ToolUseID: c.ID, IsError: true,
+				Content: []Content{Text(session.SyntheticResultText)},
+			}})
+		},
+		User:      func(m *session.Message) { dst = appendTo(dst, first, "user", userBlocks(m.Content)) },
+		Assistant: func(m *session.Message) { dst = appendTo(dst, first, "assistant", assistantBlocks(m, &o, calls)) },
+		ToolResult: func(m *session.Message, id string) {
+			dst = appendTo(dst, first, "user", []Content{toolResult(m, id)})
+		},
+		Other:       func(blocks []session.Block) { dst = appendTo(dst, first, "user", userBlocks(blocks)) },
+		UserContent: o.UserContent,
+	})
 	if o.CacheLast && len(dst) > first {
 		markLast(&dst[len(dst)-1])
 	}
-	return dst
-}
-
-// answerOpen sends an error result for each call of the latest assistant
-// message that is followed by something other than its result: the host
-// appended a new message after calls that Session.Messages left pending,
-// and the API rejects a tool_use without its tool_result.
-func answerOpen(dst []Message, first int, calls *wire.Calls) []Message {
-	calls.Open(func(c wire.Call) {
-		dst = appendTo(dst, first, "user", []Content{{
-			Type: "tool_result", ToolUseID: c.ID, IsError: true,
-			Content: []Content{Text(session.SyntheticResultText)},
-		}})
-	})
 	return dst
 }
 

@@ -183,9 +183,6 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	if opts != nil {
 		o = *opts
 	}
-	if o.UserContent == nil {
-		o.UserContent = session.UserContent
-	}
 	systemRole := o.SystemRole
 	if systemRole == "" {
 		systemRole = "system"
@@ -195,45 +192,35 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 	}
 	var images []Part // of the tool results of the current turn
 	calls := wire.NewCalls(maxToolIDLen, len(msgs)/2)
-	for _, m := range msgs {
-		if m.Role != session.RoleToolResult {
-			// Calls the host followed with another message get an error
-			// result: the API rejects a call without one.
-			calls.Open(func(c wire.Call) {
-				dst = append(dst, Message{Role: "tool", ToolCallID: c.ID, Content: errorPrefix + session.SyntheticResultText})
-			})
+	wire.Walk(msgs, calls, wire.Handlers{
+		Unanswered: func(c wire.Call) {
+			dst = append(dst, Message{Role: "tool", ToolCallID: c.ID, Content: errorPrefix + session.SyntheticResultText})
+		},
+		Between: func() {
 			if len(images) > 0 {
 				dst = append(dst, Message{Role: "user", Parts: images})
 				images = nil
 			}
-		}
-		switch {
-		case m.Role == session.RoleUser:
-			dst = appendUser(dst, m.Content)
-		case m.Role == wire.RoleSystem:
+		},
+		User: func(m *session.Message) { dst = appendUser(dst, m.Content) },
+		System: func(m *session.Message) {
 			if text := joinText(m.Content); strings.TrimSpace(text) != "" {
 				dst = append(dst, Message{Role: systemRole, Content: text})
 			}
-		case wire.Incomplete(m):
-			// Not sent, nor are the results of its calls: they answer
-			// no call awaiting one once the calls are forgotten.
-			calls.Turn()
-		case m.Role == session.RoleAssistant:
+		},
+		Assistant: func(m *session.Message) {
 			if a, ok := assistant(m, o.Thinking, calls); ok {
 				dst = append(dst, a)
 			}
-		case m.Role == session.RoleToolResult:
-			if id, ok := calls.Result(m.ToolCallID); ok {
-				var msg Message
-				msg, images = toolResult(m, id, images)
-				dst = append(dst, msg)
-			}
-		default:
-			if blocks, ok := o.UserContent(m); ok {
-				dst = appendUser(dst, blocks)
-			}
-		}
-	}
+		},
+		ToolResult: func(m *session.Message, id string) {
+			var msg Message
+			msg, images = toolResult(m, id, images)
+			dst = append(dst, msg)
+		},
+		Other:       func(blocks []session.Block) { dst = appendUser(dst, blocks) },
+		UserContent: o.UserContent,
+	})
 	if len(images) > 0 {
 		dst = append(dst, Message{Role: "user", Parts: images})
 	}
