@@ -50,32 +50,23 @@ const (
 // withDefaults fills in the zero fields; negative ones become "no
 // limit" (the largest value).
 func (l Limits) withDefaults() Limits {
-	const none = 1<<63 - 1
-	switch {
-	case l.MaxLineBytes == 0:
-		l.MaxLineBytes = DefaultMaxLineBytes
-	case l.MaxLineBytes < 0:
-		l.MaxLineBytes = none
-	}
-	switch {
-	case l.MaxEntries == 0:
-		l.MaxEntries = DefaultMaxEntries
-	case l.MaxEntries < 0:
-		l.MaxEntries = 1<<31 - 1
-	}
-	switch {
-	case l.MaxLogBytes == 0:
-		l.MaxLogBytes = DefaultMaxLogBytes
-	case l.MaxLogBytes < 0:
-		l.MaxLogBytes = none
-	}
-	switch {
-	case l.MaxResolvedBytes == 0:
-		l.MaxResolvedBytes = DefaultMaxResolvedBytes
-	case l.MaxResolvedBytes < 0:
-		l.MaxResolvedBytes = none
-	}
+	l.MaxLineBytes = orDefault(l.MaxLineBytes, DefaultMaxLineBytes, 1<<63-1)
+	l.MaxEntries = orDefault(l.MaxEntries, DefaultMaxEntries, 1<<31-1)
+	l.MaxLogBytes = orDefault(l.MaxLogBytes, DefaultMaxLogBytes, 1<<63-1)
+	l.MaxResolvedBytes = orDefault(l.MaxResolvedBytes, DefaultMaxResolvedBytes, 1<<63-1)
 	return l
+}
+
+// orDefault is v, or def when v is zero, or none (no limit) when v is
+// negative.
+func orDefault[T int | int64](v, def, none T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return none
+	}
+	return v
 }
 
 // ErrTooLarge reports a line, a log or an append over its Limits.
