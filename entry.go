@@ -251,6 +251,34 @@ func ParseEntry(line []byte) (Entry, error) {
 	return parseEntry(bytes.Clone(v))
 }
 
+// envelope is what a reader found of an entry's envelope members.
+type envelope struct{ hasType, hasID, badParent bool }
+
+// member reads the member key at c into e when it is one of the
+// envelope's (type, id, parentId, timestamp), and reports whether it
+// was. A later member of the same key wins, as in JSON.parse.
+func (env *envelope) member(c *jsonx.Cursor, key []byte, e *Entry) bool {
+	switch string(key) {
+	case "type":
+		e.typ, env.hasType = c.Str()
+	case "id":
+		e.id, env.hasID = c.Str()
+	case "parentId":
+		if c.Null() {
+			e.parent, env.badParent = "", false
+		} else if p, ok := c.Str(); ok {
+			e.parent, env.badParent = p, false
+		} else {
+			env.badParent = true
+		}
+	case "timestamp":
+		e.ts, _ = c.Str()
+	default:
+		return false
+	}
+	return true
+}
+
 // parseEntry reads the envelope of the object v, which it keeps (no copy),
 // and validates the rest of it.
 func parseEntry(v []byte) (Entry, error) { return parseEntryMode(v, false) }
@@ -272,8 +300,7 @@ func parseEntryMode(v []byte, loose bool) (Entry, error) {
 		return Entry{}, errNotObject
 	}
 	e := Entry{raw: v}
-	var hasType, hasID bool
-	badParent := false
+	var env envelope
 	for {
 		kb, esc, more := ms.Next()
 		if !more {
@@ -282,22 +309,7 @@ func parseEntryMode(v []byte, loose bool) (Entry, error) {
 		if esc {
 			kb = []byte(ms.Key())
 		}
-		switch string(kb) {
-		case "type":
-			e.typ, hasType = c.Str()
-		case "id":
-			e.id, hasID = c.Str()
-		case "parentId":
-			if c.Null() {
-				e.parent, badParent = "", false
-			} else if p, ok := c.Str(); ok {
-				e.parent, badParent = p, false
-			} else {
-				badParent = true
-			}
-		case "timestamp":
-			e.ts, _ = c.Str()
-		}
+		env.member(&c, kb, &e)
 	}
 	if err := c.Err(); err != nil {
 		return Entry{}, err
@@ -306,13 +318,13 @@ func parseEntryMode(v []byte, loose bool) (Entry, error) {
 		return Entry{}, &jsonx.SyntaxError{Offset: c.Pos(), Msg: "unexpected data after object"}
 	}
 	switch {
-	case !hasType:
+	case !env.hasType:
 		return Entry{}, errNoType
 	case e.typ == "session":
 		return Entry{}, errHeaderEntry
-	case !hasID || e.id == "":
+	case !env.hasID || e.id == "":
 		return Entry{}, errNoID
-	case badParent:
+	case env.badParent:
 		return Entry{}, errBadParent
 	}
 	e.kind = kindOf(e.typ)

@@ -400,9 +400,9 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		return Entry{}, false
 	}
 	var (
-		e              Entry
-		m              *Message
-		hasType, hasID bool
+		e   Entry
+		m   *Message
+		env envelope
 	)
 	for {
 		kb, esc, more := ms.Next()
@@ -412,26 +412,13 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		if esc {
 			return Entry{}, false
 		}
-		switch string(kb) {
-		case "type":
-			e.typ, hasType = c.Str()
-		case "id":
-			e.id, hasID = c.Str()
-		case "parentId":
-			if c.Null() {
-				e.parent = ""
-			} else if e.parent, ok = c.Str(); !ok {
-				return Entry{}, false
-			}
-		case "timestamp":
-			e.ts, _ = c.Str()
-		case "message":
+		if !env.member(&c, kb, &e) && string(kb) == "message" {
 			if m = new(Message); !m.read(&c, true) {
 				return Entry{}, false
 			}
 		}
 	}
-	if c.Err() != nil || !c.AtEnd() || !hasType || e.typ != TypeMessage || !hasID || e.id == "" || m == nil {
+	if c.Err() != nil || !c.AtEnd() || !env.hasType || e.typ != TypeMessage || !env.hasID || e.id == "" || env.badParent || m == nil {
 		return Entry{}, false
 	}
 	e.typ, e.kind = TypeMessage, kindMessage
