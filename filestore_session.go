@@ -18,19 +18,75 @@ import (
 // finding it, opening its file and closing it again (the bound on open
 // files evicts the least used), forgetting it, and the write lease, the
 // exclusive file lock kept for a moment after an append.
+//
+// # Lock order
+//
+// A FileStore takes its locks in this order, never the other way round:
+//
+//  1. FileStore.createMu: one Create at a time, from its check that the
+//     id is free to the registration of the new file.
+//  2. fileSession.mu: one call at a time on a session. It guards the
+//     session's fields (all but those fileSession names as guarded by
+//     FileStore.mu) and its open file, so the OS lock on that file, and
+//     with it the write lease, is taken, kept and given back only under
+//     it. A goroutine waits for one at the most: evicting another
+//     session's file, or forgetting another session, it uses TryLock,
+//     which never waits, and passes over a busy one.
+//  3. OS file locks (lockFile): a session file's flock, its directory's
+//     in Create, a new file's while writeAtomic writes it. Another
+//     process may hold them for long: never waited for under
+//     FileStore.mu.
+//  4. FileStore.mu: the store's maps and counters, held for a moment.
+//     Nothing is waited for under it. Code that holds it and needs a
+//     session's lock lets it go first (Close, writeAllPending and
+//     closeSession gather the sessions under it, then lock each).
+//
+// The write lease outlives the call that took it: the exclusive OS lock
+// stays held after an append, fileSession.mu let go, until the lease's
+// timer (expire, on a goroutine of its own) takes fileSession.mu and
+// gives it back, or the next call on the session does. While
+// fileSession.locked is set this store holds that lock, and no other
+// writer can have written: "already under the lease" is that field,
+// read and changed only under fileSession.mu. The background write of a
+// flight touches no session state; it writes the bytes it was handed
+// and reports through its channel, taken in under fileSession.mu (land).
+//
+// Locks outside the store come before all of these: a Session calls the
+// store holding its own (Session.mu, the writerLocks turn), and the store
+// never calls back. BlobDir.badMu is a leaf.
+//
+// TestLockOrder (filestore_lockorder_test.go) checks this order in every
+// function of the package, and that each field is used only under the
+// lock that guards it.
+//
+// The lease's timer and the background write stay here rather than in a
+// package of their own: both are a few dozen lines over fileSession's
+// fields, under fileSession.mu; the timer must take that lock and write
+// what is pending before it lets the file go, and the write goes through
+// fsops.go, which records each change for the crash-state checker. A
+// package boundary would hand all of that back as callbacks.
 
 // fileSession is what the store knows of one session file between calls.
+// Its mu guards every other field but id, which never changes, and those
+// marked as guarded by the store's mu.
 type fileSession struct {
-	mu     sync.Mutex
-	id     string
-	used   uint64   // store's clock at the last use; guarded by the store's mu
-	open   bool     // f is open; guarded by the store's mu
-	rel    string   // path relative to root
+	mu sync.Mutex
+	id string
+
+	used uint64 // store's clock at the last use; guarded by the store's mu
+	open bool   // f is open; guarded by the store's mu
+	// rel is the file's path relative to root (absolute for a file
+	// outside the tree); it changes under both locks, so either is
+	// enough to read it.
+	rel string
+
+	// The file, and where the next line goes.
 	f      *os.File // open read-write; nil until first used
 	ino    uint64
 	size   int64 // end of the last whole line written: where pending goes
 	cut    bool  // bytes after size are a torn line to cut off first
 	needNL bool  // the last line is whole but lacks its newline
+
 	// pending holds appended lines not yet written (SyncNever gathers
 	// them): only while the write lease is held, so no other process can
 	// write or read in between. They are written when the lease ends, at
@@ -41,19 +97,6 @@ type fileSession struct {
 	// previous ones overlap; pending lines go after it.
 	flight *flight
 	spare  []byte // the buffer of the last flight, for reuse
-	// The write lease: after an append the exclusive file lock is kept
-	// for a moment, so a burst of appends pays for locking once.
-	locked   bool // this store holds the exclusive lock on f
-	lockedAt time.Time
-	lastUse  time.Time
-	timer    *time.Timer
-	armed    bool // timer is set to fire
-	last     string
-	ids      idSet
-	count    int
-	title    string
-	header   Header
-	loaded   bool
 	// dirtyFrom is where this store's writes since its last sync start
 	// in the file (-1: none); othersAfter, that another writer's lines
 	// came after them. A failed sync takes those writes back when no
@@ -61,14 +104,31 @@ type fileSession struct {
 	dirtyFrom   int64
 	othersAfter bool
 	err         error // latched persistence error
-	// What the listing shows is out of date since an append at updated.
-	changed bool
-	updated time.Time // guarded by the store's mu too
+
+	// The write lease: after an append the exclusive file lock is kept
+	// for a moment, so a burst of appends pays for locking once.
+	locked   bool // this store holds the exclusive lock on f
+	lockedAt time.Time
+	lastUse  time.Time
+	timer    *time.Timer
+	armed    bool // timer is set to fire
+
+	// What the file holds, as far as this store has read and written it.
+	last   string
+	ids    idSet
+	count  int
+	title  string
+	header Header
+	loaded bool
 	// lines counts the file's lines up to where the next one goes (size
 	// and what is pending), and marks where the latest entries end, for
 	// LoadTail.
 	lines int
 	marks marks
+
+	// What the listing shows is out of date since an append at updated.
+	changed bool
+	updated time.Time // guarded by the store's mu too
 }
 
 // idSet holds the ids of a session's entries as 64-bit hashes: a quarter
