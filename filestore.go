@@ -353,15 +353,9 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 		if err := s.ensureOpen(fsess); err != nil {
 			return nil, err
 		}
-		held := fsess.locked // under our own write lease: already exclusive
-		if held {
-			if err := s.writePending(fsess); err != nil {
-				return nil, err
-			}
-		} else {
-			if err := lockFile(ctx, fsess.f, false); err != nil {
-				return nil, s.lockErr(fsess, err)
-			}
+		held, err := s.lockToRead(ctx, fsess)
+		if err != nil {
+			return nil, err
 		}
 		size, _, nlink, err := fileState(fsess.f)
 		var (

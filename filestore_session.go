@@ -442,6 +442,20 @@ func (s *FileStore) release(fsess *fileSession) error {
 	return err
 }
 
+// lockToRead makes the file safe to read: under this store's own write
+// lease it is already (what is pending is written first, for the read to
+// see it); otherwise a shared lock is taken, for the caller to let go.
+// held says which. Callers hold fsess.mu and have the file open.
+func (s *FileStore) lockToRead(ctx context.Context, fsess *fileSession) (held bool, err error) {
+	if fsess.locked {
+		return true, s.writePending(fsess)
+	}
+	if err := lockFile(ctx, fsess.f, false); err != nil {
+		return false, s.lockErr(fsess, err)
+	}
+	return false, nil
+}
+
 // keep holds the lock after an append for the next one, until the idle
 // timer lets it go; past leaseMax, or with SyncEveryAppend, it lets go
 // at once.
