@@ -179,8 +179,7 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 	}
 	s.blobs = OpenBlobDir(s.opts.BlobDir, &BlobDirOptions{
 		Plain: s.opts.PlainBlobs, MaxBytes: s.opts.MaxBlobBytes,
-		// A blob must be durable before the line that refers to it.
-		Sync: s.opts.Sync != SyncNever,
+		Sync: s.opts.Sync.syncsBlobs(),
 	})
 	s.limits.blobs = s.blobs
 	s.lim = s.opts.Limits.withDefaults()

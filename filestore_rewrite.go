@@ -265,10 +265,10 @@ func readAll(f *os.File) ([]byte, bool, error) {
 	return data[:n], false, nil
 }
 
-// writeNew writes data to a temporary file beside rel, syncs it (unless
-// it is a new file and the policy is SyncNever) and puts it at rel: replacing what is there
-// when replace is set, failing with fs.ErrExist otherwise. The directory
-// is synced afterwards.
+// writeNew writes data to a temporary file beside rel, syncs it, whatever
+// the policy, and puts it at rel: replacing what is there when replace
+// is set, failing with fs.ErrExist otherwise. The directory is synced
+// afterwards.
 func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
 	r, name := s.r, rel
 	if filepath.IsAbs(rel) {

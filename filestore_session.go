@@ -461,7 +461,7 @@ func (s *FileStore) lockToRead(ctx context.Context, fsess *fileSession) (held bo
 // at once.
 func (s *FileStore) keep(fsess *fileSession) error {
 	now := time.Now()
-	if s.opts.Sync == SyncEveryAppend || now.Sub(fsess.lockedAt) > leaseMax {
+	if s.opts.Sync.syncsEachAppend() || now.Sub(fsess.lockedAt) > leaseMax {
 		return s.release(fsess)
 	}
 	s.holdAt(fsess, now)

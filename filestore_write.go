@@ -77,6 +77,26 @@ func (p SyncPolicy) String() string {
 	return "SyncPolicy(" + strconv.Itoa(int(p)) + ")"
 }
 
+// What each policy asks of the store, in one place: the write path asks
+// these, never which policy it is, so a new policy is a constant, its
+// String and its answers here.
+
+// gathers: appends are gathered in memory while the write lease is held
+// and written when it ends (or once maxPending bytes have gathered);
+// otherwise each is written before it returns.
+func (p SyncPolicy) gathers() bool { return p == SyncNever }
+
+// syncsEachAppend: each append is synced before it returns, and the
+// write lease let go at once.
+func (p SyncPolicy) syncsEachAppend() bool { return p == SyncEveryAppend }
+
+// syncsAtFlush: Flush, and Close, sync what this store wrote.
+func (p SyncPolicy) syncsAtFlush() bool { return p == SyncOnFlush }
+
+// syncsBlobs: a blob is synced before the line that refers to it is
+// written, for the line never to be durable without it.
+func (p SyncPolicy) syncsBlobs() bool { return p != SyncNever }
+
 // Append implements Store: one write of whole lines at the end of the
 // file, under an exclusive file lock, after learning what other
 // processes appended. A failed or short write is rolled back by
@@ -229,21 +249,21 @@ func (s *FileStore) queue(fsess *fileSession, lines [][]byte, end string, extra 
 		}
 	}
 	switch {
-	case s.opts.Sync != SyncNever:
+	case !s.opts.Sync.gathers():
 		// Written before the append returns: a crash of the process
 		// loses nothing that returned.
 		if err := s.writePending(fsess); err != nil {
 			return err
 		}
 	case len(fsess.pending) >= maxPending:
-		// SyncNever gathers appends and writes them in the background
+		// Gathered appends (SyncNever) are written in the background
 		// while the next ones are encoded.
 		if err := s.land(fsess); err != nil {
 			return err
 		}
 		s.launch(fsess)
 	}
-	if s.opts.Sync == SyncEveryAppend {
+	if s.opts.Sync.syncsEachAppend() {
 		return s.syncOwn(fsess)
 	}
 	return nil
@@ -523,7 +543,7 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 // lock, and lets the lock go. Callers hold fsess.mu and have the file
 // open.
 func (s *FileStore) syncAndRelease(ctx context.Context, fsess *fileSession) error {
-	if s.opts.Sync != SyncOnFlush || (fsess.dirtyFrom < 0 && fsess.unwritten() == 0) {
+	if !s.opts.Sync.syncsAtFlush() || (fsess.dirtyFrom < 0 && fsess.unwritten() == 0) {
 		return s.release(fsess)
 	}
 	if err := s.acquire(ctx, fsess); err != nil {
