@@ -1,8 +1,6 @@
 package session
 
-import (
-	"context"
-)
+import "context"
 
 // The FileStore's blobs: its BlobDir, BlobStore on it, and the blob
 // references of what it reads resolved.
