@@ -48,6 +48,7 @@ import (
 //
 // A FileStore is safe for concurrent use. Close it when done.
 type FileStore struct {
+	// Set when the store is opened, and only read afterwards.
 	root    string // absolute
 	r       *os.Root
 	opts    FileStoreOptions
@@ -55,9 +56,16 @@ type FileStore struct {
 	lim     Limits // opts.Limits with defaults
 	blobs   *BlobDir
 	maxOpen int
+	// fileOnly: a store OpenFile made for a file outside any store's
+	// layout. It holds the files opened by path and nothing else: no
+	// scan of the directory, no leftovers removed, no listing index or
+	// blob written, no session created.
+	fileOnly bool
 
-	createMu sync.Mutex
-	mu       sync.Mutex
+	// The lock order, createMu before a session's fileSession.mu before
+	// mu, is written out at the top of filestore_session.go.
+	createMu sync.Mutex        // one Create at a time
+	mu       sync.Mutex        // guards the fields below
 	paths    map[string]string // session id -> file, relative to root
 	sessions map[string]*fileSession
 	index    map[string]*indexEntry // rel path -> listing cache
@@ -67,11 +75,7 @@ type FileStore struct {
 	clock                   uint64 // counts uses, for least-recently-used
 	last                    time.Time
 	closed                  bool
-	// fileOnly: a store OpenFile made for a file outside any store's
-	// layout. It holds the files opened by path and nothing else: no
-	// scan of the directory, no leftovers removed, no listing index or
-	// blob written, no session created.
-	fileOnly bool
+
 	// wholeReads counts the whole-file reads, for the tests that check
 	// that catching up does without them.
 	wholeReads atomic.Int64
