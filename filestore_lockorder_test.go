@@ -291,7 +291,9 @@ func analyzeLocks(t *testing.T, extra map[string]string) *lockAnalysis {
 			a.ranked[f] = createLock
 		case "mu":
 			a.ranked[f] = storeLock
-		case "paths", "sessions", "index", "indexDirty", "indexLoaded", "openFiles", "clock", "last", "closed":
+		case "root", "r", "opts", "limits", "lim", "blobs", "maxOpen", "fileOnly": // set when it opens
+		case "wholeReads": // atomic
+		default:
 			a.guarded[f] = guardStore
 		}
 	}
