@@ -14,10 +14,12 @@ import (
 	"time"
 )
 
-// What a FileStore knows of one session between calls (fileSession):
-// finding it, opening its file and closing it again (the bound on open
-// files evicts the least used), forgetting it, and the write lease, the
-// exclusive file lock kept for a moment after an append.
+// What a FileStore knows of one session between calls (fileSession),
+// in this order: finding the session and forgetting it; opening its file
+// and closing it again (the bound on open files evicts the least used);
+// what reads and appends teach it of the file; the write lease, the
+// exclusive file lock kept for a moment after an append; the errors that
+// name the file.
 //
 // # Lock order
 //

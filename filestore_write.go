@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// The write path: the sync policies, Append (learning first what other
-// processes appended, then writing or gathering the lines), the write
-// of gathered lines in the background, Flush, and what a failed write
-// or sync takes back and latches.
+// The write path, in the order an append takes it: the sync policies and
+// what each asks of the store; Append, which learns first what other
+// processes appended (catchUp) and then writes or gathers the lines; the
+// write of gathered lines in the background (a flight); Flush and the
+// sync, and what a failed write or sync takes back and latches.
 
 // SyncPolicy says when a FileStore writes appends out and makes them
 // durable with fdatasync.
