@@ -162,6 +162,26 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	return s.keep(fsess)
 }
 
+// storedLines appends to lines the line of each entry as it goes to the
+// file (see encodeAppend), without newlines; mostly the entry's own bytes.
+func (s *FileStore) storedLines(ctx context.Context, lines [][]byte, entries []Entry) ([][]byte, error) {
+	return s.storedLinesKeep(ctx, lines, entries, nil)
+}
+
+func (s *FileStore) storedLinesKeep(ctx context.Context, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, error) {
+	for _, e := range entries {
+		line := e.bytes()
+		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
+			var err error
+			if line, err = s.limits.limit(ctx, line); err != nil {
+				return nil, err
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines, nil
+}
+
 // lockForAppend takes the write lock and learns what others did, unless
 // the lease is still held (then no one else can have written).
 func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts AppendOptions) error {
@@ -182,6 +202,89 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 			return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
 		}
 	}
+}
+
+// catchUp learns, under the file lock, what other processes did since
+// this store last looked: appended lines are indexed; a replaced file is
+// read again (replaced is then true and the lock is no longer held).
+func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced bool, err error) {
+	size, _, nlink, err := fileState(fsess.f)
+	if err != nil {
+		return false, s.ioErr(fsess, "stat", err)
+	}
+	if nlink == 0 || size < fsess.size {
+		// Replaced by a rewrite, or cut short by someone else: start over.
+		s.closeFile(fsess)
+		if _, err := s.load(ctx, fsess); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if size == fsess.size && !fsess.cut {
+		return false, nil
+	}
+	// Others appended (or a torn line is still there): read the new bytes.
+	if fsess.dirtyFrom >= 0 && size > fsess.size {
+		fsess.othersAfter = true
+	}
+	tail := make([]byte, size-fsess.size)
+	if _, err := fsess.f.ReadAt(tail, fsess.size); err != nil && !errors.Is(err, io.EOF) {
+		return false, s.ioErr(fsess, "read", err)
+	}
+	rest := tail
+	if fsess.needNL {
+		// Our last line lacked a newline; another writer may have added it.
+		if len(rest) > 0 && rest[0] == '\n' {
+			rest = rest[1:]
+			fsess.size++
+			fsess.needNL = false
+		}
+	}
+	// Lines are read as the whole-file reader reads them (leniently, the
+	// lines of an append a crash cut short left out), so that the
+	// entries counted here are those a Load returns.
+	p := s.parser(false)
+	p.line, p.gotHeader = fsess.lines, true
+	var got []seenLine
+	fsess.cut = false
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			// A last line without newline: whole (needs one) or torn (cut).
+			e, ok, _ := p.entryLine(rest, false)
+			if p.torn != nil {
+				fsess.cut = true
+				break
+			}
+			fsess.size += int64(len(rest))
+			fsess.needNL = true
+			if ok {
+				got = append(got, seenLine{e: e, end: fsess.size + 1, line: p.line})
+			}
+			break
+		}
+		e, ok, _ := p.entryLine(rest[:i], true)
+		fsess.size += int64(i + 1)
+		if ok {
+			got = append(got, seenLine{e: e, end: fsess.size, line: p.line})
+		}
+		rest = rest[i+1:]
+	}
+	keep := kept(got, p.marked)
+	for k, g := range got {
+		fsess.ids.add(g.e.id) // a cut append's ids too: never reused
+		if keep[k] {
+			fsess.noteTitle(g.e)
+			fsess.count++
+			fsess.last = g.e.id
+			fsess.marks.push(mark{n: fsess.count, last: g.e.id, off: g.end, line: g.line})
+		}
+	}
+	fsess.lines = p.line
+	if fsess.cut {
+		fsess.lines-- // the torn line is not one
+	}
+	return false, nil
 }
 
 // appendLocked adds the lines (without their newlines) under the write lock: written at
@@ -435,89 +538,6 @@ func (fsess *fileSession) unwritten() int64 {
 	return n
 }
 
-// catchUp learns, under the file lock, what other processes did since
-// this store last looked: appended lines are indexed; a replaced file is
-// read again (replaced is then true and the lock is no longer held).
-func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced bool, err error) {
-	size, _, nlink, err := fileState(fsess.f)
-	if err != nil {
-		return false, s.ioErr(fsess, "stat", err)
-	}
-	if nlink == 0 || size < fsess.size {
-		// Replaced by a rewrite, or cut short by someone else: start over.
-		s.closeFile(fsess)
-		if _, err := s.load(ctx, fsess); err != nil {
-			return false, err
-		}
-		return true, nil
-	}
-	if size == fsess.size && !fsess.cut {
-		return false, nil
-	}
-	// Others appended (or a torn line is still there): read the new bytes.
-	if fsess.dirtyFrom >= 0 && size > fsess.size {
-		fsess.othersAfter = true
-	}
-	tail := make([]byte, size-fsess.size)
-	if _, err := fsess.f.ReadAt(tail, fsess.size); err != nil && !errors.Is(err, io.EOF) {
-		return false, s.ioErr(fsess, "read", err)
-	}
-	rest := tail
-	if fsess.needNL {
-		// Our last line lacked a newline; another writer may have added it.
-		if len(rest) > 0 && rest[0] == '\n' {
-			rest = rest[1:]
-			fsess.size++
-			fsess.needNL = false
-		}
-	}
-	// Lines are read as the whole-file reader reads them (leniently, the
-	// lines of an append a crash cut short left out), so that the
-	// entries counted here are those a Load returns.
-	p := s.parser(false)
-	p.line, p.gotHeader = fsess.lines, true
-	var got []seenLine
-	fsess.cut = false
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			// A last line without newline: whole (needs one) or torn (cut).
-			e, ok, _ := p.entryLine(rest, false)
-			if p.torn != nil {
-				fsess.cut = true
-				break
-			}
-			fsess.size += int64(len(rest))
-			fsess.needNL = true
-			if ok {
-				got = append(got, seenLine{e: e, end: fsess.size + 1, line: p.line})
-			}
-			break
-		}
-		e, ok, _ := p.entryLine(rest[:i], true)
-		fsess.size += int64(i + 1)
-		if ok {
-			got = append(got, seenLine{e: e, end: fsess.size, line: p.line})
-		}
-		rest = rest[i+1:]
-	}
-	keep := kept(got, p.marked)
-	for k, g := range got {
-		fsess.ids.add(g.e.id) // a cut append's ids too: never reused
-		if keep[k] {
-			fsess.noteTitle(g.e)
-			fsess.count++
-			fsess.last = g.e.id
-			fsess.marks.push(mark{n: fsess.count, last: g.e.id, off: g.end, line: g.line})
-		}
-	}
-	fsess.lines = p.line
-	if fsess.cut {
-		fsess.lines-- // the torn line is not one
-	}
-	return false, nil
-}
-
 // Flush implements Flusher: with SyncOnFlush it makes the appends so far
 // durable. It returns a latched error.
 func (s *FileStore) Flush(ctx context.Context, id string) error {
@@ -597,24 +617,4 @@ func (s *FileStore) syncOwn(fsess *fileSession) error {
 func (s *FileStore) latch(fsess *fileSession, op string, err error) error {
 	fsess.err = fmt.Errorf("%w: %w", ErrWriteFailed, s.ioErr(fsess, op, err))
 	return fsess.err
-}
-
-// storedLines appends to lines the line of each entry as it goes to the
-// file (see encodeAppend), without newlines; mostly the entry's own bytes.
-func (s *FileStore) storedLines(ctx context.Context, lines [][]byte, entries []Entry) ([][]byte, error) {
-	return s.storedLinesKeep(ctx, lines, entries, nil)
-}
-
-func (s *FileStore) storedLinesKeep(ctx context.Context, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, error) {
-	for _, e := range entries {
-		line := e.bytes()
-		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
-			var err error
-			if line, err = s.limits.limit(ctx, line); err != nil {
-				return nil, err
-			}
-		}
-		lines = append(lines, line)
-	}
-	return lines, nil
 }
