@@ -31,6 +31,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,36 +281,27 @@ func analyzeLocks(t *testing.T, extra map[string]string) *lockAnalysis {
 		seen:         map[string]bool{},
 	}
 	a.lockCtx, _ = pkg.Scope().Lookup("lockCtx").(*types.Func)
-	// The ranked locks, and what guards each field.
-	store := structOf(t, pkg, "FileStore")
-	sess := structOf(t, pkg, "fileSession")
-	for i := range store.NumFields() {
-		f := store.Field(i)
-		a.fieldOf[f] = "FileStore." + f.Name()
-		switch f.Name() {
-		case "createMu":
-			a.ranked[f] = createLock
-		case "mu":
-			a.ranked[f] = storeLock
-		case "root", "r", "opts", "limits", "lim", "blobs", "maxOpen", "fileOnly": // set when it opens
-		case "wholeReads": // atomic
-		default:
-			a.guarded[f] = guardStore
+	// The ranked locks, and what guards each field: the struct's own lock
+	// unless lockFields says otherwise.
+	for _, typ := range []string{"FileStore", "fileSession"} {
+		st := structOf(t, pkg, typ)
+		for i := range st.NumFields() {
+			f := st.Field(i)
+			name := typ + "." + f.Name()
+			a.fieldOf[f] = name
+			switch k, ok := lockFields[name]; {
+			case !ok:
+				a.guarded[f] = lockGuards[typ]
+			case k.rank != noLock:
+				a.ranked[f] = k.rank
+			default:
+				a.guarded[f] = k.guard
+			}
 		}
 	}
-	for i := range sess.NumFields() {
-		f := sess.Field(i)
-		a.fieldOf[f] = "fileSession." + f.Name()
-		switch f.Name() {
-		case "mu":
-			a.ranked[f] = sessionLock
-		case "id": // set once, before the session is shared
-		case "used", "open":
-			a.guarded[f] = guardStore
-		case "rel", "updated":
-			a.guarded[f] = guardEither
-		default:
-			a.guarded[f] = guardSession
+	for name := range lockFields {
+		if !slices.Contains(slices.Collect(maps.Values(a.fieldOf)), name) {
+			t.Errorf("lockFields names %s, which is no longer a field", name)
 		}
 	}
 	if len(a.ranked) != 3 || a.lockCtx == nil {
@@ -352,6 +344,28 @@ func analyzeLocks(t *testing.T, extra map[string]string) *lockAnalysis {
 	}
 	slices.Sort(a.problems)
 	return a
+}
+
+// lockGuards is the guard of the fields of each struct by default.
+var lockGuards = map[string]guard{"FileStore": guardStore, "fileSession": guardSession}
+
+// lockFields are the ranked locks, and the fields not guarded by their
+// struct's lock.
+var lockFields = map[string]struct {
+	rank  lockClass
+	guard guard
+}{
+	"FileStore.createMu": {rank: createLock},
+	"FileStore.mu":       {rank: storeLock},
+	"fileSession.mu":     {rank: sessionLock},
+	// Set when the store opens, or atomic.
+	"FileStore.root": {}, "FileStore.r": {}, "FileStore.opts": {}, "FileStore.limits": {}, "FileStore.lim": {},
+	"FileStore.blobs": {}, "FileStore.maxOpen": {}, "FileStore.fileOnly": {}, "FileStore.wholeReads": {},
+	"fileSession.id":      {}, // set before the session is shared
+	"fileSession.used":    {guard: guardStore},
+	"fileSession.open":    {guard: guardStore},
+	"fileSession.rel":     {guard: guardEither},
+	"fileSession.updated": {guard: guardEither},
 }
 
 type importerFunc func(path string) (*types.Package, error)
