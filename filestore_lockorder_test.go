@@ -19,6 +19,12 @@ package session
 //     counts as holding "a session's". So a blocking lock of a second
 //     session under the first is refused; TryLock, which never waits, is
 //     not ordered (eviction uses it).
+//   - A field guarded by a session's lock asks for some session's lock
+//     held, not that session's; newFileStore and openFileOnly, which
+//     make a store before anyone else sees it, are not asked.
+//   - A function that is exported, or that nothing in the package calls
+//     (it is called through an interface, by a goroutine or a timer),
+//     must not need its callers to hold a lock.
 //   - Calls through interfaces and function values are not followed.
 //
 // TestLockOrderCheckFails proves it can fail: it adds functions that
