@@ -29,6 +29,9 @@ package session
 //
 // TestLockOrderCheckFails proves it can fail: it adds functions that
 // break each rule to the source and expects each reported.
+//
+// The file is long because it is a small analyzer: Go's statements,
+// followed one kind at a time.
 
 import (
 	"fmt"

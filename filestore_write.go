@@ -14,7 +14,9 @@ import (
 // what each asks of the store; Append, which learns first what other
 // processes appended (catchUp) and then writes or gathers the lines; the
 // write of gathered lines in the background (a flight); Flush and the
-// sync, and what a failed write or sync takes back and latches.
+// sync, and what a failed write or sync takes back and latches. It is
+// one file, if a long one, because those steps call only one another and
+// read best as the one path they are.
 
 // SyncPolicy says when a FileStore writes appends out and makes them
 // durable with fdatasync.
