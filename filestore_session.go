@@ -40,8 +40,9 @@ import (
 //     FileStore.mu.
 //  4. FileStore.mu: the store's maps and counters, held for a moment.
 //     Nothing is waited for under it. Code that holds it and needs a
-//     session's lock lets it go first (Close, writeAllPending and
-//     closeSession gather the sessions under it, then lock each).
+//     session's lock lets it go first (Close and writeAllPending gather
+//     the sessions under it, closeSession finds its one, and only then
+//     lock them).
 //
 // The write lease outlives the call that took it: the exclusive OS lock
 // stays held after an append, fileSession.mu let go, until the lease's
