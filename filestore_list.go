@@ -341,7 +341,7 @@ func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
 		}
 		h := held{}
 		if e.kind == kindSessionInfo {
-			var n SessionName
+			var n SessionInfoEntry
 			if e.payload(&n); strings.TrimSpace(n.Name) != "" {
 				h = held{name: strings.TrimSpace(n.Name), ok: true}
 			}

@@ -247,16 +247,13 @@ func (s *FileStore) storedAs(fsess *fileSession, lines [][]byte, entries []Entry
 // replaced), for the caller to read the whole file. Callers hold
 // fsess.mu and have the file open.
 func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, last string) (*Log, bool, error) {
-	held := fsess.locked // under our own write lease: already exclusive
+	held, err := s.lockToRead(ctx, fsess)
+	if err != nil {
+		return nil, false, err
+	}
 	if held {
-		if err := s.writePending(fsess); err != nil {
-			return nil, false, err
-		}
 		fsess.lastUse = time.Now()
 	} else {
-		if err := lockFile(ctx, fsess.f, false); err != nil {
-			return nil, false, s.lockErr(fsess, err)
-		}
 		defer unlockFile(fsess.f)
 	}
 	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced {

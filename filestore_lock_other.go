@@ -7,12 +7,15 @@ import (
 	"os"
 )
 
+// The OS side of a FileStore's locking where there is no flock: the
+// file locks are no-ops, and a file has no identity to tell it from the
+// one that replaced it.
+
 // Without flock, a FileStore on these systems is safe for one process
 // only; the locks below are no-ops.
 func lockFile(ctx context.Context, f *os.File, exclusive bool) error { return ctx.Err() }
 func tryLockFile(f *os.File) bool                                    { return true }
 func unlockFile(f *os.File) error                                    { return nil }
-func fdatasync(f *os.File) error                                     { return f.Sync() }
 
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) { return 0, 1 }
 

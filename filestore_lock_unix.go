@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// The OS side of a FileStore's locking on unix: the advisory file lock
+// (flock) every process takes around its appends, reads and rewrites,
+// and the fstat that tells, under that lock, how long the file is and
+// whether a rewrite replaced it.
+
 // lockFile takes an advisory lock on the whole file: exclusive for
 // writers, shared for readers. Every process using a FileStore on the
 // same files takes it around each append, read and rewrite. While another

@@ -1,0 +1,376 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The seed layout, <root>/--<cwd>--/<timestamp>_<id>.jsonl: the names of
+// directories and files, the scan that finds the sessions of a root,
+// directories made durable, and opening a session file by its path
+// (OpenPath, OpenFile), inside a store's tree or outside any.
+
+const (
+	archiveDir = ".archive"
+	fileExt    = ".jsonl"
+)
+
+// CwdDir returns the directory name the seed layout uses for cwd: the
+// working directory without its leading separator, '/', '\' and ':'
+// turned into '-', between "--" and "--" (and control characters, which
+// few file systems take in a name, turned into '-' too; bytes that are
+// not UTF-8 become U+FFFD, as in the header). A name longer than file systems
+// allow (maxDirName bytes), for a deep working directory, keeps its
+// first bytes and ends with '-', 16 hexadecimal digits of the SHA-256 of
+// cwd, and "--": pi, which has no such rule, cannot create sessions for
+// such a directory at all.
+func CwdDir(cwd string) string {
+	c := strings.TrimLeft(StoredString(cwd), `/\`)
+	c = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(c)
+	if strings.ContainsFunc(c, unicode.IsControl) {
+		// No file system takes NUL in a name, and few other controls.
+		c = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return '-'
+			}
+			return r
+		}, c)
+	}
+	name := "--" + c + "--"
+	if len(name) <= maxDirName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	keep := maxDirName - len("----") - 1 - 16
+	for keep > 0 && !utf8.RuneStart(c[keep]) {
+		keep-- // cut between characters
+	}
+	return "--" + c[:keep] + "-" + hex.EncodeToString(sum[:8]) + "--"
+}
+
+// maxDirName is the longest file name most file systems take (NAME_MAX).
+const maxDirName = 255
+
+// fileName returns the seed-layout file name of a session.
+func fileName(h Header) string {
+	ts := h.Timestamp
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	stamp := strings.NewReplacer(":", "-", ".", "-").Replace(formatTime(ts))
+	return stamp + "_" + h.ID + fileExt
+}
+
+// idOfFile returns the session id in a seed-layout file name, or "".
+func idOfFile(name string) string {
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, fileExt) {
+		return ""
+	}
+	_, id, ok := strings.Cut(strings.TrimSuffix(name, fileExt), "_")
+	if !ok || ValidateID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// ownTemp reports whether name is a temporary file writeAtomic made for
+// a file whose name ours accepts: "." + that name + ".tmp-" + 1 to 13
+// base-36 digits. Only such files are ever removed as leftovers, so that
+// a file of the user's that merely looks like one is never touched.
+func ownTemp(name string, ours func(base string) bool) bool {
+	i := strings.LastIndex(name, ".tmp-")
+	if i < 2 || name[0] != '.' {
+		return false
+	}
+	suffix := name[i+len(".tmp-"):]
+	if len(suffix) < 1 || len(suffix) > 13 {
+		return false
+	}
+	for j := 0; j < len(suffix); j++ {
+		if c := suffix[j]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return ours(name[1:i])
+}
+
+func isIndex(base string) bool       { return base == indexName }
+func isSessionFile(base string) bool { return idOfFile(base) != "" }
+
+// scan reads the directory tree and refreshes the id → file map. With
+// clean, it also removes temporary files left by interrupted rewrites.
+// Callers must not hold s.mu.
+func (s *FileStore) scan(clean bool) error {
+	found := map[string]string{}
+	for _, top := range []string{".", archiveDir} {
+		dirs, err := readDirNames(s.r, top)
+		if err != nil {
+			if top == archiveDir {
+				// No archive, or one the store cannot read (a symlink out
+				// of the root, say): its sessions are not listed, and
+				// every other session opens as before.
+				continue
+			}
+			return fmt.Errorf("session: file store: %w", err)
+		}
+		for _, d := range dirs {
+			if clean && top == "." && ownTemp(d, isIndex) {
+				removeStaleTemp(s.r, d) // of the listing index
+				continue
+			}
+			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
+				continue
+			}
+			dir := filepath.Join(top, d)
+			names, err := readDirNames(s.r, dir)
+			if err != nil {
+				continue // not a directory, or gone
+			}
+			for _, n := range names {
+				if clean && ownTemp(n, isSessionFile) {
+					removeStaleTemp(s.r, filepath.Join(dir, n))
+					continue
+				}
+				if id := idOfFile(n); id != "" {
+					if _, dup := found[id]; !dup || top == "." {
+						found[id] = filepath.Join(dir, n)
+					}
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	for id, rel := range s.paths {
+		if filepath.IsAbs(rel) {
+			found[id] = rel // opened by path, outside the tree
+		}
+	}
+	s.paths = found
+	s.mu.Unlock()
+	return nil
+}
+
+func readDirNames(r *os.Root, dir string) ([]string, error) {
+	d, err := r.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+// removeStaleTemp removes a rewrite's temporary file whose writer is gone:
+// a live writer holds a lock on it, and a file younger than a minute may
+// belong to a writer that has not taken the lock yet.
+func removeStaleTemp(r *os.Root, rel string) {
+	f, err := r.OpenFile(rel, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) < time.Minute || !tryLockFile(f) {
+		return
+	}
+	_ = removeIn(r, rel)
+}
+
+// Path returns the file that holds session id (ErrNotFound if the store
+// has no such session). Archiving and restoring move it.
+func (s *FileStore) Path(id string) (string, error) {
+	fsess, err := s.file(id)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path(fsess.rel), nil
+}
+
+// path returns the file of a session for messages.
+func (s *FileStore) path(rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(s.root, rel)
+}
+
+// openRel opens a session file read-write through os.Root.
+func (s *FileStore) openRel(rel string) (*os.File, error) {
+	if filepath.IsAbs(rel) {
+		r, err := os.OpenRoot(filepath.Dir(rel))
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		return r.OpenFile(filepath.Base(rel), os.O_RDWR, 0)
+	}
+	return s.r.OpenFile(rel, os.O_RDWR, 0)
+}
+
+// mkdirAll makes the directory path and its missing parents, each mode
+// 0700 whatever the umask (a restrictive umask would otherwise make a
+// parent the store cannot create the next level in).
+func mkdirAll(path string) error {
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(path); parent != path {
+		if err := mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := mkdirOS(path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// mkdirRoot is mkdirAll for a path inside r.
+func mkdirRoot(r *os.Root, path string) error {
+	if fi, err := r.Stat(path); err == nil {
+		if !fi.IsDir() {
+			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(path); parent != "." && parent != path {
+		if err := mkdirRoot(r, parent); err != nil {
+			return err
+		}
+	}
+	if err := mkdirIn(r, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// OpenPath opens the session in the file at path, which may lie outside
+// the store's tree: the session is then known to this store by its id
+// until it is closed.
+func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	rel := abs
+	if r, err := filepath.Rel(s.root, abs); err == nil && filepath.IsLocal(r) {
+		rel = r
+	}
+	h, err := readHeader(abs, s.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateID(h.ID); err != nil {
+		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
+	}
+	if named := idOfFile(filepath.Base(abs)); named != "" && named != h.ID {
+		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name %q", h.ID, named)}
+	}
+	s.mu.Lock()
+	if old, ok := s.paths[h.ID]; ok && old != rel {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %s is already in %s", ErrExists, h.ID, s.path(old))
+	}
+	s.paths[h.ID] = rel
+	s.mu.Unlock()
+	return Open(ctx, s, h.ID)
+}
+
+// readHeader reads the header of the log at path as every reader does,
+// with the same limits (a header line of any size the writer accepts).
+func readHeader(path string, lim Limits) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, fmt.Errorf("session: open %s: %w", path, err)
+	}
+	defer f.Close()
+	h, err := NewDecoder(f, &ReadOptions{Limits: lim}).Header()
+	if err != nil {
+		return Header{}, WithPath(err, path)
+	}
+	return h, nil
+}
+
+// OpenFile opens the session file at path, with opts. A file in the seed
+// layout (<root>/--<cwd>--/<file>, archived ones too) is opened on the
+// FileStore of that root. Any other file is opened on a store that holds
+// it alone: it writes nothing beside the file but the file itself (and
+// the temporary file of a rewrite, renamed over it), removes nothing,
+// keeps images inline unless opts.BlobDir is set, and creates no
+// session. Close the session, then the returned store, when done.
+func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Session, *FileStore, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, nil, fmt.Errorf("session: open %s: %w", abs, err)
+	}
+	var store *FileStore
+	if root, ok := layoutRoot(abs); ok {
+		store, err = OpenFileStore(root, opts)
+	} else {
+		store, err = openFileOnly(filepath.Dir(abs), opts)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := store.OpenPath(ctx, abs)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return sess, store, nil
+}
+
+// layoutRoot returns the root of the seed layout path is in:
+// <root>/--cwd--/file or <root>/.archive/--cwd--/file.
+func layoutRoot(path string) (string, bool) {
+	dir := filepath.Dir(path)
+	base := filepath.Base(dir)
+	if len(base) < 4 || !strings.HasPrefix(base, "--") || !strings.HasSuffix(base, "--") {
+		return "", false
+	}
+	root := filepath.Dir(dir)
+	if filepath.Base(root) == archiveDir {
+		root = filepath.Dir(root)
+	}
+	return root, true
+}
+
+// openFileOnly opens the store OpenFile uses for files outside any
+// store's layout (see FileStore.fileOnly), on their directory.
+func openFileOnly(dir string, opts *FileStoreOptions) (*FileStore, error) {
+	o := FileStoreOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BlobDir == "" {
+		// References are still looked up where the seed layout keeps
+		// blobs, but nothing is put there.
+		o.BlobDir = filepath.Join(filepath.Dir(filepath.Dir(dir)), "blobs")
+		o.MinBlobBytes = -1
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	s := newFileStore(dir, r, &o)
+	s.fileOnly, s.indexLoaded = true, true
+	return s, nil
+}

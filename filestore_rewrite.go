@@ -1,0 +1,335 @@
+package session
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Replacing a session file: Rewrite, the migration of old file format
+// versions (on Load, and MigrateFile), and the atomic write through a
+// temporary file renamed or linked into place that Create uses too.
+
+// Rewrite implements Store: under the exclusive file lock, the file is
+// read again and checked against opts (the conditions, and lines that
+// are not entries, which are kept unless opts.DropUnreadable); then the
+// new file is written beside the old one, synced, renamed over it, and
+// the directory synced. Other processes' handles notice the replacement
+// at their next append or load.
+func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions, h Header, entries []Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h.ID != id {
+		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
+	}
+	for i, e := range entries {
+		if e.IsZero() {
+			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
+		}
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err
+		}
+		if err := s.acquire(ctx, fsess); err != nil {
+			return err
+		}
+		if err := s.writePending(fsess); err != nil {
+			return err
+		}
+		data, replaced, err := readAll(fsess.f)
+		if err != nil {
+			s.closeFile(fsess)
+			return s.ioErr(fsess, "read", err)
+		}
+		if replaced && attempt < 3 {
+			s.closeFile(fsess) // another process replaced it: check the new file
+			continue
+		}
+		err = s.rewriteChecked(fsess, opts, data, h, entries)
+		s.closeFile(fsess)
+		if err != nil {
+			return err
+		}
+		// Done: what the store knows of the file is read again when next
+		// needed (a failure to read it now would report a rewrite that
+		// happened as failed).
+		fsess.loaded = false
+		s.touched(fsess)
+		return nil
+	}
+}
+
+// rewriteChecked replaces the file, whose bytes are data, if they meet
+// opts. Callers hold the exclusive file lock.
+func (s *FileStore) rewriteChecked(fsess *fileSession, opts RewriteOptions, data []byte, h Header, entries []Entry) error {
+	old, err := DecodeLog(data, &ReadOptions{Limits: s.opts.Limits})
+	if err != nil {
+		return WithPath(err, s.path(fsess.rel))
+	}
+	if old.MigratedFrom != 0 {
+		return fmt.Errorf("%w: %s is in format version %d; load it first to migrate it", ErrConflict, s.path(fsess.rel), old.MigratedFrom)
+	}
+	if err := opts.Check(lastID(old.Entries), len(old.Entries)); err != nil {
+		return err
+	}
+	if !opts.DropUnreadable {
+		if err := unreadableError(s.path(fsess.rel), old, "the rewrite"); err != nil {
+			return err
+		}
+	}
+	return s.rewriteLocked(fsess, h, entries, data)
+}
+
+// unreadableError is the *CorruptError that refuses an operation (what)
+// that would drop the lines of log that are not entries, or nil if it
+// has none.
+func unreadableError(path string, log *Log, what string) error {
+	bad := append(slices.Clone(log.Malformed), log.Partial...)
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.SortFunc(bad, func(a, b LineError) int { return cmp.Compare(a.Line, b.Line) })
+	lines := make([]string, 0, min(len(bad), 10))
+	for i, m := range bad {
+		if i == 10 {
+			lines = append(lines, "...")
+			break
+		}
+		lines = append(lines, strconv.Itoa(m.Line))
+	}
+	return &CorruptError{Path: path, Line: bad[0].Line, Err: fmt.Errorf(
+		"%s would drop %d line(s) that are not entries (line %s: malformed, or of an append a crash cut short); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
+		what, len(bad), strings.Join(lines, ", "))}
+}
+
+// rewriteLocked replaces the file with h and entries. The caller holds
+// the file lock on the old file, whose bytes are old. The size limits
+// apply to entries that are not lines of the file already (those stay
+// byte for byte).
+func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry, old []byte) error {
+	h.Version = CurrentVersion
+	buf, err := h.appendJSON(nil)
+	if err != nil {
+		return err
+	}
+	buf = append(buf, '\n')
+	var lines map[string]bool
+	keep := func(raw []byte) bool {
+		if lines == nil {
+			lines = map[string]bool{}
+			for _, l := range bytes.Split(old, []byte{'\n'}) {
+				if !s.limits.small(l, false) {
+					lines[string(l)] = true
+				}
+			}
+		}
+		return lines[string(raw)]
+	}
+	if buf, err = s.encodeAppend(context.Background(), buf, entries, keep); err != nil {
+		return err
+	}
+	if err := s.lim.checkLog(buf); err != nil {
+		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
+	}
+	if err := s.writeNew(fsess.rel, buf, true); err != nil {
+		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
+	}
+	return nil
+}
+
+// encodeAppend appends to buf the lines of entries as they go to the
+// file: long strings cut, large images moved to the blob store (see
+// FileStoreOptions). keep, when not nil, names entries to write as they
+// are: lines the file holds already, which a rewrite leaves untouched.
+func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
+	lines, err := s.storedLinesKeep(ctx, nil, entries, keep)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	return buf, nil
+}
+
+// migrate rewrites a version 1 or 2 file in version 3, if it still holds
+// data when the lock is taken.
+func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte, log *Log) error {
+	if err := s.acquire(ctx, fsess); err != nil {
+		return err
+	}
+	defer s.closeFile(fsess) // read again, whatever happened
+	now, replaced, err := readAll(fsess.f)
+	if err != nil {
+		return s.ioErr(fsess, "read", err)
+	}
+	if replaced || !bytes.Equal(now, data) {
+		return nil // someone else changed it
+	}
+	out, err := migrateFile(data, log.MigratedFrom)
+	if err != nil {
+		return WithPath(&CorruptError{Line: 1, Err: err}, s.path(fsess.rel))
+	}
+	if err := s.writeNew(fsess.rel, out, true); err != nil {
+		return fmt.Errorf("session: migrate %s: %w", s.path(fsess.rel), err)
+	}
+	return nil
+}
+
+// MigrateFile upgrades the session file at path to the current format
+// version, rewriting it atomically (temporary file, fsync, rename, fsync
+// of the directory) under the file lock, and returns the version it had.
+// A current file is left untouched and gives CurrentVersion; with dryRun
+// nothing is written. A file that cannot be read as a session gives an
+// error naming it and is never written to.
+func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	r, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	name := filepath.Base(path)
+	f, err := r.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := lockFile(ctx, f, !dryRun); err != nil {
+		return 0, fmt.Errorf("session: lock %s: %w", path, err)
+	}
+	defer unlockFile(f)
+	data, _, err := readAll(f)
+	if err != nil {
+		return 0, fmt.Errorf("session: read %s: %w", path, err)
+	}
+	log, err := DecodeLog(data, nil)
+	if err != nil {
+		return 0, WithPath(err, path)
+	}
+	if log.MigratedFrom == 0 {
+		return CurrentVersion, nil
+	}
+	if dryRun {
+		return log.MigratedFrom, nil
+	}
+	out, err := migrateFile(data, log.MigratedFrom)
+	if err != nil {
+		return 0, WithPath(&CorruptError{Line: 1, Err: err}, path)
+	}
+	if err := writeAtomic(r, name, out, true, true); err != nil {
+		return 0, fmt.Errorf("session: migrate %s: %w", path, err)
+	}
+	return log.MigratedFrom, nil
+}
+
+// readAll reads a whole file, and reports whether it has been replaced
+// (unlinked by a rename) since it was opened.
+func readAll(f *os.File) ([]byte, bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if _, nlink := identity(fi); nlink == 0 {
+		return nil, true, nil
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	return data[:n], false, nil
+}
+
+// writeNew writes data to a temporary file beside rel, syncs it, whatever
+// the policy, and puts it at rel: replacing what is there when replace
+// is set, failing with fs.ErrExist otherwise. The directory is synced
+// afterwards.
+func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
+	r, name := s.r, rel
+	if filepath.IsAbs(rel) {
+		var err error
+		if r, err = os.OpenRoot(filepath.Dir(rel)); err != nil {
+			return err
+		}
+		defer r.Close()
+		name = filepath.Base(rel)
+	}
+	// Always synced, whatever the policy: renaming an unsynced file over
+	// a good one could leave neither after a crash, and a new session's
+	// file must never survive without its header.
+	return writeAtomic(r, name, data, replace, true)
+}
+
+// writeAtomic puts data at name in r through a temporary file in the same
+// directory (mode 0600, locked while it is written so that cleaners in
+// other processes leave it alone), renamed (replace) or linked (no
+// replace: fs.ErrExist if name exists) into place, with the file and
+// then the directory synced when sync is set.
+func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err error) {
+	dir := filepath.Dir(name)
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := createIn(r, tmp)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil { // whatever the umask
+		f.Close()
+		_ = removeIn(r, tmp)
+		return err
+	}
+	defer func() {
+		f.Close()
+		if err != nil {
+			_ = removeIn(r, tmp)
+		}
+	}()
+	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
+	if n, werr := writeAt(f, data, 0); werr != nil || n < len(data) {
+		return cmp.Or(werr, io.ErrShortWrite)
+	}
+	if sync && mutant != "rename-before-sync" {
+		if err = fsync(f); err != nil {
+			return err
+		}
+	}
+	if replace {
+		err = renameIn(r, tmp, name)
+	} else if err = linkIn(r, tmp, name); err == nil {
+		_ = removeIn(r, tmp)
+	}
+	if err != nil {
+		return err
+	}
+	if sync && mutant == "rename-before-sync" {
+		_ = fsync(f)
+	}
+	if sync {
+		err = syncDir(r, dir)
+	}
+	return err
+}
