@@ -301,6 +301,11 @@ type crashState struct {
 	p     int
 	how   string
 	files map[string][]byte // path -> contents; a path ending in / is a directory
+	// model, for the state a crash of the process leaves, is the model
+	// of the disk under it: what is durable of it and what is not, so
+	// that the recovery that follows can be checked against a power loss
+	// too (see recoverAndLosePower).
+	model *fsState
 }
 
 // crashStates enumerates the states of every prefix.
@@ -308,13 +313,14 @@ func crashStates(base *fsState, steps []step) []crashState {
 	files := fileIDs(base, steps)
 	var out []crashState
 	seen := map[[32]byte]bool{}
-	add := func(p int, how string, f map[string][]byte) {
+	add := func(p int, how string, f map[string][]byte) *crashState {
 		h := stateHash(f)
 		if seen[h] {
-			return
+			return nil
 		}
 		seen[h] = true
 		out = append(out, crashState{p: p, how: how, files: f})
+		return &out[len(out)-1]
 	}
 	replay := func(p, skip, cutStep, cutBytes int) *fsState {
 		s := base.clone()
@@ -331,7 +337,9 @@ func crashStates(base *fsState, steps []step) []crashState {
 	}
 	for p := 0; p <= len(steps); p++ {
 		full := replay(p, -1, -1, 0)
-		add(p, "process crash", full.volatile())
+		if st := add(p, "process crash", full.volatile()); st != nil {
+			st.model = full
+		}
 		add(p, "power loss, nothing unsynced kept", full.durable())
 		for k := 0; k < p; k++ {
 			o := steps[k].op
@@ -664,7 +672,7 @@ func checkWorkload(t *testing.T, w workload) ([]violation, int) {
 	for _, st := range states {
 		dir := t.TempDir()
 		materialize(t, st, base, dir)
-		if what := checkState(t, w, rec.steps[:st.p], x, dir, st.how == "process crash"); what != "" {
+		if what := checkState(t, w, rec.steps[:st.p], x, dir, st, base); what != "" {
 			out = append(out, violation{st, what})
 		}
 		os.RemoveAll(dir)
@@ -673,11 +681,22 @@ func checkWorkload(t *testing.T, w workload) ([]violation, int) {
 }
 
 // checkState opens the state in dir and checks it against the promises
-// acknowledged in steps; "" when it keeps them all. processCrash says the
-// state is what a crash of the process leaves, which keeps the stronger
-// promise of appends written before they returned.
-func checkState(t *testing.T, w workload, steps []step, x expected, dir string, processCrash bool) string {
+// acknowledged in steps; "" when it keeps them all. A state a crash of
+// the process leaves keeps the stronger promise of appends written
+// before they returned, and what the store does on it next (the
+// recovery: an open, an append, a new session) is recorded and checked
+// against a power loss that follows it (base is where the model's paths
+// lie).
+func checkState(t *testing.T, w workload, steps []step, x expected, dir string, cs crashState, base string) string {
 	ctx := context.Background()
+	processCrash := cs.how == "process crash"
+	var rec *recorder
+	if cs.model != nil && w.policy != SyncNever {
+		rec = &recorder{}
+		recordFS = rec.op
+		defer func() { recordFS = nil }()
+	}
+	recovered := map[string][]string{} // by session: the entries a recovery saw and appended
 	root, blobs := filepath.Join(dir, "sessions"), filepath.Join(dir, "blobs")
 	// What must be there, by session, from the acknowledgements in order.
 	created, archived := map[string]bool{}, map[string]bool{}
@@ -778,8 +797,8 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 			return "a blob whose append returned is lost: " + err.Error()
 		}
 	}
-	ids := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m"}
-	for _, id := range ids {
+	sessions := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m"}
+	for _, id := range sessions {
 		log, err := store.Load(ctx, id)
 		if err != nil {
 			if created[id] && errors.Is(err, ErrNotFound) {
@@ -846,6 +865,7 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 			return fmt.Sprintf("session %s takes no append after the crash: %v", id, err)
 		}
 		mustOK(t, s.Close())
+		recovered[id] = append(ids(log.Entries), e.id)
 		again, err := OpenFileStore(root, &FileStoreOptions{BlobDir: blobs})
 		if err != nil {
 			return "the store does not open again: " + err.Error()
@@ -860,6 +880,74 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 		}
 		if len(l2.Entries) != len(log.Entries)+1 || l2.Entries[len(l2.Entries)-1].id != e.id {
 			return fmt.Sprintf("session %s: %d entries after an append to %d", id, len(l2.Entries), len(log.Entries))
+		}
+	}
+	if rec == nil {
+		return ""
+	}
+	// A new session beside the ones the crash left, in a directory that
+	// may be there without being durable.
+	fresh, err := Create(ctx, store, &CreateOptions{ID: "s-new", Cwd: "/w"})
+	if err != nil {
+		return "no session can be created after the crash: " + err.Error()
+	}
+	mustOK(t, fresh.Close())
+	recovered["s-new"] = nil
+	recordFS = nil
+	return recoverAndLosePower(t, w, cs.model, rec.steps, dir, base, recovered)
+}
+
+// recoverAndLosePower checks what a power loss right after the recovery
+// leaves: the model of the crash state (paths under base) with the
+// recovery's changes (recorded under dir) applied, its durable part
+// opened. Every entry the recovery read and then built on with an
+// append that returned (durable under the policy, Close flushing it) is
+// there, and so is every session it created.
+func recoverAndLosePower(t *testing.T, w workload, model *fsState, steps []step, dir, base string, recovered map[string][]string) string {
+	ctx := context.Background()
+	m := model.clone()
+	move := func(p string) string {
+		if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) {
+			return filepath.Join(base, rel)
+		}
+		return p
+	}
+	for _, st := range steps {
+		if st.op == nil {
+			continue
+		}
+		o := *st.op
+		o.Path, o.To = move(o.Path), move(o.To)
+		if st.op.To == "" {
+			o.To = ""
+		}
+		m.apply(&o, -1)
+	}
+	after := t.TempDir()
+	defer os.RemoveAll(after)
+	materialize(t, crashState{files: m.durable()}, base, after)
+	root, blobs := filepath.Join(after, "sessions"), filepath.Join(after, "blobs")
+	if _, err := os.Stat(root); err != nil {
+		return "power loss after the recovery: the store's root is gone"
+	}
+	store, err := OpenFileStore(root, &FileStoreOptions{BlobDir: blobs})
+	if err != nil {
+		return "power loss after the recovery: the store does not open: " + err.Error()
+	}
+	defer store.Close()
+	for id, want := range recovered {
+		log, err := store.Load(ctx, id)
+		if err != nil {
+			return fmt.Sprintf("power loss after the recovery: session %s, created or appended to (and closed), does not open: %v", id, err)
+		}
+		have := map[string]bool{}
+		for _, e := range log.Entries {
+			have[e.id] = true
+		}
+		for _, eid := range want {
+			if !have[eid] {
+				return fmt.Sprintf("power loss after the recovery: session %s lost entry %s, which the recovery read or appended (the append returned and was flushed)", id, eid)
+			}
 		}
 	}
 	return ""
@@ -910,7 +998,7 @@ func TestCrashCheckerCatchesMutants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("thousands of crash states")
 	}
-	for _, m := range []string{"datasync-skip", "fsync-skip", "syncdir-skip", "mkdir-nosync", "rename-before-sync", "no-torn-cut", "no-marks"} {
+	for _, m := range []string{"datasync-skip", "fsync-skip", "syncdir-skip", "mkdir-nosync", "rename-before-sync", "no-torn-cut", "no-marks", "name-nosync"} {
 		t.Run(m, func(t *testing.T) {
 			mutant = m
 			defer func() { mutant = "" }()

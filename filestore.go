@@ -314,7 +314,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	s.mu.Lock()
 	s.paths[h.ID] = rel
-	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1}
+	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true} // writeNew synced the directory
 	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
 	return nil

@@ -221,41 +221,51 @@ func (s *FileStore) openRel(rel string) (*os.File, error) {
 
 // mkdirAll makes the directory path and its missing parents, each mode
 // 0700 whatever the umask (a restrictive umask would otherwise make a
-// parent the store cannot create the next level in).
+// parent the store cannot create the next level in), and their entries
+// durable, those it finds in place included (see entryDurable).
 func mkdirAll(path string) error {
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.IsDir() {
 			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
 		}
-		return nil
+		return entryDurable(path) // it may be there without being durable
 	}
 	if parent := filepath.Dir(path); parent != path {
 		if err := mkdirAll(parent); err != nil {
 			return err
 		}
 	}
-	if err := mkdirOS(path); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := mkdirOS(path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return entryDurable(path) // another process made it meanwhile
+		}
 		return err
 	}
+	madeDurable(path)
 	return nil
 }
 
 // mkdirRoot is mkdirAll for a path inside r.
 func mkdirRoot(r *os.Root, path string) error {
+	abs := filepath.Join(r.Name(), path)
 	if fi, err := r.Stat(path); err == nil {
 		if !fi.IsDir() {
 			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
 		}
-		return nil
+		return entryDurable(abs)
 	}
 	if parent := filepath.Dir(path); parent != "." && parent != path {
 		if err := mkdirRoot(r, parent); err != nil {
 			return err
 		}
 	}
-	if err := mkdirIn(r, path); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := mkdirIn(r, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return entryDurable(abs)
+		}
 		return err
 	}
+	madeDurable(abs)
 	return nil
 }
 

@@ -106,6 +106,15 @@ type fileSession struct {
 	// other writer's follow them (see syncOwn).
 	dirtyFrom   int64
 	othersAfter bool
+	// syncWanted: entries this store acknowledged are in the file without
+	// a write of its own (a retry found them there, another writer's
+	// that may never have been synced): the next sync the policy makes
+	// covers them. nameDurable: the file's name, and its directory's, are
+	// known durable; a durable append must not rest on a name a crash
+	// may take away (a create, rewrite or migration stopped before it
+	// synced the directory).
+	syncWanted  bool
+	nameDurable bool
 	err         error // latched persistence error
 
 	// The write lease: after an append the exclusive file lock is kept
@@ -232,6 +241,9 @@ func (s *FileStore) ensureOpen(fsess *fileSession) error {
 	ino, _ := identity(fi)
 	if ino != fsess.ino || ino == 0 {
 		fsess.loaded = false
+		if fsess.ino != 0 {
+			fsess.nameDurable = false // another file under the name
+		}
 	}
 	fsess.f, fsess.ino = f, ino
 	s.mu.Lock()

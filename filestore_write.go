@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -294,8 +295,18 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 // and written once enough have gathered or the lease ends.
 func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts AppendOptions, lines [][]byte, entries []Entry) error {
 	done, err := retried(entries, fsess.ids.has, func() (bool, error) { return s.storedAs(fsess, lines, entries) })
-	if err != nil || done {
+	if err != nil {
 		return err
+	}
+	if done {
+		// The retry of an append that happened: its first attempt may
+		// never have been synced (its process crashed first). What this
+		// answer promises, the policy's sync makes true.
+		fsess.syncWanted = true
+		if s.opts.Sync.syncsEachAppend() {
+			return s.syncOwn(fsess)
+		}
+		return nil
 	}
 	if err := checkAppend(opts, fsess.last); err != nil {
 		return err
@@ -566,7 +577,7 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 // lock, and lets the lock go. Callers hold fsess.mu and have the file
 // open.
 func (s *FileStore) syncAndRelease(ctx context.Context, fsess *fileSession) error {
-	if !s.opts.Sync.syncsAtFlush() || (fsess.dirtyFrom < 0 && fsess.unwritten() == 0) {
+	if !s.opts.Sync.syncsAtFlush() || (fsess.dirtyFrom < 0 && !fsess.syncWanted && fsess.unwritten() == 0) {
 		return s.release(fsess)
 	}
 	if err := s.acquire(ctx, fsess); err != nil {
@@ -591,13 +602,20 @@ func (s *FileStore) syncAndRelease(ctx context.Context, fsess *fileSession) erro
 // latched: the session refuses every later call through this store, and
 // the next store to open it reads what the file holds.
 func (s *FileStore) syncOwn(fsess *fileSession) error {
-	if fsess.dirtyFrom < 0 {
+	if fsess.dirtyFrom < 0 && !fsess.syncWanted {
 		return nil
 	}
 	err := datasync(fsess.f)
 	if err == nil {
-		fsess.dirtyFrom, fsess.othersAfter = -1, false
+		fsess.dirtyFrom, fsess.othersAfter, fsess.syncWanted = -1, false, false
+		if err := s.makeNameDurable(fsess); err != nil {
+			return s.latch(fsess, "sync the directory of", err)
+		}
 		return nil
+	}
+	fsess.syncWanted = false
+	if fsess.dirtyFrom < 0 {
+		return s.latch(fsess, "sync", err) // none of the lines are this store's to take back
 	}
 	size, _, _, serr := fileState(fsess.f)
 	switch {
@@ -613,6 +631,27 @@ func (s *FileStore) syncOwn(fsess *fileSession) error {
 	}
 	fsess.dirtyFrom = -1
 	return s.latch(fsess, "sync", err)
+}
+
+// makeNameDurable makes the file's name durable, and its directory's, if
+// this store does not know it to be: the file may have been linked or
+// renamed into place by a call a crash stopped before it synced the
+// directory. Once per file a store opens.
+func (s *FileStore) makeNameDurable(fsess *fileSession) error {
+	if fsess.nameDurable && mutant != "name-nosync" {
+		return nil
+	}
+	dir := filepath.Dir(s.path(fsess.rel))
+	if mutant != "name-nosync" {
+		if err := syncDirOS(dir); err != nil {
+			return err
+		}
+	}
+	if err := entryDurable(dir); err != nil {
+		return err
+	}
+	fsess.nameDurable = true
+	return nil
 }
 
 // latch records a persistence error on the session and returns it.

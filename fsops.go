@@ -1,8 +1,12 @@
 package session
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
 )
 
 // The changes FileStore and BlobDir make to the file system, in one
@@ -190,4 +194,54 @@ func syncDirOS(dir string) error {
 		record(fsOp{Kind: "syncdir", Path: d.Name()})
 	}
 	return err
+}
+
+// durableDirs remembers, for this process, the directories whose entry
+// in their parent was made durable (by their creation or by entryDurable),
+// by path, with the identity of the directory then: one deleted and made
+// again is another.
+var durableDirs sync.Map // string -> uint64
+
+// entryDurable makes the entry of the directory dir (absolute) in its
+// parent durable, and the parent's in its own, up to the top, syncing
+// each parent once per process. A directory found in place may have been
+// made by another process, or by one a crash stopped, without that sync:
+// a promise that rests on it (a session file in it, a blob) would not
+// survive a power loss. A parent this process may not open (no read
+// permission), or whose file system does not sync directories, is
+// passed over: nothing more can be done for it.
+func entryDurable(dir string) error {
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		ino, _ := identity(fi)
+		if v, ok := durableDirs.Load(dir); ok && v.(uint64) == ino && mutant != "name-nosync" {
+			return nil
+		}
+		if mutant != "name-nosync" {
+			if err := syncDirOS(parent); err != nil {
+				if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EINVAL) {
+					return nil
+				}
+				return err
+			}
+		}
+		durableDirs.Store(dir, ino)
+		dir = parent
+	}
+}
+
+// madeDurable notes a directory this process created, its parent synced
+// after it (mkdirOS, mkdirIn).
+func madeDurable(dir string) {
+	if fi, err := os.Stat(dir); err == nil {
+		ino, _ := identity(fi)
+		durableDirs.Store(dir, ino)
+	}
 }
