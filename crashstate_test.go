@@ -25,8 +25,15 @@ package session
 // entries is there whole or not at all, a rewrite left the old or the new
 // log, and the session takes a new append and reads back clean.
 //
+// A state a crash of the process leaves is also a disk with parts not yet
+// durable that the next process builds on: the recovery on it (the
+// store opened, each session appended to and closed, a new session
+// created) is recorded too, applied to the model of that state, and the
+// durable part of the result opened: a power loss right after the
+// recovery must keep what it read and appended, and what it created.
+//
 // The mutants prove the checker: each breaks one durability rule of the
-// store (fsops.go, filestore.go), and the checker must find a violation
+// store (fsops.go, filestore_*.go), and the checker must find a violation
 // in each.
 
 import (
