@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 )
 
 // putFile writes a seed-format file into a FileStore root, where the
@@ -20,7 +21,7 @@ func putFile(t *testing.T, root string, data []byte) string {
 	t.Helper()
 	log, err := session.DecodeLog(data, nil)
 	require.NoError(t, err)
-	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	name := "2026-01-15T10-00-00-000Z_" + log.Header.ID + ".jsonl"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))

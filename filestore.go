@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentsession/session/internal/names"
 )
 
 // The FileStore itself: its options, opening and closing it, and what it
@@ -82,9 +84,10 @@ type FileStore struct {
 }
 
 var (
-	_ Store     = (*FileStore)(nil)
-	_ Flusher   = (*FileStore)(nil)
-	_ BlobStore = (*FileStore)(nil)
+	_ Store         = (*FileStore)(nil)
+	_ Flusher       = (*FileStore)(nil)
+	_ BlobStore     = (*FileStore)(nil)
+	_ SessionCloser = (*FileStore)(nil)
 )
 
 // FileStoreOptions configures a FileStore. The zero value (or nil) gives
@@ -278,7 +281,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
-	dir := CwdDir(h.Cwd)
+	dir := names.CwdDir(h.Cwd)
 	if err := mkdirRoot(s.r, dir); err != nil {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
 	}
@@ -315,7 +318,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	s.mu.Lock()
 	s.paths[h.ID] = rel
 	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true} // writeNew synced the directory
-	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
+	s.index[rel] = &indexEntry{updated: s.tick()}                                         // size 0: revalidated on List
 	s.mu.Unlock()
 	return nil
 }

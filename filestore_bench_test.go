@@ -10,6 +10,7 @@ import (
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
+	"github.com/agentsession/session/storekit"
 )
 
 // BenchmarkFileStoreAppendW10k appends the 30,000 messages of W10k, one
@@ -101,7 +102,7 @@ func w10kStore(b testing.TB, root string) (string, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // The seed layout, <root>/--<cwd>--/<timestamp>_<id>.jsonl: the names of
@@ -25,42 +21,6 @@ const (
 	archiveDir = ".archive"
 	fileExt    = ".jsonl"
 )
-
-// CwdDir returns the directory name the seed layout uses for cwd: the
-// working directory without its leading separator, '/', '\' and ':'
-// turned into '-', between "--" and "--" (and control characters, which
-// few file systems take in a name, turned into '-' too; bytes that are
-// not UTF-8 become U+FFFD, as in the header). A name longer than file systems
-// allow (maxDirName bytes), for a deep working directory, keeps its
-// first bytes and ends with '-', 16 hexadecimal digits of the SHA-256 of
-// cwd, and "--": pi, which has no such rule, cannot create sessions for
-// such a directory at all.
-func CwdDir(cwd string) string {
-	c := strings.TrimLeft(StoredString(cwd), `/\`)
-	c = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(c)
-	if strings.ContainsFunc(c, unicode.IsControl) {
-		// No file system takes NUL in a name, and few other controls.
-		c = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
-				return '-'
-			}
-			return r
-		}, c)
-	}
-	name := "--" + c + "--"
-	if len(name) <= maxDirName {
-		return name
-	}
-	sum := sha256.Sum256([]byte(cwd))
-	keep := maxDirName - len("----") - 1 - 16
-	for keep > 0 && !utf8.RuneStart(c[keep]) {
-		keep-- // cut between characters
-	}
-	return "--" + c[:keep] + "-" + hex.EncodeToString(sum[:8]) + "--"
-}
-
-// maxDirName is the longest file name most file systems take (NAME_MAX).
-const maxDirName = 255
 
 // fileName returns the seed-layout file name of a session.
 func fileName(h Header) string {

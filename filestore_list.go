@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentsession/session/internal/names"
 )
 
 // Listing reads as little as it can. Each store keeps, per session file,
@@ -142,7 +144,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		if !opts.Archived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
 			continue
 		}
-		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != CwdDir(opts.Cwd) {
+		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != names.CwdDir(opts.Cwd) {
 			continue
 		}
 		rels = append(rels, rel)

@@ -72,8 +72,8 @@ var lockOrderBreaks = []struct{ src, want string }{
 	{`func (s *FileStore) inv2(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.closeSession(id)
-}`, "inv2 calls closeSession, which takes fileSession.mu"},
+	_ = s.CloseSession(id)
+}`, "inv2 calls CloseSession, which takes fileSession.mu"},
 	{`func (s *FileStore) inv3(fsess *fileSession) {
 	fsess.mu.Lock()
 	defer fsess.mu.Unlock()
@@ -116,11 +116,11 @@ var lockOrderBreaks = []struct{ src, want string }{
 }`, "inv9 takes fileSession.mu while holding fileSession.mu"},
 	{`func (s *FileStore) inv10(ids []string) {
 	for _, id := range ids {
-		_ = s.closeSession(id)
+		_ = s.CloseSession(id)
 		s.mu.Lock()
 	}
 	s.mu.Unlock()
-}`, "inv10 calls closeSession, which takes fileSession.mu"},
+}`, "inv10 calls CloseSession, which takes fileSession.mu"},
 	{`func (s *FileStore) inv11(ids []string) {
 	for _, id := range ids {
 		s.mu.Lock()
@@ -128,7 +128,7 @@ var lockOrderBreaks = []struct{ src, want string }{
 			continue
 		}
 		s.mu.Unlock()
-		_ = s.closeSession(id)
+		_ = s.CloseSession(id)
 	}
 }`, "inv11 takes FileStore.mu while holding FileStore.mu"},
 	{`func (s *FileStore) inv12(fsess *fileSession) {

@@ -41,7 +41,7 @@ import (
 //  4. FileStore.mu: the store's maps and counters, held for a moment.
 //     Nothing is waited for under it. Code that holds it and needs a
 //     session's lock lets it go first (Close and writeAllPending gather
-//     the sessions under it, closeSession finds its one, and only then
+//     the sessions under it, CloseSession finds its one, and only then
 //     lock them).
 //
 // The write lease outlives the call that took it: the exclusive OS lock
@@ -311,10 +311,10 @@ func (s *FileStore) forgetIdle(idle []*fileSession) {
 	}
 }
 
-// closeSession lets the file of a session go, after writing what is
-// pending: Session.Close calls it. What the store knows of the session
+// CloseSession implements SessionCloser: it lets the file of a session
+// go, after writing what is pending; Session.Close calls it. What the store knows of the session
 // stays, so that other handles go on where they were.
-func (s *FileStore) closeSession(id string) error {
+func (s *FileStore) CloseSession(id string) error {
 	s.mu.Lock()
 	fsess := s.sessions[id]
 	s.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 	"github.com/agentsession/session/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,7 +168,7 @@ func copyInto(t *testing.T, root, name string) string {
 	data := mustRead(t, filepath.Join(compatDir, name))
 	log, err := session.DecodeLog(data, nil)
 	require.NoError(t, err)
-	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_"+log.Header.ID+".jsonl")
 	require.NoError(t, os.WriteFile(path, data, 0o600))

@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentsession/session/internal/names"
 )
 
 // MemoryStore keeps sessions in memory. It is the store behind New and
@@ -327,7 +328,7 @@ func (ms *memSession) info() SessionInfo {
 
 // matches applies the ListOptions filters.
 func matches(info SessionInfo, opts ListOptions) bool {
-	if opts.Cwd != "" && info.Cwd != StoredString(opts.Cwd) {
+	if opts.Cwd != "" && info.Cwd != names.StoredString(opts.Cwd) {
 		return false
 	}
 	if opts.ParentSession != "" && (ParentID(info.ParentSession) != opts.ParentSession || ValidateID(opts.ParentSession) != nil) {
@@ -357,29 +358,11 @@ type listCursor struct {
 	id      string
 }
 
-// Cursor returns the cursor that continues a listing after info. Stores
-// use it so that cursors mean the same everywhere: "<unix nanos>.<id>".
-func Cursor(info SessionInfo) string {
-	return strconv.FormatInt(info.Updated.UnixNano(), 10) + "." + info.ID
-}
-
-// ParseCursor reads a cursor made by Cursor: the update time and id of
-// the last session of the previous page. Stores that page in a query
-// (WHERE (updated, id) < (...)) use it; "" is not a cursor.
-func ParseCursor(c string) (updated time.Time, id string, err error) {
-	ns, id, ok := strings.Cut(c, ".")
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || err != nil || ValidateID(id) != nil {
-		return time.Time{}, "", fmt.Errorf("session: invalid list cursor %q", c)
-	}
-	return time.Unix(0, n), id, nil
-}
-
 func parseCursor(c string) (listCursor, error) {
 	if c == "" {
 		return listCursor{}, nil
 	}
-	t, id, err := ParseCursor(c)
+	t, id, err := names.ParseCursor(c)
 	if err != nil {
 		return listCursor{}, err
 	}
@@ -405,7 +388,7 @@ func page(all []SessionInfo, after listCursor, limit int) *ListPage {
 	end := min(start+limit, len(all))
 	p := &ListPage{Sessions: all[start:end:end]}
 	if end < len(all) && end > start {
-		p.Next = Cursor(all[end-1])
+		p.Next = names.Cursor(all[end-1].Updated, all[end-1].ID)
 	}
 	return p
 }

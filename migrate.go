@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 
@@ -263,32 +262,6 @@ func deleteMember(obj []byte, key string) []byte {
 		}
 		obj = out
 	}
-}
-
-// Migrate upgrades a log read at an older version to CurrentVersion. Logs
-// read with DecodeLog, ReadLog or a Store are migrated already; Migrate is
-// for raw lines from elsewhere. from is the log's version.
-func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) {
-	if from > CurrentVersion {
-		return nil, nil, &UnsupportedVersionError{Version: from}
-	}
-	if from < 1 {
-		return nil, nil, fmt.Errorf("session: invalid version %d", from)
-	}
-	m := newMigrator(from)
-	h, err := m.header(header)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([][]byte, 0, len(lines))
-	for i, l := range lines {
-		v, err := m.entry(l)
-		if err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", i+2, err)
-		}
-		out = append(out, v)
-	}
-	return h, out, nil
 }
 
 // migrateFile returns the bytes of a log of an older version upgraded to

@@ -66,7 +66,7 @@ type ObservedStore struct {
 var (
 	_ Store         = (*ObservedStore)(nil)
 	_ Flusher       = (*ObservedStore)(nil)
-	_ sessionCloser = (*ObservedStore)(nil)
+	_ SessionCloser = (*ObservedStore)(nil)
 )
 
 // Observe returns store wrapped so that o receives an event for each
@@ -160,9 +160,11 @@ func (o *ObservedStore) Flush(ctx context.Context, id string) error {
 	return nil
 }
 
-func (o *ObservedStore) closeSession(id string) error {
-	if c, ok := o.store.(sessionCloser); ok {
-		return c.closeSession(id)
+// CloseSession implements SessionCloser: it calls the wrapped store's,
+// if it has one.
+func (o *ObservedStore) CloseSession(id string) error {
+	if c, ok := o.store.(SessionCloser); ok {
+		return c.CloseSession(id)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 )
 
 // dirNames lists a directory's entries.
@@ -183,6 +184,6 @@ func TestDeepWorkingDirectory(t *testing.T) {
 		assert.Equal(t, s.ID(), r.ID())
 		assert.Equal(t, c, r.Header().Cwd)
 	}
-	assert.NotEqual(t, session.CwdDir(cwd), session.CwdDir(cwd+"x"), "two deep directories get two names")
-	assert.Equal(t, "--short--", session.CwdDir("/short"))
+	assert.NotEqual(t, storekit.CwdDir(cwd), storekit.CwdDir(cwd+"x"), "two deep directories get two names")
+	assert.Equal(t, "--short--", storekit.CwdDir("/short"))
 }

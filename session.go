@@ -464,8 +464,8 @@ func (s *Session) Close() error {
 	// Whatever happened before, the store lets go of what it holds for
 	// the session (a FileStore's open file and its place among
 	// MaxOpenFiles).
-	if c, ok := s.store.(sessionCloser); ok {
-		if cerr := c.closeSession(s.id); cerr != nil && (err == nil || cerr.Error() != err.Error()) {
+	if c, ok := s.store.(SessionCloser); ok {
+		if cerr := c.CloseSession(s.id); cerr != nil && (err == nil || cerr.Error() != err.Error()) {
 			err = errors.Join(err, cerr)
 		}
 	}
@@ -475,10 +475,14 @@ func (s *Session) Close() error {
 	return err
 }
 
-// sessionCloser is implemented by stores that hold resources per session
-// (FileStore's open files), which Close lets go.
-type sessionCloser interface {
-	closeSession(id string) error
+// SessionCloser is an optional Store ability: a store that holds
+// resources per session (a FileStore's open file and its place among
+// MaxOpenFiles) lets them go when Session.Close calls CloseSession, after
+// writing what it holds pending. What the store knows of the session
+// stays, so other handles on it go on where they were; the session stays
+// in the store. An ObservedStore passes it on.
+type SessionCloser interface {
+	CloseSession(id string) error
 }
 
 // pathOf returns the file of the session, for errors, when its store

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/agentsession/session/internal/jsonx"
+	"github.com/agentsession/session/internal/names"
 )
 
 // Store persists session logs: a header and an append-only list of
@@ -290,7 +289,7 @@ var (
 	ErrCorrupt            = errors.New("session: corrupt")
 	ErrUnsupportedVersion = errors.New("session: unsupported format version")
 	ErrClosed             = errors.New("session: closed")
-	ErrInvalidID          = errors.New("session: invalid id")
+	ErrInvalidID          = names.ErrInvalidID
 	// ErrWriteFailed reports that a store could not write or sync a
 	// session's appends; a FileStore then refuses every later call on
 	// the session (see SyncPolicy).
@@ -363,69 +362,17 @@ func WithPath(err error, path string) error {
 	return err
 }
 
-// StoredString returns s as every store keeps a header's strings (the
-// working directory, the title, the parent): as a JSON string holds it,
-// so the same in a file, in memory and in a database. Valid UTF-8 is kept
-// as it is, NUL and other control characters included; each byte of s
-// that is not valid UTF-8 becomes U+FFFD, as JSON encoding makes it.
-// Stores apply it to what they are given, and to the strings a listing
-// is filtered by.
-func StoredString(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	v, err := jsonx.Unquote(jsonx.AppendString(nil, s))
-	if err != nil {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return v
-}
-
 // storedHeader returns h with its strings as stores keep them.
 func storedHeader(h Header) Header {
-	h.Cwd, h.Title, h.ParentSession = StoredString(h.Cwd), StoredString(h.Title), StoredString(h.ParentSession)
+	h.Cwd, h.Title, h.ParentSession = names.StoredString(h.Cwd), names.StoredString(h.Title), names.StoredString(h.ParentSession)
 	return h
 }
 
 // MaxIDLength bounds session and entry ids.
-const MaxIDLength = 128
+const MaxIDLength = names.MaxIDLength
 
 // ValidateID reports whether id can name a session in any Store: 1 to
 // MaxIDLength bytes of printable ASCII letters, digits, '-', '_' and '.',
 // not starting with '.', so that it is safe as a file name on every
 // system and in URLs. UUIDs (the default) qualify.
-func ValidateID(id string) error {
-	if id == "" || len(id) > MaxIDLength || !utf8.ValidString(id) {
-		return fmt.Errorf("%w: %q", ErrInvalidID, id)
-	}
-	if id[0] == '.' {
-		return fmt.Errorf("%w: %q starts with a dot", ErrInvalidID, id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-		default:
-			return fmt.Errorf("%w: %q holds %q", ErrInvalidID, id, c)
-		}
-	}
-	if reservedName(id) {
-		return fmt.Errorf("%w: %q is a reserved file name on Windows", ErrInvalidID, id)
-	}
-	return nil
-}
-
-// reservedName reports device names Windows refuses as file names, with
-// or without an extension.
-func reservedName(id string) bool {
-	base, _, _ := strings.Cut(strings.ToUpper(id), ".")
-	switch base {
-	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
-		return true
-	}
-	if len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
-		c := base[3]
-		return c >= '0' && c <= '9'
-	}
-	return false
-}
+func ValidateID(id string) error { return names.ValidateID(id) }

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/puddle/v2"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 )
 
 // Options configures a Store; nil means the zero Options.
@@ -195,7 +196,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 // (session.StoredString): what the columns cwd_utf8, title_utf8 and
 // parent_session_utf8 keep, NUL and all.
 func headerStrings(h session.Header) (cwd, title, parent string) {
-	return session.StoredString(h.Cwd), session.StoredString(h.Title), session.StoredString(h.ParentSession)
+	return storekit.StoredString(h.Cwd), storekit.StoredString(h.Title), storekit.StoredString(h.ParentSession)
 }
 
 // utf8Bytes returns the bytes of s for a bytea column: never nil, which
@@ -248,7 +249,7 @@ func titleOf(entries []session.Entry) (string, bool) {
 		}
 		var n session.SessionInfoEntry
 		if entries[i].Decode(&n) == nil && strings.TrimSpace(n.Name) != "" {
-			return session.StoredString(strings.TrimSpace(n.Name)), true
+			return storekit.StoredString(strings.TrimSpace(n.Name)), true
 		}
 	}
 	return "", false
@@ -728,7 +729,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	}
 	if opts.Cwd != "" {
 		// As the stores keep it: "\xff" finds what was created with it.
-		where = append(where, "cwd_utf8 = "+arg(utf8Bytes(session.StoredString(opts.Cwd))))
+		where = append(where, "cwd_utf8 = "+arg(utf8Bytes(storekit.StoredString(opts.Cwd))))
 	}
 	if opts.ParentSession != "" {
 		// A session id, matched exactly; a value no id has matches
@@ -751,7 +752,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		where = append(where, "NOT archived")
 	}
 	if opts.Cursor != "" {
-		t, id, err := session.ParseCursor(opts.Cursor)
+		t, id, err := storekit.ParseCursor(opts.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -784,7 +785,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	p := &session.ListPage{Sessions: infos}
 	if len(infos) > limit {
 		p.Sessions = infos[:limit:limit]
-		p.Next = session.Cursor(infos[limit-1])
+		p.Next = storekit.Cursor(infos[limit-1])
 	}
 	return p, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/pgstore"
+	"github.com/agentsession/session/storekit"
 	"github.com/agentsession/session/storetest"
 )
 
@@ -295,7 +296,7 @@ func fileStoreWith(t *testing.T, data []byte) (*session.FileStore, string) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/pgstore"
+	"github.com/agentsession/session/storekit"
 )
 
 // oddHeader is a header whose strings hold NUL, other control
@@ -53,7 +54,7 @@ func TestUnusualStringsRows(t *testing.T) {
 	if err := s.Create(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	cwd, title := session.StoredString(h.Cwd), session.StoredString(h.Title)
+	cwd, title := storekit.StoredString(h.Cwd), storekit.StoredString(h.Title)
 	var rowCwd, rowTitle, rowParent []byte
 	var parentID string
 	if err := pool.QueryRow(ctx, `SELECT cwd_utf8, title_utf8, parent_session_utf8, parent_id FROM agentsession_sessions WHERE id = 'odd'`).
@@ -117,10 +118,10 @@ func TestUnusualStringsRows(t *testing.T) {
 	if err := ts.Append(ctx, "odd-text", session.AppendOptions{}, named); err != nil {
 		t.Fatal(err)
 	}
-	if in := infoOf(t, ts, h3.Cwd); in.Cwd != session.StoredString(h3.Cwd) || in.Title != "n\x00ame\uFFFD" || in.ParentSession != h3.ParentSession {
+	if in := infoOf(t, ts, h3.Cwd); in.Cwd != storekit.StoredString(h3.Cwd) || in.Title != "n\x00ame\uFFFD" || in.ParentSession != h3.ParentSession {
 		t.Fatalf("over the simple protocol: %+v", in)
 	}
-	if in := infoOf(t, s, h3.Cwd); in.ID != "odd-text" || in.Cwd != session.StoredString(h3.Cwd) {
+	if in := infoOf(t, s, h3.Cwd); in.ID != "odd-text" || in.Cwd != storekit.StoredString(h3.Cwd) {
 		t.Fatalf("written over the simple protocol, listed over the other: %+v", in)
 	}
 }
@@ -180,7 +181,7 @@ func TestCopyNULThroughPostgres(t *testing.T) {
 	defer back.Close()
 	for _, c := range []struct{ id, cwd, title string }{
 		{id, "/home/dev/a\x00b", "na\x00me"},
-		{h.ID, session.StoredString(h.Cwd), session.StoredString(h.Title)},
+		{h.ID, storekit.StoredString(h.Cwd), storekit.StoredString(h.Title)},
 	} {
 		if err := session.Copy(ctx, pg, src, c.id); err != nil {
 			t.Fatalf("copy %s into PostgreSQL: %v", c.id, err)

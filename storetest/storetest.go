@@ -31,6 +31,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 )
 
 // Run runs the whole suite against stores made by newStore.
@@ -1161,7 +1162,7 @@ func testUnusualStrings(t *testing.T, s session.Store) {
 		t.Fatal(err)
 	}
 	want := h.Clone()
-	want.Cwd, want.Title, want.ParentSession = session.StoredString(h.Cwd), session.StoredString(h.Title), session.StoredString(h.ParentSession)
+	want.Cwd, want.Title, want.ParentSession = storekit.StoredString(h.Cwd), storekit.StoredString(h.Title), storekit.StoredString(h.ParentSession)
 	if want.Cwd != "/w/a\x00b\x01c\uFFFDd/é\u2028" || want.Title != "title \x00 \uFFFD\uFFFD \t end" {
 		t.Fatalf("StoredString: %q %q", want.Cwd, want.Title)
 	}

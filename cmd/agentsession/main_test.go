@@ -14,6 +14,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -284,7 +285,7 @@ func TestStoreSessions(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s2.Close())
 	require.NoError(t, store.Close())
-	file := filepath.Join(root, session.CwdDir("/w"))
+	file := filepath.Join(root, storekit.CwdDir("/w"))
 	matches, _ := filepath.Glob(filepath.Join(file, "*_s-img.jsonl"))
 	require.Len(t, matches, 1)
 	file = matches[0]
@@ -329,7 +330,7 @@ func seedLayout(t *testing.T, name string) (root, file string) {
 	log, err := session.DecodeLog(data, nil)
 	require.NoError(t, err)
 	root = filepath.Join(t.TempDir(), "sessions")
-	dir := filepath.Join(root, session.CwdDir(log.Header.Cwd))
+	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	file = filepath.Join(dir, "2026-01-15T10-00-00-000Z_"+log.Header.ID+".jsonl")
 	require.NoError(t, os.WriteFile(file, data, 0o600))
