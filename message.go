@@ -486,6 +486,10 @@ func (m *Message) ContentIsString() bool {
 	return m.has&mContentString != 0 && len(m.Content) == 1 && m.Content[0].Type == BlockText && len(m.Content[0].Extra) == 0
 }
 
+// Synthetic reports whether the message was made by this package (an
+// error result for a dangling tool call) rather than read from the log.
+func (m *Message) Synthetic() bool { return m.synthetic }
+
 // mayHoldImage reports whether m has an image block, or JSON of its own
 // (extra members, details, tool arguments) in which one could hide.
 func (m *Message) mayHoldImage() bool {
