@@ -294,10 +294,6 @@ func synthesizedResult(c openCall) *Message {
 	return m
 }
 
-// Synthetic reports whether the message was made by this package (an
-// error result for a dangling tool call) rather than read from the log.
-func (m *Message) Synthetic() bool { return m.synthetic }
-
 // pathCtx is the context at a leaf, kept up to date as entries are
 // appended under it.
 type pathCtx struct {

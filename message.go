@@ -100,50 +100,11 @@ type Message struct {
 	// Extra holds members this type does not model, verbatim.
 	Extra Fields
 
+	// The JSON codec of the fields above is generated from their lines in
+	// internal/codecgen/tables.go: a new field needs one there too.
 	has       uint32 // members present when decoded
 	decoded   bool
 	synthetic bool
-}
-
-// Presence bits of Message members.
-const (
-	mRole uint32 = 1 << iota
-	mContent
-	mTimestamp
-	mAPI
-	mProvider
-	mModel
-	mUsage
-	mStopReason
-	mErrorMessage
-	mToolCallID
-	mToolName
-	mIsError
-	mDetails
-	mCommand
-	mOutput
-	mExitCode
-	mCancelled
-	mTruncated
-	mFullOutputPath
-	mExcludeFromContext
-	mCustomType
-	mDisplay
-	mSummary
-	mFromID
-	mTokensBefore
-	mContentString // content was a JSON string
-)
-
-var messageKeys = map[string]uint32{
-	"role": mRole, "content": mContent, "timestamp": mTimestamp, "api": mAPI,
-	"provider": mProvider, "model": mModel, "usage": mUsage, "stopReason": mStopReason,
-	"errorMessage": mErrorMessage, "toolCallId": mToolCallID, "toolName": mToolName,
-	"isError": mIsError, "details": mDetails, "command": mCommand, "output": mOutput,
-	"exitCode": mExitCode, "cancelled": mCancelled, "truncated": mTruncated,
-	"fullOutputPath": mFullOutputPath, "excludeFromContext": mExcludeFromContext,
-	"customType": mCustomType, "display": mDisplay, "summary": mSummary, "fromId": mFromID,
-	"tokensBefore": mTokensBefore,
 }
 
 // requiredFor lists the members the seed agents always write for a role.
@@ -187,27 +148,9 @@ type Block struct {
 
 	Extra Fields
 
+	// A new field needs its line in internal/codecgen/tables.go.
 	has     uint16
 	decoded bool
-}
-
-const (
-	bType uint16 = 1 << iota
-	bText
-	bThinking
-	bThinkingSignature
-	bRedacted
-	bData
-	bMimeType
-	bID
-	bName
-	bArguments
-)
-
-var blockKeys = map[string]uint16{
-	"type": bType, "text": bText, "thinking": bThinking, "thinkingSignature": bThinkingSignature,
-	"redacted": bRedacted, "data": bData, "mimeType": bMimeType, "id": bID, "name": bName,
-	"arguments": bArguments,
 }
 
 func blockRequired(typ string) uint16 {
@@ -234,18 +177,10 @@ type Usage struct {
 	Cost        Cost
 	Extra       Fields
 
+	// A new field needs its line in internal/codecgen/tables.go.
 	has     uint8
 	decoded bool
 }
-
-const (
-	uInput uint8 = 1 << iota
-	uOutput
-	uCacheRead
-	uCacheWrite
-	uTotalTokens
-	uCost
-)
 
 // Cost is the price of a message's usage, in the provider's currency unit.
 type Cost struct {
@@ -256,17 +191,10 @@ type Cost struct {
 	Total      float64
 	Extra      Fields
 
+	// A new field needs its line in internal/codecgen/tables.go.
 	has     uint8
 	decoded bool
 }
-
-const (
-	cInput uint8 = 1 << iota
-	cOutput
-	cCacheRead
-	cCacheWrite
-	cTotal
-)
 
 // Add returns the sum of two usages, as used for session and branch totals.
 func (u Usage) Add(v Usage) Usage {
@@ -486,6 +414,10 @@ func (m *Message) ContentIsString() bool {
 	return m.has&mContentString != 0 && len(m.Content) == 1 && m.Content[0].Type == BlockText && len(m.Content[0].Extra) == 0
 }
 
+// Synthetic reports whether the message was made by this package (an
+// error result for a dangling tool call) rather than read from the log.
+func (m *Message) Synthetic() bool { return m.synthetic }
+
 // mayHoldImage reports whether m has an image block, or JSON of its own
 // (extra members, details, tool arguments) in which one could hide.
 func (m *Message) mayHoldImage() bool {
@@ -509,30 +441,6 @@ func (m *Message) Clone() *Message {
 	if m == nil {
 		return nil
 	}
-	c := *m
-	if m.Content != nil {
-		c.Content = make([]Block, len(m.Content))
-		for i := range m.Content {
-			c.Content[i] = m.Content[i].clone()
-		}
-	}
-	if m.Usage != nil {
-		u := *m.Usage
-		u.Extra = m.Usage.Extra.Clone()
-		u.Cost.Extra = m.Usage.Cost.Extra.Clone()
-		c.Usage = &u
-	}
-	if m.ExitCode != nil {
-		e := *m.ExitCode
-		c.ExitCode = &e
-	}
-	c.Details = cloneRaw(m.Details)
-	c.Extra = m.Extra.Clone()
+	c := m.clone()
 	return &c
-}
-
-func (b Block) clone() Block {
-	b.Arguments = cloneRaw(b.Arguments)
-	b.Extra = b.Extra.Clone()
-	return b
 }
