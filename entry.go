@@ -470,17 +470,10 @@ func (e Entry) customMessage() (*Message, error) {
 		if esc {
 			kb = []byte(ms.Key())
 		}
-		var bit uint32
-		switch string(kb) {
-		case "customType":
-			bit = mCustomType
-		case "content":
-			bit = mContent
-		case "display":
-			bit = mDisplay
-		case "details":
-			bit = mDetails
-		default:
+		// The members of a custom_message that make its message; the
+		// others (its envelope, members of its own) are not the message's.
+		bit := messageBit(kb)
+		if bit&(mCustomType|mContent|mDisplay|mDetails) == 0 {
 			continue
 		}
 		if m.readMember(&c, bit, true) {
