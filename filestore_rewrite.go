@@ -29,13 +29,8 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if h.ID != id {
-		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
-	}
-	for i, e := range entries {
-		if e.IsZero() {
-			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
-		}
+	if err := checkRewrite(id, h, entries); err != nil {
+		return err
 	}
 	fsess, err := s.file(id)
 	if err != nil {

@@ -156,6 +156,12 @@ func (s idSet) add(id string)      { s[maphash.String(idSeed, id)] = struct{}{} 
 func (s idSet) has(id string) bool { _, ok := s[maphash.String(idSeed, id)]; return ok }
 
 // file returns the state of session id, finding its file if needed.
+//
+// Each entry point of the store (Load, Append, Flush ...) then takes
+// fsess.mu itself, its defer beside it, and checks the latched error: the
+// same few lines in each, on purpose, rather than a helper that returns
+// holding the lock, so that a reader and the lock check see every lock
+// and its release in the one function.
 func (s *FileStore) file(id string) (*fileSession, error) {
 	s.mu.Lock()
 	fsess, known := s.sessions[id] // ids in the map were validated

@@ -164,27 +164,20 @@ func removeOS(path string) error {
 
 // syncDir makes the entries of the directory dir of r durable.
 func syncDir(r *os.Root, dir string) error {
-	if mutant == "syncdir-skip" {
-		return nil
-	}
-	d, err := r.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	err = d.Sync()
-	if err == nil {
-		record(fsOp{Kind: "syncdir", Path: d.Name()})
-	}
-	return err
+	return syncOpenDir(func() (*os.File, error) { return r.Open(dir) })
 }
 
 // syncDirOS is syncDir for an absolute path.
 func syncDirOS(dir string) error {
+	return syncOpenDir(func() (*os.File, error) { return os.Open(dir) })
+}
+
+// syncOpenDir syncs the directory that open opens.
+func syncOpenDir(open func() (*os.File, error)) error {
 	if mutant == "syncdir-skip" {
 		return nil
 	}
-	d, err := os.Open(dir)
+	d, err := open()
 	if err != nil {
 		return err
 	}

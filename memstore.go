@@ -247,13 +247,8 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if h.ID != id {
-		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
-	}
-	for i, e := range entries {
-		if e.IsZero() {
-			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
-		}
+	if err := checkRewrite(id, h, entries); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -124,6 +124,20 @@ type RewriteOptions struct {
 	DropUnreadable bool
 }
 
+// checkRewrite refuses a rewrite of session id with a header of another
+// session, or with a zero Entry, before a store looks at what it holds.
+func checkRewrite(id string, h Header, entries []Entry) error {
+	if h.ID != id {
+		return fmt.Errorf("session: rewrite of %s with a header for %s", id, h.ID)
+	}
+	for i, e := range entries {
+		if e.IsZero() {
+			return fmt.Errorf("session: rewrite with zero Entry at %d", i)
+		}
+	}
+	return nil
+}
+
 // Check reports whether a stored log that ends at the entry last ("" if
 // it has none) and holds n entries meets the conditions: nil, or an
 // error wrapping ErrConflict. Stores call it under the lock that orders
