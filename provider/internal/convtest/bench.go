@@ -2,6 +2,8 @@ package convtest
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"sync"
 	"testing"
 
@@ -34,4 +36,38 @@ func W10k(b *testing.B) []*session.Message {
 // PerMessage reports the benchmark's time per converted message.
 func PerMessage(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
+}
+
+// BenchConvert benchmarks a provider's conversion of the W10k context:
+// into a new slice ("new"), into a reused one ("reuse"), and converted
+// then marshalled to the wire JSON as the request request makes
+// ("marshal"). appendMessages is the package's AppendMessages with its
+// options.
+func BenchConvert[M any](b *testing.B, appendMessages func(dst []M, msgs []*session.Message) []M, request func([]M) any) {
+	msgs := W10k(b)
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			appendMessages(make([]M, 0, len(msgs)+1), msgs)
+		}
+		PerMessage(b, len(msgs))
+	})
+	b.Run("reuse", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []M
+		for b.Loop() {
+			buf = appendMessages(buf[:0], msgs)
+		}
+		PerMessage(b, len(msgs))
+	})
+	b.Run("marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		enc := json.NewEncoder(io.Discard)
+		for b.Loop() {
+			if err := enc.Encode(request(appendMessages(make([]M, 0, len(msgs)+1), msgs))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		PerMessage(b, len(msgs))
+	})
 }
