@@ -247,4 +247,31 @@
 //
 // Every method of Session and of the stores in this module is safe for
 // concurrent use.
+//
+// # Layout
+//
+// This package is what a host imports. It holds the format (message.go
+// and its generated codec message_codec.go, entry.go, payload.go,
+// header.go, log.go, stream.go, readfile.go, migrate.go), the tree and
+// its contexts (tree.go, context.go), the handle (session.go,
+// session_write.go, branch.go, fork.go, compaction.go, summary.go,
+// usage.go, retry.go, writers.go), the stores this module ships
+// (store.go, memstore.go, filestore*.go, blob.go, fsops.go) and the
+// wrapper that observes one (observe.go). It imports the standard
+// library, uuid, klauspost/compress, and two internal packages:
+// internal/jsonx (the JSON scanner) and internal/names (ids, cursors and
+// the seed layout's names). It never imports the packages beside it:
+//
+//   - storekit: for those who write a Store (cursors, stored strings, the
+//     checklist of what a store must do); storetest: the conformance
+//     suite every store passes.
+//   - provider/anthropic, provider/openai: request bodies from a
+//     session's messages, sharing provider/internal/wire.
+//   - pgstore: the PostgreSQL store, a module of its own.
+//   - cmd/agentsession: the command-line tool; examples/: runnable
+//     examples.
+//   - internal/codecgen: the generator of message_codec.go (go generate).
+//
+// TestImportRules (layout_test.go) holds each package to what its
+// documentation says it may import.
 package session

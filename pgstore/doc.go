@@ -126,4 +126,7 @@
 // ErrSchema) until they are upgraded. That is on purpose: under the old
 // names their strings would be bound to bytea columns as bytea's text
 // input, which reads backslashes as escapes, and stored changed.
+//
+// It imports the session package, storekit and pgx; the session package
+// never imports it.
 package pgstore

@@ -16,6 +16,9 @@
 // (an append whose entries are stored already succeeds without writing;
 // a Session over a store that commits and then fails, LostReply, stores
 // the retried turn once).
+//
+// It imports the session package, storekit and testing; stores import it
+// from their tests only.
 package storetest
 
 import (

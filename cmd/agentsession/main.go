@@ -59,6 +59,8 @@
 //
 // A file that cannot be read as a session gives a one-line error and exit
 // status 2; such a file is never written to.
+//
+// It may import any package of the module; nothing imports it.
 package main
 
 import (

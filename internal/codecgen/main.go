@@ -8,6 +8,8 @@
 // canonical each member the tables list; the rules the tables do not say
 // (which members a role always has, a content that is a JSON string, the
 // range of exitCode) are written by hand in message_json.go and message.go.
+//
+// It imports the standard library only, and nothing imports it.
 package main
 
 import (

@@ -8,6 +8,9 @@
 // strings and appends quoted strings and numbers. Its acceptance rules are
 // those of encoding/json (json.Valid, json.Unmarshal into string), which the
 // fuzz tests use as the oracle.
+//
+// It imports the standard library only: every package of the module may
+// use it.
 package jsonx
 
 import (

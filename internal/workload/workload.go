@@ -7,6 +7,9 @@
 // "bash", arguments {"command":"ls -la src/dirN"}) with usage, and a tool
 // result of 4,096 bytes of code-like text with newlines, tabs and quotes:
 // 30,000 message entries, about 62 MB in the seed format.
+//
+// It imports the session package; benchmarks, tests and the CLI use it,
+// the library never does.
 package workload
 
 import (

@@ -50,6 +50,9 @@
 //     message left with no content. Images in assistant messages, which the
 //     API does not take, are left out. Tool arguments that are not a JSON
 //     object are sent as {}.
+//
+// It imports the session package and provider/internal/wire, never
+// another provider package.
 package anthropic
 
 import (

@@ -48,6 +48,9 @@
 //   - Empty text is left out, and so is an assistant message left with
 //     neither text nor tool calls. Tool arguments that are not a JSON
 //     object are sent as "{}".
+//
+// It imports the session package and provider/internal/wire, never
+// another provider package.
 package openai
 
 import (

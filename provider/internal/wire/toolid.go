@@ -1,7 +1,10 @@
 // Package wire holds what the provider packages share to put a session's
 // messages on the wire: tool call ids made acceptable to APIs that
 // restrict them (without breaking the pairing of a call with its result),
-// the check on tool arguments, and JSON encoding without HTML escapes.
+// the check on tool arguments, JSON encoding without HTML escapes, and
+// the walk over a conversation whose rules both APIs share (Walk).
+//
+// It imports the session package; the provider packages import it.
 package wire
 
 import (
