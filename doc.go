@@ -254,8 +254,8 @@
 // and its generated codec message_codec.go, entry.go, payload.go,
 // header.go, log.go, stream.go, readfile.go, migrate.go), the tree and
 // its contexts (tree.go, context.go), the handle (session.go,
-// session_write.go, branch.go, fork.go, compaction.go, summary.go,
-// usage.go, retry.go, writers.go), the stores this module ships
+// session_write.go, branch.go, fork.go, compaction.go, prune.go,
+// tokens.go, fileops.go, summary.go, usage.go, retry.go, writers.go), the stores this module ships
 // (store.go, memstore.go, filestore*.go, blob.go, fsops.go) and the
 // wrapper that observes one (observe.go). It imports the standard
 // library, uuid, klauspost/compress, and two internal packages:
