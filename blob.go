@@ -197,7 +197,7 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		}
 		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
 	}
-	if err := writeAtomic(r, name, body, true, d.opts.Sync); err != nil {
+	if _, err := writeAtomic(r, name, body, true, d.opts.Sync); err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
 	if d.opts.Sync {
@@ -225,7 +225,7 @@ func (d *BlobDir) makeDurable(r *os.Root, name string) error {
 	err = fsync(f)
 	f.Close()
 	if err == nil {
-		err = syncDir(r, ".")
+		err = syncFoundDir(d.dir)
 	}
 	if err != nil {
 		return err
@@ -379,7 +379,7 @@ func (d *BlobDir) path(name string) string { return d.dir + string(os.PathSepara
 // set.
 func (d *BlobDir) openRoot(create bool) (*os.Root, error) {
 	if create {
-		if err := mkdirAll(d.dir); err != nil {
+		if err := mkdirAll(d.dir, d.opts.Sync); err != nil {
 			return nil, fmt.Errorf("session: blob directory: %w", err)
 		}
 	}

@@ -146,7 +146,7 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
-	if err := mkdirAll(abs); err != nil {
+	if err := mkdirAll(abs, false); err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	r, err := os.OpenRoot(abs)
@@ -309,7 +309,8 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 		}
 	}
 	rel := filepath.Join(dir, fileName(h))
-	if err := s.writeNew(rel, line, false); err != nil {
+	ino, err := s.writeNew(rel, line, false)
+	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 		}
@@ -317,7 +318,9 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	s.mu.Lock()
 	s.paths[h.ID] = rel
-	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true} // writeNew synced the directory
+	// writeNew synced the file and its directory, and mkdirRoot the
+	// directory's entries up: the name is durable.
+	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true, ownIno: ino}
 	s.index[rel] = &indexEntry{updated: s.tick()}                                         // size 0: revalidated on List
 	s.mu.Unlock()
 	return nil

@@ -181,38 +181,55 @@ func (s *FileStore) openRel(rel string) (*os.File, error) {
 
 // mkdirAll makes the directory path and its missing parents, each mode
 // 0700 whatever the umask (a restrictive umask would otherwise make a
-// parent the store cannot create the next level in), and their entries
-// durable, those it finds in place included (see entryDurable).
-func mkdirAll(path string) error {
+// parent the store cannot create the next level in), each one's parent
+// synced after it. With durable, the entry of path and its parents' are
+// made durable whoever made them (see entryDurable): what a call that
+// promises durability rests on. OpenFileStore asks for nothing more than
+// the directory: the calls that make promises make sure of the root then.
+func mkdirAll(path string, durable bool) error { return mkdirAllUnder(path, durable, path) }
+
+// mkdirAllUnder is mkdirAll, the entries made durable up to top's.
+func mkdirAllUnder(path string, durable bool, top string) error {
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.IsDir() {
 			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
 		}
-		return entryDurable(path) // it may be there without being durable
+		return durableIf(durable, path, top) // there, but perhaps not durable
 	}
 	if parent := filepath.Dir(path); parent != path {
-		if err := mkdirAll(parent); err != nil {
+		if err := mkdirAllUnder(parent, durable, top); err != nil {
 			return err
 		}
 	}
 	if err := mkdirOS(path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return entryDurable(path) // another process made it meanwhile
+			return durableIf(durable, path, top) // made by another meanwhile
 		}
 		return err
 	}
-	madeDurable(path)
-	return nil
+	if !durable {
+		return nil
+	}
+	return madeDurable(path, top)
 }
 
-// mkdirRoot is mkdirAll for a path inside r.
+// durableIf is entryDurable(dir, top) when durable is set.
+func durableIf(durable bool, dir, top string) error {
+	if !durable {
+		return nil
+	}
+	return entryDurable(dir, top)
+}
+
+// mkdirRoot is mkdirAll for a path inside r, always durable: its callers
+// (Create, Archive) promise what they did under every policy.
 func mkdirRoot(r *os.Root, path string) error {
 	abs := filepath.Join(r.Name(), path)
 	if fi, err := r.Stat(path); err == nil {
 		if !fi.IsDir() {
 			return &os.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
 		}
-		return entryDurable(abs)
+		return entryDurable(abs, r.Name())
 	}
 	if parent := filepath.Dir(path); parent != "." && parent != path {
 		if err := mkdirRoot(r, parent); err != nil {
@@ -221,12 +238,11 @@ func mkdirRoot(r *os.Root, path string) error {
 	}
 	if err := mkdirIn(r, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return entryDurable(abs)
+			return entryDurable(abs, r.Name())
 		}
 		return err
 	}
-	madeDurable(abs)
-	return nil
+	return madeDurable(abs, r.Name())
 }
 
 // OpenPath opens the session in the file at path, which may lie outside

@@ -26,3 +26,12 @@ func fileState(f *os.File) (size int64, ino, nlink uint64, err error) {
 	}
 	return fi.Size(), 0, 1, nil
 }
+
+// dirID tells a directory apart from another; here, where there is no
+// inode, only that it exists.
+type dirID struct{ dev, ino uint64 }
+
+func dirIdentity(path string) (dirID, error) {
+	_, err := os.Stat(path)
+	return dirID{}, err
+}

@@ -102,3 +102,15 @@ func identity(fi os.FileInfo) (ino uint64, nlink uint64) {
 	}
 	return 0, 1
 }
+
+// dirID tells a directory apart from another: its device and inode.
+type dirID struct{ dev, ino uint64 }
+
+// dirIdentity returns the identity of the directory at path.
+func dirIdentity(path string) (dirID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return dirID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return dirID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
+}

@@ -148,9 +148,11 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 	if err := s.lim.checkLog(buf); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
-	if err := s.writeNew(fsess.rel, buf, true); err != nil {
+	ino, err := s.writeNew(fsess.rel, buf, true)
+	if err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
+	fsess.ownIno = ino
 	return nil
 }
 
@@ -187,9 +189,11 @@ func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte
 	if err != nil {
 		return WithPath(&CorruptError{Line: 1, Err: err}, s.path(fsess.rel))
 	}
-	if err := s.writeNew(fsess.rel, out, true); err != nil {
+	ino, err := s.writeNew(fsess.rel, out, true)
+	if err != nil {
 		return fmt.Errorf("session: migrate %s: %w", s.path(fsess.rel), err)
 	}
+	fsess.ownIno = ino
 	return nil
 }
 
@@ -236,7 +240,7 @@ func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err e
 	if err != nil {
 		return 0, WithPath(&CorruptError{Line: 1, Err: err}, path)
 	}
-	if err := writeAtomic(r, name, out, true, true); err != nil {
+	if _, err := writeAtomic(r, name, out, true, true); err != nil {
 		return 0, fmt.Errorf("session: migrate %s: %w", path, err)
 	}
 	return log.MigratedFrom, nil
@@ -263,13 +267,13 @@ func readAll(f *os.File) ([]byte, bool, error) {
 // writeNew writes data to a temporary file beside rel, syncs it, whatever
 // the policy, and puts it at rel: replacing what is there when replace
 // is set, failing with fs.ErrExist otherwise. The directory is synced
-// afterwards.
-func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
+// afterwards. It returns the new file's inode.
+func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, error) {
 	r, name := s.r, rel
 	if filepath.IsAbs(rel) {
 		var err error
 		if r, err = os.OpenRoot(filepath.Dir(rel)); err != nil {
-			return err
+			return 0, err
 		}
 		defer r.Close()
 		name = filepath.Base(rel)
@@ -284,18 +288,19 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) error {
 // directory (mode 0600, locked while it is written so that cleaners in
 // other processes leave it alone), renamed (replace) or linked (no
 // replace: fs.ErrExist if name exists) into place, with the file and
-// then the directory synced when sync is set.
-func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err error) {
+// then the directory synced when sync is set. It returns the new file's
+// inode (0 where files have none).
+func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (ino uint64, err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := createIn(r, tmp)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
 		f.Close()
 		_ = removeIn(r, tmp)
-		return err
+		return 0, err
 	}
 	defer func() {
 		f.Close()
@@ -305,12 +310,15 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err 
 	}()
 	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
 	if n, werr := writeAt(f, data, 0); werr != nil || n < len(data) {
-		return cmp.Or(werr, io.ErrShortWrite)
+		return 0, cmp.Or(werr, io.ErrShortWrite)
 	}
 	if sync && mutant != "rename-before-sync" {
 		if err = fsync(f); err != nil {
-			return err
+			return 0, err
 		}
+	}
+	if _, ino, _, err = fileState(f); err != nil {
+		return 0, err
 	}
 	if replace {
 		err = renameIn(r, tmp, name)
@@ -318,7 +326,7 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err 
 		_ = removeIn(r, tmp)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if sync && mutant == "rename-before-sync" {
 		_ = fsync(f)
@@ -326,5 +334,5 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (err 
 	if sync {
 		err = syncDir(r, dir)
 	}
-	return err
+	return ino, err
 }

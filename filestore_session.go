@@ -56,7 +56,7 @@ import (
 //
 // Locks outside the store come before all of these: a Session calls the
 // store holding its own (Session.mu, the writerLocks turn), and the store
-// never calls back. BlobDir.badMu is a leaf.
+// never calls back. BlobDir.badMu and BlobDir.durMu are leaves.
 //
 // TestLockOrder (filestore_lockorder_test.go) checks this order in every
 // function of the package, and that each field is used only under the
@@ -113,8 +113,12 @@ type fileSession struct {
 	// known durable; a durable append must not rest on a name a crash
 	// may take away (a create, rewrite or migration stopped before it
 	// synced the directory).
+	// ownIno is the inode of the file this store last put at the name
+	// itself (writeNew: synced, its directory too), so that reopening it
+	// keeps nameDurable.
 	syncWanted  bool
 	nameDurable bool
+	ownIno      uint64
 	err         error // latched persistence error
 
 	// The write lease: after an append the exclusive file lock is kept
@@ -247,9 +251,8 @@ func (s *FileStore) ensureOpen(fsess *fileSession) error {
 	ino, _ := identity(fi)
 	if ino != fsess.ino || ino == 0 {
 		fsess.loaded = false
-		if fsess.ino != 0 {
-			fsess.nameDurable = false // another file under the name
-		}
+		// Another file under the name: durable if this store put it there.
+		fsess.nameDurable = fsess.nameDurable && ino == fsess.ownIno && ino != 0
 	}
 	fsess.f, fsess.ino = f, ino
 	s.mu.Lock()

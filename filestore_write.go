@@ -407,9 +407,11 @@ func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [
 	for _, l := range lines {
 		data = append(append(data, l...), '\n')
 	}
-	if err := s.writeNew(fsess.rel, data, true); err != nil {
+	ino, err := s.writeNew(fsess.rel, data, true)
+	if err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}
+	fsess.ownIno = ino
 	// The append has happened. The session is in the new file: lock it
 	// before anyone else writes to it, if no one has yet, and go on from
 	// what was written; otherwise (or if anything fails now) let the
@@ -643,11 +645,15 @@ func (s *FileStore) makeNameDurable(fsess *fileSession) error {
 	}
 	dir := filepath.Dir(s.path(fsess.rel))
 	if mutant != "name-nosync" {
-		if err := syncDirOS(dir); err != nil {
+		if err := syncFoundDir(dir); err != nil {
 			return err
 		}
 	}
-	if err := entryDurable(dir); err != nil {
+	top := s.root
+	if filepath.IsAbs(fsess.rel) {
+		top = dir // a file outside the tree: its directory is all the store knows
+	}
+	if err := entryDurable(dir, top); err != nil {
 		return err
 	}
 	fsess.nameDurable = true

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"strings"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -190,51 +191,93 @@ func syncOpenDir(open func() (*os.File, error)) error {
 }
 
 // durableDirs remembers, for this process, the directories whose entry
-// in their parent was made durable (by their creation or by entryDurable),
-// by path, with the identity of the directory then: one deleted and made
-// again is another.
-var durableDirs sync.Map // string -> uint64
+// in their parent is durable, and so are their parents' up to the top
+// entryDurable was given (it made it so, in this process), by path
+// with the directory's identity then: one deleted and made again is
+// another (an inode reused at once is the one case this misses).
+var durableDirs sync.Map // string -> dirID
 
 // entryDurable makes the entry of the directory dir (absolute) in its
-// parent durable, and the parent's in its own, up to the top, syncing
-// each parent once per process. A directory found in place may have been
-// made by another process, or by one a crash stopped, without that sync:
-// a promise that rests on it (a session file in it, a blob) would not
-// survive a power loss. A parent this process may not open (no read
-// permission), or whose file system does not sync directories, is
-// passed over: nothing more can be done for it.
-func entryDurable(dir string) error {
+// parent durable, and so on up to top's entry in its own parent (top is
+// dir or one of its parents: the store's root, the blob directory),
+// syncing each parent once per process. A directory found in place may
+// have been made by another process, or by one a crash stopped, without
+// that sync: a promise that rests on it (a session file in it, a blob)
+// would not survive a power loss. Above top are directories the store
+// neither made nor owns; a mount point's entry belongs to the file
+// system above, whose sync proves nothing here, and the climb stops at
+// one too. Directory syncs go through syncFoundDir, which passes over
+// what cannot be done.
+func entryDurable(dir, top string) error {
+	type level struct {
+		path string
+		id   dirID
+	}
+	var done []level
+	id, err := dirIdentity(dir)
+	if err != nil {
+		return err
+	}
 	for {
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil
+			break
 		}
-		fi, err := os.Stat(dir)
+		if v, ok := durableDirs.Load(dir); ok && v.(dirID) == id && mutant != "name-nosync" {
+			break // and everything up to its top
+		}
+		pid, err := dirIdentity(parent)
 		if err != nil {
 			return err
 		}
-		ino, _ := identity(fi)
-		if v, ok := durableDirs.Load(dir); ok && v.(uint64) == ino && mutant != "name-nosync" {
-			return nil
+		if pid.dev != id.dev {
+			break // dir is the top of its file system
 		}
 		if mutant != "name-nosync" {
-			if err := syncDirOS(parent); err != nil {
-				if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EINVAL) {
-					return nil
-				}
+			if err := syncFoundDir(parent); err != nil {
 				return err
 			}
 		}
-		durableDirs.Store(dir, ino)
-		dir = parent
+		done = append(done, level{dir, id})
+		if dir == top || !strings.HasPrefix(dir, top+string(filepath.Separator)) {
+			break
+		}
+		dir, id = parent, pid
 	}
+	for i := len(done) - 1; i >= 0; i-- { // from the top: a path known implies its parents
+		durableDirs.Store(done[i].path, done[i].id)
+	}
+	return nil
 }
 
-// madeDurable notes a directory this process created, its parent synced
-// after it (mkdirOS, mkdirIn).
-func madeDurable(dir string) {
-	if fi, err := os.Stat(dir); err == nil {
-		ino, _ := identity(fi)
-		durableDirs.Store(dir, ino)
+// madeDurable notes the directory dir that this process just made, its
+// parent synced after it (mkdirOS, mkdirIn), once the entries above it
+// are durable up to top's.
+func madeDurable(dir, top string) error {
+	if dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
+		if err := entryDurable(filepath.Dir(dir), top); err != nil {
+			return err
+		}
 	}
+	id, err := dirIdentity(dir)
+	if err != nil {
+		return err
+	}
+	durableDirs.Store(dir, id)
+	return nil
+}
+
+// syncFoundDir syncs the directory dir (absolute), one the store found
+// in place rather than made, as best it can: a file system that cannot
+// sync a directory (EINVAL: some network file systems), one mounted
+// read-only (nothing there can be lost), or a directory this process may
+// not open, is passed over, for nothing more can be done for it. Other
+// errors are returned.
+func syncFoundDir(dir string) error {
+	err := syncDirOS(dir)
+	if err == nil || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EINVAL) ||
+		errors.Is(err, syscall.EROFS) || errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	return err
 }

@@ -59,7 +59,12 @@ type appendMark struct {
 }
 
 // names reports whether the entry id is the one the marker names.
-func (m appendMark) names(id string) bool { return m.end == markEnd(id) }
+func (m appendMark) names(id string) bool {
+	if len(m.end) > 0 && m.end[0] == '/' {
+		return m.end[1:] == id // without building markEnd's string
+	}
+	return m.end == markEnd(id)
+}
 
 // markEnd is how a marker names id, the last entry of an append: "/" and
 // the id when markable, "#" and the first 16 bytes of its SHA-256 in
@@ -72,10 +77,9 @@ func markEnd(id string) string {
 	return "#" + hex.EncodeToString(sum[:16])
 }
 
-// maxMarkedID bounds the id a marker names, so that readers find a
-// marker in the last bytes of a line. An append whose last entry has a
-// longer id, or one JSON must escape, is written unmarked (no Session
-// makes such ids; a fork or copy of foreign ones goes in whole).
+// maxMarkedID bounds the id a marker names as it is, so that readers
+// find a marker in the last bytes of a line: an append whose last entry
+// has a longer id, or one JSON must escape, names it by a hash (markEnd).
 const maxMarkedID = 256
 
 // markable reports whether the id of an append's last entry can stand in

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
-	"github.com/agentsession/session/storekit"
 )
 
 const header3 = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
@@ -258,7 +257,7 @@ func TestNewEntry(t *testing.T) {
 }
 
 func TestMigrateFunction(t *testing.T) {
-	h, lines, err := storekit.Migrate(1, []byte(`{"type":"session","id":"v1","cwd":"/w"}`), [][]byte{
+	h, lines, err := session.Migrate(1, []byte(`{"type":"session","id":"v1","cwd":"/w"}`), [][]byte{
 		[]byte(`{"type":"message","message":{"role":"user","content":"a"}}`),
 		[]byte(`{"type":"compaction","summary":"s","firstKeptEntryIndex":9,"tokensBefore":1}`),
 		[]byte(`{"type":"message","message":{"role":"hookMessage","customType":"h","content":"x","display":true}}`),
@@ -274,7 +273,7 @@ func TestMigrateFunction(t *testing.T) {
 	assert.NotContains(t, comp, "firstKeptEntryIndex")
 	assert.NotContains(t, comp, "firstKeptEntryId", "an index past the end names no entry")
 	assert.Equal(t, "custom", hook["message"].(map[string]any)["role"])
-	_, _, err = storekit.Migrate(4, nil, nil)
+	_, _, err = session.Migrate(4, nil, nil)
 	assert.ErrorIs(t, err, session.ErrUnsupportedVersion)
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 
@@ -262,6 +263,34 @@ func deleteMember(obj []byte, key string) []byte {
 		}
 		obj = out
 	}
+}
+
+// Migrate upgrades the raw lines of a log of format version from to
+// CurrentVersion, line by line, each as the readers migrate it, failing
+// at the first line that cannot be. Hosts do not need it (DecodeLog,
+// ReadLog and every Store migrate what they read, MigrateFile a file):
+// it is for a store that keeps raw lines from elsewhere (see storekit).
+func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) {
+	if from > CurrentVersion {
+		return nil, nil, &UnsupportedVersionError{Version: from}
+	}
+	if from < 1 {
+		return nil, nil, fmt.Errorf("session: invalid version %d", from)
+	}
+	m := newMigrator(from)
+	h, err := m.header(header)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([][]byte, 0, len(lines))
+	for i, l := range lines {
+		v, err := m.entry(l)
+		if err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", i+2, err)
+		}
+		out = append(out, v)
+	}
+	return h, out, nil
 }
 
 // migrateFile returns the bytes of a log of an older version upgraded to

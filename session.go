@@ -373,16 +373,21 @@ func (s *Session) leafCtx() *pathCtx {
 	return s.pc
 }
 
-// ContextAt returns the context as it would be with the leaf at entry id.
+// ContextAt returns the context as it would be with the leaf at entry
+// id; "" gives the context before the first entry, as PathTo and UsageAt
+// take it, so that ContextAt(LeafID()) is Context() whatever the leaf.
 func (s *Session) ContextAt(id string) (*Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
-	i, ok := s.t.lookup(id)
-	if !ok {
-		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
+	i := int32(-1)
+	if id != "" {
+		var ok bool
+		if i, ok = s.t.lookup(id); !ok {
+			return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
+		}
 	}
 	if i == s.leaf {
 		return s.leafCtx().snapshot(s.t), nil

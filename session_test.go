@@ -757,3 +757,31 @@ func TestVerifyReportsSkippedLines(t *testing.T) {
 	assert.Equal(t, []session.FindingKind{session.FindingMalformedLine, session.FindingTornTail}, kinds)
 	assert.Len(t, s.Log().Malformed, 1)
 }
+
+// TestEmptyIDIsBeforeTheFirstEntry: the at-id calls take "" as the place
+// before the first entry, where LeafID is after Branch to "" or in a new
+// session, so that each at-id call at LeafID() answers for the leaf.
+func TestEmptyIDIsBeforeTheFirstEntry(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	for _, stage := range []string{"new", "after Branch to \"\""} {
+		if stage != "new" {
+			_, err := s.Append(ctx, session.UserText("hi"))
+			require.NoError(t, err)
+			require.NoError(t, s.Branch(ctx, ""))
+		}
+		require.Equal(t, "", s.LeafID(), stage)
+		c, err := s.ContextAt(s.LeafID())
+		require.NoError(t, err, stage)
+		assert.Empty(t, c.Messages, stage)
+		assert.Equal(t, len(s.Context().Messages), len(c.Messages), stage)
+		p, err := s.PathTo(s.LeafID())
+		require.NoError(t, err, stage)
+		assert.Empty(t, p, stage)
+		u, err := s.UsageAt(s.LeafID())
+		require.NoError(t, err, stage)
+		assert.Equal(t, session.Usage{}, u, stage)
+		_, ok := s.Entry(s.LeafID())
+		assert.False(t, ok, stage)
+	}
+}

@@ -50,7 +50,7 @@
 //     filters of session.ListOptions; Archive and Restore hide and show a
 //     session as FileStore's do.
 //   - A header's strings (Cwd, Title, ParentSession) are kept as every
-//     store keeps them, as its JSON holds them (session.StoredString):
+//     store keeps them, as its JSON holds them (storekit.StoredString):
 //     NUL and other control characters included, a byte that is not
 //     UTF-8 as U+FFFD. The header line is stored as bytea; the columns
 //     List reads and filters by hold the strings' UTF-8 bytes (bytea,

@@ -193,7 +193,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 }
 
 // headerStrings returns the header's strings as its JSON holds them
-// (session.StoredString): what the columns cwd_utf8, title_utf8 and
+// (storekit.StoredString): what the columns cwd_utf8, title_utf8 and
 // parent_session_utf8 keep, NUL and all.
 func headerStrings(h session.Header) (cwd, title, parent string) {
 	return storekit.StoredString(h.Cwd), storekit.StoredString(h.Title), storekit.StoredString(h.ParentSession)
@@ -241,7 +241,7 @@ func check(entries []session.Entry) error {
 }
 
 // titleOf returns the name of the last session_info entry that sets one,
-// as the title_utf8 column keeps it (session.StoredString).
+// as the title_utf8 column keeps it (storekit.StoredString).
 func titleOf(entries []session.Entry) (string, bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		if entries[i].Type() != session.TypeSessionInfo {

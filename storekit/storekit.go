@@ -19,14 +19,14 @@
 //     are buffered), session.TailLoader (loading only what is new),
 //     session.BlobStore (content-addressed blobs), session.SessionCloser
 //     (resources held per session, let go at Session.Close);
-//   - accept session.ValidateID's ids, and no others.
+//   - accept session.ValidateID's ids, and no others;
+//   - migrate raw lines of an older format it holds with session.Migrate
+//     (what it reads through session.DecodeLog is migrated already).
 //
 // It imports the session package and the module's internal rules.
 package storekit
 
 import (
-	"bytes"
-	"fmt"
 	"time"
 
 	session "github.com/agentsession/session"
@@ -62,46 +62,3 @@ func StoredString(s string) string { return names.StoredString(s) }
 // pi, which has no such rule, cannot create sessions for such a
 // directory at all.
 func CwdDir(cwd string) string { return names.CwdDir(cwd) }
-
-// Migrate upgrades the raw lines of a log of format version from, older
-// than session.CurrentVersion, for a store that holds lines from
-// elsewhere: the header and the entries, each line as session.DecodeLog
-// migrates it (DecodeLog, ReadLog and every Store migrate what they read;
-// session.MigrateFile migrates a file). A line that is not an entry once
-// migrated is an error (*session.CorruptError, with its line number), as
-// is a header of another version than from.
-func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) {
-	if from > session.CurrentVersion {
-		return nil, nil, &session.UnsupportedVersionError{Version: from}
-	}
-	if from < 1 {
-		return nil, nil, fmt.Errorf("session: invalid format version %d", from)
-	}
-	var b bytes.Buffer
-	b.Write(header)
-	for _, l := range lines {
-		b.WriteByte('\n')
-		b.Write(l)
-	}
-	b.WriteByte('\n')
-	log, err := session.DecodeLog(b.Bytes(), &session.ReadOptions{Strict: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	got := log.MigratedFrom // 0 when the log is current
-	if got == 0 {
-		got = log.Header.Version
-	}
-	if got != from {
-		return nil, nil, &session.CorruptError{Line: 1, Err: fmt.Errorf("the header is of format version %d, not %d", got, from)}
-	}
-	h, err := log.Header.MarshalJSON()
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make([][]byte, len(log.Entries))
-	for i, e := range log.Entries {
-		out[i] = e.JSON()
-	}
-	return h, out, nil
-}

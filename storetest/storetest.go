@@ -1150,7 +1150,7 @@ func testLoadTail(t *testing.T, s session.Store) {
 
 // testUnusualStrings: every store takes a header whose strings hold NUL,
 // other control characters, and bytes that are not UTF-8, and keeps them
-// as a JSON string holds them (session.StoredString): the same in every
+// as a JSON string holds them (storekit.StoredString): the same in every
 // store, so that a session moves between stores unchanged.
 func testUnusualStrings(t *testing.T, s session.Store) {
 	ctx := context.Background()
