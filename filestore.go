@@ -321,7 +321,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	// writeNew synced the file and its directory, and mkdirRoot the
 	// directory's entries up: the name is durable.
 	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true, ownIno: ino}
-	s.index[rel] = &indexEntry{updated: s.tick()}                                         // size 0: revalidated on List
+	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
 	return nil
 }

@@ -2,10 +2,10 @@ package session
 
 import (
 	"errors"
-	"strings"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 )
