@@ -785,3 +785,18 @@ func TestEmptyIDIsBeforeTheFirstEntry(t *testing.T) {
 		assert.False(t, ok, stage)
 	}
 }
+
+// TestFindingSeverity: every kind has a severity, and the ones real pi
+// sessions hold after aborted turns or crashes are not errors.
+func TestFindingSeverity(t *testing.T) {
+	cases := map[session.FindingKind]session.Severity{
+		session.FindingMalformedLine: session.SeverityError, session.FindingCycle: session.SeverityError,
+		session.FindingUnresolvedBlob: session.SeverityError, session.FindingDanglingCall: session.SeverityWarning,
+		session.FindingTornTail: session.SeverityWarning, session.FindingPartialAppend: session.SeverityWarning,
+		session.FindingPendingCall: session.SeverityInfo,
+	}
+	for k, want := range cases {
+		assert.Equal(t, want, session.Finding{Kind: k}.Severity(), string(k))
+	}
+	assert.Equal(t, "warning", session.SeverityWarning.String())
+}

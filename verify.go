@@ -31,6 +31,46 @@ const (
 	FindingZeroed          FindingKind = "zeroed"           // zero bytes a crash left before a line, where a write it lost had been
 )
 
+// Severity grades a finding: an error is damage or a broken link the
+// reader had to repair; a warning is what crashes, aborted turns and
+// older writers leave in real sessions, which the reader handles as the
+// seed agents do; info is a state a session may well be in (a turn that
+// awaits its tool results).
+type Severity int
+
+// The severities, least first.
+const (
+	SeverityInfo Severity = iota
+	SeverityWarning
+	SeverityError
+)
+
+func (s Severity) String() string {
+	switch s {
+	case SeverityInfo:
+		return "info"
+	case SeverityWarning:
+		return "warning"
+	case SeverityError:
+		return "error"
+	}
+	return fmt.Sprintf("Severity(%d)", int(s))
+}
+
+// Severity returns how grave a finding of this kind is. dangling-call
+// is a warning: an aborted or failed turn leaves calls without results,
+// as real pi sessions often hold, and Messages answers them.
+func (k FindingKind) Severity() Severity {
+	switch k {
+	case FindingMalformedLine, FindingDuplicateID, FindingMissingParent, FindingSelfParent, FindingCycle,
+		FindingBadMessage, FindingCompactionStart, FindingUnresolvedBlob:
+		return SeverityError
+	case FindingPendingCall:
+		return SeverityInfo
+	}
+	return SeverityWarning // torn-tail, dangling-call, orphan-result, compaction-cut, bad-field, partial-append, zeroed, and kinds to come
+}
+
 // Finding is one problem in a log.
 type Finding struct {
 	Kind    FindingKind
@@ -38,6 +78,9 @@ type Finding struct {
 	EntryID string // the entry concerned, for tree problems
 	Detail  string
 }
+
+// Severity returns the severity of the finding's kind.
+func (f Finding) Severity() Severity { return f.Kind.Severity() }
 
 func (f Finding) String() string {
 	var b strings.Builder
