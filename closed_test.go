@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,6 +112,7 @@ func argFor(t *testing.T, typ reflect.Type, variadic bool, ctx context.Context, 
 // store's open files go even after a write error was latched (a child
 // process whose file size limit makes an append fail).
 func TestCloseAfterLatchedError(t *testing.T) {
+	canLimitFileSize(t)
 	ctx := context.Background()
 	root := t.TempDir()
 	store := openFS(t, root, nil)
@@ -145,7 +145,7 @@ func closeLatchedChild(t *testing.T) {
 	path, err := store.Path(s.ID())
 	require.NoError(t, err)
 	limit, _ := strconv.ParseInt(os.Getenv("AGENTSESSION_LIMIT"), 10, 64)
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(limit), Max: uint64(limit)}))
+	require.NoError(t, setFileSizeLimit(limit))
 	_, err = s.Append(ctx, session.UserText(strings.Repeat("y", 64<<10)))
 	if err == nil {
 		err = s.Flush(ctx) // SyncNever writes at the end of its lease

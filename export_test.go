@@ -1,5 +1,10 @@
 package session
 
+import (
+	"context"
+	"os"
+)
+
 // Fdatasync exposes the store's sync call to the benchmarks, for the raw
 // floor that per-turn syncing is compared with.
 var Fdatasync = datasync
@@ -25,3 +30,9 @@ func OpenFiles(s *FileStore) int {
 	defer s.mu.Unlock()
 	return s.openFiles
 }
+
+// LockFile takes the store's exclusive lock on f, as another process
+// would hold it (another open of the file, in this process, conflicts as
+// another process's would); UnlockFile lets it go.
+func LockFile(f *os.File) error   { return lockFile(context.Background(), f, true) }
+func UnlockFile(f *os.File) error { return unlockFile(f) }

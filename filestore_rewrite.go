@@ -249,14 +249,14 @@ func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err e
 // readAll reads a whole file, and reports whether it has been replaced
 // (unlinked by a rename) since it was opened.
 func readAll(f *os.File) ([]byte, bool, error) {
-	fi, err := f.Stat()
+	size, _, nlink, err := fileState(f)
 	if err != nil {
 		return nil, false, err
 	}
-	if _, nlink := identity(fi); nlink == 0 {
+	if nlink == 0 {
 		return nil, true, nil
 	}
-	data := make([]byte, fi.Size())
+	data := make([]byte, size)
 	n, err := f.ReadAt(data, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, err

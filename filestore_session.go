@@ -241,14 +241,13 @@ func (s *FileStore) ensureOpen(fsess *fileSession) error {
 		}
 		return s.ioErr(fsess, "open", err)
 	}
-	fi, err := f.Stat()
+	_, ino, _, err := fileState(f)
 	if err != nil {
 		f.Close()
 		return s.ioErr(fsess, "stat", err)
 	}
 	// What the store knows of the file still holds if it is the same
 	// file: what others appended is learned at the next lock.
-	ino, _ := identity(fi)
 	if ino != fsess.ino || ino == 0 {
 		fsess.loaded = false
 		// Another file under the name: durable if this store put it there.

@@ -16,3 +16,6 @@ func fdatasync(f *os.File) error {
 		}
 	}
 }
+
+// syncDirFile makes the entries of the open directory d durable.
+func syncDirFile(d *os.File) error { return d.Sync() }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package session
 
@@ -8,3 +8,6 @@ import "os"
 // which makes the metadata durable too.
 
 func fdatasync(f *os.File) error { return f.Sync() }
+
+// syncDirFile makes the entries of the open directory d durable.
+func syncDirFile(d *os.File) error { return d.Sync() }

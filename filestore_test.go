@@ -9,11 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,8 +48,7 @@ func sessionFile(t *testing.T, root string) string {
 func TestFileStoreLayoutAndPermissions(t *testing.T) {
 	for _, umask := range []int{0, 0o022, 0o077, 0o277} {
 		t.Run(fmt.Sprintf("umask %04o", umask), func(t *testing.T) {
-			old := syscall.Umask(umask)
-			defer syscall.Umask(old)
+			withUmask(t, umask)
 			ctx := context.Background()
 			base := t.TempDir()
 			root := filepath.Join(base, "new", "sessions") // parents made too
@@ -694,7 +691,7 @@ func TestFileStoreChild(t *testing.T) {
 			panic(err)
 		}
 		limit, _ := strconv.ParseInt(os.Getenv("AGENTSESSION_LIMIT"), 10, 64)
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(limit), Max: uint64(limit)}); err != nil {
+		if err := setFileSizeLimit(limit); err != nil {
 			panic(err)
 		}
 		var err1 error
@@ -781,7 +778,7 @@ func TestFileStoreCrash(t *testing.T) {
 					pause += time.Duration(round%4) * 12 * time.Millisecond // past some write leases
 				}
 				time.Sleep(pause)
-				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				require.NoError(t, cmd.Process.Kill())
 				for sc.Scan() { // acknowledged before the kill landed
 					acked = append(acked, sc.Text())
 				}
@@ -816,6 +813,7 @@ func TestFileStoreCrash(t *testing.T) {
 // an append fails part way: the file keeps its length and the error is
 // latched.
 func TestFileStoreShortWrite(t *testing.T) {
+	canLimitFileSize(t)
 	ctx := context.Background()
 	root := t.TempDir()
 	store := openFS(t, root, nil)
@@ -892,8 +890,6 @@ func TestFileStoreMultiProcess(t *testing.T) {
 	}
 	assert.Len(t, next, procs*goroutines)
 }
-
-func signalIgnoreXFSZ() { signal.Ignore(syscall.SIGXFSZ) }
 
 // FuzzFileStoreLoad puts arbitrary bytes where a session file goes and
 // opens it: no panic; a file that fails to open is left byte for byte;

@@ -183,7 +183,7 @@ func syncOpenDir(open func() (*os.File, error)) error {
 		return err
 	}
 	defer d.Close()
-	err = d.Sync()
+	err = syncDirFile(d)
 	if err == nil {
 		record(fsOp{Kind: "syncdir", Path: d.Name()})
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -203,7 +202,7 @@ func TestTurnCrash(t *testing.T) {
 				// A turn takes about 12 ms here, most of it encoding:
 				// spread the kills over one.
 				time.Sleep(time.Duration(round*7919%25) * 500 * time.Microsecond)
-				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				require.NoError(t, cmd.Process.Kill())
 				for sc.Scan() {
 					k, _ := strconv.Atoi(sc.Text())
 					done = append(done, k)

@@ -1,12 +1,9 @@
-//go:build unix
-
 package session_test
 
 import (
 	"bufio"
 	"context"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,7 +64,7 @@ func TestLockWaitHonoursContext(t *testing.T) {
 func holdLockChild(t *testing.T) {
 	f, err := os.OpenFile(os.Getenv("AGENTSESSION_PATH"), os.O_RDWR, 0)
 	require.NoError(t, err)
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	require.NoError(t, session.LockFile(f))
 	os.Stdout.WriteString("locked\n")
 	d, err := time.ParseDuration(os.Getenv("AGENTSESSION_HOLD"))
 	require.NoError(t, err)
@@ -93,7 +90,7 @@ func TestLockWaitInProcess(t *testing.T) {
 	f, err := os.OpenFile(sessionFileOf(t, root, "s-inproc"), os.O_RDWR, 0)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	require.NoError(t, session.LockFile(f))
 	blocked := make(chan error, 1)
 	go func() { // waits for the lock with no deadline, holding what it holds
 		_, err := s.Append(ctx, session.UserText("waits"))
@@ -117,6 +114,6 @@ func TestLockWaitInProcess(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
 		assert.Less(t, took, time.Second, "%s waited %v", name, took)
 	}
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+	require.NoError(t, session.UnlockFile(f))
 	require.NoError(t, <-blocked, "the call without a deadline goes on once the lock is free")
 }

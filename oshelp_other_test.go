@@ -1,0 +1,19 @@
+//go:build !unix
+
+package session_test
+
+import (
+	"errors"
+	"testing"
+)
+
+// Where there is no umask or file size limit, the tests that need one
+// are skipped (oshelp_unix_test.go has them).
+
+func withUmask(t *testing.T, mask int) { t.Skip("no umask on this system") }
+
+func canLimitFileSize(t *testing.T) { t.Skip("no file size limit on this system") }
+
+func setFileSizeLimit(n int64) error { return errors.ErrUnsupported }
+
+func signalIgnoreXFSZ() {}
