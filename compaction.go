@@ -7,10 +7,28 @@ import (
 )
 
 // ErrNothingToCompact says a compaction would summarize nothing: the
-// whole context fits in what it keeps.
+// whole context fits in what it keeps. When the context is over the
+// window all the same (its last turn or message alone is too long), the
+// error says so, with the sizes: the host must act (trim that message,
+// keep fewer tokens, or move to a model with a larger window).
 var ErrNothingToCompact = errors.New("session: nothing to compact")
 
-// Compaction defaults, as pi has them.
+// ErrCompactionSettings refuses CompactionOptions that cannot work: a
+// reserve that leaves no room in the window, or a kept part as large as
+// what the window allows, so that a compaction could never bring the
+// context under it.
+var ErrCompactionSettings = errors.New("session: compaction settings cannot work")
+
+// ErrCompactionGrows refuses a compaction made to fit a window
+// (CompactionOptions.ContextWindow set) whose summary and kept history
+// would take as many tokens as the context it replaces, or more (a
+// summarizer that wrote more than it was given, say): it is not applied.
+// Without a window a compaction is applied whatever its size, and its
+// result says when it grew (CompactionResult.Grew).
+var ErrCompactionGrows = errors.New("session: the compaction would not make the context smaller")
+
+// Compaction defaults, as pi has them for the large windows of today's
+// models; for a smaller window they scale down (see CompactionOptions).
 const (
 	DefaultReserveTokens    = 16384
 	DefaultKeepRecentTokens = 20000
@@ -24,10 +42,13 @@ type CompactionOptions struct {
 	ContextWindow int64
 	// ReserveTokens is room kept free for the model's reply: compaction is
 	// due when the context takes more than ContextWindow - ReserveTokens.
-	// Default DefaultReserveTokens.
+	// Default DefaultReserveTokens, or a quarter of the window when that
+	// is less.
 	ReserveTokens int64
 	// KeepRecentTokens is about how much recent history a compaction keeps
-	// as it is. Default DefaultKeepRecentTokens.
+	// as it is. Default DefaultKeepRecentTokens, or half of what the window
+	// leaves after the reserve when that is less, so that a compaction is
+	// always possible when one is due and leaves room for the summary.
 	KeepRecentTokens int64
 	// Estimator estimates tokens; default DefaultTokenEstimator.
 	Estimator TokenEstimator
@@ -46,9 +67,15 @@ func (o *CompactionOptions) withDefaults() CompactionOptions {
 	}
 	if c.ReserveTokens <= 0 {
 		c.ReserveTokens = DefaultReserveTokens
+		if c.ContextWindow > 0 {
+			c.ReserveTokens = min(DefaultReserveTokens, c.ContextWindow/4)
+		}
 	}
 	if c.KeepRecentTokens <= 0 {
 		c.KeepRecentTokens = DefaultKeepRecentTokens
+		if c.ContextWindow > 0 {
+			c.KeepRecentTokens = max(1, min(DefaultKeepRecentTokens, (c.ContextWindow-c.ReserveTokens)/2))
+		}
 	}
 	if c.Estimator == nil {
 		c.Estimator = DefaultTokenEstimator
@@ -59,12 +86,37 @@ func (o *CompactionOptions) withDefaults() CompactionOptions {
 	return c
 }
 
+// check refuses settings with which a due compaction could not bring the
+// context under the window (ErrCompactionSettings); o has its defaults.
+func (o *CompactionOptions) check() error {
+	if o.ContextWindow <= 0 {
+		return nil
+	}
+	limit := o.ContextWindow - o.ReserveTokens
+	switch {
+	case limit <= 0:
+		return fmt.Errorf("%w: ReserveTokens %d leaves nothing of ContextWindow %d", ErrCompactionSettings, o.ReserveTokens, o.ContextWindow)
+	case o.KeepRecentTokens >= limit:
+		return fmt.Errorf("%w: KeepRecentTokens %d keeps as much as ContextWindow %d minus ReserveTokens %d allows (%d): a compaction could never make the context fit; keep at most half of it",
+			ErrCompactionSettings, o.KeepRecentTokens, o.ContextWindow, o.ReserveTokens, limit)
+	}
+	return nil
+}
+
 // NeedsCompaction reports whether the context at the leaf takes more than
 // the context window minus the reserve. It is false without a window.
+// Whenever it is true, Compact either compacts or returns an error that
+// says what the host must do: settings that cannot work
+// (ErrCompactionSettings, and NeedsCompaction is true for them, so that
+// the host hears of it), or a context whose last turn alone is over the
+// window (ErrNothingToCompact, with the sizes).
 func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
 	o := opts.withDefaults()
 	if o.ContextWindow <= 0 {
 		return false
+	}
+	if o.check() != nil {
+		return true
 	}
 	return s.ContextTokens(o.Estimator) > o.ContextWindow-o.ReserveTokens
 }
@@ -96,8 +148,14 @@ type CompactionPlan struct {
 	// Files lists the files read and modified in what is summarized, with
 	// those the previous compaction listed.
 	Files FileOps
+	// SummaryTokens is what the summary may take for the compacted
+	// context to fit the window with room to spare (half of what the
+	// window, less the reserve and the kept history, leaves); 0 without
+	// a window. Summarizers get it as SummaryRequest.MaxTokens.
+	SummaryTokens int64
 
-	est TokenEstimator // the estimator the plan was made with
+	est    TokenEstimator // the estimator the plan was made with
+	window int64          // the window it was made for, 0 for none
 }
 
 // PlanCompaction plans a compaction of the context at the leaf, keeping
@@ -105,6 +163,9 @@ type CompactionPlan struct {
 // there is no history before what it would keep.
 func (s *Session) PlanCompaction(opts *CompactionOptions) (*CompactionPlan, error) {
 	o := opts.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -118,7 +179,7 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	msgs, ids := pc.msgs, pc.ids
 	start := 0 // the first message that may be summarized
 	var files fileSet
-	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: contextTokens(msgs, pc.fresh, o.Estimator), est: o.Estimator}
+	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: contextTokens(msgs, pc.fresh, o.Estimator), est: o.Estimator, window: o.ContextWindow}
 	if pc.compacted && len(msgs) > 0 && msgs[0].Role == RoleCompactionSummary {
 		plan.PreviousSummary = msgs[0].Summary
 		if i, ok := s.t.lookup(ids[0]); ok {
@@ -130,10 +191,17 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	}
 	cut, kept, turn := s.findCut(msgs, start, o)
 	if cut <= start {
+		if limit := o.ContextWindow - o.ReserveTokens; o.ContextWindow > 0 && plan.TokensBefore > limit {
+			return nil, fmt.Errorf("%w: the context takes about %d tokens, over the %d the window leaves, but its last %d tokens hold no point to cut at (a turn, or a message, that long): trim it, or use a model with a larger window",
+				ErrNothingToCompact, plan.TokensBefore, limit, o.KeepRecentTokens)
+		}
 		return nil, ErrNothingToCompact
 	}
 	plan.FirstKeptEntryID = ids[cut]
 	plan.TokensKept = kept
+	if o.ContextWindow > 0 {
+		plan.SummaryTokens = max(1, (o.ContextWindow-o.ReserveTokens-kept)/2)
+	}
 	// A summarizer is a model too: it never gets a blob reference as an
 	// image's data.
 	plan.Summarize = sendable(msgs[start:turn:turn])
@@ -288,6 +356,11 @@ type SummaryRequest struct {
 	// these lists to the summary itself (as pi does); they are here for
 	// the summarizer to mention.
 	Files FileOps
+	// MaxTokens, when not 0, is about how long the summary may be for the
+	// compacted context to fit the window with room to spare: a model's
+	// max_tokens for the call. A summary past it may make the compaction
+	// fail with ErrCompactionGrows, or leave the context over the window.
+	MaxTokens int64
 }
 
 // Summarizer makes summaries for compactions and branch summaries. The
@@ -312,6 +385,11 @@ type CompactionResult struct {
 	Summary string // as stored: the summarizer's text and the file lists
 	// TokensAfter estimates the context after the compaction.
 	TokensAfter int64
+	// Grew is set when the context after the compaction takes as many
+	// tokens as before or more (by the plan's estimator): a compaction of
+	// a context small next to its summary. Only a compaction made without
+	// a window can grow; with one it is refused (ErrCompactionGrows).
+	Grew bool
 }
 
 // Compact summarizes the history of the context at the leaf with sum and
@@ -350,16 +428,20 @@ func summarized(res *CompactionResult) int {
 // summarizePlan asks for the summaries of a plan and joins them.
 func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, instructions string) (string, error) {
 	var history, prefix string
+	budget := plan.SummaryTokens
+	if plan.SplitTurn && len(plan.Summarize) > 0 && budget > 1 {
+		budget /= 2 // two summaries, joined
+	}
 	if len(plan.Summarize) > 0 || !plan.SplitTurn {
 		var err error
 		history, err = sum.Summarize(ctx, &SummaryRequest{Kind: SummaryHistory, Messages: plan.Summarize,
-			PreviousSummary: plan.PreviousSummary, Instructions: instructions, Files: plan.Files})
+			PreviousSummary: plan.PreviousSummary, Instructions: instructions, Files: plan.Files, MaxTokens: budget})
 		if err != nil {
 			return "", fmt.Errorf("session: summarizing history: %w", err)
 		}
 	}
 	if plan.SplitTurn {
-		req := &SummaryRequest{Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: instructions, Files: plan.Files}
+		req := &SummaryRequest{Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: instructions, Files: plan.Files, MaxTokens: budget}
 		if len(plan.Summarize) == 0 {
 			req.PreviousSummary = plan.PreviousSummary
 		}
@@ -413,16 +495,25 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 	}
 	text := withFiles(summary, plan.Files)
 	// What the context will hold: the summary, then everything from the
-	// first kept entry (including what was appended since the plan).
-	after := est.EstimateTokens(&Message{Role: RoleCompactionSummary, Summary: text})
+	// first kept entry (including what was appended since the plan);
+	// estimated as what it holds now is, to compare the two.
+	summaryTokens := est.EstimateTokens(&Message{Role: RoleCompactionSummary, Summary: text})
+	after := summaryTokens
+	var now int64
 	pc := s.leafCtx()
+	kept := false
 	for k, id := range pc.ids {
-		if id == plan.FirstKeptEntryID {
-			for _, m := range pc.msgs[k:] {
-				after += est.EstimateTokens(m)
-			}
-			break
+		kept = kept || id == plan.FirstKeptEntryID
+		n := est.EstimateTokens(pc.msgs[k])
+		now += n
+		if kept {
+			after += n
 		}
+	}
+	grew := after >= now
+	if grew && plan.window > 0 {
+		return nil, fmt.Errorf("%w: the summary (%d tokens with its file lists) and the kept history (%d) would take about %d tokens, the context takes %d; not applied",
+			ErrCompactionGrows, summaryTokens, after-summaryTokens, after, now)
 	}
 	c := Compaction{Summary: text, FirstKeptEntryID: plan.FirstKeptEntryID, TokensBefore: plan.TokensBefore,
 		TokensAfter: after, Details: plan.Files.details()}
@@ -436,7 +527,7 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 	if err != nil {
 		return nil, err
 	}
-	return &CompactionResult{Entry: es[0], Plan: plan, Summary: text, TokensAfter: after}, nil
+	return &CompactionResult{Entry: es[0], Plan: plan, Summary: text, TokensAfter: after, Grew: grew}, nil
 }
 
 // onPath reports whether node a is on the path from the root to b.

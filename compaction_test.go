@@ -745,3 +745,87 @@ func TestExtractiveSummarizerUpdates(t *testing.T) {
 	assert.Less(t, len(s), 4000)
 	assert.Contains(t, s, "- … 187 earlier requests\n")
 }
+
+// TestCompactionDefaultsScaleToTheWindow: with only ContextWindow set,
+// whatever the window, a compaction is possible whenever one is due, and
+// brings the context back under the window, turn after turn: the
+// defaults scale down for small windows (pi's 16,384 reserved and 20,000
+// kept would leave an 8,192-token window nothing to compact).
+func TestCompactionDefaultsScaleToTheWindow(t *testing.T) {
+	ctx := context.Background()
+	for _, window := range []int64{2048, 4096, 8192, 16000, 32000, 128000} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			s := session.New()
+			opts := &session.CompactionOptions{ContextWindow: window}
+			compactions := 0
+			for turn := range 400 {
+				size := 50 + (turn*37)%(int(window)/8) // turns of varied length, each well under the window
+				require.NoError(t, s.SaveTurn(ctx, []*session.Message{
+					session.UserText(fmt.Sprintf("question %d %s", turn, strings.Repeat("q", size))),
+					reply(fmt.Sprintf("answer %d %s", turn, strings.Repeat("a", size))),
+				}, nil))
+				if !s.NeedsCompaction(opts) {
+					continue
+				}
+				res, err := s.Compact(ctx, session.ExtractiveSummarizer{}, opts)
+				require.NoError(t, err, "turn %d: a compaction is due and must be possible", turn)
+				require.False(t, res.Grew)
+				require.False(t, s.NeedsCompaction(opts), "turn %d: the context is still over the window after a compaction (%d tokens)", turn, res.TokensAfter)
+				compactions++
+			}
+			require.Positive(t, compactions)
+		})
+	}
+}
+
+// TestCompactionSettingsThatCannotWork: settings with which a compaction
+// could never bring the context under the window are refused with a
+// clear error, and NeedsCompaction is true for them so the host hears of
+// it; a context over the window whose last message alone is too long
+// gets ErrNothingToCompact with the sizes.
+func TestCompactionSettingsThatCannotWork(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	appendAll(t, s, session.UserText("hello"), reply("hi"))
+	for _, o := range []session.CompactionOptions{
+		{ContextWindow: 8192, ReserveTokens: 8192},
+		{ContextWindow: 8192, ReserveTokens: 1000, KeepRecentTokens: 7192},
+		{ContextWindow: 32000, KeepRecentTokens: 40000},
+	} {
+		assert.True(t, s.NeedsCompaction(&o), "%+v", o)
+		_, err := s.Compact(ctx, session.ExtractiveSummarizer{}, &o)
+		assert.ErrorIs(t, err, session.ErrCompactionSettings, "%+v", o)
+		_, err = s.PlanCompaction(&o)
+		assert.ErrorIs(t, err, session.ErrCompactionSettings, "%+v", o)
+	}
+	big := session.New()
+	appendAll(t, big, session.UserText(strings.Repeat("x", 40000)))
+	opts := &session.CompactionOptions{ContextWindow: 8192}
+	require.True(t, big.NeedsCompaction(opts))
+	_, err := big.Compact(ctx, session.ExtractiveSummarizer{}, opts)
+	require.ErrorIs(t, err, session.ErrNothingToCompact)
+	assert.Contains(t, err.Error(), "over the")
+}
+
+// TestCompactionNeverGrowsQuietly: a summarizer that writes more than it
+// was given makes a compaction for a window fail (not applied); without
+// a window it is applied and says it grew.
+func TestCompactionNeverGrowsQuietly(t *testing.T) {
+	ctx := context.Background()
+	verbose := session.SummarizerFunc(func(context.Context, *session.SummaryRequest) (string, error) {
+		return strings.Repeat("very long summary ", 2000), nil
+	})
+	s := session.New()
+	for i := range 40 {
+		appendAll(t, s, session.UserText(fmt.Sprintf("q%d %s", i, strings.Repeat("q", 400))), reply("a"))
+	}
+	before := s.Len()
+	opts := &session.CompactionOptions{ContextWindow: 3000, KeepRecentTokens: 200}
+	require.True(t, s.NeedsCompaction(opts))
+	_, err := s.Compact(ctx, verbose, opts)
+	require.ErrorIs(t, err, session.ErrCompactionGrows)
+	assert.Equal(t, before, s.Len(), "nothing appended")
+	res, err := s.Compact(ctx, verbose, &session.CompactionOptions{KeepRecentTokens: 200})
+	require.NoError(t, err)
+	assert.True(t, res.Grew)
+}

@@ -63,11 +63,14 @@ type Session struct {
 
 // Conversation is what an agent loop holds of a session: the history
 // to send to the model before a generation (Messages, pairing-safe, ready
-// for the provider packages' conversions), and a place to save the turn
+// for the provider packages' conversions), a place to save the turn
 // after it (SaveTurn: the user's message, the replies and tool results,
 // in one append; usage, when not nil, goes on the turn's last assistant
-// message that has none). It is the point where a host plugs a session
-// into its agent; *Session implements it.
+// message that has none), and compaction when the history outgrows the
+// model's window (NeedsCompaction, Compact). It is the point where a
+// host plugs a session into its agent; *Session implements it, and a
+// host's test double implements all of it, so that an agent never loses
+// auto-compaction to a type assertion that fails.
 //
 // The usual shape: the agent's options hold a default Conversation, a
 // per-call WithSession option overrides it, and with neither the agent
@@ -77,6 +80,8 @@ type Conversation interface {
 	ID() string
 	Messages(ctx context.Context) ([]*Message, error)
 	SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error
+	NeedsCompaction(opts *CompactionOptions) bool
+	Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (*CompactionResult, error)
 }
 
 var _ Conversation = (*Session)(nil)

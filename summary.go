@@ -19,7 +19,8 @@ import (
 // is, shortened. Tests and examples use it; a host can fall back on it
 // when its model is down. The zero value is ready to use.
 type ExtractiveSummarizer struct {
-	// MaxChars bounds the summary's length; default 4,000.
+	// MaxChars bounds the summary's length; default 4,000, or less when
+	// the request's MaxTokens asks for less (four characters a token).
 	MaxChars int
 }
 
@@ -48,6 +49,9 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	limit := x.MaxChars
 	if limit <= 0 {
 		limit = 4000
+		if req.MaxTokens > 0 {
+			limit = int(min(int64(limit), max(4*req.MaxTokens, 200)))
+		}
 	}
 	sum := readExtractive(req.PreviousSummary)
 	if sum.quoted != "" {

@@ -83,18 +83,22 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 		o(&c)
 	}
 	res := &Result{}
-	// Compaction needs the whole Session, not just the Conversation interface.
-	if s, ok := c.session.(*session.Session); ok && a.opts.ContextWindow > 0 {
+	if s := c.session; s != nil && a.opts.ContextWindow > 0 {
 		copts := &session.CompactionOptions{ContextWindow: a.opts.ContextWindow, ReserveTokens: a.opts.ReserveTokens, KeepRecentTokens: a.opts.ContextWindow / 4}
 		if s.NeedsCompaction(copts) {
 			// The offline summarizer keeps the example free of a network;
 			// a real agent passes a Summarizer that calls its model.
 			r, err := s.Compact(ctx, session.ExtractiveSummarizer{}, copts)
-			if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
-				return nil, err
-			}
-			if r != nil {
+			switch {
+			case err == nil:
 				res.Compacted = len(r.Plan.Summarize)
+			case errors.Is(err, session.ErrNothingToCompact), errors.Is(err, session.ErrCompactionGrows):
+				// The latest turn is most of the context: a summary of
+				// what comes before it would save nothing. Send it as it
+				// is, into the reserve; a real agent would trim a long
+				// tool output here if the model refuses the request.
+			default:
+				return nil, err // ErrCompactionSettings: the options cannot work
 			}
 		}
 	}

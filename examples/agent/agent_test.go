@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,11 +132,37 @@ func TestStatelessAgent(t *testing.T) {
 	}
 }
 
+// countingConversation is a host's test double: it wraps a session and
+// counts the compactions, implementing all of session.Conversation.
+type countingConversation struct {
+	session.Conversation
+	compactions int
+}
+
+func (c *countingConversation) Compact(ctx context.Context, sum session.Summarizer, opts *session.CompactionOptions) (*session.CompactionResult, error) {
+	c.compactions++
+	return c.Conversation.Compact(ctx, sum, opts)
+}
+
 func TestAutoCompaction(t *testing.T) {
+	for _, double := range []bool{false, true} {
+		t.Run(fmt.Sprintf("double=%v", double), func(t *testing.T) { testAutoCompaction(t, double) })
+	}
+}
+
+// testAutoCompaction: the agent compacts when the window fills, on a
+// Session and on a test double alike (the agent holds a Conversation,
+// which has NeedsCompaction and Compact: no type assertion to lose).
+func testAutoCompaction(t *testing.T, double bool) {
 	ctx := context.Background()
 	store := session.NewMemoryStore()
 	s := create(t, store)
-	agent, m := newAgent(t, s, 1500)
+	var conv session.Conversation = s
+	counter := &countingConversation{Conversation: s}
+	if double {
+		conv = counter
+	}
+	agent, m := newAgent(t, conv, 1500)
 	compacted := false
 	for _, input := range []string{"read README.md", "read main.go", "read go.mod", "read README.md", "bye"} {
 		res, err := agent.Run(ctx, input)
@@ -146,6 +173,9 @@ func TestAutoCompaction(t *testing.T) {
 	}
 	if !compacted {
 		t.Fatal("the context never outgrew a 1,500-token window")
+	}
+	if double && counter.compactions == 0 {
+		t.Fatal("the test double's Compact was never called")
 	}
 	got := stored(t, store, s.ID())
 	if !strings.HasPrefix(got[0], "compactionSummary:") {
