@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 )
 
 // turn appends one agent turn: a request, a reply with a tool call on
@@ -159,7 +160,7 @@ func TestContextTokens(t *testing.T) {
 // a FileStore: the new summary comes first, the recent messages stay, and
 // a reopen (and a seed reader) gives the same context.
 func TestCompactionCompat(t *testing.T) {
-	needCompat(t)
+	compattest.Need(t)
 	ctx := context.Background()
 	root := t.TempDir()
 	path := copyInto(t, root, "03-compaction.jsonl")
@@ -528,7 +529,7 @@ func TestParentID(t *testing.T) {
 // TestListChildrenOfPiFork: pi names a fork's parent by file path; the
 // fork is still listed as the parent's child.
 func TestListChildrenOfPiFork(t *testing.T) {
-	needCompat(t)
+	compattest.Need(t)
 	root := t.TempDir()
 	copyInto(t, root, "06-createBranchedSession.jsonl")
 	children, err := session.ListChildren(context.Background(), openFS(t, root, nil), "4af7a0e3-b065-4d95-87d2-7fce1eac13c0")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 	"github.com/agentsession/session/storekit"
 )
 
@@ -61,11 +62,11 @@ func sameSession(t *testing.T, a, b session.Store, id string) {
 // into a second FileStore, and checks each hop, the last one after the
 // stores are closed and reopened.
 func TestCopyBetweenStores(t *testing.T) {
-	needCompat(t)
+	compattest.Need(t)
 	ctx := context.Background()
 	for _, name := range []string{"01-linear-all-entry-types", "02-branching", "03-compaction", "05-labels", "06-createBranchedSession"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(compatDir, name+".jsonl"))
+			data, err := os.ReadFile(compattest.Path(name + ".jsonl"))
 			require.NoError(t, err)
 			rootA, rootB := t.TempDir(), t.TempDir()
 			id := putFile(t, rootA, data)

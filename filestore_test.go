@@ -16,6 +16,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 	"github.com/agentsession/session/storekit"
 	"github.com/agentsession/session/storetest"
 	"github.com/stretchr/testify/assert"
@@ -162,7 +163,7 @@ func mustRead(t *testing.T, path string) []byte {
 // returns its path there.
 func copyInto(t *testing.T, root, name string) string {
 	t.Helper()
-	data := mustRead(t, filepath.Join(compatDir, name))
+	data := mustRead(t, compattest.Path(name))
 	log, err := session.DecodeLog(data, nil)
 	require.NoError(t, err)
 	dir := filepath.Join(root, storekit.CwdDir(log.Header.Cwd))
@@ -175,8 +176,8 @@ func copyInto(t *testing.T, root, name string) string {
 // TestFileStoreFidelity opens every version-3 corpus file in a store,
 // appends to it and rewrites it: the lines it had stay byte for byte.
 func TestFileStoreFidelity(t *testing.T) {
-	needCompat(t)
-	files, err := filepath.Glob(filepath.Join(compatDir, "0[0-7]-*.jsonl"))
+	compattest.Need(t)
+	files, err := filepath.Glob(compattest.Path("0[0-7]-*.jsonl"))
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, f := range files {
@@ -216,7 +217,7 @@ func TestFileStoreFidelity(t *testing.T) {
 // handmade v1 and v2 files through a store: the file is rewritten in
 // version 3, with pi's structure, and gives pi's context.
 func TestFileStoreMigratesOldFiles(t *testing.T) {
-	needCompat(t)
+	compattest.Need(t)
 	ctx := context.Background()
 	cases := []struct {
 		input, migrated, expected string
@@ -240,30 +241,30 @@ func TestFileStoreMigratesOldFiles(t *testing.T) {
 			require.NoError(t, err, "the migrated file reads strictly")
 			assert.Zero(t, log.MigratedFrom, "the file on disk is version 3")
 			got := strings.Split(strings.TrimSuffix(string(disk), "\n"), "\n")
-			want := fileLines(t, tc.migrated)
+			want := compattest.FileLines(t, tc.migrated)
 			if tc.sameIDs {
 				assert.Equal(t, want, got)
 			} else {
-				assert.Equal(t, idShape(t, want)[1:], idShape(t, got)[1:])
+				assert.Equal(t, compattest.IDShape(t, want)[1:], compattest.IDShape(t, got)[1:])
 			}
 			// Reopening reads the file as it is now: the ids stay.
 			r := reopenFS(t, s, root)
 			assert.Equal(t, contextJSON(t, s.Context()), contextJSON(t, r.Context()))
 			if tc.expected != "" {
-				var wantCtx normalized
-				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(compatDir, tc.expected)), &wantCtx))
-				gotCtx := normalize(r.Context())
+				var wantCtx compattest.Normalized
+				require.NoError(t, json.Unmarshal(mustRead(t, compattest.Path(tc.expected)), &wantCtx))
+				gotCtx := compattest.Normalize(r.Context())
 				if !tc.sameIDs {
 					wantCtx.LeafID = gotCtx.LeafID
 				}
-				assert.Equal(t, jsonOf(t, wantCtx), jsonOf(t, gotCtx))
+				assert.Equal(t, compattest.JSON(t, wantCtx), compattest.JSON(t, gotCtx))
 			} else {
 				var exp struct {
 					MessageCount int            `json:"messageCount"`
 					Roles        map[string]int `json:"roles"`
-					First3       []normalizedMessge
+					First3       []compattest.NormalizedMessage
 				}
-				require.NoError(t, json.Unmarshal(mustRead(t, filepath.Join(compatDir, strings.TrimSuffix(tc.migrated, ".jsonl")+".expected.json")), &exp))
+				require.NoError(t, json.Unmarshal(mustRead(t, compattest.Path(strings.TrimSuffix(tc.migrated, ".jsonl")+".expected.json")), &exp))
 				msgs := r.Context().Messages
 				assert.Len(t, msgs, exp.MessageCount)
 				roles := map[string]int{}
@@ -272,7 +273,7 @@ func TestFileStoreMigratesOldFiles(t *testing.T) {
 				}
 				assert.Equal(t, exp.Roles, roles)
 				for i, w := range exp.First3 {
-					assert.Equal(t, jsonOf(t, w), jsonOf(t, normalizeMessage(msgs[i])), "message %d", i)
+					assert.Equal(t, compattest.JSON(t, w), compattest.JSON(t, compattest.NormalizeMessage(msgs[i])), "message %d", i)
 				}
 			}
 		})

@@ -26,7 +26,9 @@ func TestImportRules(t *testing.T) {
 		"provider/anthropic":         {mod, mod + "/provider/internal/wire"},
 		"provider/openai":            {mod, mod + "/provider/internal/wire"},
 		"provider/internal/wire":     {mod},
-		"provider/internal/convtest": {mod, mod + "/internal/workload"},
+		"provider/internal/convtest": {mod, mod + "/internal/workload", mod + "/internal/compattest"},
+		"internal/compattest":        {mod, "github.com/stretchr/testify/require"},
+		"compat":                     {}, // tests only
 	}
 	var dirs []string
 	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 )
 
 const header3 = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`
@@ -167,8 +168,8 @@ func TestDecoderStreamsLongLines(t *testing.T) {
 // TestWriteKeepsEveryByte reads every version-3 file of the compat corpus
 // and writes it back: the output is the input, byte for byte.
 func TestWriteKeepsEveryByte(t *testing.T) {
-	needCompat(t)
-	files, err := filepath.Glob(filepath.Join(compatDir, "*.jsonl"))
+	compattest.Need(t)
+	files, err := filepath.Glob(compattest.Path("*.jsonl"))
 	require.NoError(t, err)
 	n := 0
 	for _, f := range files {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 )
 
 // troubled is a log with something for every kind of finding.
@@ -56,8 +57,8 @@ func TestVerifyReaderAgrees(t *testing.T) {
 		assert.True(t, kinds[k], "the troubled log has no %s finding", k)
 	}
 
-	needCompat(t)
-	files, err := filepath.Glob(filepath.Join(compatDir, "*.jsonl"))
+	compattest.Need(t)
+	files, err := filepath.Glob(compattest.Path("*.jsonl"))
 	require.NoError(t, err)
 	for _, f := range files {
 		data, err := os.ReadFile(f)

@@ -14,12 +14,11 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 	"github.com/agentsession/session/storekit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-const compatDir = "../../../shared/compat/pi"
 
 // TestMain lets the test binary stand in for the real command, so that
 // exit statuses are checked on a real process.
@@ -29,13 +28,6 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
-}
-
-func needCompat(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(compatDir); err != nil {
-		t.Skipf("compat corpus not found at %s (it lives in ../shared beside the checkout)", compatDir)
-	}
 }
 
 func runCLI(args ...string) (stdout, stderr string, code int) {
@@ -112,8 +104,8 @@ func TestContextJSON(t *testing.T) {
 }
 
 func TestContextJSONOnCompat(t *testing.T) {
-	needCompat(t)
-	out, errOut, code := runCLI("context", "--json", filepath.Join(compatDir, "03-compaction.jsonl"))
+	compattest.Need(t)
+	out, errOut, code := runCLI("context", "--json", compattest.Path("03-compaction.jsonl"))
 	require.Equal(t, 0, code, errOut)
 	var got struct {
 		LeafID   string           `json:"leafId"`
@@ -124,14 +116,14 @@ func TestContextJSONOnCompat(t *testing.T) {
 	require.Len(t, got.Messages, 5)
 	assert.Equal(t, map[string]any{"role": "compactionSummary", "summary": "Summary of Q1-Q5 (includes previous summary).", "tokensBefore": 51000.0, "timestamp": 1768471297000.0}, got.Messages[0])
 
-	out, _, code = runCLI("context", "--json", filepath.Join(compatDir, "02-branching.jsonl"), "--leaf", "88a514ff")
+	out, _, code = runCLI("context", "--json", compattest.Path("02-branching.jsonl"), "--leaf", "88a514ff")
 	require.Equal(t, 0, code)
 	got.Messages = nil
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	assert.Equal(t, "branchSummary", got.Messages[2]["role"])
 	assert.Equal(t, "b196328f", got.Messages[2]["fromId"])
 
-	out, _, code = runCLI("context", "--json", filepath.Join(compatDir, "01-linear-all-entry-types.jsonl"))
+	out, _, code = runCLI("context", "--json", compattest.Path("01-linear-all-entry-types.jsonl"))
 	require.Equal(t, 0, code)
 	got.Messages = nil
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
@@ -150,8 +142,8 @@ func TestTree(t *testing.T) {
         u2 user: thanks  <- leaf
 `, out)
 
-	needCompat(t)
-	out, _, code = runCLI("tree", "--compact", filepath.Join(compatDir, "02-branching.jsonl"))
+	compattest.Need(t)
+	out, _, code = runCLI("tree", "--compact", compattest.Path("02-branching.jsonl"))
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "- c1eb6dee user: Write a function add(a,b)\n  b196328f assistant: function add(a,b){return a+b}\n    - 730c7b4c user: Now make it TypeScript\n      420c42d5 assistant:")
 	assert.Contains(t, out, "- f349254b user: Completely new root message\n  efac2ec8 assistant: OK, new root.  <- leaf")
@@ -324,8 +316,8 @@ func TestStoreSessions(t *testing.T) {
 // root and returns the root and the file.
 func seedLayout(t *testing.T, name string) (root, file string) {
 	t.Helper()
-	needCompat(t)
-	data, err := os.ReadFile(filepath.Join(compatDir, name))
+	compattest.Need(t)
+	data, err := os.ReadFile(compattest.Path(name))
 	require.NoError(t, err)
 	log, err := session.DecodeLog(data, nil)
 	require.NoError(t, err)

@@ -75,7 +75,7 @@ func TestGolden(t *testing.T) {
 // and of a long generated session, and checks what the API requires of
 // every request.
 func TestConvertCorpus(t *testing.T) {
-	cases := convtest.Corpus(t, "../..")
+	cases := convtest.Corpus(t)
 	if len(cases) == 0 {
 		t.Skip("compat corpus not found beside the checkout")
 	}

@@ -2,7 +2,8 @@
 // share. Each is made through a real Session and taken from
 // Session.Messages, exactly as a host would hand it to a converter.
 //
-// It imports the session package, internal/workload and testing; only
+// It imports the session package, internal/workload, internal/compattest
+// and testing; only
 // the provider packages' tests import it.
 package convtest
 
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/compattest"
 )
 
 // Case is one conversation.
@@ -348,10 +350,9 @@ func Cases(t testing.TB) []Case {
 // Corpus returns the context of every session in the compat corpus
 // (../shared/compat/pi beside the checkout), by file name; none if the
 // corpus is not there.
-func Corpus(t testing.TB, root string) []Case {
+func Corpus(t testing.TB) []Case {
 	t.Helper()
-	dir := filepath.Join(root, "..", "shared", "compat", "pi")
-	names, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	names, _ := filepath.Glob(compattest.Path("*.jsonl"))
 	sort.Strings(names)
 	var out []Case
 	for _, name := range names {
