@@ -43,10 +43,12 @@ import (
 // <root>/.archive with the same layout.
 //
 // Several processes may use the same root: every append, read and
-// rewrite holds an advisory lock on the file (flock), an append first
-// learns what others appended, and a handle notices when another process
-// replaced the file. See the package documentation for what a crash can
-// and cannot lose.
+// rewrite holds a lock on the file (flock on Unix, LockFileEx on
+// Windows), an append first learns what others appended, and a handle
+// notices when another process replaced the file. See the package
+// documentation for what a crash can and cannot lose. On Windows a
+// directory's entries are not synced (the system has no call for it; see
+// the README): a power loss there may lose a name a call returned.
 //
 // A FileStore is safe for concurrent use. Close it when done.
 type FileStore struct {
