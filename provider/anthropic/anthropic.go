@@ -1,8 +1,9 @@
 // Package anthropic converts a session's messages to the request body of
 // Anthropic's Messages API (POST /v1/messages), as plain Go structs that
-// marshal to the wire JSON. It has no SDK dependency and makes no network
-// calls: the host sends the request however it likes (net/http, an SDK's
-// raw-body option, a proxy).
+// marshal to the wire JSON, and the API's responses back to the message a
+// session saves (see Responses below). It has no SDK dependency and makes
+// no network calls: the host sends the request however it likes
+// (net/http, an SDK's raw-body option, a proxy).
 //
 // Give it what Session.Messages returns, which is pairing-safe: every tool
 // result follows its call and every call has a result. The conversion then
@@ -50,6 +51,66 @@
 //     message left with no content. Images in assistant messages, which the
 //     API does not take, are left out. Tool arguments that are not a JSON
 //     object are sent as {}.
+//
+// # Responses
+//
+// MessageFromResponse converts a response (Response decodes its JSON) to
+// the assistant message a session saves; a Stream accumulates the
+// server-sent events of a streamed response (Add each, then Message).
+// Both map it as pi's own Anthropic provider does, so that a session
+// reads the same whichever of them wrote it:
+//
+//   - Content, in order: text becomes a text block; thinking a thinking
+//     block with its signature (thinkingSignature; in a stream, the
+//     thinking_delta and signature_delta pieces joined); redacted_thinking
+//     a thinking block "[Reasoning redacted]" (RedactedThinkingText) marked
+//     redacted, its data kept as the signature (Messages sends it back as
+//     redacted_thinking); tool_use a toolCall with its id, name and input
+//     as the arguments, a JSON object (in a stream, the partial_json
+//     pieces joined and parsed at content_block_stop). Server tools, their
+//     results and citations are left out, as pi leaves them.
+//   - Usage: Input is input_tokens, the input neither read from the cache
+//     nor written to it; Output output_tokens (thinking included);
+//     CacheRead cache_read_input_tokens; CacheWrite
+//     cache_creation_input_tokens; TotalTokens the sum of the four. In a
+//     stream, message_start gives them and each message_delta replaces
+//     those it reports: its counts are cumulative, and one it leaves out
+//     (proxies drop input_tokens) keeps its value. Cost is zero unless
+//     ResponseOptions.Prices is set; it is then computed as pi computes
+//     it.
+//   - Stop reason: end_turn, stop_sequence and pause_turn become "stop";
+//     max_tokens "length";
+//     tool_use "toolUse"; refusal "error", with stop_details.explanation
+//     (or "The model refused to complete the request") as ErrorMessage;
+//     any other "error", with "Unhandled stop reason: <reason>".
+//   - API is "anthropic-messages" (API), Provider ResponseOptions.Provider
+//     or "anthropic", Model the model the host asked for
+//     (ResponseOptions.Model) or else the one the response names. The
+//     response's id is kept in the message's member responseId, and a
+//     served model that differs from the one asked for in responseModel,
+//     where pi keeps them (Message.Extra). Timestamp stays zero: the
+//     session sets it when the message is saved (pi records the request's
+//     start: set it for that).
+//
+// model_context_window_exceeded ("the response filled the model's context
+// window") becomes "error", as pi's provider makes it, and not "length",
+// deliberately: such a reply cannot go back in the next request, which
+// would be over the window before the model wrote anything, and the
+// request side leaves "error" replies out where it sends "length" ones;
+// and the stop reason's name in ErrorMessage is what pi's check for a
+// context overflow looks for, so an agent that follows pi compacts the
+// session and retries.
+//
+// A response the conversion cannot take whole gives an error and, still,
+// a message: a failed reply, StopReason "error" and the error's text as
+// ErrorMessage, holding what came, which the host may save as pi saves
+// its failed replies (Messages never sends them back) or drop before it
+// retries. The errors are an *APIError for an error event (overloaded,
+// ...), ErrTruncated for a stream that ended before message_stop (with
+// pi's text, "Anthropic stream ended before message_stop"), and
+// ErrMalformed for data the API does not send (JSON that does not decode,
+// events out of order, tool input that is not a JSON object, no stop
+// reason).
 //
 // It imports the session package and provider/internal/wire, never
 // another provider package.

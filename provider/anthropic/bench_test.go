@@ -18,3 +18,25 @@ func BenchmarkConvertW10k(b *testing.B) {
 		return &anthropic.Request{Model: opts.Model, MaxTokens: 1024, Messages: m}
 	})
 }
+
+// BenchmarkStream accumulates a streamed reply of 10,000 text deltas and
+// converts it; the time per event stays flat however long the reply.
+func BenchmarkStream(b *testing.B) {
+	const n = 10000
+	delta := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tokens. "}}`)
+	for b.Loop() {
+		st := anthropic.NewStream()
+		_ = st.Add("message_start", []byte(`{"type":"message_start","message":{"id":"msg_1","model":"m","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`))
+		_ = st.Add("content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`))
+		for range n {
+			_ = st.Add("content_block_delta", delta)
+		}
+		_ = st.Add("content_block_stop", []byte(`{"type":"content_block_stop","index":0}`))
+		_ = st.Add("message_delta", []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20000}}`))
+		_ = st.Add("message_stop", []byte(`{"type":"message_stop"}`))
+		if _, err := st.Message(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}

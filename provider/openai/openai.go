@@ -1,8 +1,10 @@
 // Package openai converts a session's messages to the request body of
 // OpenAI's Chat Completions API (POST /v1/chat/completions), as plain Go
-// structs that marshal to the wire JSON. It has no SDK dependency and makes
-// no network calls. The same shape is accepted by the many servers that
-// speak this API (vLLM, Ollama, OpenRouter, DeepSeek, ...).
+// structs that marshal to the wire JSON, and the API's responses back to
+// the message a session saves (see Responses below). It has no SDK
+// dependency and makes no network calls. The many servers that speak
+// this API (vLLM, Ollama, OpenRouter, DeepSeek, ...) take and give the
+// same shapes.
 //
 // Give it what Session.Messages returns, which is pairing-safe: every tool
 // result follows its call and every call has a result. The conversion then
@@ -48,6 +50,73 @@
 //   - Empty text is left out, and so is an assistant message left with
 //     neither text nor tool calls. Tool arguments that are not a JSON
 //     object are sent as "{}".
+//
+// # Responses
+//
+// MessageFromResponse converts a response (Response decodes its JSON) to
+// the assistant message a session saves; a Stream accumulates the chunks
+// of a streamed response (Add the data of each server-sent event, then
+// Message). Both convert the choice of index 0, and map it as pi's own
+// Chat Completions provider does, so that a session reads the same
+// whichever of them wrote it:
+//
+//   - Content, in this order: the reasoning, as a thinking block, from
+//     the first of reasoning_content, reasoning and reasoning_text that is
+//     not empty (members of compatible servers, not of OpenAI), the
+//     member's name kept as the block's signature, as pi keeps it, so that
+//     pi sends it back in the same member; the content, as a text block;
+//     each tool call of type function as a toolCall with its id, name and
+//     arguments, a JSON object (in a stream, the pieces of each call
+//     joined by their index). Custom tool calls, the deprecated
+//     function_call, annotations and OpenRouter's reasoning_details are
+//     left out.
+//   - Usage: CacheRead is prompt_tokens_details.cached_tokens, else
+//     DeepSeek's prompt_cache_hit_tokens, else Kimi's cached_tokens (the
+//     first that is there, even 0); CacheWrite OpenRouter's
+//     prompt_tokens_details.cache_write_tokens; Input the rest of
+//     prompt_tokens (prompt_tokens - CacheRead - CacheWrite, never below
+//     zero); Output completion_tokens, which includes the reasoning
+//     tokens; TotalTokens the sum of the four. In a stream the usage comes
+//     in a chunk of its own after the finish_reason, when the request asks
+//     for it (stream_options.include_usage); without it, the usage is
+//     zero. Cost is zero unless ResponseOptions.Prices is set; it is then
+//     computed as pi computes it.
+//   - Stop reason: stop (and "end") becomes "stop"; length "length";
+//     tool_calls and function_call "toolUse"; content_filter and any
+//     other "error", with "Provider finish_reason: <reason>" as
+//     ErrorMessage, as pi writes it (so z.ai's
+//     model_context_window_exceeded is an error that pi's check for a
+//     context overflow recognizes).
+//   - API is "openai-completions" (API), Provider ResponseOptions.Provider
+//     or "openai", Model the model the host asked for
+//     (ResponseOptions.Model) or else the one the response names. The
+//     response's id is kept in the message's member responseId, and a
+//     served model that differs from the one asked for in responseModel,
+//     where pi keeps them (Message.Extra). Timestamp stays zero: the
+//     session sets it when the message is saved (pi records the request's
+//     start: set it for that).
+//
+// Three choices go beyond what pi does, for servers it has flags for:
+// a reply with tool calls whose finish_reason is "stop" or missing
+// stops for its calls ("toolUse"), as pi decides for the Responses API;
+// a stream that ends with [DONE] but no finish_reason is complete, its
+// stop reason taken from its content the same way (pi fails it unless
+// the model is flagged as sending none); and a refusal (the message's
+// refusal member, which pi ignores) makes the reply a failed one,
+// StopReason "error" with the refusal's text as ErrorMessage, as pi does
+// for Anthropic's refusals.
+//
+// A response the conversion cannot take whole gives an error and, still,
+// a message: a failed reply, StopReason "error" and the error's text as
+// ErrorMessage, holding what came, which the host may save as pi saves
+// its failed replies (Messages never sends them back) or drop before it
+// retries. The errors are an *APIError for an error a server sends in a
+// stream, ErrTruncated for a stream that ended with neither a
+// finish_reason nor [DONE] (with pi's text, "Stream ended without
+// finish_reason"), and ErrMalformed for data the API does not send (JSON
+// that does not decode, no choices, tool arguments that are not a JSON
+// object: Response holds them as they came, for a host that wants to
+// repair them and convert again).
 //
 // It imports the session package and provider/internal/wire, never
 // another provider package.

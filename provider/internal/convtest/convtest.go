@@ -1,6 +1,9 @@
 // Package convtest builds the conversations the provider conversion tests
 // share. Each is made through a real Session and taken from
-// Session.Messages, exactly as a host would hand it to a converter.
+// Session.Messages, exactly as a host would hand it to a converter. For
+// the other direction it reads server-sent events (SSE), saves a
+// converted reply in a session (Turn) and checks what a response
+// conversion promises (CheckReply).
 //
 // It imports the session package, internal/workload, internal/compattest
 // and testing; only
