@@ -215,9 +215,11 @@
 // neither is set; examples/agent shows it, with a test against
 // MemoryStore. The sub-packages provider/anthropic and provider/openai
 // turn Messages into the request bodies of the Anthropic Messages and
-// OpenAI Chat Completions APIs, as plain structs with no SDK; the roles
-// those APIs lack (summaries, the user's shell commands, custom messages)
-// are rendered by UserContent. Usage and UsageAt total the
+// OpenAI Chat Completions APIs, as plain structs with no SDK, and their
+// responses (whole or streamed) back into the Message a turn saves, with
+// usage, cost and stop reason mapped as pi maps them; the roles those
+// APIs lack (summaries, the user's shell commands, custom messages) are
+// rendered by UserContent. Usage and UsageAt total the
 // usage the assistant messages report.
 //
 // # Observability
@@ -266,7 +268,8 @@
 //     checklist of what a store must do); storetest: the conformance
 //     suite every store passes.
 //   - provider/anthropic, provider/openai: request bodies from a
-//     session's messages, sharing provider/internal/wire.
+//     session's messages, and messages from responses, sharing
+//     provider/internal/wire.
 //   - pgstore: the PostgreSQL store, a module of its own.
 //   - cmd/agentsession: the command-line tool; examples/: runnable
 //     examples.
