@@ -294,7 +294,7 @@ func cmdBenchOpen(args []string, stdout, stderr io.Writer) int {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	base := ms.HeapAlloc
-	baseline, _ := currentRSS()
+	baseline, _, _ := currentRSS()
 	store, err := session.OpenFileStore(args[0], nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentsession: %v\n", err)
@@ -310,7 +310,7 @@ func cmdBenchOpen(args []string, stdout, stderr io.Writer) int {
 	runtime.ReadMemStats(&ms)
 	runtime.KeepAlive(c)
 	runtime.KeepAlive(s)
-	_, peak := currentRSS()
+	_, peak, _ := currentRSS()
 	json.NewEncoder(stdout).Encode(struct{ BaselineRSS, PeakRSS, HeapLive uint64 }{baseline, peak, ms.HeapAlloc - base})
 	return exitOK
 }
