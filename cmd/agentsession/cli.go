@@ -299,8 +299,8 @@ commands:
 A session is named by its file, or by its id (or a unique prefix of it)
 in the store at --root DIR (default $AGENTSESSION_ROOT, else
 ~/.pi/agent/sessions). An entry is named by its id, a unique prefix of
-it, or a checkpoint (label) name. Every command takes --json, and -h or
---help.
+it, or a checkpoint (label) name. Every command takes -h or --help, and
+all but help take --json.
 
 flags:
   -h, --help     print this help

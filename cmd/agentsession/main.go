@@ -26,8 +26,9 @@
 // matches. Images stored as blob references are resolved from the blob
 // directory beside the root (or --blobs DIR).
 //
-// Every command takes -h or --help (its usage on stdout, exit status 0)
-// and --json; `agentsession --version` prints the version. JSON keys are
+// Every command takes -h or --help (its usage on stdout, exit status 0),
+// and all but help take --json; `agentsession --version` prints the
+// version. JSON keys are
 // camelCase, numbers are numbers, times RFC 3339; a command about one
 // thing prints one object, a command that lists prints one object per
 // item and line (JSON Lines), as it goes. Each command's shape is below.
@@ -56,9 +57,9 @@
 // the last N messages.
 //
 // --json prints one object {"leafId", "thinkingLevel", "model",
-// "messages"} whose messages are in the seed format's agent-message JSON,
-// and "omitted" (how many earlier messages --limit left out) when there
-// are some.
+// "messages"}: model is {"provider", "modelId"} or null, the messages are
+// in the seed format's agent-message JSON, and "omitted" (how many
+// earlier messages --limit left out) is there when there are some.
 //
 // # tree
 //

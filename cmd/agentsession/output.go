@@ -23,12 +23,20 @@ type terminal struct {
 	outTTY bool // stdout is a terminal: colors, the pager
 	errTTY bool // stderr is a terminal: the progress line
 	color  bool // outTTY, and neither NO_COLOR nor TERM=dumb says no
+	rows   int  // its height: output this long or longer is paged
 }
 
 // detectTerminal looks at stdout and stderr and the environment.
 func detectTerminal(stdout, stderr io.Writer) terminal {
-	t := terminal{outTTY: isTerminal(stdout), errTTY: isTerminal(stderr)}
+	t := terminal{outTTY: isTerminal(stdout), errTTY: isTerminal(stderr), rows: 24}
 	t.color = t.outTTY && colorAllowed()
+	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
+		t.rows = n
+	} else if f, ok := stdout.(*os.File); ok && t.outTTY {
+		if n, ok := terminalRows(f); ok {
+			t.rows = n
+		}
+	}
 	return t
 }
 
@@ -143,9 +151,11 @@ func (t *table) flush() {
 		if l == "" {
 			continue
 		}
+		l = strings.TrimRight(l, " \n") // an empty last column leaves padding
 		if i < len(t.styles) {
-			l = t.c.paint(t.styles[i], strings.TrimSuffix(l, "\n")) + "\n"
+			l = t.c.paint(t.styles[i], l)
 		}
+		l += "\n"
 		io.WriteString(t.c.stdout, l)
 	}
 }
@@ -168,10 +178,10 @@ func (c *call) limited(n int) int {
 // ---- The pager ----
 
 // page writes out to stdout, through $PAGER (default "less -FRX") when
-// it is longer than the terminal. A pager that cannot be started leaves
+// it is as long as the terminal is high, or longer. A pager that cannot be started leaves
 // the output printed as it is.
 func page(out *bytes.Buffer, stdout, stderr io.Writer, term terminal) {
-	if bytes.Count(out.Bytes(), []byte{'\n'}) < terminalRows() {
+	if bytes.Count(out.Bytes(), []byte{'\n'}) < term.rows {
 		stdout.Write(out.Bytes())
 		return
 	}
@@ -179,14 +189,18 @@ func page(out *bytes.Buffer, stdout, stderr io.Writer, term terminal) {
 	if !set {
 		pager = "less -FRX"
 	}
-	if strings.TrimSpace(pager) == "" || strings.TrimSpace(pager) == "cat" {
+	prog := strings.Fields(pager)
+	if len(prog) == 0 || prog[0] == "cat" {
 		stdout.Write(out.Bytes())
+		return
+	}
+	if _, err := exec.LookPath(prog[0]); err != nil {
+		stdout.Write(out.Bytes()) // no such pager (no less on Windows, say)
 		return
 	}
 	var cmd *exec.Cmd
 	if runtime.GOOS == "windows" {
-		f := strings.Fields(pager)
-		cmd = exec.Command(f[0], f[1:]...)
+		cmd = exec.Command(prog[0], prog[1:]...)
 	} else {
 		cmd = exec.Command("sh", "-c", pager)
 	}
@@ -200,14 +214,6 @@ func page(out *bytes.Buffer, stdout, stderr io.Writer, term terminal) {
 		return
 	}
 	_ = cmd.Wait() // the pager said what went wrong, if anything did
-}
-
-// terminalRows is the height of the terminal: $LINES, else 24.
-func terminalRows() int {
-	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
-		return n
-	}
-	return 24
 }
 
 // ---- The progress line ----

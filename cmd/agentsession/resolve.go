@@ -162,6 +162,9 @@ func (c *call) ambiguousSessions(prefix string, ids []string) error {
 		row := [3]string{id, "-", "(not listed: run verify on it)"}
 		if ok {
 			row = [3]string{id, info.Updated.Local().Format(time.DateTime), info.Title}
+			if row[2] == "" {
+				row[2] = "(no title)"
+			}
 			if info.Archived {
 				row[2] = "(archived) " + row[2]
 			}
@@ -410,7 +413,10 @@ func describe(err error, path string) string {
 	var ve *session.UnsupportedVersionError
 	var le *session.LimitError
 	var pe *os.PathError
+	var ae *ambiguousError
 	switch {
+	case errors.As(err, &ae):
+		return ae.Error() // it names what it is about
 	case errors.As(err, &ce):
 		where := ""
 		if ce.Line > 0 {

@@ -71,7 +71,7 @@ func (c *call) ls(opts session.ListOptions) int {
 	ctx := context.Background()
 	var infos []session.SessionInfo
 	opts.Limit = 1000
-	for c.limit == 0 || len(infos) < c.limit {
+	for c.limit == 0 || len(infos) <= c.limit {
 		p, err := store.List(ctx, opts)
 		if err != nil {
 			return c.fail("%v", err)
@@ -90,14 +90,20 @@ func (c *call) ls(opts session.ListOptions) int {
 	}
 	if len(infos) == 0 {
 		if !c.json {
-			where := "for " + opts.Cwd + "; --all lists every directory"
-			if opts.Cwd == "" {
-				where = "in any directory"
+			var hints []string
+			where := ""
+			if opts.Cwd != "" {
+				where = " for " + opts.Cwd
+				hints = append(hints, "--all lists those of every directory")
 			}
 			if !opts.Archived {
-				where += " (--archived includes archived ones)"
+				hints = append(hints, "--archived archived ones")
 			}
-			fmt.Fprintf(c.stderr, "agentsession: no sessions in %s %s\n", c.root, where)
+			msg := "no sessions in " + c.root + where
+			if len(hints) > 0 {
+				msg += "; " + strings.Join(hints, ", ")
+			}
+			fmt.Fprintf(c.stderr, "agentsession: %s\n", msg)
 		}
 		return exitOK
 	}
