@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,62 +18,104 @@ import (
 )
 
 // benchResult is what bench prints: durations in nanoseconds (medians
-// unless named p50), sizes in bytes.
+// unless named p50), sizes in bytes, ratios as numbers.
 type benchResult struct {
-	Turns                int    `json:"turns"`
-	Dir                  string `json:"dir"`
-	FileBytes            int64  `json:"file_bytes"`
-	AppendNsPerEntry     int64  `json:"append_ns_per_entry"`
-	FsyncTurnP50Ns       int64  `json:"fsync_turn_p50_ns"`
-	RawFdatasyncP50Ns    int64  `json:"raw_fdatasync_p50_ns"`
-	ReadFloorNs          int64  `json:"read_floor_ns"`
-	OpenNs               int64  `json:"open_ns"`
-	OpenContextNs        int64  `json:"open_context_ns"`
-	PeakHeapBytes        uint64 `json:"peak_heap_bytes"`
-	HeapLiveBytes        uint64 `json:"heap_live_bytes"`
-	List1000Ns           int64  `json:"list_1000_ns"`
-	List1000NewStoreNs   int64  `json:"list_1000_new_store_ns"`
-	OpenContextPerFloor  string `json:"open_context_per_read_floor"`
-	FsyncTurnPerRawFsync string `json:"fsync_turn_per_raw_fdatasync"`
+	Turns               int     `json:"turns"`
+	Dir                 string  `json:"dir"`
+	FileBytes           int64   `json:"fileBytes"`
+	AppendNsPerEntry    int64   `json:"appendNsPerEntry"`
+	FsyncTurnP50Ns      int64   `json:"fsyncTurnP50Ns"`
+	RawFdatasyncP50Ns   int64   `json:"rawFdatasyncP50Ns"`
+	ReadFloorNs         int64   `json:"readFloorNs"`
+	OpenNs              int64   `json:"openNs"`
+	OpenContextNs       int64   `json:"openContextNs"`
+	PeakHeapBytes       *uint64 `json:"peakHeapBytes"` // null where not measured (Windows)
+	HeapLiveBytes       uint64  `json:"heapLiveBytes"`
+	List1000Ns          int64   `json:"list1000Ns"`
+	List1000NewStoreNs  int64   `json:"list1000NewStoreNs"`
+	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
+	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
 }
 
-func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentsession bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	turns := fs.Int("turns", workload.W10k, "turns of the workload (W10k: 10000)")
-	dir := fs.String("dir", "", "directory to measure in (default: a new temporary directory, removed afterwards)")
-	if rest, err := parseInterspersed(fs, args); err != nil || len(rest) > 0 || *turns < 1 {
-		if err == nil {
-			fmt.Fprintf(stderr, "agentsession bench: bad arguments\n%s", usage)
+var cmdBench = &command{
+	name:    "bench",
+	summary: "measure this machine's disk with the W10k workload",
+	usage:   "[--turns N] [--dir DIR] [--json]",
+	common:  withJSON,
+	nargs:   [2]int{0, 0},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		turns := fs.Int("turns", workload.W10k, "build a workload of `N` turns")
+		dir := fs.String("dir", "", "measure in a new directory inside `DIR` (default: the system's temporary directory)")
+		return func([]string) int {
+			if *turns < 1 {
+				return c.usageError("--turns must be positive")
+			}
+			return c.bench(*dir, *turns)
 		}
-		return exitError
-	}
-	base := *dir
-	if base == "" {
-		tmp, err := os.MkdirTemp("", "agentsession-bench-")
-		if err != nil {
-			fmt.Fprintf(stderr, "agentsession: %v\n", err)
-			return exitError
-		}
-		defer os.RemoveAll(tmp)
-		base = tmp
-	} else {
-		tmp, err := os.MkdirTemp(base, "agentsession-bench-")
-		if err != nil {
-			fmt.Fprintf(stderr, "agentsession: %v\n", err)
-			return exitError
-		}
-		defer os.RemoveAll(tmp)
-		base = tmp
-	}
-	r, err := runBench(base, *turns)
+	},
+}
+
+func (c *call) bench(dir string, turns int) int {
+	base, err := os.MkdirTemp(dir, "agentsession-bench-")
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession bench: %v\n", err)
-		return exitError
+		return c.fail("%v", err)
 	}
-	out, _ := json.MarshalIndent(r, "", "  ")
-	fmt.Fprintf(stdout, "%s\n", out)
+	defer os.RemoveAll(base)
+	prog := c.progress("bench")
+	r, err := runBench(base, turns, prog)
+	prog.end()
+	if err != nil {
+		return c.fail("bench: %v", err)
+	}
+	if c.json {
+		return c.printJSON(r)
+	}
+	peak := "not measured here"
+	if r.PeakHeapBytes != nil {
+		peak = size(int64(*r.PeakHeapBytes))
+	}
+	t := c.table("MEASURE", "VALUE")
+	for _, row := range [][2]string{
+		{"workload", fmt.Sprintf("%d turns, %s file", r.Turns, size(r.FileBytes))},
+		{"append, per entry (no sync)", dur(r.AppendNsPerEntry)},
+		{"turn synced at Flush (p50)", dur(r.FsyncTurnP50Ns)},
+		{"raw write + fdatasync (p50)", dur(r.RawFdatasyncP50Ns)},
+		{"synced turn / raw sync", fmt.Sprintf("%.2f×", r.FsyncTurnPerRawSync)},
+		{"read the file alone", dur(r.ReadFloorNs)},
+		{"open", dur(r.OpenNs)},
+		{"open and build the context", dur(r.OpenContextNs)},
+		{"open with context / read", fmt.Sprintf("%.2f×", r.OpenContextPerFloor)},
+		{"memory at the open's peak", peak},
+		{"heap kept by the open session", size(int64(r.HeapLiveBytes))},
+		{"list 1,000 sessions", dur(r.List1000Ns)},
+		{"list 1,000 sessions, new store", dur(r.List1000NewStoreNs)},
+	} {
+		t.row(row[0], row[1])
+	}
+	t.flush()
 	return exitOK
+}
+
+// dur prints nanoseconds as a duration to about three figures.
+func dur(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(10 * time.Nanosecond).String()
+	}
+	return d.String()
+}
+
+// ratio is a/b to two decimals.
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return math.Round(float64(a)/float64(b)*100) / 100
 }
 
 func median(xs []int64) int64 {
@@ -95,7 +137,7 @@ func timeN(n int, f func() error) (int64, error) {
 	return median(xs), nil
 }
 
-func runBench(base string, turns int) (*benchResult, error) {
+func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 	ctx := context.Background()
 	res := &benchResult{Turns: turns, Dir: base}
 	msgs := workload.Messages(0, turns)
@@ -105,6 +147,7 @@ func runBench(base string, turns int) (*benchResult, error) {
 	var root, id string
 	var perEntry []int64
 	for run := range 3 {
+		prog.set(fmt.Sprintf("bench: appending %d turns", turns), run, 3)
 		root = filepath.Join(base, fmt.Sprintf("append-%d", run))
 		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncNever})
 		if err != nil {
@@ -163,6 +206,7 @@ func runBench(base string, turns int) (*benchResult, error) {
 	line[len(line)-1] = '\n'
 	var turnNs, rawNs []int64
 	for k := range syncs {
+		prog.set("bench: synced turns against raw syncs", k, syncs)
 		// Interleaved, so that both see the same disk weather.
 		t := time.Now()
 		if err := ss.SaveTurn(ctx, msgs[3*(k%turns):3*(k%turns)+3], nil); err != nil {
@@ -187,6 +231,7 @@ func runBench(base string, turns int) (*benchResult, error) {
 	res.FsyncTurnP50Ns, res.RawFdatasyncP50Ns = median(turnNs), median(rawNs)
 
 	// Opening.
+	prog.set("bench: opening", 0, 0)
 	const opens = 5
 	if res.ReadFloorNs, err = timeN(opens, func() error { _, err := os.ReadFile(file); return err }); err != nil {
 		return nil, err
@@ -217,6 +262,7 @@ func runBench(base string, turns int) (*benchResult, error) {
 	}
 
 	// Listing 1,000 sessions of 3 turns.
+	prog.set("bench: listing 1,000 sessions", 0, 0)
 	lroot := filepath.Join(base, "list")
 	lstore, err := session.OpenFileStore(lroot, &session.FileStoreOptions{Sync: session.SyncNever})
 	if err != nil {
@@ -253,64 +299,83 @@ func runBench(base string, turns int) (*benchResult, error) {
 	}); err != nil {
 		return nil, err
 	}
-	res.OpenContextPerFloor = fmt.Sprintf("%.2f", float64(res.OpenContextNs)/float64(res.ReadFloorNs))
-	res.FsyncTurnPerRawFsync = fmt.Sprintf("%.2f", float64(res.FsyncTurnP50Ns)/float64(res.RawFdatasyncP50Ns))
+	res.OpenContextPerFloor = ratio(res.OpenContextNs, res.ReadFloorNs)
+	res.FsyncTurnPerRawSync = ratio(res.FsyncTurnP50Ns, res.RawFdatasyncP50Ns)
 	return res, nil
 }
 
 // measureOpen opens session id of the store at root and builds its
 // context in a child process (this program again), and returns how much
 // the child's resident memory grew at its peak (its heap and all, from
-// the kernel's account: VmHWM) and how large its heap stayed once the
-// garbage was collected, with the session still open.
-func measureOpen(root, id string) (peak, live uint64, err error) {
+// the kernel's account: VmHWM on Linux; nil where it is not measured)
+// and how large its heap stayed once the garbage was collected, with the
+// session still open.
+func measureOpen(root, id string) (peak *uint64, live uint64, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
 	cmd := exec.Command(exe, "bench-open", root, id)
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+		return nil, 0, fmt.Errorf("measuring the open in a child process: %w", err)
 	}
-	var r struct{ BaselineRSS, PeakRSS, HeapLive uint64 }
+	var r openMeasure
 	if err := json.Unmarshal(out, &r); err != nil {
-		return 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+		return nil, 0, fmt.Errorf("measuring the open in a child process: %w", err)
 	}
-	if r.PeakRSS > r.BaselineRSS {
-		peak = r.PeakRSS - r.BaselineRSS
+	if r.Measured {
+		grew := uint64(0)
+		if r.PeakRSS > r.BaselineRSS {
+			grew = r.PeakRSS - r.BaselineRSS
+		}
+		peak = &grew
 	}
 	return peak, r.HeapLive, nil
 }
 
+// openMeasure is what the child of measureOpen prints.
+type openMeasure struct {
+	BaselineRSS uint64 `json:"baselineRss"`
+	PeakRSS     uint64 `json:"peakRss"`
+	HeapLive    uint64 `json:"heapLive"`
+	Measured    bool   `json:"measured"` // the RSS figures are known
+}
+
 // cmdBenchOpen is the child of measureOpen: it notes its resident memory,
 // opens the session with its context and prints what it measured.
-func cmdBenchOpen(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 2 {
-		fmt.Fprintln(stderr, "agentsession bench-open: expected ROOT ID")
-		return exitError
-	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	baseline, _ := currentRSS()
-	store, err := session.OpenFileStore(args[0], nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %v\n", err)
-		return exitError
-	}
-	s, err := session.Open(context.Background(), store, args[1])
-	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %v\n", err)
-		return exitError
-	}
-	c := s.Context()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	runtime.KeepAlive(c)
-	runtime.KeepAlive(s)
-	_, peak := currentRSS()
-	json.NewEncoder(stdout).Encode(struct{ BaselineRSS, PeakRSS, HeapLive uint64 }{baseline, peak, ms.HeapAlloc - base})
-	return exitOK
+var cmdBenchOpen = &command{
+	name:    "bench-open",
+	summary: "the child process of bench",
+	usage:   "ROOT ID",
+	help:    "The child process of bench, not for users: opens session ID of the store at ROOT and prints the memory it took.",
+	nargs:   [2]int{2, 2},
+	hidden:  true,
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		return func(args []string) int {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			base := ms.HeapAlloc
+			baseline, _, _ := currentRSS()
+			store, err := session.OpenFileStore(args[0], nil)
+			if err != nil {
+				return c.fail("%v", err)
+			}
+			s, err := session.Open(context.Background(), store, args[1])
+			if err != nil {
+				return c.fail("%v", err)
+			}
+			ctx := s.Context()
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			runtime.KeepAlive(ctx)
+			runtime.KeepAlive(s)
+			_, peak, ok := currentRSS()
+			if err := c.printJSONLine(openMeasure{baseline, peak, ms.HeapAlloc - base, ok}); err != nil {
+				return c.fail("%v", err)
+			}
+			return exitOK
+		}
+	},
 }

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	session "github.com/agentsession/session"
 )
@@ -32,15 +29,15 @@ func (e errOldVersion) Error() string {
 }
 
 // openForWrite opens the session named by arg (a file, or an id in the
-// store at root) through a FileStore: the store of the seed layout the
+// store at --root) through a FileStore: the store of the seed layout the
 // file is in, or else a store of its own in a temporary directory, so
 // that nothing is created anywhere but in the file. The file is read as a
 // session first: one that cannot be read gives the same error as with
 // the read commands, and one of an older version errOldVersion, before
 // any store is opened. done closes the store and removes what was
 // temporary.
-func openForWrite(ctx context.Context, arg, root string) (s *session.Session, path string, done func() error, err error) {
-	if path, err = locate(arg, root); err != nil {
+func (c *call) openForWrite(ctx context.Context, arg string) (s *session.Session, path string, done func() error, err error) {
+	if path, err = c.locate(arg); err != nil {
 		return nil, arg, nil, err
 	}
 	log, err := readLog(path)
@@ -73,90 +70,112 @@ func openForWrite(ctx context.Context, arg, root string) (s *session.Session, pa
 	return s, path, done, nil
 }
 
-// layoutRoot returns the root of the FileStore whose layout path is in:
-// <root>/--cwd--/file or <root>/.archive/--cwd--/file.
-func layoutRoot(path string) (string, bool) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", false
-	}
-	dir := filepath.Dir(abs)
-	base := filepath.Base(dir)
-	if len(base) < 4 || !strings.HasPrefix(base, "--") || !strings.HasSuffix(base, "--") {
-		return "", false
-	}
-	root := filepath.Dir(dir)
-	if filepath.Base(root) == ".archive" {
-		root = filepath.Dir(root)
-	}
-	return root, true
+var cmdCompact = &command{
+	name:    "compact",
+	summary: "summarize old history offline and append a compaction entry",
+	usage:   "[--dry-run] [--keep-tokens N] [--instructions TEXT] [--json] FILE|ID",
+	common:  withJSON | withRoot,
+	nargs:   [2]int{1, 1},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		dry := fs.Bool("dry-run", false, "print the plan, write nothing")
+		keep := fs.Int64("keep-tokens", session.DefaultKeepRecentTokens, "keep about `N` tokens of recent history")
+		instructions := fs.String("instructions", "", "tell the summarizer what to focus on: `TEXT`")
+		return func(args []string) int {
+			if *keep <= 0 {
+				return c.usageError("--keep-tokens must be positive")
+			}
+			return c.compact(args[0], *dry, &session.CompactionOptions{KeepRecentTokens: *keep, Instructions: *instructions})
+		}
+	},
 }
 
-func cmdCompact(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentsession compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", defaultRoot(), "the FileStore root where session ids are looked up")
-	dry := fs.Bool("dry-run", false, "print the plan, write nothing")
-	keep := fs.Int64("keep-tokens", session.DefaultKeepRecentTokens, "about how many tokens of recent history to keep")
-	instructions := fs.String("instructions", "", "what the summary should focus on")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	if len(files) != 1 {
-		fmt.Fprintf(stderr, "agentsession compact: expected one FILE\n%s", usage)
-		return exitError
-	}
-	if *keep <= 0 {
-		fmt.Fprintf(stderr, "agentsession compact: --keep-tokens must be positive\n")
-		return exitError
-	}
-	opts := &session.CompactionOptions{KeepRecentTokens: *keep, Instructions: *instructions}
+// compactOut is what compact --json prints.
+type compactOut struct {
+	Path             string   `json:"path"`
+	ID               string   `json:"id"`
+	DryRun           bool     `json:"dryRun"`
+	Compacted        bool     `json:"compacted"`
+	LeafID           string   `json:"leafId"`
+	EntryID          string   `json:"entryId"`
+	FirstKeptEntryID string   `json:"firstKeptEntryId"`
+	Summarized       int      `json:"summarized"`
+	SplitTurn        bool     `json:"splitTurn"`
+	TokensBefore     int64    `json:"tokensBefore"`
+	TokensKept       int64    `json:"tokensKept"`
+	TokensAfter      int64    `json:"tokensAfter"`
+	FilesRead        []string `json:"filesRead"`
+	FilesModified    []string `json:"filesModified"`
+	Reason           string   `json:"reason"`
+}
+
+func planJSON(out *compactOut, p *session.CompactionPlan) {
+	out.LeafID, out.FirstKeptEntryID = p.LeafID, p.FirstKeptEntryID
+	out.Summarized, out.SplitTurn = len(p.Summarize)+len(p.TurnPrefix), p.SplitTurn
+	out.TokensBefore, out.TokensKept = p.TokensBefore, p.TokensKept
+	out.FilesRead, out.FilesModified = p.Files.Read, p.Files.Modified
+}
+
+func (c *call) compact(arg string, dry bool, opts *session.CompactionOptions) int {
 	ctx := context.Background()
-	if *dry {
+	out := compactOut{DryRun: dry}
+	if dry {
 		// Read only, like the read commands: nothing is opened for writing.
-		s, path, ok := openRead(files[0], *root, "", stderr)
+		s, path, ok := c.openRead(arg)
 		if !ok {
 			return exitError
 		}
+		out.Path, out.ID = path, s.ID()
 		plan, err := s.PlanCompaction(opts)
 		if err != nil {
-			return nothingOr(err, path, stdout, stderr)
+			return c.nothingOr(err, &out)
 		}
-		printPlan(plan, path, stdout)
+		planJSON(&out, plan)
+		if c.json {
+			return c.printJSON(out)
+		}
+		c.printPlan(plan, path)
 		return exitOK
 	}
-	s, path, done, err := openForWrite(ctx, files[0], *root)
+	s, path, done, err := c.openForWrite(ctx, arg)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
-		return exitError
+		return c.fail("%s", describe(err, path))
 	}
+	out.Path, out.ID = path, s.ID()
 	res, err := s.Compact(ctx, session.ExtractiveSummarizer{}, opts)
 	if err == nil {
 		err = s.Close()
 	}
 	err = errors.Join(err, done())
 	if err != nil {
-		return nothingOr(err, path, stdout, stderr)
+		return c.nothingOr(err, &out)
 	}
 	p := res.Plan
-	fmt.Fprintf(stdout, "%s: compacted: %s summarized, history kept from entry %s; context ~%d tokens before, ~%d after; new leaf %s\n",
-		path, plural(len(p.Summarize)+len(p.TurnPrefix), "message"), p.FirstKeptEntryID, p.TokensBefore, res.TokensAfter, res.Entry.ID())
+	planJSON(&out, p)
+	out.Compacted, out.EntryID, out.TokensAfter = true, res.Entry.ID(), res.TokensAfter
+	if c.json {
+		return c.printJSON(out)
+	}
+	fmt.Fprintf(c.stdout, "%s: compacted: %s summarized, history kept from entry %s; context ~%d tokens before, ~%d after; new leaf %s\n",
+		path, plural(out.Summarized, "message"), p.FirstKeptEntryID, p.TokensBefore, res.TokensAfter, res.Entry.ID())
 	return exitOK
 }
 
 // nothingOr reports ErrNothingToCompact as a fact (exit 0), anything else
 // as an error.
-func nothingOr(err error, path string, stdout, stderr io.Writer) int {
-	if errors.Is(err, session.ErrNothingToCompact) {
-		fmt.Fprintf(stdout, "%s: nothing to compact: the context fits in what would be kept\n", path)
-		return exitOK
+func (c *call) nothingOr(err error, out *compactOut) int {
+	if !errors.Is(err, session.ErrNothingToCompact) {
+		return c.fail("%s", describe(err, out.Path))
 	}
-	fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
-	return exitError
+	out.Reason = "the context fits in what would be kept"
+	if c.json {
+		return c.printJSON(out)
+	}
+	fmt.Fprintf(c.stdout, "%s: nothing to compact: %s\n", out.Path, out.Reason)
+	return exitOK
 }
 
-func printPlan(p *session.CompactionPlan, path string, w io.Writer) {
+func (c *call) printPlan(p *session.CompactionPlan, path string) {
+	w := c.stdout
 	fmt.Fprintf(w, "%s: would compact at leaf %s\n", path, p.LeafID)
 	fmt.Fprintf(w, "  summarize:     %s\n", plural(len(p.Summarize), "message"))
 	if p.SplitTurn {
@@ -175,80 +194,82 @@ func printPlan(p *session.CompactionPlan, path string, w io.Writer) {
 	}
 }
 
-func cmdFork(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentsession fork", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", defaultRoot(), "the FileStore root where session ids are looked up, and where a fork of a file outside any store goes")
-	at := fs.String("at", "", "the entry the fork ends at (default: the leaf)")
-	title := fs.String("title", "", `the fork's title (default: "<source title> (fork)")`)
-	labels := fs.Bool("labels", false, "copy the labels (checkpoints) of the copied entries")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitError
-	}
-	if len(files) != 1 {
-		fmt.Fprintf(stderr, "agentsession fork: expected one FILE\n%s", usage)
-		return exitError
-	}
+var cmdFork = &command{
+	name:    "fork",
+	summary: "copy the path to an entry into a new session",
+	usage:   "[--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID",
+	common:  withJSON | withRoot,
+	nargs:   [2]int{1, 1},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		at := fs.String("at", "", "end the fork at the entry `ID` (an id, a unique prefix of one, or a checkpoint name; default: the leaf)")
+		title := fs.String("title", "", "give the fork the title `TEXT` (default: \"<source title> (fork)\")")
+		labels := fs.Bool("labels", false, "copy the labels (checkpoints) of the copied entries")
+		out := fs.String("out", "", "write the fork into the store at `DIR` (created if need be)")
+		return func(args []string) int {
+			return c.fork(args[0], *at, *out, &session.ForkOptions{Title: *title, CopyLabels: *labels})
+		}
+	},
+}
+
+func (c *call) fork(arg, at, out string, opts *session.ForkOptions) int {
 	// The source is only read, like with the read commands.
-	s, path, ok := openRead(files[0], *root, "", stderr)
+	s, path, ok := c.openRead(arg)
 	if !ok {
 		return exitError
 	}
-	if *at == "" && s.LeafID() == "" {
-		fmt.Fprintf(stderr, "agentsession: %s: nothing to fork: the leaf is before the first entry (name one with --at)\n", path)
-		return exitError
+	if at != "" {
+		id, err := resolveEntry(s, at)
+		if err != nil {
+			return c.fail("%s: %v", path, err)
+		}
+		opts.At = id
+	} else if s.LeafID() == "" {
+		return c.fail("%s: nothing to fork: the leaf is before the first entry (name one with --at)", path)
 	}
-	storeRoot, ok := layoutRoot(path)
-	if !ok {
-		storeRoot = *root
+	dest := out
+	if dest == "" {
+		var inStore bool
+		if dest, inStore = layoutRoot(path); !inStore {
+			if !c.rootSet {
+				return c.fail("%s: not in a session store (<root>/--cwd--/FILE), so the fork has no place beside it; say where it goes with --out DIR (or --root DIR)", path)
+			}
+			dest = c.root
+		}
 	}
-	store, err := session.OpenFileStore(storeRoot, nil)
+	store, err := session.OpenFileStore(dest, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %v\n", err)
-		return exitError
+		return c.fail("%v", err)
 	}
 	defer store.Close()
-	ctx := context.Background()
-	f, err := s.Fork(ctx, &session.ForkOptions{At: *at, Title: *title, CopyLabels: *labels, Store: store})
+	opts.Store = store
+	f, err := s.Fork(context.Background(), opts)
 	if errors.Is(err, session.ErrNotFound) {
-		fmt.Fprintf(stderr, "agentsession: %s: entry %s not found\n", path, *at)
-		return exitError
+		return c.fail("%s: entry %s not found", path, opts.At)
 	}
 	if err == nil {
 		err = f.Close()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %s: fork: %v\n", path, err)
-		return exitError
+		return c.fail("%s: fork: %v", path, err)
 	}
 	where, err := store.Path(f.ID())
 	if err != nil {
-		where = "session " + f.ID()
+		where = "session " + f.ID() + " in " + dest
 	}
-	fmt.Fprintf(stdout, "%s: forked %s to %s (session %s)\n", path, plural(f.Len(), "entry"), where, f.ID())
-	return exitOK
-}
-
-func cmdCheckpoints(s *session.Session, w io.Writer) int {
-	cps := s.Checkpoints()
-	if len(cps) == 0 {
-		return exitOK
+	if opts.At == "" {
+		opts.At = s.LeafID()
 	}
-	onPath := map[string]bool{}
-	path, _ := s.PathTo(s.LeafID()) // the leaf is known: no error
-	for _, e := range path {
-		onPath[e.ID()] = true
+	if c.json {
+		return c.printJSON(struct {
+			Source   string `json:"source"`
+			SourceID string `json:"sourceId"`
+			At       string `json:"at"`
+			Path     string `json:"path"`
+			ID       string `json:"id"`
+			Title    string `json:"title"`
+			Entries  int    `json:"entries"`
+		}{path, s.ID(), opts.At, where, f.ID(), f.Title(), f.Len()})
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tENTRY\tNAME")
-	for _, c := range cps {
-		name := c.Name
-		if onPath[c.EntryID] {
-			name += " (on the current path)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Time.Local().Format(time.DateTime), c.EntryID, name)
-	}
-	tw.Flush()
+	fmt.Fprintf(c.stdout, "%s: forked %s to %s (session %s)\n", path, plural(f.Len(), "entry"), where, f.ID())
 	return exitOK
 }

@@ -160,13 +160,14 @@ func TestVerify(t *testing.T) {
 	out, _, code = runCLI("verify", p)
 	assert.Equal(t, 1, code)
 	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(out, p+": ", "")), "\n")
-	assert.True(t, strings.HasPrefix(out, p+": line 7: "), out)
+	assert.True(t, strings.HasPrefix(out, p+": error: line 7: "), out)
 	assert.Equal(t, []string{
-		"line 7: malformed-line: invalid JSON at offset 1: expected object key",
-		"line 10: torn-tail: invalid JSON at offset 13: unexpected end of string",
-		"entry x1: missing-parent: parent gone not found; read as a root",
-		"entry u1: duplicate-id: 2 entries have this id; the last one is used",
-		"entry a1: dangling-call: tool call c2 (bash) has no result",
+		"error: line 7: malformed-line: invalid JSON at offset 1: expected object key",
+		"warning: line 10: torn-tail: invalid JSON at offset 13: unexpected end of string",
+		"error: entry x1: missing-parent: parent gone not found; read as a root",
+		"error: entry u1: duplicate-id: 2 entries have this id; the last one is used",
+		"warning: entry a1: dangling-call: tool call c2 (bash) has no result",
+		"7 entries; 3 errors, 2 warnings",
 	}, lines)
 }
 
@@ -218,7 +219,8 @@ func TestUsage(t *testing.T) {
 	assert.Equal(t, 2, code)
 	out, _, code := runCLI("help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "agentsession context")
+	assert.Contains(t, out, "usage: agentsession COMMAND")
+	assert.Regexp(t, `(?m)^  context +print the context`, out)
 }
 
 // TestExitStatusOfRealProcess runs the command as its own process.
@@ -234,8 +236,12 @@ func TestExitStatusOfRealProcess(t *testing.T) {
 	assert.Equal(t, 2, ee.ExitCode())
 	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
 
+	// The sample's dangling call is a warning: an error only with --strict.
 	ok := write(t, "ok.jsonl", sample)
 	cmd = exec.Command(os.Args[0], "verify", ok)
+	cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1")
+	require.NoError(t, cmd.Run())
+	cmd = exec.Command(os.Args[0], "verify", "--strict", ok)
 	cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1")
 	err = cmd.Run()
 	require.True(t, errors.As(err, &ee))

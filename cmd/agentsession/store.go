@@ -2,96 +2,133 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	session "github.com/agentsession/session"
 )
 
-// defaultRoot is where pi keeps its sessions, unless AGENTSESSION_ROOT
-// says otherwise.
-func defaultRoot() string {
-	if r := os.Getenv("AGENTSESSION_ROOT"); r != "" {
-		return r
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "."
-	}
-	return filepath.Join(home, ".pi", "agent", "sessions")
+// The commands on a store and on files as files: ls and migrate.
+
+var cmdLs = &command{
+	name:    "ls",
+	summary: "list the sessions of a store, most recent first",
+	usage:   "[--cwd DIR | --all] [--archived] [--limit N] [--json]",
+	common:  withJSON | withRoot | withLimit | withPager,
+	nargs:   [2]int{0, 0},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		cwd := fs.String("cwd", "", "list the sessions of `DIR` (default: the current directory)")
+		all := fs.Bool("all", false, "list the sessions of every directory")
+		archived := fs.Bool("archived", false, "include archived sessions")
+		return func([]string) int {
+			if *all && *cwd != "" {
+				return c.usageError("--cwd and --all do not go together")
+			}
+			opts := session.ListOptions{Archived: *archived, Cwd: *cwd}
+			if !*all && opts.Cwd == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return c.fail("%v", err)
+				}
+				opts.Cwd = wd
+			}
+			return c.ls(opts)
+		}
+	},
 }
 
-func cmdLs(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentsession ls", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", defaultRoot(), "the FileStore root")
-	cwd := fs.String("cwd", "", "list the sessions of this directory (default: the current one)")
-	all := fs.Bool("all", false, "list the sessions of every directory")
-	archived := fs.Bool("archived", false, "include archived sessions")
-	asJSON := fs.Bool("json", false, "print one JSON object per line")
-	if rest, err := parseInterspersed(fs, args); err != nil || len(rest) > 0 {
-		if err == nil {
-			fmt.Fprintf(stderr, "agentsession ls: unexpected argument %q\n%s", rest[0], usage)
-		}
-		return exitError
+// lsJSON is what ls --json prints of a session.
+type lsJSON struct {
+	ID            string    `json:"id"`
+	Title         string    `json:"title"`
+	Cwd           string    `json:"cwd"`
+	Created       time.Time `json:"created"`
+	Updated       time.Time `json:"updated"`
+	ParentSession string    `json:"parentSession"`
+	Entries       int       `json:"entries"`
+	Size          int64     `json:"size"`
+	Archived      bool      `json:"archived"`
+	Path          string    `json:"path"`
+}
+
+func (c *call) ls(opts session.ListOptions) int {
+	if err := c.checkRoot(); err != nil {
+		return c.fail("%v", err)
 	}
-	if _, err := os.Stat(*root); err != nil {
-		fmt.Fprintf(stderr, "agentsession: %v\n", err)
-		return exitError
-	}
-	opts := session.ListOptions{Archived: *archived, Limit: 1000}
-	if !*all {
-		opts.Cwd = *cwd
-		if opts.Cwd == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				fmt.Fprintf(stderr, "agentsession: %v\n", err)
-				return exitError
-			}
-			opts.Cwd = wd
-		}
-	}
-	store, err := session.OpenFileStore(*root, nil)
+	store, err := session.OpenFileStore(c.root, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentsession: %v\n", err)
-		return exitError
+		return c.fail("%v", err)
 	}
 	defer store.Close()
+	prog := c.progress("listing sessions in " + c.root)
+	defer prog.end()
 	ctx := context.Background()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	if !*asJSON {
-		fmt.Fprintln(tw, "UPDATED\tID\tENTRIES\tSIZE\tCWD\tTITLE")
-	}
-	enc := json.NewEncoder(stdout)
-	for {
+	var infos []session.SessionInfo
+	opts.Limit = 1000
+	for c.limit == 0 || len(infos) <= c.limit {
 		p, err := store.List(ctx, opts)
 		if err != nil {
-			fmt.Fprintf(stderr, "agentsession: %v\n", err)
-			return exitError
+			return c.fail("%v", err)
 		}
-		for _, info := range p.Sessions {
-			if *asJSON {
-				_ = enc.Encode(info)
-				continue
-			}
-			title := info.Title
-			if info.Archived {
-				title = "(archived) " + title
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", info.Updated.Local().Format(time.DateTime), info.ID, info.Entries, size(info.Size), info.Cwd, title)
-		}
+		infos = append(infos, p.Sessions...)
+		prog.set("", len(infos), 0)
 		if p.Next == "" {
 			break
 		}
 		opts.Cursor = p.Next
 	}
-	tw.Flush()
+	prog.end()
+	more := false
+	if n := c.limited(len(infos)); n < len(infos) {
+		infos, more = infos[:n], true
+	}
+	if len(infos) == 0 {
+		if !c.json {
+			var hints []string
+			where := ""
+			if opts.Cwd != "" {
+				where = " for " + opts.Cwd
+				hints = append(hints, "--all lists those of every directory")
+			}
+			if !opts.Archived {
+				hints = append(hints, "--archived archived ones")
+			}
+			msg := "no sessions in " + c.root + where
+			if len(hints) > 0 {
+				msg += "; " + strings.Join(hints, ", ")
+			}
+			fmt.Fprintf(c.stderr, "agentsession: %s\n", msg)
+		}
+		return exitOK
+	}
+	t := c.table("UPDATED", "ID", "ENTRIES", "SIZE", "CWD", "TITLE")
+	for _, info := range infos {
+		if c.json {
+			path, _ := store.Path(info.ID)
+			if err := c.printJSONLine(lsJSON{info.ID, info.Title, info.Cwd, info.Created, info.Updated,
+				info.ParentSession, info.Entries, info.Size, info.Archived, path}); err != nil {
+				return c.fail("%v", err)
+			}
+			continue
+		}
+		title, st := info.Title, style("")
+		if info.Archived {
+			title, st = "(archived) "+title, dim
+		}
+		t.styled(st, info.Updated.Local().Format(time.DateTime), info.ID, fmt.Sprint(info.Entries), size(info.Size), info.Cwd, title)
+	}
+	if !c.json {
+		t.flush()
+	}
+	if more {
+		fmt.Fprintf(c.stderr, "agentsession: the first %s shown; --limit 0 shows all\n", plural(len(infos), "session"))
+	}
 	return exitOK
 }
 
@@ -105,32 +142,129 @@ func size(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-func cmdMigrate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentsession migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dry := fs.Bool("dry-run", false, "say what would be migrated, write nothing")
-	files, err := parseInterspersed(fs, args)
+var cmdMigrate = &command{
+	name:    "migrate",
+	summary: "upgrade version 1 and 2 files to version 3 in place",
+	usage:   "[--dry-run] [--backup] [--json] FILE|ID...",
+	common:  withJSON | withRoot,
+	nargs:   [2]int{1, -1},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		dry := fs.Bool("dry-run", false, "say what would be migrated, write nothing")
+		backup := fs.Bool("backup", false, "copy each file to FILE.bak before rewriting it")
+		return func(args []string) int {
+			code := exitOK
+			for _, arg := range args {
+				if c.migrate(arg, *dry, *backup) != exitOK {
+					code = exitError
+				}
+			}
+			return code
+		}
+	},
+}
+
+// migrateJSON is what migrate --json prints of a file.
+type migrateJSON struct {
+	Path     string `json:"path"`
+	From     int    `json:"from"`
+	To       int    `json:"to"`
+	Migrated bool   `json:"migrated"`
+	DryRun   bool   `json:"dryRun"`
+	Backup   string `json:"backup"`
+	Mode     string `json:"mode"`
+}
+
+// migrate migrates one file. session.MigrateFile rewrites the file as a
+// new one (0600); the file's permission bits are put back after.
+func (c *call) migrate(arg string, dry, backup bool) int {
+	path, err := c.locate(arg)
+	fail := func(err error) int {
+		msg := describe(err, path)
+		if c.json {
+			c.printJSONLine(struct {
+				Path  string `json:"path"`
+				Error string `json:"error"`
+			}{path, strings.TrimPrefix(msg, path+": ")})
+		}
+		return c.fail("%s", msg)
+	}
 	if err != nil {
-		return exitError
+		return fail(err)
 	}
-	if len(files) == 0 {
-		fmt.Fprintf(stderr, "agentsession migrate: expected FILE...\n%s", usage)
-		return exitError
+	ctx := context.Background()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fail(err)
 	}
-	code := exitOK
-	for _, path := range files {
-		from, err := session.MigrateFile(context.Background(), path, *dry)
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "agentsession: %s\n", describe(err, path))
-			code = exitError
-		case from == session.CurrentVersion:
-			fmt.Fprintf(stdout, "%s: already version %d\n", path, from)
-		case *dry:
-			fmt.Fprintf(stdout, "%s: would migrate from version %d to %d\n", path, from, session.CurrentVersion)
-		default:
-			fmt.Fprintf(stdout, "%s: migrated from version %d to %d\n", path, from, session.CurrentVersion)
+	mode := fi.Mode().Perm()
+	out := migrateJSON{Path: path, To: session.CurrentVersion, DryRun: dry, Mode: fmt.Sprintf("%04o", mode)}
+	if out.From, err = session.MigrateFile(ctx, path, true); err != nil {
+		return fail(err)
+	}
+	if out.From != session.CurrentVersion && !dry {
+		if backup {
+			out.Backup = path + ".bak"
+			if err := copyNew(path, out.Backup, mode); err != nil {
+				return fail(err)
+			}
+		}
+		from, err := session.MigrateFile(ctx, path, false)
+		if err != nil {
+			if out.Backup != "" {
+				os.Remove(out.Backup) // the file is as it was
+			}
+			return fail(err)
+		}
+		out.From, out.Migrated = from, from != session.CurrentVersion
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() != mode {
+			if err := os.Chmod(path, mode); err != nil {
+				return fail(fmt.Errorf("migrated, but its mode could not be put back to %04o: %w", mode, err))
+			}
 		}
 	}
-	return code
+	if c.json {
+		if err := c.printJSONLine(out); err != nil {
+			return c.fail("%v", err)
+		}
+		return exitOK
+	}
+	switch {
+	case out.From == session.CurrentVersion:
+		fmt.Fprintf(c.stdout, "%s: already version %d, left as it is\n", path, out.From)
+	case dry:
+		fmt.Fprintf(c.stdout, "%s: would migrate from version %d to %d\n", path, out.From, session.CurrentVersion)
+	default:
+		fmt.Fprintf(c.stdout, "%s: migrated from version %d to %d, rewritten in place (mode %s kept)", path, out.From, session.CurrentVersion, out.Mode)
+		if out.Backup != "" {
+			fmt.Fprintf(c.stdout, "; the old file is in %s", out.Backup)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	return exitOK
+}
+
+// copyNew copies src to dst, a new file with the mode perm, and refuses
+// to overwrite one.
+func copyNew(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("backup %s exists; move it away or migrate without --backup", dst)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if err = errors.Join(err, out.Close()); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return os.Chmod(dst, perm) // the umask may have taken bits off
 }

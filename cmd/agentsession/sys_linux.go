@@ -12,8 +12,9 @@ func fdatasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
 // currentRSS returns this process's resident memory and its peak so far
 // (which, unlike the rusage of a child, does not count what the parent
 // held when it started the child), in bytes.
-func currentRSS() (rss, peak uint64) {
-	return procStatus("VmRSS:"), procStatus("VmHWM:")
+func currentRSS() (rss, peak uint64, ok bool) {
+	rss, peak = procStatus("VmRSS:"), procStatus("VmHWM:")
+	return rss, peak, peak != 0
 }
 
 func procStatus(field string) uint64 {

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// What every command's output goes through: JSON, aligned tables,
+// colors only for a terminal, the pager and the progress line.
+
+// terminal is what the tool knows of where it writes.
+type terminal struct {
+	outTTY bool // stdout is a terminal: colors, the pager
+	errTTY bool // stderr is a terminal: the progress line
+	color  bool // outTTY, and neither NO_COLOR nor TERM=dumb says no
+	rows   int  // its height: output this long or longer is paged
+}
+
+// detectTerminal looks at stdout and stderr and the environment.
+func detectTerminal(stdout, stderr io.Writer) terminal {
+	t := terminal{outTTY: isTerminal(stdout), errTTY: isTerminal(stderr), rows: 24}
+	t.color = t.outTTY && colorAllowed()
+	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
+		t.rows = n
+	} else if f, ok := stdout.(*os.File); ok && t.outTTY {
+		if n, ok := terminalRows(f); ok {
+			t.rows = n
+		}
+	}
+	return t
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// colorAllowed follows no-color.org (a non-empty NO_COLOR), TERM=dumb,
+// and the Windows console, which shows escape codes as text unless a
+// terminal that understands them (Windows Terminal, a TERM) runs it.
+func colorAllowed() bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	if runtime.GOOS == "windows" {
+		return os.Getenv("WT_SESSION") != "" || os.Getenv("TERM") != ""
+	}
+	return true
+}
+
+// A style for paint.
+type style string
+
+const (
+	bold   style = "1"
+	dim    style = "2"
+	red    style = "31"
+	green  style = "32"
+	yellow style = "33"
+	cyan   style = "36"
+)
+
+// paint wraps s in the style's escape codes when colors are on.
+func (c *call) paint(st style, s string) string {
+	if !c.term.color || st == "" || s == "" {
+		return s
+	}
+	return "\x1b[" + string(st) + "m" + s + "\x1b[0m"
+}
+
+// printJSON prints v as one indented JSON document.
+func (c *call) printJSON(v any) int {
+	raw, err := json.Marshal(v)
+	if err == nil {
+		var b bytes.Buffer
+		if err = json.Indent(&b, raw, "", "  "); err == nil {
+			b.WriteByte('\n')
+			_, err = c.stdout.Write(b.Bytes())
+		}
+	}
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	return exitOK
+}
+
+// printJSONLine prints v as one line of JSON: the commands that list
+// print one such line per item (JSON Lines), as they go.
+func (c *call) printJSONLine(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = c.stdout.Write(append(raw, '\n'))
+	return err
+}
+
+// table collects rows and prints them aligned in columns; colors are
+// put on whole lines after the alignment, so that they do not shift it.
+type table struct {
+	c      *call
+	rows   [][]string
+	styles []style
+}
+
+// table starts a table with its header row.
+func (c *call) table(headers ...string) *table {
+	t := &table{c: c}
+	t.styled(bold, headers...)
+	return t
+}
+
+func (t *table) row(cells ...string) { t.styled("", cells...) }
+
+func (t *table) styled(st style, cells ...string) {
+	for i, cell := range cells {
+		cells[i] = strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, cell)
+	}
+	t.rows = append(t.rows, cells)
+	t.styles = append(t.styles, st)
+}
+
+func (t *table) flush() {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		if l == "" {
+			continue
+		}
+		l = strings.TrimRight(l, " \n") // an empty last column leaves padding
+		if i < len(t.styles) {
+			l = t.c.paint(t.styles[i], l)
+		}
+		l += "\n"
+		io.WriteString(t.c.stdout, l)
+	}
+}
+
+// truncated tells on stderr that --limit left items out.
+func (c *call) truncated(shown, total int, what string) {
+	if total > shown {
+		fmt.Fprintf(c.stderr, "agentsession: %d of %s shown; --limit 0 shows all\n", shown, plural(total, what))
+	}
+}
+
+// limited returns how many of n items --limit lets through.
+func (c *call) limited(n int) int {
+	if c.limit > 0 && n > c.limit {
+		return c.limit
+	}
+	return n
+}
+
+// ---- The pager ----
+
+// page writes out to stdout, through $PAGER (default "less -FRX") when
+// it is as long as the terminal is high, or longer. A pager that cannot be started leaves
+// the output printed as it is.
+func page(out *bytes.Buffer, stdout, stderr io.Writer, term terminal) {
+	if bytes.Count(out.Bytes(), []byte{'\n'}) < term.rows {
+		stdout.Write(out.Bytes())
+		return
+	}
+	pager, set := os.LookupEnv("PAGER")
+	if !set {
+		pager = "less -FRX"
+	}
+	prog := strings.Fields(pager)
+	if len(prog) == 0 || prog[0] == "cat" {
+		stdout.Write(out.Bytes())
+		return
+	}
+	if _, err := exec.LookPath(prog[0]); err != nil {
+		stdout.Write(out.Bytes()) // no such pager (no less on Windows, say)
+		return
+	}
+	var cmd *exec.Cmd
+	if runtime.GOOS == "windows" {
+		cmd = exec.Command(prog[0], prog[1:]...)
+	} else {
+		cmd = exec.Command("sh", "-c", pager)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(out.Bytes()), stdout, stderr
+	cmd.Env = os.Environ()
+	if _, ok := os.LookupEnv("LESS"); !ok {
+		cmd.Env = append(cmd.Env, "LESS=FRX") // as git does, for a PAGER=less
+	}
+	if err := cmd.Start(); err != nil {
+		stdout.Write(out.Bytes())
+		return
+	}
+	_ = cmd.Wait() // the pager said what went wrong, if anything did
+}
+
+// ---- The progress line ----
+
+// progressDelay is how long work runs before its progress line shows.
+var progressDelay = time.Second
+
+// progress is a line on stderr, redrawn in place, that says how far
+// long work has come; it shows only on a terminal, and only once the
+// work has taken progressDelay. Its methods do nothing on a nil one.
+type progress struct {
+	w     *lineWriter
+	label string
+	start time.Time
+	mu    sync.Mutex
+	done  int
+	total int
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+// lineWriter is stderr shared by the progress line and the messages: a
+// message first clears the progress line, which is drawn again after.
+type lineWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	shown bool
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clear()
+	return l.w.Write(p)
+}
+
+func (l *lineWriter) clear() {
+	if l.shown {
+		io.WriteString(l.w, "\r\x1b[K")
+		l.shown = false
+	}
+}
+
+// progress starts a progress line; nil when stderr is no terminal.
+func (c *call) progress(label string) *progress {
+	if !c.term.errTTY {
+		return nil
+	}
+	lw, ok := c.stderr.(*lineWriter)
+	if !ok {
+		lw = &lineWriter{w: c.stderr}
+		c.stderr = lw
+	}
+	p := &progress{w: lw, label: label, start: time.Now(), stop: make(chan struct{})}
+	p.wg.Add(1)
+	go p.loop()
+	return p
+}
+
+func (p *progress) loop() {
+	defer p.wg.Done()
+	select {
+	case <-time.After(progressDelay):
+	case <-p.stop:
+		return
+	}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		p.draw()
+		select {
+		case <-t.C:
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+func (p *progress) draw() {
+	p.mu.Lock()
+	line := p.label
+	switch {
+	case p.total > 0:
+		line += fmt.Sprintf(": %d/%d", p.done, p.total)
+	case p.done > 0:
+		line += fmt.Sprintf(": %d", p.done)
+	}
+	p.mu.Unlock()
+	line += fmt.Sprintf(" (%ds)", int(time.Since(p.start).Seconds()))
+	p.w.mu.Lock()
+	io.WriteString(p.w.w, "\r\x1b[K"+line)
+	p.w.shown = true
+	p.w.mu.Unlock()
+}
+
+// set says how far the work is: done of total (0: not known).
+func (p *progress) set(label string, done, total int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if label != "" {
+		p.label = label
+	}
+	p.done, p.total = done, total
+	p.mu.Unlock()
+}
+
+// end removes the progress line; it may be called again.
+func (p *progress) end() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		close(p.stop)
+		p.wg.Wait()
+		p.w.mu.Lock()
+		p.w.clear()
+		p.w.mu.Unlock()
+	})
+}

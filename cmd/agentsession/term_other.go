@@ -1,0 +1,9 @@
+//go:build !linux && !darwin && !freebsd && !netbsd && !openbsd && !dragonfly
+
+package main
+
+import "os"
+
+// terminalRows is not known here (Windows and the rest): the pager's
+// threshold comes from $LINES, else 24 rows.
+func terminalRows(f *os.File) (int, bool) { return 0, false }

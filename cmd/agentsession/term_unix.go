@@ -1,0 +1,16 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package main
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// terminalRows returns the height of the terminal f is, if it is one.
+func terminalRows(f *os.File) (int, bool) {
+	var ws struct{ rows, cols, x, y uint16 }
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+	return int(ws.rows), errno == 0 && ws.rows > 0
+}
