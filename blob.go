@@ -197,7 +197,7 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		}
 		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
 	}
-	if _, err := writeAtomic(r, name, body, true, d.opts.Sync); err != nil {
+	if _, err := writeAtomic(r, name, body, true, d.opts.Sync, 0o600); err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
 	if d.opts.Sync {

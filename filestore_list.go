@@ -456,7 +456,7 @@ func (s *FileStore) saveIndex() {
 	if err != nil {
 		return
 	}
-	if _, err := writeAtomic(s.r, indexName, data, true, false); err != nil && !errors.Is(err, fs.ErrClosed) {
+	if _, err := writeAtomic(s.r, indexName, data, true, false, 0o600); err != nil && !errors.Is(err, fs.ErrClosed) {
 		return
 	}
 }

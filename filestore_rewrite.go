@@ -197,13 +197,30 @@ func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte
 	return nil
 }
 
+// MigrateFileOptions configures MigrateFile. The zero value (or nil)
+// migrates in place, keeping nothing of the old file.
+type MigrateFileOptions struct {
+	// DryRun only says what version the file has: nothing is written.
+	DryRun bool
+	// Backup keeps the file as it was at path + ".bak" (same mode), made
+	// under the same lock as the migration so that no append falls
+	// between them; MigrateFile refuses (fs.ErrExist) when that file is
+	// there already. A current file, or a dry run, makes no backup.
+	Backup bool
+}
+
 // MigrateFile upgrades the session file at path to the current format
 // version, rewriting it atomically (temporary file, fsync, rename, fsync
-// of the directory) under the file lock, and returns the version it had.
-// A current file is left untouched and gives CurrentVersion; with dryRun
-// nothing is written. A file that cannot be read as a session gives an
-// error naming it and is never written to.
-func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err error) {
+// of the directory) under the file lock, with the mode the file had, and
+// returns the version it had. A current file is left untouched and gives
+// CurrentVersion. A file that cannot be read as a session gives an error
+// naming it and is never written to.
+func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (from int, err error) {
+	var o MigrateFileOptions
+	if opts != nil {
+		o = *opts
+	}
+	dryRun := o.DryRun
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -240,10 +257,26 @@ func MigrateFile(ctx context.Context, path string, dryRun bool) (from int, err e
 	if err != nil {
 		return 0, WithPath(&CorruptError{Line: 1, Err: err}, path)
 	}
-	if _, err := writeAtomic(r, name, out, true, true); err != nil {
+	perm := filePerm(f)
+	if o.Backup {
+		// Linked into place only if no backup is there: never replaced.
+		if _, err := writeAtomic(r, name+".bak", data, false, true, perm); err != nil {
+			return 0, fmt.Errorf("session: back up %s: %w", path, err)
+		}
+	}
+	if _, err := writeAtomic(r, name, out, true, true, perm); err != nil {
 		return 0, fmt.Errorf("session: migrate %s: %w", path, err)
 	}
 	return log.MigratedFrom, nil
+}
+
+// filePerm is the permission bits of the open file f, or 0600 when they
+// cannot be had: what a rewrite of it keeps.
+func filePerm(f *os.File) os.FileMode {
+	if fi, err := f.Stat(); err == nil {
+		return fi.Mode().Perm()
+	}
+	return 0o600
 }
 
 // readAll reads a whole file, and reports whether it has been replaced
@@ -267,7 +300,8 @@ func readAll(f *os.File) ([]byte, bool, error) {
 // writeNew writes data to a temporary file beside rel, syncs it, whatever
 // the policy, and puts it at rel: replacing what is there when replace
 // is set, failing with fs.ErrExist otherwise. The directory is synced
-// afterwards. It returns the new file's inode.
+// afterwards. A file it replaces keeps its mode; a new one has mode 0600.
+// It returns the new file's inode.
 func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, error) {
 	r, name := s.r, rel
 	if filepath.IsAbs(rel) {
@@ -281,23 +315,30 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, err
 	// Always synced, whatever the policy: renaming an unsynced file over
 	// a good one could leave neither after a crash, and a new session's
 	// file must never survive without its header.
-	return writeAtomic(r, name, data, replace, true)
+	perm := os.FileMode(0o600)
+	if replace {
+		if fi, err := r.Stat(name); err == nil {
+			perm = fi.Mode().Perm()
+		}
+	}
+	return writeAtomic(r, name, data, replace, true, perm)
 }
 
 // writeAtomic puts data at name in r through a temporary file in the same
 // directory (mode 0600, locked while it is written so that cleaners in
 // other processes leave it alone), renamed (replace) or linked (no
 // replace: fs.ErrExist if name exists) into place, with the file and
-// then the directory synced when sync is set. It returns the new file's
-// inode (0 where files have none).
-func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool) (ino uint64, err error) {
+// then the directory synced when sync is set. The new file has the mode
+// perm, whatever the umask. It returns the new file's inode (0 where
+// files have none).
+func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool, perm os.FileMode) (ino uint64, err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := createIn(r, tmp)
 	if err != nil {
 		return 0, err
 	}
-	if err := f.Chmod(0o600); err != nil { // whatever the umask
+	if err := f.Chmod(perm); err != nil { // whatever the umask
 		f.Close()
 		_ = removeIn(r, tmp)
 		return 0, err

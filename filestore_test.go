@@ -1182,3 +1182,44 @@ func TestFileStoreFidelityWhitespace(t *testing.T) {
 	require.NoError(t, s.Flush(ctx))
 	assert.True(t, strings.HasPrefix(string(mustRead(t, path)), content))
 }
+
+// TestRewritesKeepTheFileMode: a rewrite (here a store's Rewrite, and
+// MigrateFile) keeps the mode the file had, and MigrateFile's backup is
+// the old file, with that mode, never replacing one already there.
+func TestRewritesKeepTheFileMode(t *testing.T) {
+	withUmask(t, 0o022)
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-mode", Cwd: "/w"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("q"), reply("a"))
+	require.NoError(t, s.Close())
+	path := sessionFileOf(t, root, "s-mode")
+	require.NoError(t, os.Chmod(path, 0o644))
+	log, err := store.Load(ctx, "s-mode")
+	require.NoError(t, err)
+	require.NoError(t, store.Rewrite(ctx, "s-mode", session.RewriteOptions{}, log.Header, log.Entries[:1]))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "Rewrite")
+
+	v2 := filepath.Join(t.TempDir(), "old.jsonl")
+	old := []byte(`{"type":"session","version":2,"id":"s-v2","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n")
+	require.NoError(t, os.WriteFile(v2, old, 0o640))
+	require.NoError(t, os.Chmod(v2, 0o640))
+	from, err := session.MigrateFile(ctx, v2, &session.MigrateFileOptions{Backup: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, from)
+	for _, p := range []string{v2, v2 + ".bak"} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), p)
+	}
+	assert.Equal(t, string(old), string(mustRead(t, v2+".bak")), "the backup is the file as it was")
+	require.NoError(t, os.WriteFile(v2, old, 0o640))
+	_, err = session.MigrateFile(ctx, v2, &session.MigrateFileOptions{Backup: true})
+	assert.ErrorIs(t, err, fs.ErrExist, "a backup is never replaced")
+	assert.Equal(t, string(old), string(mustRead(t, v2)), "and the file is left as it was")
+}

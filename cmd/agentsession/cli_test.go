@@ -51,32 +51,9 @@ func testStore(t *testing.T, ids ...string) string {
 
 // ---- 1. Builds and vets off Linux ----
 
-// TestBuildsOffLinux builds the command for the other systems it is
-// used on, and vets it (tests included) there. .ci/run cross-builds the
-// whole module too; this keeps the check with the command's tests. The
-// first run compiles the module for each system (a minute or two, then
-// cached): -short skips it.
-func TestBuildsOffLinux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-builds take a while")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	for _, goos := range []string{"darwin", "windows", "freebsd"} {
-		for _, arch := range []string{"amd64", "arm64"} {
-			cmd := exec.Command(gobin, "build", "-o", os.DevNull, ".")
-			cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+arch, "CGO_ENABLED=0")
-			out, err := cmd.CombinedOutput()
-			assert.NoError(t, err, "GOOS=%s GOARCH=%s go build: %s", goos, arch, out)
-		}
-		cmd := exec.Command(gobin, "vet", ".")
-		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		assert.NoError(t, err, "GOOS=%s go vet: %s", goos, out)
-	}
-}
+// The builds off Linux (darwin, windows, freebsd on amd64 and arm64) are
+// .ci/run's, with the whole module: a test here would make every
+// "go test ./..." of a newcomer cross-compile the module six times.
 
 // ---- 2. --json everywhere, camelCase, numbers as numbers, documented ----
 

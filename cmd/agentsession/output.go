@@ -40,13 +40,15 @@ func detectTerminal(stdout, stderr io.Writer) terminal {
 	return t
 }
 
+// isTerminal reports whether w is a terminal: a character device that
+// answers as one (isTTY: /dev/null is a character device, no terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }
 
 // colorAllowed follows no-color.org (a non-empty NO_COLOR), TERM=dumb,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -174,8 +173,8 @@ type migrateJSON struct {
 	Mode     string `json:"mode"`
 }
 
-// migrate migrates one file. session.MigrateFile rewrites the file as a
-// new one (0600); the file's permission bits are put back after.
+// migrate migrates one file: session.MigrateFile keeps its mode, and
+// makes the backup under the lock it migrates under.
 func (c *call) migrate(arg string, dry, backup bool) int {
 	path, err := c.locate(arg)
 	fail := func(err error) int {
@@ -196,30 +195,21 @@ func (c *call) migrate(arg string, dry, backup bool) int {
 	if err != nil {
 		return fail(err)
 	}
-	mode := fi.Mode().Perm()
-	out := migrateJSON{Path: path, To: session.CurrentVersion, DryRun: dry, Mode: fmt.Sprintf("%04o", mode)}
-	if out.From, err = session.MigrateFile(ctx, path, true); err != nil {
+	out := migrateJSON{Path: path, To: session.CurrentVersion, DryRun: dry, Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}
+	if out.From, err = session.MigrateFile(ctx, path, &session.MigrateFileOptions{DryRun: true}); err != nil {
 		return fail(err)
 	}
 	if out.From != session.CurrentVersion && !dry {
-		if backup {
-			out.Backup = path + ".bak"
-			if err := copyNew(path, out.Backup, mode); err != nil {
-				return fail(err)
-			}
+		from, err := session.MigrateFile(ctx, path, &session.MigrateFileOptions{Backup: backup})
+		if errors.Is(err, fs.ErrExist) {
+			return fail(fmt.Errorf("backup %s exists; move it away or migrate without --backup", path+".bak"))
 		}
-		from, err := session.MigrateFile(ctx, path, false)
 		if err != nil {
-			if out.Backup != "" {
-				os.Remove(out.Backup) // the file is as it was
-			}
 			return fail(err)
 		}
 		out.From, out.Migrated = from, from != session.CurrentVersion
-		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() != mode {
-			if err := os.Chmod(path, mode); err != nil {
-				return fail(fmt.Errorf("migrated, but its mode could not be put back to %04o: %w", mode, err))
-			}
+		if backup && out.Migrated {
+			out.Backup = path + ".bak"
 		}
 	}
 	if c.json {
@@ -241,30 +231,4 @@ func (c *call) migrate(arg string, dry, backup bool) int {
 		fmt.Fprintln(c.stdout)
 	}
 	return exitOK
-}
-
-// copyNew copies src to dst, a new file with the mode perm, and refuses
-// to overwrite one.
-func copyNew(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("backup %s exists; move it away or migrate without --backup", dst)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if err = errors.Join(err, out.Close()); err != nil {
-		os.Remove(dst)
-		return err
-	}
-	return os.Chmod(dst, perm) // the umask may have taken bits off
 }

@@ -7,3 +7,7 @@ import "os"
 // terminalRows is not known here (Windows and the rest): the pager's
 // threshold comes from $LINES, else 24 rows.
 func terminalRows(f *os.File) (int, bool) { return 0, false }
+
+// isTTY takes a character device for a terminal here (the console on
+// Windows).
+func isTTY(f *os.File) bool { return true }

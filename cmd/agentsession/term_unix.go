@@ -14,3 +14,11 @@ func terminalRows(f *os.File) (int, bool) {
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
 	return int(ws.rows), errno == 0 && ws.rows > 0
 }
+
+// isTTY reports whether f is a terminal: one that answers the terminal
+// size request (a character device such as /dev/null does not).
+func isTTY(f *os.File) bool {
+	var ws struct{ rows, cols, x, y uint16 }
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+	return errno == 0
+}
