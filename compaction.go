@@ -19,13 +19,16 @@ var ErrNothingToCompact = errors.New("session: nothing to compact")
 // context under it.
 var ErrCompactionSettings = errors.New("session: compaction settings cannot work")
 
-// ErrCompactionGrows refuses a compaction made to fit a window
-// (CompactionOptions.ContextWindow set) whose summary and kept history
-// would take as many tokens as the context it replaces, or more (a
-// summarizer that wrote more than it was given, say): it is not applied.
-// Without a window a compaction is applied whatever its size, and its
-// result says when it grew (CompactionResult.Grew).
-var ErrCompactionGrows = errors.New("session: the compaction would not make the context smaller")
+// ErrCompactionDoesNotFit refuses a compaction made to fit a window
+// (CompactionOptions.ContextWindow set) that would not bring the context
+// under it: the history it must keep is alone over what the window leaves
+// (a turn with a huge tool output: refused before the summarizer is
+// asked), or its summary and kept history would take as many tokens as
+// the context, or more than the window leaves (a summarizer that wrote
+// more than it was asked for). Nothing is applied; the error says the
+// sizes. Without a window a compaction is applied whatever its size, and
+// its result says when it grew (CompactionResult.Grew).
+var ErrCompactionDoesNotFit = errors.New("session: the compaction would not bring the context under the window")
 
 // Compaction defaults, as pi has them for the large windows of today's
 // models; for a smaller window they scale down (see CompactionOptions).
@@ -105,11 +108,16 @@ func (o *CompactionOptions) check() error {
 
 // NeedsCompaction reports whether the context at the leaf takes more than
 // the context window minus the reserve. It is false without a window.
-// Whenever it is true, Compact either compacts or returns an error that
-// says what the host must do: settings that cannot work
-// (ErrCompactionSettings, and NeedsCompaction is true for them, so that
-// the host hears of it), or a context whose last turn alone is over the
-// window (ErrNothingToCompact, with the sizes).
+// The context's size is ContextTokens: the usage the latest reply
+// reported, where it did, and estimates after it, so a model (or a proxy,
+// or a test double) that reports too little usage delays compaction.
+// Whenever it is true, Compact either brings the context under the
+// window, or returns an error that says what the host must do: settings
+// that cannot work (ErrCompactionSettings, and NeedsCompaction is true
+// for them, so that the host hears of it), a context with nothing before
+// its latest turn (ErrNothingToCompact), or one whose latest turn alone is
+// over what the window leaves (ErrCompactionDoesNotFit), each with the
+// sizes.
 func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
 	o := opts.withDefaults()
 	if o.ContextWindow <= 0 {
@@ -156,6 +164,7 @@ type CompactionPlan struct {
 
 	est    TokenEstimator // the estimator the plan was made with
 	window int64          // the window it was made for, 0 for none
+	limit  int64          // what the window leaves, the reserve taken off
 }
 
 // PlanCompaction plans a compaction of the context at the leaf, keeping
@@ -179,7 +188,7 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	msgs, ids := pc.msgs, pc.ids
 	start := 0 // the first message that may be summarized
 	var files fileSet
-	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: contextTokens(msgs, pc.fresh, o.Estimator), est: o.Estimator, window: o.ContextWindow}
+	plan := &CompactionPlan{LeafID: s.leafID(), TokensBefore: contextTokens(msgs, pc.fresh, o.Estimator), est: o.Estimator, window: o.ContextWindow, limit: o.ContextWindow - o.ReserveTokens}
 	if pc.compacted && len(msgs) > 0 && msgs[0].Role == RoleCompactionSummary {
 		plan.PreviousSummary = msgs[0].Summary
 		if i, ok := s.t.lookup(ids[0]); ok {
@@ -200,7 +209,12 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	plan.FirstKeptEntryID = ids[cut]
 	plan.TokensKept = kept
 	if o.ContextWindow > 0 {
-		plan.SummaryTokens = max(1, (o.ContextWindow-o.ReserveTokens-kept)/2)
+		limit := o.ContextWindow - o.ReserveTokens
+		if kept >= limit {
+			return nil, fmt.Errorf("%w: the history a compaction must keep (from entry %s on: tool calls are never separated from their results) takes about %d tokens, over the %d the window leaves: trim its longest tool output, or use a model with a larger window",
+				ErrCompactionDoesNotFit, ids[cut], kept, limit)
+		}
+		plan.SummaryTokens = max(1, (limit-kept)/2)
 	}
 	// A summarizer is a model too: it never gets a blob reference as an
 	// image's data.
@@ -359,7 +373,7 @@ type SummaryRequest struct {
 	// MaxTokens, when not 0, is about how long the summary may be for the
 	// compacted context to fit the window with room to spare: a model's
 	// max_tokens for the call. A summary past it may make the compaction
-	// fail with ErrCompactionGrows, or leave the context over the window.
+	// fail with ErrCompactionDoesNotFit, or leave the context over the window.
 	MaxTokens int64
 }
 
@@ -388,7 +402,7 @@ type CompactionResult struct {
 	// Grew is set when the context after the compaction takes as many
 	// tokens as before or more (by the plan's estimator): a compaction of
 	// a context small next to its summary. Only a compaction made without
-	// a window can grow; with one it is refused (ErrCompactionGrows).
+	// a window can grow; with one it is refused (ErrCompactionDoesNotFit).
 	Grew bool
 }
 
@@ -511,9 +525,9 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 		}
 	}
 	grew := after >= now
-	if grew && plan.window > 0 {
-		return nil, fmt.Errorf("%w: the summary (%d tokens with its file lists) and the kept history (%d) would take about %d tokens, the context takes %d; not applied",
-			ErrCompactionGrows, summaryTokens, after-summaryTokens, after, now)
+	if plan.window > 0 && (grew || after > plan.limit) {
+		return nil, fmt.Errorf("%w: the summary (%d tokens with its file lists) and the kept history (%d) would take about %d tokens, the context takes %d and the window leaves %d; not applied",
+			ErrCompactionDoesNotFit, summaryTokens, after-summaryTokens, after, now, plan.limit)
 	}
 	c := Compaction{Summary: text, FirstKeptEntryID: plan.FirstKeptEntryID, TokensBefore: plan.TokensBefore,
 		TokensAfter: after, Details: plan.Files.details()}

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -824,9 +825,52 @@ func TestCompactionNeverGrowsQuietly(t *testing.T) {
 	opts := &session.CompactionOptions{ContextWindow: 3000, KeepRecentTokens: 200}
 	require.True(t, s.NeedsCompaction(opts))
 	_, err := s.Compact(ctx, verbose, opts)
-	require.ErrorIs(t, err, session.ErrCompactionGrows)
+	require.ErrorIs(t, err, session.ErrCompactionDoesNotFit)
 	assert.Equal(t, before, s.Len(), "nothing appended")
 	res, err := s.Compact(ctx, verbose, &session.CompactionOptions{KeepRecentTokens: 200})
 	require.NoError(t, err)
 	assert.True(t, res.Grew)
+}
+
+// TestCompactionBringsTheContextUnderTheWindow: turns with tool outputs
+// of every size, some alone larger than the window: whenever
+// NeedsCompaction is true, Compact either brings the context under the
+// window or fails with ErrNothingToCompact or ErrCompactionDoesNotFit;
+// it never returns success with the context still over.
+func TestCompactionBringsTheContextUnderTheWindow(t *testing.T) {
+	ctx := context.Background()
+	for _, window := range []int64{4096, 8192, 32000} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			s := session.New()
+			opts := &session.CompactionOptions{ContextWindow: window}
+			r := rand.New(rand.NewPCG(uint64(window), 7))
+			refused, done := 0, 0
+			for turn := range 120 {
+				call := fmt.Sprintf("call_%d", turn)
+				out := strings.Repeat("o", r.IntN(int(window)*3)) // up to three quarters of the window, in tokens
+				if r.IntN(8) == 0 {
+					out = strings.Repeat("O", int(window)*5) // now and then one over it
+				}
+				require.NoError(t, s.SaveTurn(ctx, []*session.Message{
+					session.UserText(fmt.Sprintf("step %d", turn)),
+					session.Assistant(session.ToolCall(call, "read", []byte(`{}`))),
+					session.ToolResult(call, "read", out),
+					reply(fmt.Sprintf("done %d", turn)),
+				}, nil))
+				if !s.NeedsCompaction(opts) {
+					continue
+				}
+				_, err := s.Compact(ctx, session.ExtractiveSummarizer{}, opts)
+				if err != nil {
+					require.True(t, errors.Is(err, session.ErrNothingToCompact) || errors.Is(err, session.ErrCompactionDoesNotFit), "turn %d: %v", turn, err)
+					refused++
+					continue
+				}
+				require.False(t, s.NeedsCompaction(opts), "turn %d: Compact returned nil with the context still over the window", turn)
+				done++
+			}
+			require.Positive(t, done)
+			t.Logf("%d compactions, %d refused (the latest turn alone too long)", done, refused)
+		})
+	}
 }

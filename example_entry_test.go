@@ -111,7 +111,7 @@ func ExampleSession_NeedsCompaction() {
 		switch {
 		case err == nil:
 			fmt.Println("summarized:", len(res.Plan.Summarize), "messages")
-		case errors.Is(err, session.ErrNothingToCompact), errors.Is(err, session.ErrCompactionGrows):
+		case errors.Is(err, session.ErrNothingToCompact), errors.Is(err, session.ErrCompactionDoesNotFit):
 			fmt.Println("the latest turn alone is too long:", err)
 		default:
 			log.Fatal(err) // ErrCompactionSettings: options that can never fit the window

@@ -298,7 +298,10 @@ func readHeader(path string, lim Limits) (Header, error) {
 // it alone: it writes nothing beside the file but the file itself (and
 // the temporary file of a rewrite, renamed over it), removes nothing,
 // keeps images inline unless opts.BlobDir is set, and creates no
-// session. Close the session, then the returned store, when done.
+// session. A file of format version 1 or 2 is migrated as it is opened,
+// as pi does: rewritten in version 3, atomically, with its mode (see
+// MigrateFile to keep a backup first). Close the session, then the
+// returned store, when done.
 func OpenFile(ctx context.Context, path string, opts *FileStoreOptions) (*Session, *FileStore, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -402,7 +402,7 @@ func (s *Session) ContextAt(id string) (*Context, error) {
 
 // Messages returns the messages to send to the model at the leaf: the
 // context's messages with tool pairing repaired (see Context.ForModel). It
-// implements Agent. The slice and messages are shared: do not modify
+// implements Conversation. The slice and messages are shared: do not modify
 // them. Appending to the slice is safe: it has no spare capacity, so
 // append copies it.
 func (s *Session) Messages(ctx context.Context) ([]*Message, error) {

@@ -265,7 +265,7 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 
 // SaveTurn appends the messages of one agent turn, all or nothing. usage,
 // when not nil, is recorded on the turn's last assistant message if that
-// message carries none of its own. It implements Agent.
+// message carries none of its own. It implements Conversation.
 //
 // When it fails, the turn may still have been stored (the store's answer
 // was lost): calling it again with the same messages stores the turn

@@ -537,7 +537,7 @@ type RewindResult struct {
 // Rewind moves the leaf back to an entry (by id) or, if no entry has that
 // id, to a checkpoint (by name; of several of that name, the one named
 // last), like Branch: nothing is deleted, and the path left behind stays
-// reachable from Result.From.
+// reachable from RewindResult.From.
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
 	start := s.begin()
 	defer func() { s.report(ctx, OpRewind, start, res.Left, err) }()

@@ -20,21 +20,21 @@ import (
 // benchResult is what bench prints: durations in nanoseconds (medians
 // unless named p50), sizes in bytes, ratios as numbers.
 type benchResult struct {
-	Turns               int     `json:"turns"`
-	Dir                 string  `json:"dir"`
-	FileBytes           int64   `json:"fileBytes"`
-	AppendNsPerEntry    int64   `json:"appendNsPerEntry"`
-	FsyncTurnP50Ns      int64   `json:"fsyncTurnP50Ns"`
-	RawFdatasyncP50Ns   int64   `json:"rawFdatasyncP50Ns"`
-	ReadFloorNs         int64   `json:"readFloorNs"`
-	OpenNs              int64   `json:"openNs"`
-	OpenContextNs       int64   `json:"openContextNs"`
-	PeakHeapBytes       *uint64 `json:"peakHeapBytes"` // null where not measured (Windows)
-	HeapLiveBytes       uint64  `json:"heapLiveBytes"`
-	List1000Ns          int64   `json:"list1000Ns"`
-	List1000NewStoreNs  int64   `json:"list1000NewStoreNs"`
-	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
-	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
+	Turns                   int     `json:"turns"`
+	Dir                     string  `json:"dir"`
+	FileBytes               int64   `json:"fileBytes"`
+	AppendNsPerEntry        int64   `json:"appendNsPerEntry"`
+	FsyncTurnP50Ns          int64   `json:"fsyncTurnP50Ns"`
+	RawFdatasyncP50Ns       int64   `json:"rawFdatasyncP50Ns"`
+	ReadFloorNs             int64   `json:"readFloorNs"`
+	OpenNs                  int64   `json:"openNs"`
+	OpenContextNs           int64   `json:"openContextNs"`
+	PeakResidentGrowthBytes *uint64 `json:"peakResidentGrowthBytes"` // null where not measured (Windows)
+	HeapLiveBytes           uint64  `json:"heapLiveBytes"`
+	List1000Ns              int64   `json:"list1000Ns"`
+	List1000NewStoreNs      int64   `json:"list1000NewStoreNs"`
+	OpenContextPerFloor     float64 `json:"openContextPerReadFloor"`
+	FsyncTurnPerRawSync     float64 `json:"fsyncTurnPerRawFdatasync"`
 }
 
 var cmdBench = &command{
@@ -71,8 +71,8 @@ func (c *call) bench(dir string, turns int) int {
 		return c.printJSON(r)
 	}
 	peak := "not measured here"
-	if r.PeakHeapBytes != nil {
-		peak = size(int64(*r.PeakHeapBytes))
+	if r.PeakResidentGrowthBytes != nil {
+		peak = size(int64(*r.PeakResidentGrowthBytes))
 	}
 	t := c.table("MEASURE", "VALUE")
 	for _, row := range [][2]string{
@@ -257,7 +257,7 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 	if res.OpenContextNs, err = timeN(opens, func() error { return open(true) }); err != nil {
 		return nil, err
 	}
-	if res.PeakHeapBytes, res.HeapLiveBytes, err = measureOpen(root, id); err != nil {
+	if res.PeakResidentGrowthBytes, res.HeapLiveBytes, err = measureOpen(root, id); err != nil {
 		return nil, err
 	}
 

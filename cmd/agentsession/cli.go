@@ -182,7 +182,7 @@ func (cmd *command) flagSet(c *call) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if cmd.common&withRoot != 0 {
-		fs.StringVar(&c.root, "root", defaultRoot(), "look session ids up in the store (FileStore root) at `DIR`")
+		fs.StringVar(&c.root, "root", defaultRoot(), "the sessions folder (a FileStore root) at `DIR`: where ids are looked up and sessions listed")
 	}
 	if cmd.common&withBlobs != 0 {
 		fs.StringVar(&c.blobs, "blobs", "", "resolve blob references from `DIR` (default: blobs beside the store's root)")

@@ -167,6 +167,9 @@ func (c *call) nothingOr(err error, out *compactOut) int {
 		return c.fail("%s", describe(err, out.Path))
 	}
 	out.Reason = "the context fits in what would be kept"
+	if out.FilesRead == nil {
+		out.FilesRead, out.FilesModified = []string{}, []string{}
+	}
 	if c.json {
 		return c.printJSON(out)
 	}

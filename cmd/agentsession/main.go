@@ -165,11 +165,11 @@
 //
 // --json prints one object: {"turns", "dir", "fileBytes",
 // "appendNsPerEntry", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
-// "readFloorNs", "openNs", "openContextNs", "peakHeapBytes",
+// "readFloorNs", "openNs", "openContextNs", "peakResidentGrowthBytes",
 // "heapLiveBytes", "list1000Ns", "list1000NewStoreNs",
 // "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}: durations in
 // nanoseconds (medians, or p50), sizes in bytes, the last two ratios;
-// peakHeapBytes (how much resident memory opening the session took at
+// peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
 //

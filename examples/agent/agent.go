@@ -92,7 +92,7 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 			switch {
 			case err == nil:
 				res.Compacted = len(r.Plan.Summarize)
-			case errors.Is(err, session.ErrNothingToCompact), errors.Is(err, session.ErrCompactionGrows):
+			case errors.Is(err, session.ErrNothingToCompact), errors.Is(err, session.ErrCompactionDoesNotFit):
 				// The latest turn is most of the context: a summary of
 				// what comes before it would save nothing. Send it as it
 				// is, into the reserve; a real agent would trim a long
