@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -20,6 +21,14 @@ type MemoryStore struct {
 	mu       sync.RWMutex
 	sessions map[string]*memSession
 	last     time.Time // latest update time handed out
+
+	blobMu sync.Mutex
+	blobs  map[string]memBlob // by reference
+}
+
+type memBlob struct {
+	data    []byte
+	touched time.Time
 }
 
 type memSession struct {
@@ -386,4 +395,77 @@ func page(all []SessionInfo, after listCursor, limit int) *ListPage {
 		p.Next = names.Cursor(all[end-1].Updated, all[end-1].ID)
 	}
 	return p
+}
+
+var (
+	_ BlobStore     = (*MemoryStore)(nil)
+	_ BlobCollector = (*MemoryStore)(nil)
+)
+
+// PutBlob implements BlobStore: the blob is kept in memory, once per
+// content; putting it again refreshes the time it was last put.
+func (s *MemoryStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	ref := BlobRef(data)
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if s.blobs == nil {
+		s.blobs = map[string]memBlob{}
+	}
+	b, ok := s.blobs[ref]
+	if !ok {
+		b.data = bytes.Clone(data)
+	}
+	b.touched = time.Now()
+	s.blobs[ref] = b
+	return ref, nil
+}
+
+// GetBlob implements BlobStore (ErrNotFound). The bytes are the caller's.
+func (s *MemoryStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	b, ok := s.blobs[ref]
+	if !ok {
+		return nil, fmt.Errorf("%w: blob %s", ErrNotFound, ref)
+	}
+	return bytes.Clone(b.data), nil
+}
+
+// ListBlobs implements BlobCollector.
+func (s *MemoryStore) ListBlobs(ctx context.Context, fn func(BlobInfo) error) error {
+	s.blobMu.Lock()
+	infos := make([]BlobInfo, 0, len(s.blobs))
+	for ref, b := range s.blobs {
+		infos = append(infos, BlobInfo{Ref: ref, Size: int64(len(b.data)), Touched: b.touched})
+	}
+	s.blobMu.Unlock()
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteBlob implements BlobCollector.
+func (s *MemoryStore) DeleteBlob(ctx context.Context, ref string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if _, ok := s.blobs[ref]; !ok {
+		return fmt.Errorf("%w: blob %s", ErrNotFound, ref)
+	}
+	delete(s.blobs, ref)
+	return nil
 }

@@ -800,3 +800,41 @@ func TestFindingSeverity(t *testing.T) {
 	}
 	assert.Equal(t, "warning", session.SeverityWarning.String())
 }
+
+// TestSnapshotEntries: a workspace snapshot recorded on the path is the
+// one in force at every later entry, a branch sees its own, and the
+// store's blobs are found through an observing wrapper.
+func TestSnapshotEntries(t *testing.T) {
+	ctx := context.Background()
+	store := session.Observe(session.NewMemoryStore(), session.ObserverFunc(func(context.Context, session.Event) {}))
+	s, err := session.Create(ctx, store, nil)
+	require.NoError(t, err)
+	q, err := s.Append(ctx, session.UserText("edit main.go"))
+	require.NoError(t, err)
+	_, _, ok, err := s.SnapshotAt(q.ID())
+	require.NoError(t, err)
+	assert.False(t, ok, "no snapshot yet")
+	blobs, ok := session.BlobsOf(store)
+	require.True(t, ok)
+	ref, err := blobs.PutBlob(ctx, []byte("agentsession.manifest\n"))
+	require.NoError(t, err)
+	snap, err := s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: ref, Files: 1, Additions: 3})
+	require.NoError(t, err)
+	after, err := s.Append(ctx, session.AssistantText("done"))
+	require.NoError(t, err)
+	w, at, ok, err := s.SnapshotAt(after.ID())
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, snap.ID(), at.ID())
+	assert.Equal(t, session.WorkspaceSnapshot{Kind: session.SnapshotStep, Snapshot: ref, Files: 1, Additions: 3}, w)
+	require.NoError(t, s.Branch(ctx, q.ID()))
+	other, err := s.Append(ctx, session.AssistantText("another way"))
+	require.NoError(t, err)
+	_, _, ok, err = s.SnapshotAt(other.ID())
+	require.NoError(t, err)
+	assert.False(t, ok, "the other branch has none")
+	_, _, _, err = s.SnapshotAt("nope")
+	assert.ErrorIs(t, err, session.ErrNotFound)
+	_, err = s.AppendSnapshot(ctx, session.WorkspaceSnapshot{})
+	assert.Error(t, err)
+}
