@@ -83,6 +83,8 @@ type BlobDir struct {
 	// BlobDir, so that a blob put again and again is synced once.
 	durMu   sync.Mutex
 	durable map[string]struct{}
+	// later lists the blobs put with PutBlobDeferred not yet synced.
+	later deferred
 }
 
 type badBlob struct {
@@ -162,6 +164,12 @@ func isBlobRef(s []byte) bool {
 // PutBlob implements BlobStore: it stores data unless a blob of the same
 // content is there already.
 func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
+	return d.put(ctx, data, false)
+}
+
+// put is PutBlob, and with later PutBlobDeferred (blob_batch.go): the
+// blob written, or found in place, is left for SyncBlobs to make durable.
+func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -183,7 +191,9 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 			// Whoever wrote it may not have made it durable (a store that
 			// does not sync, a process that crashed before it did): the
 			// reference this put returns must not outlive it.
-			if err := d.makeDurable(r, name); err != nil {
+			if later {
+				d.deferSync(name)
+			} else if err := d.makeDurable(r, name); err != nil {
 				return "", fmt.Errorf("session: sync blob %s: %w", name, err)
 			}
 			return ref, nil
@@ -197,11 +207,15 @@ func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 		}
 		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
 	}
-	if _, err := writeAtomic(r, name, body, true, d.opts.Sync, 0o600); err != nil {
+	sync := d.opts.Sync && !later
+	if _, err := writeAtomic(r, name, body, true, sync, 0o600); err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
-	if d.opts.Sync {
+	switch {
+	case sync:
 		d.noteDurable(name)
+	case later:
+		d.deferSync(name)
 	}
 	return ref, nil
 }

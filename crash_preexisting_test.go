@@ -192,3 +192,48 @@ func TestDurableRetry(t *testing.T) {
 		})
 	}
 }
+
+// Blobs put with PutBlobDeferred are durable once SyncBlobs returned,
+// and it syncs each file once and the directory once, not a directory
+// per blob.
+func TestDurableBlobsAfterSyncBlobs(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root, blobs := filepath.Join(base, "sessions"), filepath.Join(base, "blobs")
+	st, err := OpenFileStore(root, &FileStoreOptions{Sync: SyncEveryAppend, BlobDir: blobs})
+	mustOK(t, err)
+	_, err = st.PutBlob(ctx, []byte("made the directory")) // the directory is there, durable
+	mustOK(t, err)
+	st.Close()
+	model := snapshot(t, base)
+	var refs []string
+	after, steps := runRecorded(t, model, func() {
+		st, err := OpenFileStore(root, &FileStoreOptions{Sync: SyncEveryAppend, BlobDir: blobs})
+		mustOK(t, err)
+		defer st.Close()
+		for i := range 20 {
+			ref, err := st.PutBlobDeferred(ctx, []byte(strings.Repeat("x", i+1)))
+			mustOK(t, err)
+			refs = append(refs, ref)
+		}
+		mustOK(t, st.SyncBlobs(ctx))
+	})
+	d := after.durable()
+	for _, ref := range refs {
+		if _, ok := d[filepath.Join(blobs, ref[len(BlobPrefix):])]; !ok {
+			t.Errorf("blob %s is not durable after SyncBlobs returned", ref)
+		}
+	}
+	syncdirs, fsyncs := 0, 0
+	for _, s := range steps {
+		if s.op != nil && s.op.Kind == "syncdir" {
+			syncdirs++
+		}
+		if s.op != nil && s.op.Kind == "fsync" {
+			fsyncs++
+		}
+	}
+	if syncdirs != 1 || fsyncs != 20 {
+		t.Errorf("%d directory syncs and %d file syncs for 20 blobs, want 1 and 20:\n%s", syncdirs, fsyncs, opsString(steps))
+	}
+}
