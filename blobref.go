@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,9 +23,31 @@ import (
 // references are resolved keeps its line as a template with the image
 // data cut out, and every image of one blob is the same string.
 
+// scanRefs calls fn with every blob reference spelled out in b:
+// "blob:sha256:" and 64 lowercase hex digits, wherever they stand (a
+// JSON string that spells one with escapes is not seen).
+func scanRefs(b []byte, fn func(ref string)) {
+	for {
+		i := bytes.Index(b, []byte(BlobPrefix))
+		if i < 0 {
+			return
+		}
+		b = b[i+len(BlobPrefix):]
+		n := 0
+		for n < len(b) && n < 64 && (b[n] >= '0' && b[n] <= '9' || b[n] >= 'a' && b[n] <= 'f') {
+			n++
+		}
+		if n == 64 {
+			fn(BlobPrefix + string(b[:64]))
+			b = b[64:]
+		}
+	}
+}
+
 // ResolveBlobs puts the content of blob references back into the image
 // blocks of log's entries, as base64, using blobs, within the default
-// Limits. A reference blobs cannot give back stays in place (the image is
+// Limits, and lists the references they held in log.BlobRefs. A
+// reference blobs cannot give back stays in place (the image is
 // then unresolved: see Block.Unresolved) and is reported, one *BlobError
 // per reference (wrapping ErrNotFound, ErrCorrupt, ErrTooLarge), in
 // log.Unresolved and in the result; Verify reports such references too.
@@ -58,12 +81,26 @@ func (e *BlobError) Unwrap() error { return e.Err }
 
 // resolveBlobs is ResolveBlobs within lim; what it could not resolve it
 // adds to log.Unresolved.
+// The references of the entries are noted in log.BlobRefs first.
 func resolveBlobs(ctx context.Context, log *Log, blobs BlobStore, lim Limits) error {
 	r := &resolver{blobs: blobs, left: lim.MaxResolvedBytes, got: map[string]resolved{}, limit: lim.MaxResolvedBytes}
+	var refs map[string]struct{}
+	defer func() {
+		if refs != nil {
+			for _, ref := range log.BlobRefs {
+				refs[ref] = struct{}{}
+			}
+			log.BlobRefs = slices.Sorted(maps.Keys(refs))
+		}
+	}()
 	for i, e := range log.Entries {
 		if !bytes.Contains(e.raw, []byte(BlobPrefix)) {
 			continue // no reference (a compact entry's holes never hold one)
 		}
+		if refs == nil {
+			refs = map[string]struct{}{}
+		}
+		scanRefs(e.raw, func(ref string) { refs[ref] = struct{}{} })
 		ne, missing, err := r.entry(ctx, e)
 		if err != nil {
 			return err

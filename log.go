@@ -49,6 +49,17 @@ type Log struct {
 	// keeps its reference as data, and is sent to no model (see
 	// Block.Unresolved and Context.Unresolved). Verify lists them too.
 	Unresolved []*BlobError
+	// BlobRefs lists the blob references ("blob:sha256:<hex>") the
+	// entries held as the store read them, sorted, each once, when the
+	// reader resolved references: FileStore's Load and LoadTail, and
+	// ResolveBlobs, put the data of images in place of their
+	// references, and the entries no longer show them. Every reference
+	// found in the bytes of those entries is listed, resolved or not
+	// (LoadTail: of the entries it read). A reader that resolves nothing
+	// leaves it nil, the references then being in the entries' bytes
+	// (Entry.JSON). What a log refers to is both (CollectBlobs keeps
+	// them all).
+	BlobRefs []string
 	// MigratedFrom is the format version the log had before it was
 	// upgraded to CurrentVersion while reading, or 0.
 	MigratedFrom int
