@@ -10,10 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
@@ -80,9 +84,10 @@ type BlobDir struct {
 	bad   map[string]badBlob
 
 	// durable remembers blobs found in place and made durable by this
-	// BlobDir, so that a blob put again and again is synced once.
+	// BlobDir, by name with their inode (0 where there is none), so that
+	// a blob put again and again is synced once.
 	durMu   sync.Mutex
-	durable map[string]struct{}
+	durable map[string]uint64
 	// later lists the blobs put with PutBlobDeferred not yet synced.
 	later deferred
 }
@@ -162,7 +167,10 @@ func isBlobRef(s []byte) bool {
 }
 
 // PutBlob implements BlobStore: it stores data unless a blob of the same
-// content is there already.
+// content is there already, in which case it refreshes the blob's
+// modification time (what ListBlobs reports as Touched), so that a
+// collection running beside this put does not take the blob away from
+// the entry about to refer to it (see DeleteBlobIfOlder).
 func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 	return d.put(ctx, data, false)
 }
@@ -183,21 +191,11 @@ func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, err
 		return "", err
 	}
 	defer r.Close()
-	if _, err := r.Stat(name); err == nil {
-		// Content-addressed: the same bytes are there, unless the file
-		// was damaged (a crash before it was synced, say): then it is
-		// replaced, so that the new reference does not point at garbage.
-		if _, err := d.get(r, name, ref); err == nil {
-			// Whoever wrote it may not have made it durable (a store that
-			// does not sync, a process that crashed before it did): the
-			// reference this put returns must not outlive it.
-			if later {
-				d.deferSync(name)
-			} else if err := d.makeDurable(r, name); err != nil {
-				return "", fmt.Errorf("session: sync blob %s: %w", name, err)
-			}
-			return ref, nil
-		}
+	switch found, err := d.reuse(r, name, ref, later); {
+	case err != nil:
+		return "", err
+	case found:
+		return ref, nil
 	}
 	body := data
 	if !d.opts.Plain {
@@ -208,35 +206,89 @@ func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, err
 		body = d.enc.EncodeAll(data, make([]byte, 0, len(data)/2+64))
 	}
 	sync := d.opts.Sync && !later
-	if _, err := writeAtomic(r, name, body, true, sync, 0o600); err != nil {
+	ino, err := writeAtomic(r, name, body, true, sync, 0o600)
+	if err != nil {
 		return "", fmt.Errorf("session: write blob %s: %w", name, err)
 	}
 	switch {
 	case sync:
-		d.noteDurable(name)
+		d.noteDurable(name, ino)
 	case later:
-		d.deferSync(name)
+		d.deferSync(name, ino)
 	}
 	return ref, nil
 }
 
-// makeDurable syncs the blob file name, found in place, and its
-// directory, once per BlobDir, when the options ask for durable blobs.
-func (d *BlobDir) makeDurable(r *os.Root, name string) error {
+// reuse takes the blob name of reference ref when it is in place and
+// sound: it refreshes its modification time and, when the options ask
+// for durable blobs, makes it durable, or with later leaves that to
+// SyncBlobs. found is false when the blob is to be written: missing,
+// damaged (a crash before it was synced, say: then it is replaced, so
+// that the new reference does not point at garbage), or taken away by a
+// collection while this put looked at it.
+func (d *BlobDir) reuse(r *os.Root, name, ref string, later bool) (found bool, err error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return false, nil
+	}
+	_, ino, _, serr := fileState(f)
+	_, gerr := d.getFile(f, name, ref)
+	f.Close()
+	if serr != nil || gerr != nil {
+		return false, nil
+	}
+	// The touch is by name, and comes after the read: a collection
+	// that takes the blob aside first (DeleteBlobIfOlder) makes it fail,
+	// and the blob is written again; one that takes it aside after
+	// finds it touched, and puts it back.
+	switch err := touchIn(r, name, time.Now()); {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		// A blob directory this process may read but not change: the
+		// blob is there, and no collection by this user removes it.
+	default:
+		return false, fmt.Errorf("session: touch blob %s: %w", name, err)
+	}
+	// Whoever wrote it may not have made it durable (a store that does
+	// not sync, a process that crashed before it did): the reference
+	// this put returns must not outlive it.
+	if later {
+		d.deferSync(name, ino)
+		return true, nil
+	}
+	if err := d.makeDurable(r, name, ino); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // taken aside meanwhile: written again
+		}
+		return false, fmt.Errorf("session: sync blob %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// makeDurable syncs the blob file name, found in place with the inode
+// ino, and its directory, once per BlobDir and file, when the options
+// ask for durable blobs. A file deleted by a collection and written
+// again by another process is another inode, and is synced again.
+func (d *BlobDir) makeDurable(r *os.Root, name string, ino uint64) error {
 	if !d.opts.Sync {
 		return nil
 	}
 	d.durMu.Lock()
-	_, done := d.durable[name]
+	had, done := d.durable[name]
 	d.durMu.Unlock()
-	if done {
+	if done && had == ino {
 		return nil
 	}
 	f, err := r.Open(name)
 	if err != nil {
 		return err
 	}
-	err = fsync(f)
+	_, ino, _, err = fileState(f)
+	if err == nil {
+		err = fsync(f)
+	}
 	f.Close()
 	if err == nil {
 		err = syncFoundDir(d.dir)
@@ -244,17 +296,25 @@ func (d *BlobDir) makeDurable(r *os.Root, name string) error {
 	if err != nil {
 		return err
 	}
-	d.noteDurable(name)
+	d.noteDurable(name, ino)
 	return nil
 }
 
-// noteDurable remembers that the blob name is durable.
-func (d *BlobDir) noteDurable(name string) {
+// noteDurable remembers that the blob name, the file with inode ino, is
+// durable.
+func (d *BlobDir) noteDurable(name string, ino uint64) {
 	d.durMu.Lock()
 	if d.durable == nil || len(d.durable) >= maxDurableBlobs {
-		d.durable = map[string]struct{}{}
+		d.durable = map[string]uint64{}
 	}
-	d.durable[name] = struct{}{}
+	d.durable[name] = ino
+	d.durMu.Unlock()
+}
+
+// forgetDurable forgets the blob name, deleted.
+func (d *BlobDir) forgetDurable(name string) {
+	d.durMu.Lock()
+	delete(d.durable, name)
 	d.durMu.Unlock()
 }
 
@@ -294,6 +354,11 @@ func (d *BlobDir) get(r *os.Root, name, ref string) ([]byte, error) {
 		return nil, fmt.Errorf("session: read blob %s: %w", name, err)
 	}
 	defer f.Close()
+	return d.getFile(f, name, ref)
+}
+
+// getFile reads and checks f, the blob name of reference ref.
+func (d *BlobDir) getFile(f *os.File, name, ref string) ([]byte, error) {
 	var size, mtime int64
 	if fi, err := f.Stat(); err == nil {
 		size, mtime = fi.Size(), fi.ModTime().UnixNano()
@@ -369,7 +434,8 @@ func (d *BlobDir) decode(body []byte) ([]byte, error) {
 }
 
 // removeStaleTemps removes the temporary files of puts whose writers are
-// gone (see FileStore's temporary files).
+// gone (see FileStore's temporary files), and puts back the blobs that a
+// collection took aside and did not finish with (see DeleteBlobIfOlder).
 func (d *BlobDir) removeStaleTemps() {
 	r, err := d.openRoot(false)
 	if err != nil {
@@ -381,10 +447,283 @@ func (d *BlobDir) removeStaleTemps() {
 		return
 	}
 	for _, n := range names {
-		if ownTemp(n, func(base string) bool { _, err := blobName(BlobPrefix + base); return err == nil }) {
+		if ownTemp(n, isBlobName) {
 			removeStaleTemp(r, n)
+		} else if blob, ok := asideOf(n); ok && mutant != "no-aside-recovery" {
+			_ = d.putBack(r, n, blob)
 		}
 	}
+}
+
+// isBlobName reports whether name is the name of a blob file: 64
+// lowercase hex digits.
+func isBlobName(name string) bool {
+	_, err := blobName(BlobPrefix + name)
+	return err == nil
+}
+
+// ValidateBlobRef checks that ref is a well-formed blob reference,
+// "blob:sha256:" and 64 lowercase hex digits; the error wraps
+// ErrInvalidID. Stores check the references they are given with it.
+func ValidateBlobRef(ref string) error {
+	_, err := blobName(ref)
+	return err
+}
+
+// ---- Collection: listing and deleting blobs ----
+//
+// A collection (CollectBlobs) deletes the blobs no session refers to
+// that were last put before its start minus a grace period. A put of a
+// blob already in place refreshes its modification time (reuse), which
+// is the Touched time ListBlobs reports. A delete must not take a blob
+// that a put refreshed after the collection listed it: that put returns
+// the reference, and the entry that refers to it comes next. Files offer
+// no conditional delete, so DeleteBlobIfOlder first renames the blob
+// aside (".<hex>.gc-<random>"), an atomic step after which a put finds
+// nothing and writes the blob again; then it reads the time of the file
+// it took: touched since the cutoff, the blob is put back; otherwise the
+// file taken aside is removed. A put that refreshed the blob before the
+// rename shows in the file's time; one after it fails to find the name
+// (the touch is by name) and writes. A blob left aside by a collection
+// that stopped half way (a crash) is put back the next time a store
+// opens the directory or a collection lists it: what was aside is kept,
+// never lost, and the next collection decides again. While a blob is
+// aside (a rename and a stat), a read finds nothing; only a blob that no
+// session referred to when the collection read them, and that a put
+// refreshed meanwhile, can be read then, by the entry just appended.
+
+var (
+	_ BlobCollector = (*BlobDir)(nil)
+	_ BlobSweeper   = (*BlobDir)(nil)
+)
+
+// asideHook, when set (by tests only), runs just before and just after
+// DeleteBlobIfOlder takes the blob name aside, with "before" and
+// "after", to put a concurrent put at either point.
+var asideHook func(stage, name string)
+
+// asideOf returns the blob name of a file a collection took aside,
+// ".<hex>.gc-<random>".
+func asideOf(n string) (blob string, ok bool) {
+	i := strings.LastIndex(n, ".gc-")
+	if i < 1 || n[0] != '.' {
+		return "", false
+	}
+	suffix := n[i+len(".gc-"):]
+	if len(suffix) < 1 || len(suffix) > 13 {
+		return "", false
+	}
+	for j := 0; j < len(suffix); j++ {
+		if c := suffix[j]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return "", false
+		}
+	}
+	if blob = n[1:i]; !isBlobName(blob) {
+		return "", false
+	}
+	return blob, true
+}
+
+// ListBlobs implements BlobCollector: the blob files of the directory
+// (names of 64 lowercase hex digits; temporary files and anything else
+// are passed over), each with its size on disk (compressed, for the
+// blobs written compressed) and its modification time as Touched. A
+// missing directory holds no blobs. Blobs a collection left aside are
+// put back first (see DeleteBlobIfOlder).
+func (d *BlobDir) ListBlobs(ctx context.Context, fn func(BlobInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r, err := d.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("session: list blobs: %w", err)
+	}
+	defer r.Close()
+	dir, err := r.Open(".")
+	if err != nil {
+		return fmt.Errorf("session: list blobs: %w", err)
+	}
+	defer dir.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		des, rerr := dir.ReadDir(1024)
+		for _, de := range des {
+			n := de.Name()
+			if blob, ok := asideOf(n); ok {
+				if err := d.putBack(r, n, blob); err != nil {
+					return fmt.Errorf("session: put back blob %s: %w", blob, err)
+				}
+				continue // listed under its name, or not, as the directory's reading goes
+			}
+			if !isBlobName(n) || !de.Type().IsRegular() {
+				continue
+			}
+			fi, err := de.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // deleted since the directory was read
+				}
+				return fmt.Errorf("session: list blobs: %w", err)
+			}
+			if err := fn(BlobInfo{Ref: BlobPrefix + n, Size: fi.Size(), Touched: fi.ModTime()}); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("session: list blobs: %w", rerr)
+		}
+	}
+}
+
+// DeleteBlob implements BlobCollector: it removes the blob file,
+// whatever its time (ErrNotFound if there is none); the directory is
+// synced after when the options ask for durable blobs. A collection
+// uses DeleteBlobIfOlder, which is safe beside writers.
+func (d *BlobDir) DeleteBlob(ctx context.Context, ref string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	name, err := blobName(ref)
+	if err != nil {
+		return err
+	}
+	r, err := d.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: blob %s", ErrNotFound, name)
+		}
+		return fmt.Errorf("session: delete blob %s: %w", name, err)
+	}
+	defer r.Close()
+	if err := removeIn(r, name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: blob %s", ErrNotFound, name)
+		}
+		return fmt.Errorf("session: delete blob %s: %w", name, err)
+	}
+	d.forgetDurable(name)
+	if d.opts.Sync {
+		if err := syncDir(r, "."); err != nil {
+			return fmt.Errorf("session: delete blob %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// DeleteBlobIfOlder implements BlobSweeper: it removes the blob if its
+// modification time is before cutoff, atomically with respect to the
+// puts of this package, in this process or another (see the comment
+// above ListBlobs). deleted is false, with no error, when the blob is
+// younger (it stays) or not there. The directory is synced after a
+// delete when the options ask for durable blobs, and always after a
+// blob is put back.
+func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	name, err := blobName(ref)
+	if err != nil {
+		return false, err
+	}
+	r, err := d.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("session: delete blob %s: %w", name, err)
+	}
+	defer r.Close()
+	// Cheap first: most blobs a collection asks for are as old as it
+	// listed them, but one put since need not be moved at all.
+	if fi, err := r.Lstat(name); err != nil || !fi.ModTime().Before(cutoff) {
+		return false, nil
+	}
+	aside := "." + name + ".gc-" + strconv.FormatUint(rand.Uint64(), 36)
+	if asideHook != nil {
+		asideHook("before", name)
+	}
+	err = renameIn(r, name, aside)
+	if asideHook != nil {
+		asideHook("after", name)
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // deleted meanwhile
+		}
+		return false, fmt.Errorf("session: delete blob %s: %w", name, err)
+	}
+	fi, err := r.Lstat(aside)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // put back by a store that opened the directory
+		}
+		return false, errors.Join(fmt.Errorf("session: delete blob %s: %w", name, err), d.putBack(r, aside, name))
+	}
+	if !fi.ModTime().Before(cutoff) {
+		// Put since the collection listed it: it stays.
+		if err := d.putBack(r, aside, name); err != nil {
+			return false, fmt.Errorf("session: put back blob %s: %w", name, err)
+		}
+		return false, nil
+	}
+	if err := removeIn(r, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("session: delete blob %s: %w", name, err)
+	}
+	d.forgetDurable(name)
+	if d.opts.Sync {
+		if err := syncDir(r, "."); err != nil {
+			return true, fmt.Errorf("session: delete blob %s: %w", name, err)
+		}
+	}
+	return true, nil
+}
+
+// putBack returns the blob file aside to its name, unless a put wrote
+// the blob again meanwhile: synced, linked back, the directory synced,
+// then the name aside removed, so that a crash at any point leaves the
+// blob under its name or aside, to be put back again.
+func (d *BlobDir) putBack(r *os.Root, aside, name string) error {
+	f, err := r.Open(aside)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // put back by another
+		}
+		return err
+	}
+	err = fsync(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	switch err := linkIn(r, aside, name); {
+	case err == nil, errors.Is(err, fs.ErrExist):
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // put back by another
+	default:
+		// A file system without hard links: the rename replaces what a
+		// put may have written since, the same bytes.
+		if err := renameIn(r, aside, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return syncDir(r, ".")
+	}
+	if mutant != "putback-nosync" {
+		if err := syncDir(r, "."); err != nil {
+			return err
+		}
+	}
+	if err := removeIn(r, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (d *BlobDir) path(name string) string { return d.dir + string(os.PathSeparator) + name }

@@ -63,16 +63,21 @@ func (d *BlobDir) SyncBlobs(ctx context.Context) error {
 	defer r.Close()
 	const workers = 16
 	errs := make(chan error, len(names))
-	next := make(chan string)
+	next := make(chan int)
+	inos := make([]uint64, len(names)) // the files synced: another put there since is another
 	var wg sync.WaitGroup
 	for range min(workers, len(names)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := range next {
+			for i := range next {
+				n := names[i]
 				f, err := r.Open(n)
 				if err == nil {
-					err = fsync(f)
+					_, inos[i], _, err = fileState(f)
+					if err == nil {
+						err = fsync(f)
+					}
 					f.Close()
 				}
 				if err != nil {
@@ -81,11 +86,11 @@ func (d *BlobDir) SyncBlobs(ctx context.Context) error {
 			}
 		}()
 	}
-	for _, n := range names {
+	for i := range names {
 		if ctx.Err() != nil {
 			break
 		}
-		next <- n
+		next <- i
 	}
 	close(next)
 	wg.Wait()
@@ -102,8 +107,8 @@ func (d *BlobDir) SyncBlobs(ctx context.Context) error {
 		d.requeue(names)
 		return fmt.Errorf("session: sync blob directory %s: %w", d.dir, err)
 	}
-	for _, n := range names {
-		d.noteDurable(n)
+	for i, n := range names {
+		d.noteDurable(n, inos[i])
 	}
 	return nil
 }
@@ -120,12 +125,13 @@ func (d *BlobDir) requeue(names []string) {
 	}
 }
 
-// deferSync notes a blob written (or found) without a sync.
-func (d *BlobDir) deferSync(name string) {
+// deferSync notes a blob written (or found) without a sync, the file
+// with inode ino.
+func (d *BlobDir) deferSync(name string, ino uint64) {
 	d.durMu.Lock()
-	_, done := d.durable[name]
+	had, done := d.durable[name]
 	d.durMu.Unlock()
-	if done {
+	if done && had == ino {
 		return // made durable by this BlobDir already
 	}
 	d.later.mu.Lock()

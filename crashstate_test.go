@@ -624,6 +624,47 @@ func workloads() []workload {
 		},
 	})
 	out = append(out, workload{
+		name: "blob collection", policy: SyncEveryAppend,
+		run: func(t *testing.T, root, blobs string, r *recorder, x map[string][][]byte) {
+			// A collection deletes a blob no session refers to, and takes
+			// aside one that a put refreshes meanwhile, which it puts back
+			// (see DeleteBlobIfOlder): the blob the put returned survives
+			// a crash at any point, and so does the one an entry holds.
+			a := r.ack
+			ctx := context.Background()
+			store, err := OpenFileStore(root, &FileStoreOptions{Sync: SyncEveryAppend, BlobDir: blobs})
+			mustOK(t, err)
+			defer store.Close()
+			s, err := Create(ctx, store, &CreateOptions{ID: "s-b", Cwd: "/w"})
+			mustOK(t, err)
+			a(ack{kind: "create", id: "s-b", durable: true})
+			img := bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 400)
+			e, err := s.Append(ctx, User(Text("see"), Image("image/png", img)))
+			mustOK(t, err)
+			expected(x).add(e)
+			a(ack{kind: "append", id: "s-b", entries: []string{e.id}, durable: true, written: true})
+			a(ack{kind: "blob", ref: BlobRef(img), durable: true})
+			_, err = store.PutBlob(ctx, []byte("garbage"))
+			mustOK(t, err)
+			reused := []byte("put again while the collection deletes it")
+			ref, err := store.PutBlob(ctx, reused)
+			mustOK(t, err)
+			asideHook = func(stage, name string) {
+				if stage == "before" && name == ref[len(BlobPrefix):] {
+					_, err := store.PutBlob(ctx, reused)
+					mustOK(t, err)
+					a(ack{kind: "blob", ref: ref, durable: true})
+				}
+			}
+			defer func() { asideHook = nil }()
+			res, err := CollectBlobs(ctx, store, &CollectOptions{Grace: -1})
+			mustOK(t, err)
+			if len(res.Deleted) != 1 || res.Young != 1 {
+				t.Fatalf("collection: deleted %v, %d young; want the garbage deleted, the blob put again kept", res.Deleted, res.Young)
+			}
+		},
+	})
+	out = append(out, workload{
 		name: "migration on open", policy: SyncOnFlush,
 		setup: func(t *testing.T, root string) {
 			dir := filepath.Join(root, "--w--")
@@ -1005,7 +1046,8 @@ func TestCrashCheckerCatchesMutants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("thousands of crash states")
 	}
-	for _, m := range []string{"datasync-skip", "fsync-skip", "syncdir-skip", "mkdir-nosync", "rename-before-sync", "no-torn-cut", "no-marks", "name-nosync"} {
+	for _, m := range []string{"datasync-skip", "fsync-skip", "syncdir-skip", "mkdir-nosync", "rename-before-sync", "no-torn-cut", "no-marks", "name-nosync",
+		"no-aside-recovery", "putback-nosync"} {
 		t.Run(m, func(t *testing.T) {
 			mutant = m
 			defer func() { mutant = "" }()

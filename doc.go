@@ -162,7 +162,10 @@
 // resolved when the session is read. A reference whose blob is missing or
 // corrupt stays in place and is reported (Log.Unresolved,
 // Context.Unresolved, Verify); the image is never sent to a model as data
-// (Block.Unresolved).
+// (Block.Unresolved). Blobs outlive the sessions that refer to them:
+// CollectBlobs deletes those no session refers to (directly, or through
+// the manifest of a workspace snapshot), once they are older than a
+// grace that keeps a collection safe beside writers.
 //
 // Reading is fast and small: a file is read and decoded in chunks on all
 // processors, each freed once decoded; a message is decoded as it is read

@@ -1,9 +1,21 @@
 package session
 
-import "context"
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"time"
+)
 
-// The FileStore's blobs: its BlobDir, BlobStore on it, and the blob
-// references of what it reads resolved.
+// The FileStore's blobs: its BlobDir, BlobStore and BlobCollector on it,
+// and the blob references of what it reads resolved.
+
+var (
+	_ BlobStore     = (*FileStore)(nil)
+	_ BlobCollector = (*FileStore)(nil)
+	_ BlobSweeper   = (*FileStore)(nil)
+)
 
 // Blobs returns the store's blob directory (FileStoreOptions.BlobDir).
 func (s *FileStore) Blobs() *BlobDir { return s.blobs }
@@ -16,6 +28,69 @@ func (s *FileStore) PutBlob(ctx context.Context, data []byte) (string, error) {
 // GetBlob implements BlobStore with the store's blob directory.
 func (s *FileStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
 	return s.blobs.GetBlob(ctx, ref)
+}
+
+// errNotOwnBlobs refuses a collection on the store OpenFile makes for a
+// file outside any store: the blob directory it reads is someone else's.
+var errNotOwnBlobs = errors.New("session: a store of one file outside any store's layout does not own its blob directory: collect on the store of its root")
+
+// ListBlobs implements BlobCollector with the store's blob directory
+// (see BlobDir.ListBlobs).
+func (s *FileStore) ListBlobs(ctx context.Context, fn func(BlobInfo) error) error {
+	if s.fileOnly {
+		return errNotOwnBlobs
+	}
+	return s.blobs.ListBlobs(ctx, fn)
+}
+
+// DeleteBlob implements BlobCollector with the store's blob directory.
+func (s *FileStore) DeleteBlob(ctx context.Context, ref string) error {
+	if s.fileOnly {
+		return errNotOwnBlobs
+	}
+	return s.blobs.DeleteBlob(ctx, ref)
+}
+
+// DeleteBlobIfOlder implements BlobSweeper with the store's blob
+// directory (see BlobDir.DeleteBlobIfOlder).
+func (s *FileStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (bool, error) {
+	if s.fileOnly {
+		return false, errNotOwnBlobs
+	}
+	return s.blobs.DeleteBlobIfOlder(ctx, ref, cutoff)
+}
+
+// unlistedSessions returns the session files of the store that its
+// listing leaves out: no readable header, or over the store's limits.
+// CollectBlobs refuses to delete while there are any.
+func (s *FileStore) unlistedSessions(ctx context.Context) ([]string, error) {
+	if s.fileOnly {
+		return nil, nil
+	}
+	if err := s.scan(false); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	rels := make([]string, 0, len(s.paths))
+	for _, rel := range s.paths {
+		if !filepath.IsAbs(rel) {
+			rels = append(rels, rel)
+		}
+	}
+	s.mu.Unlock()
+	var out []string
+	for _, rel := range rels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if _, ok := s.infoOf(rel); !ok {
+			if _, err := s.r.Stat(rel); err == nil { // not deleted since
+				out = append(out, s.path(rel))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // resolveBlobs puts the content of blob references back into the

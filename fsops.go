@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The changes FileStore and BlobDir make to the file system, in one
@@ -161,6 +162,12 @@ func removeOS(path string) error {
 		record(fsOp{Kind: "unlink", Path: path})
 	}
 	return err
+}
+
+// touchIn sets the access and modification times of rel in r to t. The
+// checker does not model times: nothing is recorded.
+func touchIn(r *os.Root, rel string, t time.Time) error {
+	return r.Chtimes(rel, t, t)
 }
 
 // syncDir makes the entries of the directory dir of r durable.

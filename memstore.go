@@ -400,6 +400,7 @@ func page(all []SessionInfo, after listCursor, limit int) *ListPage {
 var (
 	_ BlobStore     = (*MemoryStore)(nil)
 	_ BlobCollector = (*MemoryStore)(nil)
+	_ BlobSweeper   = (*MemoryStore)(nil)
 )
 
 // PutBlob implements BlobStore: the blob is kept in memory, once per
@@ -468,4 +469,19 @@ func (s *MemoryStore) DeleteBlob(ctx context.Context, ref string) error {
 	}
 	delete(s.blobs, ref)
 	return nil
+}
+
+// DeleteBlobIfOlder implements BlobSweeper: the blob is deleted if it
+// was last put before cutoff, under the lock PutBlob takes.
+func (s *MemoryStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if b, ok := s.blobs[ref]; !ok || !b.touched.Before(cutoff) {
+		return false, nil
+	}
+	delete(s.blobs, ref)
+	return true, nil
 }

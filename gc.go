@@ -1,0 +1,364 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Garbage collection of blobs: CollectBlobs marks every blob a session
+// refers to, directly or through a workspace snapshot's manifest, and
+// sweeps the others that are old enough.
+
+// DefaultCollectGrace is CollectOptions.Grace when it is zero.
+const DefaultCollectGrace = time.Hour
+
+// ErrNoBlobCollector is CollectBlobs' error for a store that keeps no
+// blobs, or keeps them where they cannot be listed and deleted (its blob
+// store is no BlobCollector).
+var ErrNoBlobCollector = errors.New("session: the store keeps no blobs it can list and delete")
+
+// BlobSweeper is the BlobCollector ability that makes a collection safe
+// beside writers: a delete that takes a blob only if it was last put
+// before a time, atomically with respect to PutBlob, so that a blob put
+// again after the collection listed it, whose reference the put returned
+// and an entry is about to hold, is never taken. MemoryStore, FileStore,
+// BlobDir and pgstore's Store implement it. CollectBlobs uses it when the
+// blob store has it; on a BlobCollector without it, a put that refreshes
+// a blob between the listing and the delete can lose it.
+type BlobSweeper interface {
+	// DeleteBlobIfOlder removes the blob ref if it was last put (its
+	// BlobInfo.Touched) before cutoff. deleted is false, with no error,
+	// when it was put since (it stays) or is not there.
+	DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error)
+}
+
+// CollectOptions configures CollectBlobs; nil means the zero value.
+type CollectOptions struct {
+	// Grace spares the blobs no session refers to that were put, or put
+	// again, less than Grace before the collection started. Default
+	// DefaultCollectGrace (an hour); a negative value spares none, for a
+	// store no one writes to during the collection.
+	//
+	// A writer puts a blob before it appends the entry that refers to it:
+	// a workspace snapshot writes its content blobs, then its manifest,
+	// then the entry, and an image goes to the blob store before its
+	// message is written. A collection that read the session before the
+	// entry came sees no reference to those blobs, and only their age
+	// tells them from garbage. The grace must therefore be longer than
+	// any writer takes from its first put to its append (a snapshot of a
+	// large tree on a slow disk, a turn held back by a retry), and than
+	// the clocks of the machines involved disagree. Putting the same
+	// bytes again refreshes the blob's time, so content reused from an
+	// old snapshot is as young as the new one.
+	Grace time.Duration
+	// DryRun lists what would be deleted (CollectResult.Deleted) and
+	// deletes nothing.
+	DryRun bool
+}
+
+// CollectResult is what a collection found and did.
+type CollectResult struct {
+	Sessions  int // sessions read
+	Manifests int // workspace manifests read
+	// Kept counts the blobs some session refers to, and their size.
+	Kept      int
+	KeptBytes int64
+	// Deleted lists the blobs deleted (with DryRun, those that would
+	// be), sorted, and DeletedBytes their size as the store reports it.
+	Deleted      []string
+	DeletedBytes int64
+	// Young counts the blobs no session refers to that the grace spared:
+	// put after Cutoff, or put again while the collection ran.
+	Young      int
+	YoungBytes int64
+	// Missing lists the references sessions hold (directly or through a
+	// manifest) whose blob the store does not have, sorted: an image
+	// whose blob was lost, a snapshot that cannot be restored.
+	Missing []string
+	// Started is when the collection started, and Cutoff that time less
+	// the grace: unreferenced blobs last put before Cutoff are deleted.
+	Started, Cutoff time.Time
+}
+
+// collectPage is the page size of the collection's listings.
+const collectPage = 500
+
+// maxCollectRounds bounds the listings of a collection (see
+// marker.sessions).
+const maxCollectRounds = 32
+
+// CollectBlobs deletes the blobs of store that no session refers to and
+// that were last put before the collection started, less
+// CollectOptions.Grace. The store must keep blobs (BlobsOf) that it can
+// list and delete (BlobCollector); ErrNoBlobCollector otherwise. Deleting
+// a session does not delete its blobs, which other sessions may share:
+// a collection afterwards frees those no remaining session refers to.
+//
+// Mark: every session is listed (archived ones included, every page) and
+// loaded, and every reference "blob:sha256:<64 hex digits>" in the bytes
+// of its entries is marked, with those the store resolved as it read
+// them (Log.BlobRefs: FileStore's images). The workspace snapshots the
+// log records (CustomSnapshot entries) name their manifests, Snapshot and
+// Previous: each manifest is read from the store and every reference in
+// its bytes is marked too. References are found as spelled out in the
+// bytes; lines a store skipped as unreadable (Log.Malformed) hold none.
+//
+// Sweep: every blob the store lists that is not marked, and was last put
+// before the cutoff, is deleted, with DeleteBlobIfOlder when the store is
+// a BlobSweeper (every store of this module is), so that a blob put again
+// meanwhile stays.
+//
+// A collection never deletes blindly. A session that cannot be read (a
+// corrupt file, one over the limits, an error of the store) makes it
+// fail with an error naming the session, before anything is deleted: the
+// blobs that session refers to cannot be told from garbage. So does a
+// manifest that cannot be read for another reason than being missing
+// (corrupt: delete it, the snapshot is lost anyway, and collect again),
+// and, on a FileStore, a session file that its listing leaves out (see
+// FileStore.List). A session deleted while the collection runs is passed
+// over.
+//
+// What it assumes of writers, which the grace covers (see
+// CollectOptions.Grace): an entry that refers to a blob is appended less
+// than the grace after the blob was put, or copies the reference from a
+// session that is not deleted before the collection ends (a fork: its
+// source). And that the store's sessions are the only ones that refer to
+// its blobs: a blob directory that several FileStore roots share (see
+// FileStoreOptions.BlobDir), or that oh-my-pi writes to while this
+// package does not see its sessions, must not be collected from one of
+// them.
+func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*CollectResult, error) {
+	var o CollectOptions
+	if opts != nil {
+		o = *opts
+	}
+	grace := o.Grace
+	if grace == 0 {
+		grace = DefaultCollectGrace
+	}
+	blobs, ok := BlobsOf(store)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T is no BlobStore", ErrNoBlobCollector, store)
+	}
+	coll, ok := blobs.(BlobCollector)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T is no BlobCollector", ErrNoBlobCollector, blobs)
+	}
+	start := time.Now()
+	res := &CollectResult{Started: start, Cutoff: start.Add(-max(grace, 0))}
+	m := &marker{store: store, blobs: blobs, res: res,
+		seen: map[string]struct{}{}, marked: map[string]struct{}{}, manifests: map[string]string{}}
+	if err := m.sessions(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.unlisted(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.follow(ctx); err != nil {
+		return nil, err
+	}
+
+	// Sweep: first the listing, then the deletes, so that no store is
+	// asked to delete while it lists.
+	var doomed []BlobInfo
+	listed := make(map[string]struct{}, len(m.marked))
+	err := coll.ListBlobs(ctx, func(b BlobInfo) error {
+		if _, ok := m.marked[b.Ref]; ok {
+			listed[b.Ref] = struct{}{}
+			res.Kept++
+			res.KeptBytes += b.Size
+			return nil
+		}
+		if !b.Touched.Before(res.Cutoff) {
+			res.Young++
+			res.YoungBytes += b.Size
+			return nil
+		}
+		doomed = append(doomed, b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session: collect blobs: list blobs: %w", err)
+	}
+	for ref := range m.marked {
+		if _, ok := listed[ref]; !ok {
+			res.Missing = append(res.Missing, ref)
+		}
+	}
+	slices.Sort(res.Missing)
+	slices.SortFunc(doomed, func(a, b BlobInfo) int { return strings.Compare(a.Ref, b.Ref) })
+	sweeper, conditional := blobs.(BlobSweeper)
+	for _, b := range doomed {
+		deleted := true
+		var err error
+		switch {
+		case o.DryRun:
+		case conditional:
+			deleted, err = sweeper.DeleteBlobIfOlder(ctx, b.Ref, res.Cutoff)
+		default:
+			if err = coll.DeleteBlob(ctx, b.Ref); errors.Is(err, ErrNotFound) {
+				deleted, err = false, nil // deleted by another
+			}
+		}
+		if err != nil {
+			return res, fmt.Errorf("session: collect blobs: delete %s: %w", b.Ref, err)
+		}
+		if deleted {
+			res.Deleted = append(res.Deleted, b.Ref)
+			res.DeletedBytes += b.Size
+		} else {
+			res.Young++
+			res.YoungBytes += b.Size
+		}
+	}
+	return res, nil
+}
+
+// marker is the mark phase of a collection.
+type marker struct {
+	store  Store
+	blobs  BlobStore
+	res    *CollectResult
+	seen   map[string]struct{} // sessions read
+	marked map[string]struct{} // references
+	// manifests maps each manifest to follow to a session that names it.
+	manifests map[string]string
+}
+
+// sessions reads every session of the store. A listing in pages is not
+// one snapshot of the store: a session updated while the pages are read
+// moves to the front, before the cursor, and a page read afterwards
+// misses it. Such a session was updated after the listing began, so a
+// listing of the sessions updated since the newest one it showed first
+// finds it again. Rounds of those go on until one is read in a single
+// page, which is one call of the store, or until a round finds the same
+// newest session as the round before: nothing was updated since that
+// round began, which therefore missed nothing.
+func (m *marker) sessions(ctx context.Context) error {
+	var (
+		after time.Time // zero: every session
+		prev  SessionInfo
+	)
+	for round := 0; round < maxCollectRounds; round++ {
+		var newest SessionInfo
+		pages, cursor := 0, ""
+		for {
+			p, err := m.store.List(ctx, ListOptions{Archived: true, UpdatedAfter: after, Cursor: cursor, Limit: collectPage})
+			if err != nil {
+				return fmt.Errorf("session: collect blobs: list sessions: %w", err)
+			}
+			if pages == 0 && len(p.Sessions) > 0 {
+				newest = p.Sessions[0]
+				if round > 0 && newest.ID == prev.ID && newest.Updated.Equal(prev.Updated) {
+					return nil
+				}
+			}
+			pages++
+			for _, info := range p.Sessions {
+				if err := m.session(ctx, info.ID); err != nil {
+					return err
+				}
+			}
+			if p.Next == "" {
+				break
+			}
+			cursor = p.Next
+		}
+		if pages == 1 {
+			return nil
+		}
+		// A millisecond of slack for clocks that are not strictly
+		// monotonic across sessions (a database's, file times).
+		prev, after = newest, newest.Updated.Add(-time.Millisecond)
+	}
+	return fmt.Errorf("session: collect blobs: the sessions kept changing through %d listings; nothing deleted", maxCollectRounds)
+}
+
+// session reads session id, once, and marks what it refers to.
+func (m *marker) session(ctx context.Context, id string) error {
+	if _, ok := m.seen[id]; ok {
+		return nil
+	}
+	m.seen[id] = struct{}{}
+	log, err := m.store.Load(ctx, id)
+	if errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+		return nil // deleted since it was listed
+	}
+	if err != nil {
+		return fmt.Errorf("session: collect blobs: session %s cannot be read, so the blobs it refers to cannot be told from garbage; nothing deleted: %w", id, err)
+	}
+	m.res.Sessions++
+	for _, ref := range log.BlobRefs {
+		m.marked[ref] = struct{}{}
+	}
+	for _, e := range log.Entries {
+		// A compact entry's holes never hold a reference: its template
+		// has them all.
+		scanRefs(e.raw, func(ref string) { m.marked[ref] = struct{}{} })
+		if w, ok := snapshotOf(e); ok {
+			for _, ref := range []string{w.Snapshot, w.Previous} {
+				if ValidateBlobRef(ref) != nil {
+					continue
+				}
+				m.marked[ref] = struct{}{}
+				if _, ok := m.manifests[ref]; !ok {
+					m.manifests[ref] = id
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// unlisted refuses a store whose listing leaves out session files it
+// holds (a FileStore's files that cannot be read as sessions, or are
+// over its limits): what they refer to cannot be told.
+func (m *marker) unlisted(ctx context.Context) error {
+	store := m.store
+	for {
+		if u, ok := store.(interface {
+			unlistedSessions(context.Context) ([]string, error)
+		}); ok {
+			paths, err := u.unlistedSessions(ctx)
+			if err != nil {
+				return fmt.Errorf("session: collect blobs: list sessions: %w", err)
+			}
+			if len(paths) > 0 {
+				return fmt.Errorf("session: collect blobs: %d session files cannot be listed (no readable header, or over the store's limits), so the blobs they refer to cannot be told from garbage; nothing deleted: %s", len(paths), paths[0])
+			}
+			return nil
+		}
+		w, ok := store.(interface{ Unwrap() Store })
+		if !ok {
+			return nil
+		}
+		store = w.Unwrap()
+	}
+}
+
+// follow reads the manifests the sessions name and marks what they refer
+// to. A missing manifest is reported (CollectResult.Missing); one that
+// cannot be read otherwise fails the collection.
+func (m *marker) follow(ctx context.Context) error {
+	refs := make([]string, 0, len(m.manifests))
+	for ref := range m.manifests {
+		refs = append(refs, ref)
+	}
+	slices.Sort(refs)
+	for _, ref := range refs {
+		data, err := m.blobs.GetBlob(ctx, ref)
+		if errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+			continue // reported as missing by the sweep
+		}
+		if err != nil {
+			return fmt.Errorf("session: collect blobs: the workspace manifest %s of session %s cannot be read, so the blobs it refers to cannot be told from garbage; nothing deleted: %w", ref, m.manifests[ref], err)
+		}
+		m.res.Manifests++
+		scanRefs(data, func(r string) { m.marked[r] = struct{}{} })
+	}
+	return nil
+}

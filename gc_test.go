@@ -1,0 +1,365 @@
+package session_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+// The collection's own cases; storetest runs the ones every store must
+// pass (keeps, frees, grace, a concurrent writer).
+
+func TestCollectBlobsNeedsACollector(t *testing.T) {
+	hidden := struct{ session.Store }{session.NewMemoryStore()} // its blobs hidden
+	_, err := session.CollectBlobs(context.Background(), hidden, nil)
+	require.ErrorIs(t, err, session.ErrNoBlobCollector)
+}
+
+// movingStore runs move before its second listing: as if a session were
+// appended to while a collection reads the pages.
+type movingStore struct {
+	*session.MemoryStore
+	lists int
+	move  func()
+}
+
+func (m *movingStore) List(ctx context.Context, opts session.ListOptions) (*session.ListPage, error) {
+	if m.lists++; m.lists == 2 && m.move != nil {
+		m.move()
+	}
+	return m.MemoryStore.List(ctx, opts)
+}
+
+// A session updated while a collection reads the pages of the listing
+// moves to the first page, which was read already: the collection lists
+// what was updated since, and keeps its blobs.
+func TestCollectBlobsSessionMovesDuringListing(t *testing.T) {
+	ctx := context.Background()
+	mem := session.NewMemoryStore()
+	ref, err := mem.PutBlob(ctx, []byte("referred to by the oldest session"))
+	require.NoError(t, err)
+	old, err := session.Create(ctx, mem, &session.CreateOptions{ID: "s-oldest", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = old.AppendCustom(ctx, "test.ref", map[string]string{"ref": ref})
+	require.NoError(t, err)
+	for i := range 700 { // more than a page of the collection's listing
+		require.NoError(t, mem.Create(ctx, session.Header{Version: session.CurrentVersion, ID: fmt.Sprintf("s-newer-%03d", i), Cwd: "/w"}))
+	}
+	store := &movingStore{MemoryStore: mem, move: func() {
+		_, err := old.AppendCustom(ctx, "test.note", "touched while listed")
+		require.NoError(t, err)
+	}}
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.NoError(t, err)
+	require.Empty(t, res.Deleted)
+	_, err = mem.GetBlob(ctx, ref)
+	require.NoError(t, err)
+	require.Equal(t, 701, res.Sessions)
+	require.GreaterOrEqual(t, store.lists, 3, "the listing of what changed meanwhile")
+}
+
+// failingStore cannot load one session.
+type failingStore struct {
+	*session.MemoryStore
+	bad string
+}
+
+func (f *failingStore) Load(ctx context.Context, id string) (*session.Log, error) {
+	if id == f.bad {
+		return nil, &session.CorruptError{Line: 3, Err: errors.New("broken on purpose")}
+	}
+	return f.MemoryStore.Load(ctx, id)
+}
+
+// A session that cannot be read fails the collection, naming it, and
+// nothing is deleted: what it refers to cannot be told.
+func TestCollectBlobsUnreadableSession(t *testing.T) {
+	ctx := context.Background()
+	t.Run("load fails", func(t *testing.T) {
+		mem := session.NewMemoryStore()
+		garbage, err := mem.PutBlob(ctx, []byte("garbage"))
+		require.NoError(t, err)
+		for _, id := range []string{"s-good", "s-bad"} {
+			require.NoError(t, mem.Create(ctx, session.Header{Version: session.CurrentVersion, ID: id, Cwd: "/w"}))
+		}
+		_, err = session.CollectBlobs(ctx, &failingStore{mem, "s-bad"}, &session.CollectOptions{Grace: -1})
+		require.ErrorIs(t, err, session.ErrCorrupt)
+		require.ErrorContains(t, err, "s-bad")
+		_, err = mem.GetBlob(ctx, garbage)
+		require.NoError(t, err, "deleted by a collection that failed")
+	})
+	t.Run("file store leaves it out of its listing", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "sessions")
+		store := openFS(t, root, nil)
+		ref, err := store.PutBlob(ctx, []byte("referred to by a session whose header broke"))
+		require.NoError(t, err)
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-broken", Cwd: "/w"})
+		require.NoError(t, err)
+		_, err = s.AppendCustom(ctx, "test.ref", map[string]string{"ref": ref})
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		path, err := store.Path("s-broken")
+		require.NoError(t, err)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		_, rest, _ := strings.Cut(string(data), "\n")
+		require.NoError(t, os.WriteFile(path, []byte("not a header\n"+rest), 0o600))
+
+		_, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+		require.ErrorContains(t, err, path)
+		_, err = store.GetBlob(ctx, ref)
+		require.NoError(t, err, "deleted by a collection that failed")
+	})
+}
+
+// A manifest that cannot be read (corrupt) fails the collection; one
+// that is missing is reported, and the collection goes on.
+func TestCollectBlobsBrokenManifest(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	store := openFS(t, filepath.Join(base, "sessions"), nil)
+	content, err := store.PutBlob(ctx, []byte("content"))
+	require.NoError(t, err)
+	manifest, err := store.PutBlob(ctx, []byte(`{"files":{"a":"`+content+`"}}`))
+	require.NoError(t, err)
+	garbage, err := store.PutBlob(ctx, []byte("garbage"))
+	require.NoError(t, err)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-snap", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: manifest})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	file := filepath.Join(base, "blobs", strings.TrimPrefix(manifest, session.BlobPrefix))
+	require.NoError(t, os.WriteFile(file, []byte("damaged"), 0o600))
+	_, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	require.ErrorContains(t, err, manifest)
+	require.ErrorContains(t, err, "s-snap")
+	for _, ref := range []string{content, garbage} {
+		_, err = store.GetBlob(ctx, ref)
+		require.NoError(t, err, "deleted by a collection that failed")
+	}
+
+	// The way out: delete the damaged manifest, the snapshot is lost.
+	require.NoError(t, store.DeleteBlob(ctx, manifest))
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.NoError(t, err)
+	require.Equal(t, []string{manifest}, res.Missing)
+	require.ElementsMatch(t, []string{content, garbage}, res.Deleted)
+}
+
+// A store OpenFile makes for a file outside any store reads a blob
+// directory it does not own: it refuses to collect.
+func TestCollectBlobsRefusedOnAFileAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "session.jsonl")
+	h := session.Header{Version: session.CurrentVersion, ID: "s-alone", Cwd: "/w", Timestamp: time.Now()}
+	hb, err := h.MarshalJSON()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(hb, '\n'), 0o600))
+	s, store, err := session.OpenFile(ctx, path, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	defer s.Close()
+	_, err = session.CollectBlobs(ctx, store, nil)
+	require.ErrorContains(t, err, "does not own")
+}
+
+// ListBlobs reports blob files only: not temporary files, other files,
+// directories or symbolic links that happen to have a blob's name.
+func TestBlobDirListsBlobsOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "blobs")
+	d := session.OpenBlobDir(dir, nil)
+	ref, err := d.PutBlob(ctx, []byte("a blob"))
+	require.NoError(t, err)
+	name := strings.TrimPrefix(ref, session.BlobPrefix)
+	other := strings.Repeat("ab", 32)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "."+name+".tmp-abc"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, strings.ToUpper(other)), []byte("x"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, other), 0o700))
+	_ = os.Symlink(filepath.Join(dir, name), filepath.Join(dir, strings.Repeat("cd", 32)))
+	var got []session.BlobInfo
+	require.NoError(t, d.ListBlobs(ctx, func(b session.BlobInfo) error { got = append(got, b); return nil }))
+	require.Len(t, got, 1)
+	require.Equal(t, ref, got[0].Ref)
+	fi, err := os.Stat(filepath.Join(dir, name))
+	require.NoError(t, err)
+	require.Equal(t, fi.Size(), got[0].Size)
+	require.True(t, fi.ModTime().Equal(got[0].Touched))
+
+	stop := errors.New("stop")
+	require.ErrorIs(t, d.ListBlobs(ctx, func(session.BlobInfo) error { return stop }), stop)
+	missing := session.OpenBlobDir(filepath.Join(t.TempDir(), "none"), nil)
+	require.NoError(t, missing.ListBlobs(ctx, func(session.BlobInfo) error { return stop }))
+	_, err = missing.DeleteBlobIfOlder(ctx, ref, time.Now())
+	require.NoError(t, err)
+	require.ErrorIs(t, missing.DeleteBlob(ctx, ref), session.ErrNotFound)
+	require.ErrorIs(t, d.DeleteBlob(ctx, "blob:sha256:../x"), session.ErrInvalidID)
+}
+
+// ---- A writer in another process ----
+
+var refPattern = regexp.MustCompile(`blob:sha256:[0-9a-f]{64}`)
+
+// gcPool is the content the child reuses, old and unreferenced when it
+// starts.
+func gcPool(i int) []byte { return []byte(fmt.Sprintf("pool content %d\n", i)) }
+
+const gcPoolSize = 40
+
+// checkSnapshots checks that every blob a snapshot recorded in session
+// id refers to is in the store, and returns how many snapshots there are.
+func checkSnapshots(t *testing.T, store *session.FileStore, id string) int {
+	t.Helper()
+	ctx := context.Background()
+	log, err := store.Load(ctx, id)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range log.Entries {
+		var c session.Custom
+		if e.Type() != session.TypeCustom || e.Decode(&c) != nil || c.CustomType != session.CustomSnapshot {
+			continue
+		}
+		var w session.WorkspaceSnapshot
+		require.NoError(t, json.Unmarshal(c.Data, &w))
+		manifest, err := store.GetBlob(ctx, w.Snapshot)
+		require.NoError(t, err, "the manifest of a finished snapshot, entry %s", e.ID())
+		for _, ref := range refPattern.FindAllString(string(manifest), -1) {
+			_, err := store.GetBlob(ctx, ref)
+			require.NoError(t, err, "content of a finished snapshot, entry %s", e.ID())
+		}
+		n++
+	}
+	return n
+}
+
+// A child process writes snapshots as the workspace package does
+// (contents, some of them old content reused, then the manifest, then the
+// entry) while this process collects again and again with a grace of a
+// fraction of a second: no blob a finished snapshot refers to is ever
+// missing, after any of the collections.
+func TestCollectBlobsBesideAWriterProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	ctx := context.Background()
+	base := t.TempDir()
+	root := filepath.Join(base, "sessions")
+	store := openFS(t, root, nil)
+	old := time.Now().Add(-time.Hour)
+	for i := range gcPoolSize {
+		ref, err := store.PutBlob(ctx, gcPool(i))
+		require.NoError(t, err)
+		require.NoError(t, os.Chtimes(filepath.Join(base, "blobs", strings.TrimPrefix(ref, session.BlobPrefix)), old, old))
+	}
+	const id = "s-gc-child"
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	const snapshots = 150
+	cmd := gcChild(t, "AGENTSESSION_GC_CHILD=snapshots", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID="+id,
+		"AGENTSESSION_EACH="+strconv.Itoa(snapshots))
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+		}
+		done <- cmd.Wait()
+	}()
+	rounds, deleted, seen := 0, 0, 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			require.NoError(t, err, "the child")
+			running = false
+		default:
+		}
+		res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: 300 * time.Millisecond})
+		require.NoError(t, err)
+		rounds++
+		deleted += len(res.Deleted)
+		seen = checkSnapshots(t, store, id)
+	}
+	require.Equal(t, snapshots, seen)
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.NoError(t, err)
+	require.Equal(t, snapshots, checkSnapshots(t, store, id))
+	t.Logf("%d snapshots written by another process, %d collections beside it, %d blobs collected (%d at the end)",
+		snapshots, rounds, deleted, len(res.Deleted))
+	require.Greater(t, rounds, 3, "collections ran beside the writer")
+}
+
+func gcChild(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCollectBlobsChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// TestCollectBlobsChild is the writer of TestCollectBlobsBesideAWriterProcess,
+// run as a process of its own; it does nothing in a normal run.
+func TestCollectBlobsChild(t *testing.T) {
+	if os.Getenv("AGENTSESSION_GC_CHILD") != "snapshots" {
+		t.Skip("run as a child process by TestCollectBlobsBesideAWriterProcess")
+	}
+	ctx := context.Background()
+	store, err := session.OpenFileStore(os.Getenv("AGENTSESSION_ROOT"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	s, err := session.Open(ctx, store, os.Getenv("AGENTSESSION_ID"))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	each, _ := strconv.Atoi(os.Getenv("AGENTSESSION_EACH"))
+	for i := range each {
+		contents := [][]byte{gcPool(i % gcPoolSize), gcPool((i*7 + 3) % gcPoolSize), []byte(fmt.Sprintf("new content %d\n", i))}
+		var m strings.Builder
+		m.WriteString(`{"files":[`)
+		for k, c := range contents {
+			ref, err := store.PutBlob(ctx, c)
+			if err != nil {
+				panic(err)
+			}
+			if k > 0 {
+				m.WriteByte(',')
+			}
+			fmt.Fprintf(&m, `{"path":"f%d","content":%q}`, k, ref)
+		}
+		m.WriteString(`]}`)
+		manifest, err := store.PutBlob(ctx, []byte(m.String()))
+		if err != nil {
+			panic(err)
+		}
+		if _, err := s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: manifest, Files: len(contents)}); err != nil {
+			panic(err)
+		}
+		fmt.Println(i)
+		time.Sleep(time.Duration(i%4) * time.Millisecond)
+	}
+}
