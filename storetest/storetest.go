@@ -15,7 +15,14 @@
 // cancellation, copy semantics, Session round trips, and retried appends
 // (an append whose entries are stored already succeeds without writing;
 // a Session over a store that commits and then fails, LostReply, stores
-// the retried turn once).
+// the retried turn once). For a store that keeps blobs (session.BlobsOf):
+// round trips, one blob per content, ErrNotFound, and a put of bytes
+// already stored refreshing the blob's time; for one that can list and
+// delete them (session.BlobCollector), session.CollectBlobs: it keeps
+// what entries, workspace manifests and archived sessions refer to,
+// frees a deleted session's own blobs, spares young ones, and never
+// deletes what a writer beside it puts and then refers to. Those cases
+// skip on a store without blobs.
 //
 // It imports the session package, storekit and testing; stores import it
 // from their tests only.
@@ -66,6 +73,11 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"LoadTail", testLoadTail},
 		{"UnusualStrings", testUnusualStrings},
 		{"RetriedAppend", testRetriedAppend},
+		{"Blobs", testBlobs},
+		{"BlobTouch", testBlobTouch},
+		{"CollectBlobs", testCollectBlobs},
+		{"CollectBlobsDeletedSession", testCollectDeletedSession},
+		{"CollectBlobsConcurrentWriter", testCollectConcurrentWriter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
