@@ -91,12 +91,22 @@
 // package, "Retries"). The same ids with other content are ErrConflict.
 //
 // Images stay inline in the entries: PostgreSQL compresses large bytea
-// values itself (TOAST), so there is no separate blob store here.
+// values itself (TOAST). The store is a session.BlobStore all the same,
+// for the manifests and file contents of workspace snapshots: a row per
+// blob in agentsession_blobs, by reference, checked against its SHA-256
+// when read (session.ErrCorrupt), at most Options.MaxBlobBytes each. A
+// put of bytes already stored sets the row's touched_at, by the server's
+// clock; ListBlobs, DeleteBlob and DeleteBlobIfOlder (one DELETE
+// conditional on touched_at, which the row lock orders with the puts
+// under READ COMMITTED) let session.CollectBlobs free the blobs no
+// session refers to. The collection compares touched_at with its own
+// clock, so the grace it is given must cover how far the clocks of the
+// database server and of the machine that collects may disagree.
 //
 // # Schema
 //
-// Migrate creates the tables agentsession_sessions, agentsession_entries
-// and agentsession_schema (the version table) and the function
+// Migrate creates the tables agentsession_sessions, agentsession_entries,
+// agentsession_blobs and agentsession_schema (the version table) and the function
 // agentsession_append in the connection's current schema: the first
 // schema of search_path. To keep them apart from an application's own
 // tables, give the pool a search_path (pgxpool.Config.ConnConfig.
@@ -112,7 +122,7 @@
 // error). New refuses a schema of another version, so a replica that
 // restarts needs the package of the schema.
 //
-// Version 3 (SchemaVersion) keeps a header's strings exactly: the text
+// Version 3 keeps a header's strings exactly: the text
 // columns cwd, title and parent_session become bytea columns of their
 // UTF-8 bytes, named cwd_utf8, title_utf8 and parent_session_utf8 (their
 // values converted as they are, the cwd index rebuilt on the new column),
@@ -126,6 +136,12 @@
 // ErrSchema) until they are upgraded. That is on purpose: under the old
 // names their strings would be bound to bytea columns as bytea's text
 // input, which reads backslashes as escapes, and stored changed.
+//
+// Version 4 (SchemaVersion) adds the table agentsession_blobs (ref,
+// data, size, touched_at) and changes nothing else: replicas running a
+// version 3 package keep working beside it, and keep no blobs. New
+// refuses a version 3 schema as any other, so a replica that restarts
+// needs this package.
 //
 // It imports the session package, storekit and pgx; the session package
 // never imports it.

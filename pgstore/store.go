@@ -32,14 +32,21 @@ type Options struct {
 	// what the store wrote it can read. A store opened with other
 	// limits on the same database may refuse, or accept, more.
 	Limits session.Limits
+	// MaxBlobBytes bounds the size of a blob: PutBlob refuses a larger
+	// one, GetBlob reports one it finds as corrupt. Default
+	// session.DefaultMaxBlobBytes (64 MiB).
+	MaxBlobBytes int64
 }
 
-// Store keeps sessions in PostgreSQL. It implements session.Store and is
-// safe for concurrent use by many goroutines, processes and machines.
+// Store keeps sessions in PostgreSQL. It implements session.Store, and
+// session.BlobStore, BlobCollector and BlobSweeper with the blobs of
+// workspace snapshots, and is safe for concurrent use by many
+// goroutines, processes and machines.
 type Store struct {
-	pool   *pgxpool.Pool
-	limits session.Limits // Options.Limits, as given (readers take the zero value as the defaults)
-	lim    session.Limits // with the defaults: what writes check
+	pool    *pgxpool.Pool
+	limits  session.Limits // Options.Limits, as given (readers take the zero value as the defaults)
+	lim     session.Limits // with the defaults: what writes check
+	maxBlob int64          // Options.MaxBlobBytes, with its default
 }
 
 var (
@@ -63,9 +70,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		}
 		return nil, fmt.Errorf("%w: the database has version %d, this package needs %d (%s)", ErrSchema, v, SchemaVersion, hint)
 	}
-	st := &Store{pool: pool}
+	st := &Store{pool: pool, maxBlob: session.DefaultMaxBlobBytes}
 	if opts != nil {
 		st.limits = opts.Limits
+		if opts.MaxBlobBytes > 0 {
+			st.maxBlob = opts.MaxBlobBytes
+		}
 	}
 	st.lim = st.limits.WithDefaults()
 	return st, nil
