@@ -56,24 +56,17 @@ func (s *Store) GetBlob(ctx context.Context, ref string) ([]byte, error) {
 	}
 	var data []byte
 	var size int64
-	// The size first: a row over the limit is refused before its data
-	// is read.
-	err := pgx.BeginTxFunc(ctx, s.pool, readOnly, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT size FROM agentsession_blobs WHERE ref = $1`, ref).Scan(&size); err != nil {
-			return err
-		}
-		if size > s.maxBlob || size < 0 {
-			return nil
-		}
-		return tx.QueryRow(ctx, `SELECT data FROM agentsession_blobs WHERE ref = $1`, ref).Scan(&data)
-	})
+	// One round trip; the data of a row over the limit is not sent (its
+	// length is known without reading it).
+	err := s.pool.QueryRow(ctx, `SELECT CASE WHEN octet_length(data) <= $2 THEN data END, octet_length(data)
+		FROM agentsession_blobs WHERE ref = $1`, ref, s.maxBlob).Scan(&data, &size)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: blob %s", session.ErrNotFound, ref)
 	}
 	if err != nil {
 		return nil, mapErr(ctx, err, "get blob "+ref)
 	}
-	if size > s.maxBlob || size < 0 {
+	if size > s.maxBlob {
 		return nil, &session.CorruptError{Err: fmt.Errorf("pgstore: blob %s: %w", ref, &session.LimitError{What: "blob", Size: size, Limit: s.maxBlob})}
 	}
 	if session.BlobRef(data) != ref {
