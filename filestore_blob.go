@@ -60,37 +60,41 @@ func (s *FileStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff ti
 	return s.blobs.DeleteBlobIfOlder(ctx, ref, cutoff)
 }
 
-// unlistedSessions returns the session files of the store that its
-// listing leaves out: no readable header, or over the store's limits.
-// CollectBlobs refuses to delete while there are any.
-func (s *FileStore) unlistedSessions(ctx context.Context) ([]string, error) {
+// unlistedSessions returns what a collection must know beyond the
+// listing: the session files of the store's tree that its listing leaves
+// out (no readable header, or over the store's limits), by path, which
+// make CollectBlobs refuse to delete; and the sessions this store opened
+// by path outside its tree (OpenPath), by id, which it reads too.
+func (s *FileStore) unlistedSessions(ctx context.Context) (unreadable, outside []string, err error) {
 	if s.fileOnly {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := s.scan(false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	rels := make([]string, 0, len(s.paths))
-	for _, rel := range s.paths {
-		if !filepath.IsAbs(rel) {
+	for id, rel := range s.paths {
+		if filepath.IsAbs(rel) {
+			outside = append(outside, id)
+		} else {
 			rels = append(rels, rel)
 		}
 	}
 	s.mu.Unlock()
-	var out []string
 	for _, rel := range rels {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if _, ok := s.infoOf(rel); !ok {
 			if _, err := s.r.Stat(rel); err == nil { // not deleted since
-				out = append(out, s.path(rel))
+				unreadable = append(unreadable, s.path(rel))
 			}
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	slices.Sort(unreadable)
+	slices.Sort(outside)
+	return unreadable, outside, nil
 }
 
 // resolveBlobs puts the content of blob references back into the

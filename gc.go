@@ -120,7 +120,8 @@ const maxCollectRounds = 32
 // (corrupt: delete it, the snapshot is lost anyway, and collect again),
 // and, on a FileStore, a session file that its listing leaves out (see
 // FileStore.List). A session deleted while the collection runs is passed
-// over.
+// over. The sessions a FileStore opened by path outside its tree
+// (OpenPath) are read too; those other processes opened are not seen.
 //
 // What it assumes of writers, which the grace covers (see
 // CollectOptions.Grace): an entry that refers to a blob is appended less
@@ -314,21 +315,26 @@ func (m *marker) session(ctx context.Context, id string) error {
 	return nil
 }
 
-// unlisted refuses a store whose listing leaves out session files it
-// holds (a FileStore's files that cannot be read as sessions, or are
-// over its limits): what they refer to cannot be told.
+// unlisted asks a store what its listing leaves out (a FileStore): it
+// refuses a store with session files it cannot read, which could refer
+// to anything, and reads the sessions it holds outside its listing.
 func (m *marker) unlisted(ctx context.Context) error {
 	store := m.store
 	for {
 		if u, ok := store.(interface {
-			unlistedSessions(context.Context) ([]string, error)
+			unlistedSessions(context.Context) (unreadable, outside []string, err error)
 		}); ok {
-			paths, err := u.unlistedSessions(ctx)
+			unreadable, outside, err := u.unlistedSessions(ctx)
 			if err != nil {
 				return fmt.Errorf("session: collect blobs: list sessions: %w", err)
 			}
-			if len(paths) > 0 {
-				return fmt.Errorf("session: collect blobs: %d session files cannot be listed (no readable header, or over the store's limits), so the blobs they refer to cannot be told from garbage; nothing deleted: %s", len(paths), paths[0])
+			if len(unreadable) > 0 {
+				return fmt.Errorf("session: collect blobs: %d session files cannot be listed (no readable header, or over the store's limits), so the blobs they refer to cannot be told from garbage; nothing deleted: %s", len(unreadable), strings.Join(unreadable, ", "))
+			}
+			for _, id := range outside {
+				if err := m.session(ctx, id); err != nil {
+					return err
+				}
 			}
 			return nil
 		}

@@ -363,3 +363,27 @@ func TestCollectBlobsChild(t *testing.T) {
 		time.Sleep(time.Duration(i%4) * time.Millisecond)
 	}
 }
+
+// A session a FileStore opened by path outside its tree is read by the
+// store's collections too.
+func TestCollectBlobsReadsSessionsOpenedByPath(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	store := openFS(t, filepath.Join(base, "sessions"), nil)
+	ref, err := store.PutBlob(ctx, []byte("referred to by a session outside the tree"))
+	require.NoError(t, err)
+	h := session.Header{Version: session.CurrentVersion, ID: "s-outside", Cwd: "/w", Timestamp: time.Now()}
+	hb, err := h.MarshalJSON()
+	require.NoError(t, err)
+	e, err := session.NewEntry("test.ref", "e1", "", time.Now(), map[string]string{"ref": ref})
+	require.NoError(t, err)
+	path := filepath.Join(base, "elsewhere.jsonl")
+	require.NoError(t, os.WriteFile(path, append(append(append(hb, '\n'), e.JSON()...), '\n'), 0o600))
+	s, err := store.OpenPath(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.NoError(t, err)
+	require.Empty(t, res.Deleted)
+	require.Equal(t, 1, res.Sessions)
+}
