@@ -72,7 +72,8 @@ type CollectResult struct {
 	Deleted      []string
 	DeletedBytes int64
 	// Young counts the blobs no session refers to that the grace spared:
-	// put after Cutoff, or put again while the collection ran.
+	// put after Cutoff, or put again while the collection ran (a blob
+	// another collection deleted meanwhile is counted here too).
 	Young      int
 	YoungBytes int64
 	// Missing lists the references sessions hold (directly or through a
