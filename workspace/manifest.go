@@ -156,12 +156,33 @@ func appendEntry(b []byte, e *Entry) []byte {
 		b = append(b, '-')
 	}
 	b = append(b, ' ')
-	b = strconv.AppendQuote(b, e.Path)
+	b = appendQuote(b, e.Path)
 	if e.Type == Symlink {
 		b = append(b, ' ')
-		b = strconv.AppendQuote(b, e.Target)
+		b = appendQuote(b, e.Target)
 	}
 	return append(b, '\n')
+}
+
+// appendQuote is strconv.AppendQuote, faster for the common plain path.
+func appendQuote(b []byte, s string) []byte {
+	if plain(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return strconv.AppendQuote(b, s)
+}
+
+// plain reports whether strconv.Quote leaves s as it is (between the
+// quotes): printable ASCII without a quote or a backslash.
+func plain[S string | []byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // hashPrefix spells the hash of content that is not stored.
@@ -188,8 +209,9 @@ func DecodeManifest(data []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: not a workspace manifest (version 1)", ErrManifest)
 	}
 	rest := data[len(manifestMagic):]
-	m := &Manifest{Entries: make([]Entry, 0, bytes.Count(rest, []byte{'\n'}))}
-	leaves := map[string]Type{} // paths that cannot have children
+	n := bytes.Count(rest, []byte{'\n'})
+	m := &Manifest{Entries: make([]Entry, 0, n)}
+	leaves := make(map[string]Type, n) // paths that cannot have children
 	line := 1
 	for len(rest) > 0 {
 		line++
@@ -230,46 +252,46 @@ func parseEntry(l []byte) (Entry, error) {
 		return e, fmt.Errorf("unknown type %q", l[0])
 	}
 	l = l[2:]
-	field := func() (string, bool) {
+	field := func() ([]byte, bool) {
 		sp := bytes.IndexByte(l, ' ')
 		if sp < 0 {
-			return "", false
+			return nil, false
 		}
-		f := string(l[:sp])
+		f := l[:sp]
 		l = l[sp+1:]
 		return f, true
 	}
-	modeS, ok1 := field()
-	sizeS, ok2 := field()
-	refS, ok3 := field()
+	modeB, ok1 := field()
+	sizeB, ok2 := field()
+	refB, ok3 := field()
 	if !ok1 || !ok2 || !ok3 {
 		return e, errors.New("missing fields")
 	}
-	mode, err := strconv.ParseUint(modeS, 8, 32)
-	if err != nil || mode > 0o777 || strconv.FormatUint(mode, 8) != modeS {
-		return e, fmt.Errorf("bad mode %q", modeS)
+	mode, ok := parseCanonical(modeB, 8)
+	if !ok || mode > 0o777 {
+		return e, fmt.Errorf("bad mode %q", modeB)
 	}
 	e.Mode = fs.FileMode(mode)
-	size, err := strconv.ParseInt(sizeS, 10, 64)
-	if err != nil || size < 0 || strconv.FormatInt(size, 10) != sizeS {
-		return e, fmt.Errorf("bad size %q", sizeS)
+	size, ok := parseCanonical(sizeB, 10)
+	if !ok {
+		return e, fmt.Errorf("bad size %q", sizeB)
 	}
-	e.Size = size
+	e.Size = int64(size)
 	switch e.Type {
 	case File:
-		h, ok := strings.CutPrefix(refS, session.BlobPrefix)
+		h, ok := bytes.CutPrefix(refB, []byte(session.BlobPrefix))
 		if !ok || !isHex64(h) {
-			return e, fmt.Errorf("bad content reference %q", refS)
+			return e, fmt.Errorf("bad content reference %q", refB)
 		}
-		e.Hash = h
+		e.Hash = string(h)
 	case Oversized:
-		h, ok := strings.CutPrefix(refS, hashPrefix)
+		h, ok := bytes.CutPrefix(refB, []byte(hashPrefix))
 		if !ok || !isHex64(h) {
-			return e, fmt.Errorf("bad hash %q", refS)
+			return e, fmt.Errorf("bad hash %q", refB)
 		}
-		e.Hash = h
+		e.Hash = string(h)
 	default:
-		if refS != "-" {
+		if len(refB) != 1 || refB[0] != '-' {
 			return e, fmt.Errorf("a %s has no content reference", e.Type)
 		}
 	}
@@ -317,6 +339,24 @@ func parseEntry(l []byte) (Entry, error) {
 	return e, nil
 }
 
+// parseCanonical parses a number as strconv.FormatUint writes it in base
+// 8 or 10: digits only, no leading zero but for 0 itself, at most 18 of
+// them (no overflow of int64).
+func parseCanonical(b []byte, base uint64) (uint64, bool) {
+	if len(b) == 0 || len(b) > 18 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		d := uint64(c) - '0'
+		if c < '0' || d >= base {
+			return 0, false
+		}
+		n = n*base + d
+	}
+	return n, true
+}
+
 // unquote reads a canonically quoted string (as strconv.Quote writes it)
 // at the start of b and returns it and what follows.
 func unquote(b []byte) (string, []byte, error) {
@@ -336,6 +376,9 @@ func unquote(b []byte) (string, []byte, error) {
 	}
 	if end < 0 {
 		return "", nil, errors.New("unterminated quote")
+	}
+	if plain(b[1:end]) {
+		return string(b[1:end]), b[end+1:], nil
 	}
 	q := string(b[:end+1])
 	s, err := strconv.Unquote(q)
@@ -376,17 +419,26 @@ func checkPath(p string) error {
 // system would see it.
 func isGitDir(name string) bool { return strings.EqualFold(name, ".git") }
 
-func isHex64(s string) bool {
+func isHex64[S string | []byte](s S) bool {
 	if len(s) != 64 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
+	bad := byte(0)
+	for i := 0; i < 64; i++ {
+		bad |= notHex[s[i]]
+	}
+	return bad == 0
+}
+
+// notHex is 1 for the bytes that are not lowercase hex digits.
+var notHex = func() (t [256]byte) {
+	for i := range t {
+		if !(i >= '0' && i <= '9' || i >= 'a' && i <= 'f') {
+			t[i] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // hashOf returns the lowercase hex SHA-256 of b.
 func hashOf(b []byte) string {

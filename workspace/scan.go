@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -89,9 +90,23 @@ type walkJob struct {
 	rules *rules
 }
 
-// walk lists the workspace.
-func (w *Workspace) walk(ctx context.Context) (*tree, error) {
-	t := &tree{dirs: map[string]bool{}}
+// dirState is what the last walk found in one directory, kept while a
+// watcher vouches that nothing changed in it.
+type dirState struct {
+	inRules *rules // the rules it was listed under (its parent's)
+	gi      statKey
+	chain   []gitignore.Pattern
+	rules   *rules
+	nodes   []node // its entries (files, symlinks; itself when empty or unreadable)
+	subs    []walkJob
+	probs   []Problem
+	ign     bool
+}
+
+// walk lists the workspace. With a watcher, the directories where
+// nothing happened since the last walk are not listed again.
+func (w *Workspace) walk(ctx context.Context) (t *tree, err error) {
+	t = &tree{dirs: map[string]bool{}}
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)
@@ -101,11 +116,45 @@ func (w *Workspace) walk(ctx context.Context) (*tree, error) {
 		withIgn  []string // directories with something not recorded in them
 		allNodes [][]node
 	)
+	now := w.now()
+	dirty, full := w.drain(now)
+	w.pending, w.pendingFull = nil, false
 	// The root's rules: .git/info/exclude, then the options' patterns
 	// (which stay last, the highest priority, in every directory).
-	if data, err := readSmall(filepath.Join(w.dir, ".git", "info", "exclude")); err == nil {
+	excl := filepath.Join(w.dir, ".git", "info", "exclude")
+	exclSt, _ := lstatPath(excl)
+	if exclSt != w.exclSt {
+		full = true
+	}
+	if data, err := readSmall(excl); err == nil {
 		queue[0].chain = parseIgnore(data, nil)
 	}
+	if !full && len(dirty) == 0 && w.lastTree != nil {
+		// Nothing happened: the last walk's tree, afresh.
+		lt := w.lastTree
+		return &tree{nodes: slices.Clone(lt.nodes), dirs: lt.dirs, problems: lt.problems, temps: lt.temps}, nil
+	}
+	w.lastTree = nil
+	old := w.states
+	if full || old == nil {
+		old = map[string]*dirState{}
+	}
+	states := make(map[string]*dirState, len(old))
+	defer func() {
+		if err != nil {
+			w.states, w.lastTree = nil, nil // the next walk is full
+			return
+		}
+		for rel := range old {
+			if _, ok := states[rel]; !ok {
+				w.watch.forget(rel)
+			}
+		}
+		w.states, w.exclSt = states, exclSt
+		if full {
+			w.lastFull = now
+		}
+	}()
 	worker := func() {
 		var local []node
 		defer func() {
@@ -125,26 +174,31 @@ func (w *Workspace) walk(ctx context.Context) (*tree, error) {
 			}
 			j := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
+			ds := old[j.rel]
 			mu.Unlock()
 
-			var sub []walkJob
-			var probs []Problem
-			ign := false
 			err := ctx.Err()
 			if err == nil {
-				sub, probs, ign = w.walkDir(j, &local)
+				if ds == nil || dirty[j.rel] || ds.inRules != j.rules || !w.watch.watched(j.rel) {
+					ds = w.walkDir(j, ds)
+				}
+				local = append(local, ds.nodes...)
 			}
 			mu.Lock()
 			if err != nil && fatal == nil {
 				fatal = err
 			}
-			t.dirs[j.rel] = false
-			if ign {
-				withIgn = append(withIgn, j.rel)
+			if err == nil {
+				states[j.rel] = ds
+				t.dirs[j.rel] = false
+				if ds.ign {
+					withIgn = append(withIgn, j.rel)
+				}
+				t.problems = append(t.problems, ds.probs...)
+				queue = append(queue, ds.subs...)
+				pending += len(ds.subs)
 			}
-			t.problems = append(t.problems, probs...)
-			queue = append(queue, sub...)
-			pending += len(sub) - 1
+			pending--
 			mu.Unlock()
 			cond.Broadcast()
 		}
@@ -158,6 +212,11 @@ func (w *Workspace) walk(ctx context.Context) (*tree, error) {
 	if fatal != nil {
 		return nil, fatal
 	}
+	n := 0
+	for _, ns := range allNodes {
+		n += len(ns)
+	}
+	t.nodes = make([]node, 0, n)
 	for _, ns := range allNodes {
 		t.nodes = append(t.nodes, ns...)
 	}
@@ -174,57 +233,105 @@ func (w *Workspace) walk(ctx context.Context) (*tree, error) {
 			d = parentOf(d)
 		}
 	}
-	for i := range t.problems {
-		if errors.Is(t.problems[i].Err, errTemp) {
-			t.temps = append(t.temps, t.problems[i].Path)
+	var probs []Problem
+	for _, p := range t.problems {
+		if errors.Is(p.Err, errTemp) {
+			t.temps = append(t.temps, p.Path)
+		} else {
+			probs = append(probs, p)
 		}
 	}
-	t.problems = slices.DeleteFunc(t.problems, func(p Problem) bool { return errors.Is(p.Err, errTemp) })
+	t.problems = probs
 	slices.SortFunc(t.problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	if w.watch != nil {
+		w.lastTree = &tree{nodes: slices.Clone(t.nodes), dirs: t.dirs, problems: t.problems, temps: t.temps}
+	}
 	return t, nil
+}
+
+// drain collects what the watcher saw since the last walk: the
+// directories to list again, or full for a walk of everything. Callers
+// hold mu.
+func (w *Workspace) drain(now time.Time) (dirty map[string]bool, full bool) {
+	full = w.watch == nil || w.states == nil || now.Sub(w.lastFull) >= w.opts.RescanEvery || w.pendingFull
+	if w.watch != nil {
+		d, broken := w.watch.drain()
+		full = full || broken
+		if w.pending == nil {
+			w.pending = d
+		} else {
+			for k := range d {
+				w.pending[k] = true
+			}
+		}
+	}
+	if st, _ := lstatPath(filepath.Join(w.dir, ".git", "info", "exclude")); st != w.exclSt {
+		full = true
+	}
+	w.pendingFull = full
+	return w.pending, full
 }
 
 var errTemp = errors.New("restore's temporary file")
 
-// walkDir lists one directory: its files and symlinks go to out, its
-// subdirectories come back as jobs; ign tells that something in it is not
-// recorded.
-func (w *Workspace) walkDir(j walkJob, out *[]node) (sub []walkJob, probs []Problem, ign bool) {
+// walkDir lists one directory: its files and symlinks, its
+// subdirectories to walk, and whether something in it is not recorded.
+// prev is what the last walk found there, if anything: its ignore rules
+// are kept when its .gitignore did not change, so that its
+// subdirectories can be reused.
+func (w *Workspace) walkDir(j walkJob, prev *dirState) *dirState {
+	ds := &dirState{inRules: j.rules, chain: j.chain, rules: j.rules}
 	abs := w.abs(j.rel)
+	w.watch.add(abs, j.rel) // before listing: no change is missed
 	d, err := openDir(abs, j.st)
 	if err != nil {
+		ds.ign = true
 		if j.rel == "" {
-			return nil, []Problem{{Path: ".", Err: err}}, true
+			ds.probs = []Problem{{Path: ".", Err: err}}
+			return ds
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, []Problem{{Path: j.rel, Err: err}}, true
+		if !errors.Is(err, fs.ErrNotExist) {
+			ds.nodes = append(ds.nodes, node{Entry: Entry{Path: j.rel, Type: Unreadable}})
 		}
-		*out = append(*out, node{Entry: Entry{Path: j.rel, Type: Unreadable}})
-		return nil, []Problem{{Path: j.rel, Err: err}}, true
+		ds.probs = []Problem{{Path: j.rel, Err: err}}
+		return ds
 	}
 	defer d.close()
 	names, err := d.names()
 	if err != nil {
+		ds.ign = true
 		if j.rel != "" {
-			*out = append(*out, node{Entry: Entry{Path: j.rel, Type: Unreadable}})
+			ds.nodes = append(ds.nodes, node{Entry: Entry{Path: j.rel, Type: Unreadable}})
 		}
-		return nil, []Problem{{Path: cmpOr(j.rel, "."), Err: err}}, true
+		ds.probs = []Problem{{Path: cmpOr(j.rel, "."), Err: err}}
+		return ds
 	}
 	if len(names) == 0 {
 		if j.rel != "" {
-			*out = append(*out, node{Entry: Entry{Path: j.rel, Type: Dir, Mode: 0o755}})
+			ds.nodes = append(ds.nodes, node{Entry: Entry{Path: j.rel, Type: Dir, Mode: 0o755}})
 		}
-		return nil, nil, false
+		return ds
 	}
-	chain, r := j.chain, j.rules
 	if j.rel == "" || slices.Contains(names, ".gitignore") {
-		if st, err := d.lstat(".gitignore"); err == nil && st.typ == typeFile {
-			if data, err := readSmall(filepath.Join(abs, ".gitignore")); err == nil {
-				chain = append(slices.Clip(chain), parseIgnore(data, j.segs)...)
-			}
+		gi, err := d.lstat(".gitignore")
+		if err != nil || gi.typ != typeFile {
+			gi = statKey{}
 		}
-		r = newRules(append(slices.Clip(chain), w.extra...))
+		ds.gi = gi
+		none := gi == (statKey{})
+		if prev != nil && prev.inRules == j.rules && prev.gi == gi && (none || w.old(gi, w.now())) {
+			ds.chain, ds.rules = prev.chain, prev.rules
+		} else {
+			chain := j.chain
+			if gi.typ == typeFile {
+				if data, err := readSmall(filepath.Join(abs, ".gitignore")); err == nil {
+					chain = append(slices.Clip(chain), parseIgnore(data, j.segs)...)
+				}
+			}
+			ds.chain, ds.rules = chain, newRules(append(slices.Clip(chain), w.extra...))
+		}
 	}
+	chain, r := ds.chain, ds.rules
 	segs := append(slices.Clip(j.segs), "")
 	for _, name := range names {
 		rel := name
@@ -232,54 +339,54 @@ func (w *Workspace) walkDir(j walkJob, out *[]node) (sub []walkJob, probs []Prob
 			rel = j.rel + "/" + name
 		}
 		if isGitDir(name) {
-			ign = true
+			ds.ign = true
 			continue
 		}
 		if strings.HasPrefix(name, tempPrefix) {
-			probs = append(probs, Problem{Path: rel, Err: errTemp})
-			ign = true
+			ds.probs = append(ds.probs, Problem{Path: rel, Err: errTemp})
+			ds.ign = true
 			continue
 		}
 		st, err := d.lstat(name)
 		if err != nil {
-			ign = true
+			ds.ign = true
 			if !errors.Is(err, fs.ErrNotExist) {
-				*out = append(*out, node{Entry: Entry{Path: rel, Type: Unreadable}})
+				ds.nodes = append(ds.nodes, node{Entry: Entry{Path: rel, Type: Unreadable}})
 			}
-			probs = append(probs, Problem{Path: rel, Err: err})
+			ds.probs = append(ds.probs, Problem{Path: rel, Err: err})
 			continue
 		}
 		segs[len(segs)-1] = name
 		if r.ignored(segs, st.typ == typeDir) {
-			ign = true
+			ds.ign = true
 			continue
 		}
 		switch st.typ {
 		case typeDir:
 			stc := st
-			sub = append(sub, walkJob{rel: rel, segs: slices.Clone(segs), st: &stc, chain: chain, rules: r})
+			ds.subs = append(ds.subs, walkJob{rel: rel, segs: slices.Clone(segs), st: &stc, chain: chain, rules: r})
 		case typeFile:
-			*out = append(*out, node{Entry: Entry{Path: rel, Type: File, Mode: st.perm, Size: st.size}, st: st})
+			ds.nodes = append(ds.nodes, node{Entry: Entry{Path: rel, Type: File, Mode: st.perm, Size: st.size}, st: st})
 		case typeSymlink:
 			target, err := d.readlink(name)
 			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 {
 				if err == nil {
 					err = errors.New("unusable symlink target")
 				}
-				ign = true
+				ds.ign = true
 				if !errors.Is(err, fs.ErrNotExist) {
-					*out = append(*out, node{Entry: Entry{Path: rel, Type: Unreadable}})
+					ds.nodes = append(ds.nodes, node{Entry: Entry{Path: rel, Type: Unreadable}})
 				}
-				probs = append(probs, Problem{Path: rel, Err: err})
+				ds.probs = append(ds.probs, Problem{Path: rel, Err: err})
 				continue
 			}
-			*out = append(*out, node{Entry: Entry{Path: rel, Type: Symlink, Mode: 0o777, Size: int64(len(target)), Target: target}, st: st})
+			ds.nodes = append(ds.nodes, node{Entry: Entry{Path: rel, Type: Symlink, Mode: 0o777, Size: int64(len(target)), Target: target}, st: st})
 		default:
-			ign = true
-			probs = append(probs, Problem{Path: rel, Err: ErrNotRegular})
+			ds.ign = true
+			ds.probs = append(ds.probs, Problem{Path: rel, Err: ErrNotRegular})
 		}
 	}
-	return sub, probs, ign
+	return ds
 }
 
 // readSmall reads an ignore file (at most 1 MiB of it), not following a

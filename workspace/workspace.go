@@ -51,12 +51,23 @@ type Options struct {
 	// Workers is how many goroutines walk and read; default GOMAXPROCS,
 	// at least 2.
 	Workers int
+	// NoWatch turns the watcher off (Linux: inotify), so that every
+	// snapshot stats every path. With it, a snapshot lists only the
+	// directories where something happened since the last one.
+	NoWatch bool
+	// RescanEvery is the longest time between walks that stat every path
+	// even with the watcher, for the changes it cannot see (a write
+	// through a shared memory mapping or a hard link from outside the
+	// directory, another machine's on a network file system). Default
+	// DefaultRescanEvery.
+	RescanEvery time.Duration
 }
 
 // Defaults of Options.
 const (
 	DefaultMaxFileBytes = 16 << 20
 	DefaultTrustStored  = time.Hour
+	DefaultRescanEvery  = time.Minute
 )
 
 // racyMargin is how close to a walk a file's modification or change time
@@ -79,11 +90,25 @@ type Workspace struct {
 	workers int
 	now     func() time.Time
 
-	mu        sync.Mutex
-	cache     map[string]cacheEntry
-	manifests map[string]*Manifest // a few, by id
-	mfOrder   []string
-	last      string
+	mu          sync.Mutex
+	watch       *watcher             // nil: none
+	states      map[string]*dirState // the last walk's directories (nil: walk all)
+	exclSt      statKey              // .git/info/exclude at the last walk
+	lastFull    time.Time
+	lastTree    *tree           // the last walk's result, as walked (with a watcher)
+	pending     map[string]bool // directories the watcher saw change, not yet walked
+	pendingFull bool
+	// What the fast path of Snapshot needs: the last snapshot, when its
+	// manifest was put, how many cache entries are racy, and the oldest
+	// time a cached content was put.
+	lastSnap     *Snapshot
+	lastPut      time.Time
+	racy         int
+	oldestStored time.Time
+	cache        map[string]cacheEntry
+	manifests    map[string]*Manifest // a few, by id
+	mfOrder      []string
+	last         string
 }
 
 // cacheEntry is what the stat cache knows of a file.
@@ -118,6 +143,12 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 	if w.opts.TrustStored <= 0 {
 		w.opts.TrustStored = DefaultTrustStored
 	}
+	if w.opts.RescanEvery <= 0 {
+		w.opts.RescanEvery = DefaultRescanEvery
+	}
+	if !w.opts.NoWatch {
+		w.watch = newWatcher()
+	}
 	w.workers = w.opts.Workers
 	if w.workers <= 0 {
 		w.workers = max(2, runtime.GOMAXPROCS(0))
@@ -129,6 +160,18 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 		w.loadCache()
 	}
 	return w, nil
+}
+
+// Close releases the watcher. The Workspace still works after it, every
+// walk statting every path.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watch != nil {
+		w.watch.close()
+		w.watch, w.states = nil, nil
+	}
+	return nil
 }
 
 // Dir returns the workspace's directory (absolute).
@@ -174,6 +217,10 @@ type Snapshot struct {
 func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if res := w.unchanged(); res != nil {
+		return res, nil
+	}
+	start := w.now()
 	m, res, _, err := w.record(ctx, true)
 	if err != nil {
 		return nil, err
@@ -189,8 +236,34 @@ func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 	res.ID, res.Manifest = id, m
 	w.remember(id, m)
 	w.last = id
+	w.lastSnap, w.lastPut = res, start
 	w.saveCache()
 	return res, nil
+}
+
+// unchanged returns the last snapshot again when the watcher saw nothing
+// change since it, no cached file is racy, nothing was skipped but for
+// good (too large, not regular), and every content (and the manifest)
+// was put recently enough; nil otherwise. Callers hold mu.
+func (w *Workspace) unchanged() *Snapshot {
+	if w.watch == nil || w.lastSnap == nil || w.lastTree == nil || w.racy > 0 {
+		return nil
+	}
+	now := w.now()
+	if now.Sub(w.lastPut) >= w.opts.TrustStored || !w.oldestStored.IsZero() && now.Sub(w.oldestStored) >= w.opts.TrustStored {
+		return nil
+	}
+	for _, p := range w.lastSnap.Skipped {
+		if !errors.Is(p.Err, ErrTooLarge) && !errors.Is(p.Err, ErrNotRegular) {
+			return nil
+		}
+	}
+	if dirty, full := w.drain(now); full || len(dirty) > 0 {
+		return nil
+	}
+	res := *w.lastSnap
+	res.Read, res.ReadBytes, res.Reused = 0, 0, res.Files
+	return &res
 }
 
 // record walks the tree and reads what the cache cannot vouch for; with
@@ -234,7 +307,7 @@ func (w *Workspace) record(ctx context.Context, store bool) (*Manifest, *Snapsho
 	res.Skipped = append(res.Skipped, probs...)
 	// The cache: what was read is remembered, trusted only when its times
 	// are older than the walk by the racy margin.
-	seen := make(map[string]struct{}, len(t.nodes))
+	files := 0
 	m := &Manifest{Entries: make([]Entry, 0, len(t.nodes))}
 	for i := range t.nodes {
 		n := &t.nodes[i]
@@ -243,7 +316,7 @@ func (w *Workspace) record(ctx context.Context, store bool) (*Manifest, *Snapsho
 		}
 		switch n.Type {
 		case File, Oversized:
-			seen[n.Path] = struct{}{}
+			files++
 			c := w.cache[n.Path]
 			if c.st != n.st || c.hash != n.Hash {
 				c = cacheEntry{st: n.st, hash: n.Hash}
@@ -264,9 +337,27 @@ func (w *Workspace) record(ctx context.Context, store bool) (*Manifest, *Snapsho
 		}
 		m.Entries = append(m.Entries, n.Entry)
 	}
-	for p := range w.cache {
-		if _, ok := seen[p]; !ok {
-			delete(w.cache, p)
+	if len(w.cache) > files {
+		// Files went: so do their entries.
+		seen := make(map[string]struct{}, files)
+		for i := range t.nodes {
+			if n := &t.nodes[i]; !n.gone && (n.Type == File || n.Type == Oversized) {
+				seen[n.Path] = struct{}{}
+			}
+		}
+		for p := range w.cache {
+			if _, ok := seen[p]; !ok {
+				delete(w.cache, p)
+			}
+		}
+	}
+	w.racy, w.oldestStored = 0, time.Time{}
+	for _, c := range w.cache {
+		if !c.trusted {
+			w.racy++
+		}
+		if !c.stored.IsZero() && (w.oldestStored.IsZero() || c.stored.Before(w.oldestStored)) {
+			w.oldestStored = c.stored
 		}
 	}
 	for _, i := range jobs {
@@ -468,6 +559,16 @@ func (w *Workspace) manifest(ctx context.Context, id string) (*Manifest, error) 
 	if m, ok := w.manifests[id]; ok {
 		return m, nil
 	}
+	m, err := w.fetchManifest(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w.remember(id, m)
+	return m, nil
+}
+
+// fetchManifest reads and decodes a manifest from the store.
+func (w *Workspace) fetchManifest(ctx context.Context, id string) (*Manifest, error) {
 	h, ok := strings.CutPrefix(id, session.BlobPrefix)
 	if !ok || !isHex64(h) {
 		return nil, fmt.Errorf("workspace: %q is not a snapshot id", id)
@@ -476,14 +577,13 @@ func (w *Workspace) manifest(ctx context.Context, id string) (*Manifest, error) 
 	if err != nil {
 		return nil, fmt.Errorf("workspace: snapshot %s: %w", id, err)
 	}
-	if hashOf(data) != h {
+	if !verifies(w.opts.Blobs) && hashOf(data) != h {
 		return nil, fmt.Errorf("workspace: snapshot %s: %w: content does not match its hash", id, session.ErrCorrupt)
 	}
 	m, err := DecodeManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: snapshot %s: %w", id, err)
 	}
-	w.remember(id, m)
 	return m, nil
 }
 
@@ -502,3 +602,14 @@ func (w *Workspace) remember(id string, m *Manifest) {
 }
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// verifies reports whether a blob store checks every content it gives
+// against its hash (BlobDir and FileStore do), so that it need not be
+// checked again; any other store's contents are.
+func verifies(b session.BlobStore) bool {
+	switch b.(type) {
+	case *session.BlobDir, *session.FileStore:
+		return true
+	}
+	return false
+}
