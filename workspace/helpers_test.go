@@ -126,11 +126,12 @@ func open(t testing.TB, specs ...spec) (*Workspace, string, session.BlobStore) {
 	t.Helper()
 	dir := t.TempDir()
 	build(t, dir, specs...)
-	store := session.NewMemoryStore()
+	var store session.BlobStore = session.NewMemoryStore()
 	w, err := Open(dir, &Options{Blobs: store})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { w.Close() })
 	return w, dir, store
 }
 
@@ -149,3 +150,5 @@ func snap(t testing.TB, w *Workspace) *Snapshot {
 	}
 	return s
 }
+
+func mustStore() session.BlobStore { return session.NewMemoryStore() }

@@ -45,6 +45,9 @@ func newWatcher() *watcher {
 
 // add watches the directory rel (at abs); called before it is listed.
 func (x *watcher) add(abs, rel string) {
+	if x == nil {
+		return
+	}
 	wd, err := unix.InotifyAddWatch(x.fd, abs, watchMask)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -106,6 +109,9 @@ func (x *watcher) drain() (dirty map[string]bool, full bool) {
 
 // forget stops watching rel, a directory no longer walked.
 func (x *watcher) forget(rel string) {
+	if x == nil {
+		return
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if wd, ok := x.relWd[rel]; ok {
@@ -119,6 +125,9 @@ func (x *watcher) forget(rel string) {
 
 // watched reports whether rel has a watch of its own.
 func (x *watcher) watched(rel string) bool {
+	if x == nil {
+		return false
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	_, ok := x.relWd[rel]
