@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -152,3 +153,5 @@ func snap(t testing.TB, w *Workspace) *Snapshot {
 }
 
 func mustStore() session.BlobStore { return session.NewMemoryStore() }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
