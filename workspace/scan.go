@@ -135,6 +135,7 @@ func (w *Workspace) walk(ctx context.Context) (t *tree, err error) {
 		return &tree{nodes: slices.Clone(lt.nodes), dirs: lt.dirs, problems: lt.problems, temps: lt.temps}, nil
 	}
 	w.lastTree = nil
+	w.walkedChanges = true // the fast path of Snapshot must not skip what this walk saw
 	old := w.states
 	if full || old == nil {
 		old = map[string]*dirState{}

@@ -105,6 +105,10 @@ type Workspace struct {
 	lastPut      time.Time
 	racy         int
 	oldestStored time.Time
+	// walkedChanges tells that a walk since the last snapshot (of a diff,
+	// a restore) saw something change, which the watcher will not report
+	// again.
+	walkedChanges bool
 	cache        map[string]cacheEntry
 	manifests    map[string]*Manifest // a few, by id
 	mfOrder      []string
@@ -237,6 +241,7 @@ func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 	w.remember(id, m)
 	w.last = id
 	w.lastSnap, w.lastPut = res, start
+	w.walkedChanges = false
 	w.saveCache()
 	return res, nil
 }
@@ -246,7 +251,7 @@ func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 // good (too large, not regular), and every content (and the manifest)
 // was put recently enough; nil otherwise. Callers hold mu.
 func (w *Workspace) unchanged() *Snapshot {
-	if w.watch == nil || w.lastSnap == nil || w.lastTree == nil || w.racy > 0 {
+	if w.watch == nil || w.lastSnap == nil || w.lastTree == nil || w.racy > 0 || w.walkedChanges {
 		return nil
 	}
 	now := w.now()

@@ -557,3 +557,19 @@ func TestTrustStored(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDiffThenSnapshot: a diff against the working tree sees a change
+// first; the next snapshot still records it.
+func TestDiffThenSnapshot(t *testing.T) {
+	w, dir, _ := open(t, spec{path: "a", content: "1\n"})
+	later(w)
+	a := snap(t, w)
+	snap(t, w)
+	build(t, dir, spec{path: "a", content: "2\n"})
+	if d, err := w.Diff(ctx, a.ID, "", nil); err != nil || len(d.Files) != 1 {
+		t.Fatal(d, err)
+	}
+	if b := snap(t, w); b.ID == a.ID {
+		t.Fatal("the change a diff saw was not recorded")
+	}
+}
