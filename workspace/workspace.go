@@ -109,10 +109,10 @@ type Workspace struct {
 	// a restore) saw something change, which the watcher will not report
 	// again.
 	walkedChanges bool
-	cache        map[string]cacheEntry
-	manifests    map[string]*Manifest // a few, by id
-	mfOrder      []string
-	last         string
+	cache         map[string]cacheEntry
+	manifests     map[string]*Manifest // a few, by id
+	mfOrder       []string
+	last          string
 }
 
 // cacheEntry is what the stat cache knows of a file.
