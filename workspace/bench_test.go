@@ -160,8 +160,15 @@ func dirBytes(b *testing.B, dir string) int64 {
 }
 
 func newBench(b *testing.B, tree string) (*Workspace, string) {
+	return newBenchOpts(b, tree, false)
+}
+
+// newBenchOpts is newBench, with the watcher off when noWatch: every
+// snapshot then stats every path, as on a platform without inotify or at
+// the walks of Options.RescanEvery.
+func newBenchOpts(b *testing.B, tree string, noWatch bool) (*Workspace, string) {
 	blobs := filepath.Join(b.TempDir(), "blobs")
-	w, err := Open(tree, &Options{Blobs: session.OpenBlobDir(blobs, nil)})
+	w, err := Open(tree, &Options{Blobs: session.OpenBlobDir(blobs, nil), NoWatch: noWatch})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,15 +213,17 @@ func BenchmarkSnapshotFirst(b *testing.B) {
 // since the last one.
 func BenchmarkSnapshotUnchanged(b *testing.B) {
 	tree := benchTree(b)
-	b.Run("impl=workspace", func(b *testing.B) {
-		w, _ := newBench(b, tree)
-		snap(b, w)
-		for b.Loop() {
-			if s := snap(b, w); s.Read != 0 {
-				b.Fatalf("read %d files of an unchanged tree", s.Read)
+	for _, impl := range []string{"workspace", "workspace-nowatch"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			w, _ := newBenchOpts(b, tree, impl == "workspace-nowatch")
+			snap(b, w)
+			for b.Loop() {
+				if s := snap(b, w); s.Read != 0 {
+					b.Fatalf("read %d files of an unchanged tree", s.Read)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("impl=git", func(b *testing.B) {
 		s := newShadow(b, tree)
 		s.snapshot()
@@ -229,17 +238,19 @@ func BenchmarkSnapshotEdit10(b *testing.B) {
 	tree := benchTree(b)
 	files := editSet(b, tree)
 	round := 0
-	b.Run("impl=workspace", func(b *testing.B) {
-		w, _ := newBench(b, tree)
-		snap(b, w)
-		for b.Loop() {
-			b.StopTimer()
-			round++
-			edit(b, files, round)
-			b.StartTimer()
+	for _, impl := range []string{"workspace", "workspace-nowatch"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			w, _ := newBenchOpts(b, tree, impl == "workspace-nowatch")
 			snap(b, w)
-		}
-	})
+			for b.Loop() {
+				b.StopTimer()
+				round++
+				edit(b, files, round)
+				b.StartTimer()
+				snap(b, w)
+			}
+		})
+	}
 	b.Run("impl=git", func(b *testing.B) {
 		s := newShadow(b, tree)
 		s.snapshot()
