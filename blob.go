@@ -127,7 +127,11 @@ func (d *BlobDir) init() {
 			zstd.WithDecoderMaxMemory(uint64(d.opts.MaxBytes)),
 			zstd.WithDecoderMaxWindow(uint64(min(d.opts.MaxBytes, 1<<30))),
 			zstd.WithDecodeAllCapLimit(true))
-		d.enc, d.encErr = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		// A 1 MiB window: the default 8 MiB makes the encoder keep a
+		// 16 MiB history for every large blob, which was a quarter of the
+		// peak memory of a workspace's first snapshot of the Go tree, for
+		// no gain on files (the stored bytes are the same within 0.1%).
+		d.enc, d.encErr = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(1<<20))
 	})
 }
 
