@@ -97,11 +97,15 @@ func TestJSONEverywhere(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(sample), 0o600))
 	root, croot := testStore(t, "s-one"), testStore(t, "s-two")
 	v2 := write(t, "v2.jsonl", v2File)
+	ws := newWSFixture(t)
 	runs := map[string][][]string{
 		"context":     {{"context", "--json", p}},
 		"tree":        {{"tree", "--json", p}},
 		"verify":      {{"verify", "--json", p}},
 		"checkpoints": {{"checkpoints", "--json", p}},
+		"snapshots":   {{"snapshots", "--json", ws.file}},
+		"diff":        {{"diff", "--json", ws.file}, {"diff", "--json", "--dir", ws.proj, ws.file}},
+		"restore":     {{"restore", "--json", "--dry-run", "--to", ws.e1, "--dir", ws.proj, ws.file}},
 		"ls":          {{"ls", "--json", "--all", "--root", root}},
 		"compact":     {{"compact", "--json", "--dry-run", "--keep-tokens", "1", p}, {"compact", "--json", "--keep-tokens", "1", "--root", croot, "s-two"}},
 		"fork":        {{"fork", "--json", "--out", filepath.Join(dir, "forks"), p}},
