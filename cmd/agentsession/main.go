@@ -17,7 +17,7 @@
 //	agentsession fork [--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID
 //	agentsession restore --to ENTRY --dir DIR [--expect ENTRY] [--ignore PATTERN]... [--dry-run] [--force] [--json] FILE|ID
 //	agentsession migrate [--dry-run] [--backup] [--json] FILE|ID...
-//	agentsession bench [--turns N] [--dir DIR] [--json]
+//	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
 //
@@ -246,6 +246,18 @@
 // appends, syncs, opening and listing on that disk, and prints a table of
 // the measures.
 //
+// Then the workspace measures, against the shadow git repository
+// OpenCode keeps, timed in the same run on a copy of the same tree
+// (--ws-tree DIR, default $(go env GOROOT)/src/net; skipped with a
+// message when no Go distribution is found): the first snapshot into an empty store
+// (git add -A and git write-tree into an empty repository), a snapshot
+// with nothing changed (with the watcher, on Linux, and without), a snapshot after
+// editing 10 files, the diff of the two snapshots 10 files apart as the
+// diff command makes it (git diff --stat of the two trees), restoring the
+// 10 files (git read-tree and git checkout-index -a -f), and the bytes
+// stored for the tree (git's object store). Git's figures are left out,
+// with a message, when git is not on PATH.
+//
 // --json prints one object: {"turns", "dir", "fileBytes",
 // "appendNsPerEntry", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
 // "readFloorNs", "openNs", "openContextNs", "peakResidentGrowthBytes",
@@ -255,6 +267,16 @@
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
+//
+// "workspace" is null when the workspace measures are skipped, else
+// {"tree", "files", "treeBytes", "snapshotFirstNs",
+// "snapshotUnchangedNs", "snapshotUnchangedNoWatchNs",
+// "snapshotEdit10Ns", "diff10Ns", "restore10Ns", "storedBytes", "git",
+// "perGit", "gitSkipped"}: tree is the tree copied; git holds git's
+// figures under the same names (snapshotUnchangedNoWatchNs aside),
+// perGit each of ours over git's ({"snapshotFirst", "snapshotUnchanged",
+// "snapshotEdit10", "diff10", "restore10", "storedBytes"}), both null
+// and gitSkipped saying why when git is not on PATH.
 //
 // # help
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -386,4 +387,63 @@ func TestDiffFormatting(t *testing.T) {
 	assert.Equal(t, " 1 file changed, 0 insertions(+), 0 deletions(-)", statSummary(1, 0, 0))
 	assert.Equal(t, "dir/a b.txt", displayPath("dir/a b.txt"))
 	assert.Equal(t, `"tab\there"`, displayPath("tab\there"))
+}
+
+// TestBenchWorkspace: the workspace section of bench on a tiny tree,
+// with git where it is installed.
+func TestBenchWorkspace(t *testing.T) {
+	old := wsRacyWait
+	wsRacyWait = 0
+	t.Cleanup(func() { wsRacyWait = old })
+	src := t.TempDir()
+	for i := range 12 {
+		writeFiles(t, src, map[string]string{fmt.Sprintf("pkg%d/f%d.go", i%3, i): strings.Repeat(fmt.Sprintf("line %d\n", i), 20)})
+	}
+	writeFiles(t, src, map[string]string{"data.bin": "\x00\x01\x02", "README": "text\n"})
+	base := t.TempDir()
+	r, err := runWSBench(context.Background(), base, src, nil)
+	require.NoError(t, err)
+	assert.Equal(t, src, r.Tree)
+	assert.Equal(t, 14, r.Files)
+	for name, v := range map[string]int64{"first": r.SnapshotFirstNs, "unchanged": r.SnapshotUnchangedNs, "nowatch": r.SnapshotUnchangedNoWatchNs,
+		"edit": r.SnapshotEdit10Ns, "diff": r.Diff10Ns, "restore": r.Restore10Ns, "stored": r.StoredBytes} {
+		assert.Positive(t, v, name)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		require.NotNil(t, r.Git)
+		require.NotNil(t, r.PerGit)
+		assert.Empty(t, r.GitSkipped)
+		assert.Positive(t, r.Git.Restore10Ns)
+		assert.Positive(t, r.Git.StoredBytes)
+		assert.Positive(t, r.PerGit.Diff10)
+	} else {
+		assert.Nil(t, r.Git)
+		assert.Contains(t, r.GitSkipped, "git is not on PATH")
+	}
+	rows := wsRows(r)
+	assert.Equal(t, "workspace tree", rows[0][0])
+	assert.Contains(t, rows[0][1], "14 files")
+	for _, row := range rows[1:] {
+		assert.True(t, strings.HasPrefix(row[0], "  "), row[0])
+	}
+
+	// Without git on PATH: the figures without git, and why.
+	t.Setenv("PATH", t.TempDir())
+	r, err = runWSBench(context.Background(), t.TempDir(), src, nil)
+	require.NoError(t, err)
+	assert.Nil(t, r.Git)
+	assert.Nil(t, r.PerGit)
+	assert.Equal(t, "git is not on PATH: no shadow-git comparison", r.GitSkipped)
+	assert.NotContains(t, wsRows(r)[1][1], "git")
+
+	// A tree with too few text files to edit.
+	few := t.TempDir()
+	writeFiles(t, few, map[string]string{"a.go": "package a\n"})
+	_, err = runWSBench(context.Background(), t.TempDir(), few, nil)
+	assert.ErrorContains(t, err, "has 1 text files: the workspace measures edit 10")
+
+	// The command: --ws-tree must be a directory.
+	_, errOut, code := runCLI("bench", "--ws-tree", filepath.Join(few, "nope"))
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "is not a directory")
 }
