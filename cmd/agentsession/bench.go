@@ -35,27 +35,36 @@ type benchResult struct {
 	List1000NewStoreNs      int64   `json:"list1000NewStoreNs"`
 	OpenContextPerFloor     float64 `json:"openContextPerReadFloor"`
 	FsyncTurnPerRawSync     float64 `json:"fsyncTurnPerRawFdatasync"`
+	// Workspace is the workspace section (bench_ws.go); null when no
+	// tree was found to copy.
+	Workspace *wsBenchResult `json:"workspace"`
 }
 
 var cmdBench = &command{
 	name:    "bench",
-	summary: "measure this machine's disk with the W10k workload",
-	usage:   "[--turns N] [--dir DIR] [--json]",
+	summary: "measure this machine's disk with the W10k workload, and the workspace against git",
+	usage:   "[--turns N] [--dir DIR] [--ws-tree DIR] [--json]",
 	common:  withJSON,
 	nargs:   [2]int{0, 0},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
 		turns := fs.Int("turns", workload.W10k, "build a workload of `N` turns")
 		dir := fs.String("dir", "", "measure in a new directory inside `DIR` (default: the system's temporary directory)")
+		wsTree := fs.String("ws-tree", "", "copy `DIR` for the workspace measures (default: $(go env GOROOT)/src/net)")
 		return func([]string) int {
 			if *turns < 1 {
 				return c.usageError("--turns must be positive")
 			}
-			return c.bench(*dir, *turns)
+			if *wsTree != "" {
+				if fi, err := os.Stat(*wsTree); err != nil || !fi.IsDir() {
+					return c.usageError("--ws-tree %s is not a directory", *wsTree)
+				}
+			}
+			return c.bench(*dir, *turns, *wsTree)
 		}
 	},
 }
 
-func (c *call) bench(dir string, turns int) int {
+func (c *call) bench(dir string, turns int, wsTree string) int {
 	base, err := os.MkdirTemp(dir, "agentsession-bench-")
 	if err != nil {
 		return c.fail("%v", err)
@@ -63,9 +72,22 @@ func (c *call) bench(dir string, turns int) int {
 	defer os.RemoveAll(base)
 	prog := c.progress("bench")
 	r, err := runBench(base, turns, prog)
+	if err == nil {
+		if wsTree == "" {
+			wsTree = defaultWSTree()
+		}
+		if wsTree == "" {
+			fmt.Fprintf(c.stderr, "agentsession: bench: the workspace measures are skipped: %v\n", errNoWSTree)
+		} else if r.Workspace, err = runWSBench(context.Background(), base, wsTree, prog); err != nil {
+			err = fmt.Errorf("workspace: %w", err)
+		}
+	}
 	prog.end()
 	if err != nil {
 		return c.fail("bench: %v", err)
+	}
+	if r.Workspace != nil && r.Workspace.GitSkipped != "" {
+		fmt.Fprintf(c.stderr, "agentsession: bench: %s\n", r.Workspace.GitSkipped)
 	}
 	if c.json {
 		return c.printJSON(r)
@@ -91,6 +113,11 @@ func (c *call) bench(dir string, turns int) int {
 		{"list 1,000 sessions, new store", dur(r.List1000NewStoreNs)},
 	} {
 		t.row(row[0], row[1])
+	}
+	if r.Workspace != nil {
+		for _, row := range wsRows(r.Workspace) {
+			t.row(row[0], row[1])
+		}
 	}
 	t.flush()
 	return exitOK

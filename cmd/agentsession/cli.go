@@ -57,8 +57,8 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		cmdContext, cmdTree, cmdVerify, cmdCheckpoints, cmdLs,
-		cmdCompact, cmdFork, cmdMigrate, cmdBench,
+		cmdContext, cmdTree, cmdVerify, cmdCheckpoints, cmdSnapshots, cmdDiff, cmdLs,
+		cmdCompact, cmdFork, cmdRestore, cmdMigrate, cmdBench,
 		cmdHelp, cmdVersion, cmdBenchOpen,
 	}
 	for _, c := range commands {

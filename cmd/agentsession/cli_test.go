@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -97,17 +98,27 @@ func TestJSONEverywhere(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(sample), 0o600))
 	root, croot := testStore(t, "s-one"), testStore(t, "s-two")
 	v2 := write(t, "v2.jsonl", v2File)
+	ws := newWSFixture(t)
+	wsTree := t.TempDir() // bench's workspace measures: a tiny tree, no wait
+	defer func(d time.Duration) { wsRacyWait = d }(wsRacyWait)
+	wsRacyWait = 0
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(wsTree, fmt.Sprintf("f%d.go", i)), []byte("package f\n"), 0o644))
+	}
 	runs := map[string][][]string{
 		"context":     {{"context", "--json", p}},
 		"tree":        {{"tree", "--json", p}},
 		"verify":      {{"verify", "--json", p}},
 		"checkpoints": {{"checkpoints", "--json", p}},
+		"snapshots":   {{"snapshots", "--json", ws.file}},
+		"diff":        {{"diff", "--json", ws.file}, {"diff", "--json", "--dir", ws.proj, ws.file}},
+		"restore":     {{"restore", "--json", "--dry-run", "--to", ws.e1, "--dir", ws.proj, ws.file}},
 		"ls":          {{"ls", "--json", "--all", "--root", root}},
 		"compact":     {{"compact", "--json", "--dry-run", "--keep-tokens", "1", p}, {"compact", "--json", "--keep-tokens", "1", "--root", croot, "s-two"}},
 		"fork":        {{"fork", "--json", "--out", filepath.Join(dir, "forks"), p}},
 		"migrate":     {{"migrate", "--json", v2}},
 		"version":     {{"version", "--json"}},
-		"bench":       {{"bench", "--json", "--turns", "3"}},
+		"bench":       {{"bench", "--json", "--turns", "3", "--ws-tree", wsTree}},
 	}
 	if testing.Short() {
 		delete(runs, "bench")
@@ -150,11 +161,16 @@ func TestJSONEverywhere(t *testing.T) {
 
 	// bench's ratios are numbers.
 	if !testing.Short() {
-		out, _, _ = runCLI("bench", "--json", "--turns", "3")
+		out, _, _ = runCLI("bench", "--json", "--turns", "3", "--ws-tree", wsTree)
 		var b map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &b))
 		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs"} {
 			assert.IsType(t, 0.0, b[k], k)
+		}
+		ws, ok := b["workspace"].(map[string]any)
+		require.True(t, ok, "the workspace section: %v", b["workspace"])
+		for _, k := range []string{"snapshotFirstNs", "diff10Ns", "storedBytes"} {
+			assert.IsType(t, 0.0, ws[k], k)
 		}
 	}
 }

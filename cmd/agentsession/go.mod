@@ -4,13 +4,22 @@ go 1.25.0
 
 require (
 	github.com/agentsession/session v0.0.0
+	github.com/agentsession/session/workspace v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
+	github.com/go-git/go-billy/v5 v5.8.0 // indirect
+	github.com/go-git/go-git/v5 v5.17.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.47.0 // indirect
+	golang.org/x/sys v0.38.0 // indirect
+	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
 
 // The CLI is a module of its own so that what it brings (the workspace's
@@ -18,3 +27,5 @@ require (
 // the library. The modules are developed side by side; a release tags
 // them all.
 replace github.com/agentsession/session => ../../
+
+replace github.com/agentsession/session/workspace => ../../workspace

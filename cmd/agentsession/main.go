@@ -1,6 +1,7 @@
 // Command agentsession looks inside, checks and edits the session files
 // of LLM coding agents (the pi / oh-my-pi JSONL format, versions 1 to 3).
-// Only compact, fork and migrate write; the other commands never write to
+// Only compact, fork and migrate write sessions, and restore writes the
+// files of the directory it is given; the other commands never write to
 // anything they read.
 //
 // Usage:
@@ -9,11 +10,14 @@
 //	agentsession tree [--compact] [--limit N] [--json] FILE|ID
 //	agentsession verify [--strict] [--json] FILE|ID... | --all [--limit N]
 //	agentsession checkpoints [--limit N] [--json] FILE|ID
+//	agentsession snapshots [--limit N] [--json] FILE|ID
+//	agentsession diff [--from ENTRY] [--to ENTRY] [--dir DIR] [--ignore PATTERN]... [--stat] [--json] FILE|ID
 //	agentsession ls [--cwd DIR | --all] [--archived] [--limit N] [--json]
 //	agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] [--json] FILE|ID
 //	agentsession fork [--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID
+//	agentsession restore --to ENTRY --dir DIR [--expect ENTRY] [--ignore PATTERN]... [--dry-run] [--force] [--json] FILE|ID
 //	agentsession migrate [--dry-run] [--backup] [--json] FILE|ID...
-//	agentsession bench [--turns N] [--dir DIR] [--json]
+//	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
 //
@@ -42,7 +46,8 @@
 // stderr is a terminal. Warnings and hints go to stderr.
 //
 // Exit statuses: 0 for success; 1 when verify finds an error (any
-// finding with --strict); 2 for a usage error (an unknown command or
+// finding with --strict) or restore refuses to overwrite changed files;
+// 2 for a usage error (an unknown command or
 // flag, a missing argument) or a file or session that cannot be read,
 // which gives a one-line error and is never written to.
 //
@@ -99,6 +104,51 @@
 // --json prints one object per checkpoint and line: {"name", "entryId",
 // "time", "onPath"}.
 //
+// # snapshots
+//
+// Lists the workspace snapshots the session recorded (its
+// agentsession.snapshot custom entries, which the workspace package's
+// Record appends at each step of an agent, and its Rewind, Branch and
+// Fork when they bring the files back), in tree order: the entry, its
+// time, its kind (step, or revert: the files brought back to an earlier
+// snapshot), the snapshot's id (the first 12 hex digits of its hash),
+// the change since the snapshot in force before it (files, lines added
+// and deleted; "(first)" for the first on its path) and the directory.
+// The snapshot in force at the leaf is marked; those off the current
+// path are dimmed. --limit N lists the last N.
+//
+// --json prints one object per snapshot and line: {"entryId", "time",
+// "kind", "snapshot", "previous", "files", "additions", "deletions",
+// "dir", "first", "onPath", "inForce"}: snapshot and previous (a revert's
+// snapshot of the files before it, "" for none) are full ids
+// ("blob:sha256:<hex>"), inForce marks the snapshot in force at the leaf.
+//
+// # diff
+//
+// Prints how the workspace changed between the snapshots in force at two
+// entries (the latest recorded on the path to each), as git diff does:
+// each file's header and unified diff, colored on a terminal. --from
+// defaults to the first snapshot on the path to --to's entry, and --to
+// to the leaf, so that with neither the diff is all the session changed.
+// With --dir DIR (the workspace's directory), --to defaults to the files
+// in DIR as they are now, and an empty ENTRY (--from "" or --to "")
+// stands for them: what changed since a snapshot, nothing recorded.
+// Without --dir only the blob directory is read. --stat prints a line
+// per file (lines added and deleted, a bar of + and -) and the totals,
+// as git diff --stat does. Renames are a deletion and an addition; a
+// binary file (a NUL in its first 8000 bytes) has no lines.
+//
+// --json prints one object: {"path", "id", "dir", "from", "to",
+// "fromEntryId", "toEntryId", "files", "additions", "deletions"}: from
+// and to are the snapshot ids ("" for the files in DIR, which dir then
+// names), the entry ids the ENTRYs named; each of files is {"path",
+// "status", "oldType", "newType", "oldMode", "newMode", "binary",
+// "additions", "deletions", "note", "unified"}: status is added,
+// deleted, modified, mode or type; a type is file, symlink, dir,
+// oversized or unreadable, a mode octal ("0644"), both "" on the side
+// where the path is absent; note says why lines were not counted, and
+// unified is the file's unified diff ("" with --stat).
+//
 // # ls
 //
 // Lists the sessions of the store at --root, most recently updated first:
@@ -142,6 +192,39 @@
 // --json prints one object: {"source", "sourceId", "at", "path", "id",
 // "title", "entries"}; path and id are the new session's.
 //
+// # restore
+//
+// Brings the files of DIR back to the workspace snapshot in force at
+// ENTRY: contents, modes and symlinks as recorded, files created since
+// removed, files deleted since recreated; ignored files (.gitignore,
+// .git/info/exclude, --ignore) are left alone. Each file is replaced
+// atomically, and every content is fetched and checked before any file
+// changes. It prints what it changed (create, update, delete, mode,
+// mkdir, rmdir and the path); --dry-run lists what it would change and
+// changes nothing.
+//
+// It restores files only: the session is read, never written, and its
+// leaf does not move (the library's workspace.Rewind moves the
+// conversation and the files together, and records the revert). The
+// files of DIR are checked against the snapshot in force at the leaf,
+// which is what they held when the agent last recorded them: if a file
+// restore would overwrite or delete changed since (by you, say), it
+// changes nothing, lists those files and exits with status 1; --force
+// restores them too, and their changes are lost. As nothing is recorded,
+// after a restore to an entry the files are those of its snapshot, not
+// the leaf's: --expect ENTRY checks against the snapshot in force at
+// ENTRY instead (to go back to the leaf after a restore to ENTRY, say).
+// Give the host's ignore patterns with --ignore, which the session does
+// not record: files they match are otherwise taken for files to restore.
+//
+// --json prints one object: {"path", "id", "dir", "entryId",
+// "snapshotEntryId", "snapshot", "expect", "dryRun", "force", "changes",
+// "left"}: entryId is the entry --to named, snapshotEntryId the entry
+// that recorded the snapshot, expect the snapshot the files were checked
+// against ("" with --force), each change {"op", "path"}, and left the
+// paths that could not be restored and were left as they are ({"path",
+// "reason"}: content too large to have been stored, or unreadable).
+//
 // # migrate
 //
 // Upgrades session files of format version 1 and 2 to version 3 in place,
@@ -163,6 +246,18 @@
 // appends, syncs, opening and listing on that disk, and prints a table of
 // the measures.
 //
+// Then the workspace measures, against the shadow git repository
+// OpenCode keeps, timed in the same run on a copy of the same tree
+// (--ws-tree DIR, default $(go env GOROOT)/src/net; skipped with a
+// message when no Go distribution is found): the first snapshot into an empty store
+// (git add -A and git write-tree into an empty repository), a snapshot
+// with nothing changed (with the watcher, on Linux, and without), a snapshot after
+// editing 10 files, the diff of the two snapshots 10 files apart as the
+// diff command makes it (git diff --stat of the two trees), restoring the
+// 10 files (git read-tree and git checkout-index -a -f), and the bytes
+// stored for the tree (git's object store). Git's figures are left out,
+// with a message, when git is not on PATH.
+//
 // --json prints one object: {"turns", "dir", "fileBytes",
 // "appendNsPerEntry", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
 // "readFloorNs", "openNs", "openContextNs", "peakResidentGrowthBytes",
@@ -172,6 +267,16 @@
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
+//
+// "workspace" is null when the workspace measures are skipped, else
+// {"tree", "files", "treeBytes", "snapshotFirstNs",
+// "snapshotUnchangedNs", "snapshotUnchangedNoWatchNs",
+// "snapshotEdit10Ns", "diff10Ns", "restore10Ns", "storedBytes", "git",
+// "perGit", "gitSkipped"}: tree is the tree copied; git holds git's
+// figures under the same names (snapshotUnchangedNoWatchNs aside),
+// perGit each of ours over git's ({"snapshotFirst", "snapshotUnchanged",
+// "snapshotEdit10", "diff10", "restore10", "storedBytes"}), both null
+// and gitSkipped saying why when git is not on PATH.
 //
 // # help
 //

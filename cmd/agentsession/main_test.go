@@ -318,6 +318,31 @@ func TestStoreSessions(t *testing.T) {
 	assert.Equal(t, before, after, "nothing was written")
 }
 
+// TestArchivedSessionBlobs: an archived session's blob references are
+// resolved from the store's blob directory, as a live one's.
+func TestArchivedSessionBlobs(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	img := bytes.Repeat([]byte{5, 6, 7, 8}, 1000)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-old", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.User(session.Image("image/png", img)))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, store.Archive(ctx, "s-old"))
+	file, err := store.Path("s-old")
+	require.NoError(t, err)
+	require.NoError(t, store.Close())
+	require.Contains(t, file, ".archive")
+
+	out, errOut, code := runCLI("context", "--json", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, base64.StdEncoding.EncodeToString(img), "the blob is resolved")
+}
+
 // seedLayout copies a corpus file into a FileStore layout under a new
 // root and returns the root and the file.
 func seedLayout(t *testing.T, name string) (root, file string) {

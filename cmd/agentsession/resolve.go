@@ -370,10 +370,16 @@ func layoutRoot(path string) (string, bool) {
 }
 
 // blobDir is the blob directory of the session file at path: blobs when
-// set, else the seed layout's, <root>/../blobs for <root>/--cwd--/file.
+// set, else the seed layout's, <root>/../blobs for <root>/--cwd--/file
+// and <root>/.archive/--cwd--/file, as the FileStore keeps it (and the
+// same place for a file outside any store's layout).
 func blobDir(path, blobs string) *session.BlobDir {
 	if blobs == "" {
-		blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
+		if root, ok := layoutRoot(path); ok {
+			blobs = filepath.Join(filepath.Dir(root), "blobs")
+		} else {
+			blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
+		}
 	}
 	return session.OpenBlobDir(blobs, nil)
 }
