@@ -1,28 +1,38 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	session "github.com/agentsession/session"
 )
 
-// CollectBlobs frees the blobs of deleted sessions. Each session here
-// records a workspace snapshot the way the workspace package does: the
-// file contents, then the manifest that lists them, then the entry.
+// CollectBlobs frees the blobs of deleted sessions. A FileStore keeps
+// images of 1 KiB or more as blobs, once per content: here two sessions
+// share one screenshot and one of them has another of its own.
 func ExampleCollectBlobs() {
 	ctx := context.Background()
-	store := session.NewMemoryStore()
-	snapshot := func(s *session.Session, content string) {
-		c, _ := store.PutBlob(ctx, []byte(content))
-		m, _ := store.PutBlob(ctx, []byte(`{"files":[{"path":"main.go","content":"`+c+`"}]}`))
-		s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: m, Files: 1})
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	store, _ := session.OpenFileStore(filepath.Join(dir, "sessions"), nil)
+	defer store.Close()
+	shared := bytes.Repeat([]byte("shared screenshot "), 100)
+	own := bytes.Repeat([]byte("a screenshot of its own "), 100)
+	say := func(s *session.Session, images ...[]byte) {
+		m := session.UserText("What is on the screen?")
+		for _, img := range images {
+			m.Content = append(m.Content, session.Image("image/png", img))
+		}
+		s.Append(ctx, m)
+		s.Close()
 	}
 	kept, _ := session.Create(ctx, store, &session.CreateOptions{Cwd: "/work"})
-	snapshot(kept, "package main\n")
+	say(kept, shared)
 	gone, _ := session.Create(ctx, store, &session.CreateOptions{Cwd: "/work"})
-	snapshot(gone, "package scratch\n")
-	gone.Close()
+	say(gone, shared, own)
 	store.Delete(ctx, gone.ID())
 
 	// Within the grace (an hour by default) what was just put stays: a
@@ -33,14 +43,14 @@ func ExampleCollectBlobs() {
 	}
 	fmt.Println("within the grace:", len(res.Deleted), "deleted,", res.Young, "spared")
 
-	// With no grace, for a store no one writes to meanwhile, the deleted
-	// session's manifest and content go.
+	// With no grace, for a store no one writes to meanwhile, the image
+	// only the deleted session held goes; the shared one stays.
 	res, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("sessions read:", res.Sessions, "kept:", res.Kept, "deleted:", len(res.Deleted))
 	// Output:
-	// within the grace: 0 deleted, 2 spared
-	// sessions read: 1 kept: 2 deleted: 2
+	// within the grace: 0 deleted, 1 spared
+	// sessions read: 1 kept: 1 deleted: 1
 }

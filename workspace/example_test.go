@@ -164,3 +164,38 @@ func ExampleRewind() {
 	// rewound: delete helper.go - helper.go gone: true
 	// undone: helper.go back: true
 }
+
+// Snapshots are blobs of the session's store: deleting the session, then
+// collecting, frees the contents no remaining session's snapshot names,
+// and keeps those another session's snapshots share.
+func Example_garbageCollection() {
+	ctx := context.Background()
+	dir := project(map[string]string{"shared.go": "package main\n"})
+	defer os.RemoveAll(dir)
+	store := session.NewMemoryStore()
+	blobs, _ := session.BlobsOf(store)
+	w, err := workspace.Open(dir, &workspace.Options{Blobs: blobs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	kept, _ := session.Create(ctx, store, nil)
+	if _, err := workspace.Record(ctx, kept, w, nil); err != nil { // manifest 1 and shared.go
+		log.Fatal(err)
+	}
+	gone, _ := session.Create(ctx, store, nil)
+	write(dir, "scratch.go", "package main // only the deleted session saw this\n")
+	if _, err := workspace.Record(ctx, gone, w, nil); err != nil { // manifest 2 and scratch.go
+		log.Fatal(err)
+	}
+	gone.Close()
+	store.Delete(ctx, gone.ID())
+
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1}) // no writer meanwhile
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("manifests followed:", res.Manifests, "kept:", res.Kept, "deleted:", len(res.Deleted))
+	// Output:
+	// manifests followed: 1 kept: 2 deleted: 2
+}
