@@ -140,6 +140,7 @@ func (w *Workspace) Restore(ctx context.Context, id string, opts *RestoreOptions
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkCollections()
 	tgt, err := w.manifest(ctx, id)
 	if err != nil {
 		return nil, err
