@@ -39,7 +39,10 @@ type Options struct {
 	// CacheFile, when set, is where the stat cache is kept between
 	// processes (written atomically after each snapshot), so that a new
 	// process (a command-line tool) snapshots an unchanged tree without
-	// reading it. It belongs to one directory and one blob store. Default:
+	// reading it. It belongs to one directory (another's is ignored) and
+	// vouches that contents are stored only in the blob store it was
+	// written with: a blob directory (a FileStore's) by its path, another
+	// store only in the process that wrote it. Default:
 	// the cache lives in the Workspace only.
 	CacheFile string
 	// TrustStored is how long the cache vouches that a file's content is

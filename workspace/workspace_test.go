@@ -573,3 +573,45 @@ func TestDiffThenSnapshot(t *testing.T) {
 		t.Fatal("the change a diff saw was not recorded")
 	}
 }
+
+// TestCacheFileOtherStore: a cache file written by a workspace on one
+// blob store, read by one on another store (a new process's memory
+// store, another session store's blob directory), must not vouch that
+// the contents are in the new store: its snapshot puts them.
+func TestCacheFileOtherStore(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, spec{path: "a", content: "1"}, spec{path: "b/c", content: "2"})
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, stores := range [][2]session.BlobStore{
+		{session.NewMemoryStore(), session.NewMemoryStore()},
+		{session.OpenBlobDir(t.TempDir(), nil), session.OpenBlobDir(t.TempDir(), nil)},
+		{session.OpenBlobDir(t.TempDir(), nil), session.NewMemoryStore()},
+	} {
+		os.Remove(cache)
+		w := reopen(t, dir, stores[0], &Options{CacheFile: cache})
+		later(w)
+		a := snap(t, w)
+		w2 := reopen(t, dir, stores[1], &Options{CacheFile: cache})
+		later(w2)
+		b := snap(t, w2)
+		if b.ID != a.ID {
+			t.Fatalf("%+v", b)
+		}
+		for _, ref := range []string{b.ID, "blob:sha256:" + hashOf([]byte("1")), "blob:sha256:" + hashOf([]byte("2"))} {
+			if _, err := stores[1].GetBlob(ctx, ref); err != nil {
+				t.Errorf("%T: %s: %v", stores[1], ref, err)
+			}
+		}
+	}
+	// The same blob directory, opened again: the cache vouches.
+	bd := t.TempDir()
+	os.Remove(cache)
+	w := reopen(t, dir, session.OpenBlobDir(bd, nil), &Options{CacheFile: cache})
+	later(w)
+	snap(t, w)
+	w2 := reopen(t, dir, session.OpenBlobDir(bd, nil), &Options{CacheFile: cache})
+	later(w2)
+	if b := snap(t, w2); b.Read != 0 {
+		t.Fatalf("%+v", b)
+	}
+}
