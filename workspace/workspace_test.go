@@ -615,3 +615,34 @@ func TestCacheFileOtherStore(t *testing.T) {
 		t.Fatalf("%+v", b)
 	}
 }
+
+// TestWatcherDirectoryMovedIn: a directory moved out of the tree and
+// another moved in at its path (its subdirectories at the same paths as
+// the old one's, whose watches went away with the old one) is listed
+// again, subdirectories included: the snapshot records the new files.
+func TestWatcherDirectoryMovedIn(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	build(t, dir, spec{path: "x/h/i", content: "old"}, spec{path: "x/h/deep/j", content: "old j"}, spec{path: "y", content: "y"})
+	store := session.NewMemoryStore()
+	w := reopen(t, dir, store, nil)
+	later(w)
+	snap(t, w)
+	snap(t, w) // the watches in place
+	if err := os.Rename(filepath.Join(dir, "x"), filepath.Join(out, "old")); err != nil {
+		t.Fatal(err)
+	}
+	build(t, out, spec{path: "new/h/i", content: "new"}, spec{path: "new/h/deep/j", content: "new j"})
+	if err := os.Rename(filepath.Join(out, "new"), filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	got := snap(t, w)
+	want := snap(t, reopen(t, dir, store, &Options{NoWatch: true}))
+	if got.ID != want.ID {
+		t.Fatalf("watched:\n%s\nfresh:\n%s", got.Manifest.Encode(), want.Manifest.Encode())
+	}
+	// The old directory, outside now, changes: nothing in the tree does.
+	os.WriteFile(filepath.Join(out, "old", "h", "i"), []byte("changed outside"), 0o644)
+	if again := snap(t, w); again.ID != want.ID {
+		t.Fatalf("after a change outside:\n%s", again.Manifest.Encode())
+	}
+}
