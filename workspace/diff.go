@@ -303,7 +303,8 @@ func (w *Workspace) content(ctx context.Context, s *tside, e *Entry) (string, bo
 	return string(data), true, nil
 }
 
-// blob returns a stored file's content, checked against its hash.
+// blob returns a stored file's content, checked against its hash and
+// the manifest's size.
 func (w *Workspace) blob(ctx context.Context, e *Entry) ([]byte, error) {
 	data, err := w.opts.Blobs.GetBlob(ctx, e.Ref())
 	if err != nil {
@@ -311,6 +312,11 @@ func (w *Workspace) blob(ctx context.Context, e *Entry) ([]byte, error) {
 	}
 	if !verifies(w.opts.Blobs) && hashOf(data) != e.Hash {
 		return nil, &BlobError{Path: e.Path, Ref: e.Ref(), Err: fmt.Errorf("%w: content does not match its hash", session.ErrCorrupt)}
+	}
+	if int64(len(data)) != e.Size {
+		// The manifest is wrong about it: a restored file would never
+		// be as the snapshot has it.
+		return nil, &BlobError{Path: e.Path, Ref: e.Ref(), Err: fmt.Errorf("%w: %d bytes, the manifest says %d", session.ErrCorrupt, len(data), e.Size)}
 	}
 	return data, nil
 }

@@ -151,3 +151,26 @@ func TestRestoreThroughReplacedDir(t *testing.T) {
 		equalState(t, state(t, outside), map[string]string{"file": "file -rw-r--r-- outside\n", "deep": "dir", "deep/x": "file -rw-r--r-- outside x\n"})
 	}
 }
+
+// TestRestoreSizeMismatch: a manifest whose size for a file is not its
+// content's length is corrupt: the restore (and its dry run) fails with
+// session.ErrCorrupt before anything changes, rather than writing a file
+// that never matches the snapshot.
+func TestRestoreSizeMismatch(t *testing.T) {
+	store := session.NewMemoryStore()
+	dir := t.TempDir()
+	build(t, dir, spec{path: "keep", content: "mine\n"})
+	w := reopen(t, dir, store, nil)
+	ref, _ := store.PutBlob(ctx, []byte("hello"))
+	m := manifestMagic + "f 644 3 " + ref + ` "a"` + "\n" + "f 644 5 " + ref + ` "b"` + "\n"
+	id, _ := store.PutBlob(ctx, []byte(m))
+	before := state(t, dir)
+	for _, dry := range []bool{true, false} {
+		_, err := w.Restore(ctx, id, &RestoreOptions{Force: true, DryRun: dry})
+		var be *BlobError
+		if !errors.As(err, &be) || !errors.Is(err, session.ErrCorrupt) || be.Path != "a" {
+			t.Fatalf("dry run %v: err = %v", dry, err)
+		}
+		equalState(t, state(t, dir), before)
+	}
+}
