@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -203,12 +204,23 @@ func underAny(path string, paths []string) bool {
 		return true
 	}
 	for _, p := range paths {
-		p = strings.Trim(p, "/")
-		if p == "" || p == "." || path == p || strings.HasPrefix(path, p+"/") {
+		p = cleanPath(p)
+		if p == "" || path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// cleanPath reads a path of Paths as a user spells it ("./a", "a/",
+// "a/./b", "a//b", "/a"): slash-separated, relative to the workspace; ""
+// for the whole tree. One that climbs out ("../x") matches nothing.
+func cleanPath(p string) string {
+	p = path.Clean(strings.TrimLeft(p, "/"))
+	if p == "." {
+		return ""
+	}
+	return p
 }
 
 // diffFile compares one path's two sides.

@@ -646,3 +646,23 @@ func TestWatcherDirectoryMovedIn(t *testing.T) {
 		t.Fatalf("after a change outside:\n%s", again.Manifest.Encode())
 	}
 }
+
+// TestPathsSpelledLoosely: Paths of a restore and of a diff are paths as
+// a user spells them ("./a", "a/", "a/./x"): they restrict as "a" and
+// "a/x" do.
+func TestPathsSpelledLoosely(t *testing.T) {
+	w, dir, _ := open(t, spec{path: "a/x", content: "1\n"}, spec{path: "a/y", content: "2\n"}, spec{path: "b", content: "3\n"})
+	a := snap(t, w)
+	build(t, dir, spec{path: "a/x", content: "11\n"}, spec{path: "a/y", content: "22\n"}, spec{path: "b", content: "33\n"})
+	b := snap(t, w)
+	for _, paths := range [][]string{{"./a"}, {"a/"}, {"./a/"}, {"a/./x", "a//y"}} {
+		d, err := w.Diff(ctx, a.ID, b.ID, &DiffOptions{Paths: paths})
+		if err != nil || len(d.Files) != 2 {
+			t.Fatalf("%q: diff %+v %v", paths, d, err)
+		}
+		res, err := w.Restore(ctx, a.ID, &RestoreOptions{Expect: b.ID, Paths: paths, DryRun: true})
+		if err != nil || len(res.Changes) != 2 {
+			t.Fatalf("%q: restore %+v %v", paths, res, err)
+		}
+	}
+}
