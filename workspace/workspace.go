@@ -117,10 +117,10 @@ type Workspace struct {
 	// collections is session.BlobCollections when the cache's claims
 	// that contents are stored were last checked.
 	collections uint64
-	cache        map[string]cacheEntry
-	manifests    map[string]*Manifest // a few, by id
-	mfOrder      []string
-	last         string
+	cache       map[string]cacheEntry
+	manifests   map[string]*Manifest // a few, by id
+	mfOrder     []string
+	last        string
 }
 
 // cacheEntry is what the stat cache knows of a file.
