@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,22 @@ type CollectResult struct {
 	// the grace: unreferenced blobs last put before Cutoff are deleted.
 	Started, Cutoff time.Time
 }
+
+// collections counts the collections of this process that set out to
+// delete blobs.
+var collections atomic.Uint64
+
+// BlobCollections returns how many collections (CollectBlobs) of this
+// process have set out to delete blobs so far, whatever the store; the
+// count changes before the first blob is deleted. A cache that vouches
+// that contents are in a store without putting them again (the workspace
+// package's stat cache) compares it with the count it saw when they were
+// put, and checks again when it changed: a collection whose grace is
+// shorter than the cache's trust (a negative one, after sessions were
+// deleted) may have deleted them. Collections in other processes are not
+// counted; for those, the cache's trust must stay shorter than their
+// grace.
+func BlobCollections() uint64 { return collections.Load() }
 
 // collectPage is the page size of the collection's listings.
 const collectPage = 500
@@ -194,6 +211,9 @@ func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*Coll
 	slices.Sort(res.Missing)
 	slices.SortFunc(doomed, func(a, b BlobInfo) int { return strings.Compare(a.Ref, b.Ref) })
 	sweeper, conditional := blobs.(BlobSweeper)
+	if len(doomed) > 0 && !o.DryRun {
+		collections.Add(1) // before the first delete: see BlobCollections
+	}
 	for _, b := range doomed {
 		deleted := true
 		var err error

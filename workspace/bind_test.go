@@ -190,3 +190,49 @@ func TestRecordDurableOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordAfterCollectWithNegativeGrace: a session is deleted and its
+// blobs collected (Grace -1, nobody writing); the same workspace, its
+// stat cache vouching for every file and nothing changed, then records
+// into another session, whose snapshot must be whole (manifest and
+// contents in the store).
+func TestRecordAfterCollectWithNegativeGrace(t *testing.T) {
+	root := t.TempDir()
+	store, err := session.OpenFileStore(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, w, dir := agent(t, store, spec{path: "main.go", content: "package main\n"}, spec{path: "lib/x.go", content: "package lib\n"})
+	later(w)
+	step(t, a, w, "a")
+	if err := store.Delete(ctx, a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	if err != nil || len(res.Deleted) == 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, err := session.Create(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r := step(t, b, w, "b")
+	m, err := w.Manifest(ctx, r.Snapshot.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.GetBlob(ctx, r.Snapshot.ID); err != nil {
+		t.Errorf("manifest: %v", err)
+	}
+	for _, e := range m.Entries {
+		if e.Type == File {
+			if _, err := store.GetBlob(ctx, e.Ref()); err != nil {
+				t.Errorf("%s: %v", e.Path, err)
+			}
+		}
+	}
+	build(t, dir, spec{path: "main.go", content: "package main // changed\n"})
+	if _, err := w.Restore(ctx, r.Snapshot.ID, &RestoreOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+}

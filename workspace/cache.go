@@ -4,24 +4,55 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/gob"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	session "github.com/agentsession/session"
 )
 
 // The stat cache on disk (Options.CacheFile): a gob of the entries, with
 // the directory it belongs to, behind the SHA-256 of the gob, written to
 // a temporary file renamed over the old one. A cache that does not read
-// back whole is ignored: the next snapshot reads every file.
+// back whole is ignored: the next snapshot reads every file. Its claims
+// that contents are stored are kept only for the blob store they were
+// made about (storeID): read with another store, the cache still knows
+// the contents' hashes, but the next snapshot puts them.
 
 const cacheMagic = "agentsession-workspace-cache 1\n"
 
 type diskCache struct {
 	Dir     string
+	Store   string // storeID of the blob store
 	Entries []diskEntry
+}
+
+// processToken tells this process's in-memory stores from another's.
+var processToken = rand.Uint64()
+
+// storeID names a blob store for the cache file: a blob directory (a
+// FileStore's) by its path, which another process opening it shares; any
+// other store by its address in this process, which no other process
+// shares (a MemoryStore is gone with its process; a store of another
+// kind cannot be told from another of its kind elsewhere).
+func storeID(b session.BlobStore) string {
+	var dir string
+	switch s := b.(type) {
+	case *session.BlobDir:
+		dir = s.Dir()
+	case *session.FileStore:
+		dir = s.Blobs().Dir()
+	}
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			return "dir:" + abs
+		}
+	}
+	return fmt.Sprintf("%T@%p#%x", b, b, processToken)
 }
 
 type diskEntry struct {
@@ -49,6 +80,7 @@ func (w *Workspace) loadCache() {
 	if gob.NewDecoder(bytes.NewReader(body)).Decode(&dc) != nil || dc.Dir != w.dir {
 		return
 	}
+	sameStore := dc.Store == storeID(w.opts.Blobs)
 	for _, e := range dc.Entries {
 		if !isHex64(e.Hash) {
 			continue
@@ -58,7 +90,7 @@ func (w *Workspace) loadCache() {
 			hash:    e.Hash,
 			trusted: e.Trusted,
 		}
-		if e.Stored != 0 {
+		if e.Stored != 0 && sameStore {
 			c.stored = time.Unix(0, e.Stored)
 		}
 		w.cache[e.Path] = c
@@ -71,7 +103,7 @@ func (w *Workspace) saveCache() {
 	if w.opts.CacheFile == "" {
 		return
 	}
-	dc := diskCache{Dir: w.dir, Entries: make([]diskEntry, 0, len(w.cache))}
+	dc := diskCache{Dir: w.dir, Store: storeID(w.opts.Blobs), Entries: make([]diskEntry, 0, len(w.cache))}
 	for p, c := range w.cache {
 		e := diskEntry{Path: p, Size: c.st.size, Mtime: c.st.mtime, Ctime: c.st.ctime, Ino: c.st.ino, Dev: c.st.dev,
 			Perm: uint32(c.st.perm), Typ: uint8(c.st.typ), Hash: c.hash, Trusted: c.trusted}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -203,12 +204,23 @@ func underAny(path string, paths []string) bool {
 		return true
 	}
 	for _, p := range paths {
-		p = strings.Trim(p, "/")
-		if p == "" || p == "." || path == p || strings.HasPrefix(path, p+"/") {
+		p = cleanPath(p)
+		if p == "" || path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// cleanPath reads a path of Paths as a user spells it ("./a", "a/",
+// "a/./b", "a//b", "/a"): slash-separated, relative to the workspace; ""
+// for the whole tree. One that climbs out ("../x") matches nothing.
+func cleanPath(p string) string {
+	p = path.Clean(strings.TrimLeft(p, "/"))
+	if p == "." {
+		return ""
+	}
+	return p
 }
 
 // diffFile compares one path's two sides.
@@ -303,7 +315,8 @@ func (w *Workspace) content(ctx context.Context, s *tside, e *Entry) (string, bo
 	return string(data), true, nil
 }
 
-// blob returns a stored file's content, checked against its hash.
+// blob returns a stored file's content, checked against its hash and
+// the manifest's size.
 func (w *Workspace) blob(ctx context.Context, e *Entry) ([]byte, error) {
 	data, err := w.opts.Blobs.GetBlob(ctx, e.Ref())
 	if err != nil {
@@ -311,6 +324,11 @@ func (w *Workspace) blob(ctx context.Context, e *Entry) ([]byte, error) {
 	}
 	if !verifies(w.opts.Blobs) && hashOf(data) != e.Hash {
 		return nil, &BlobError{Path: e.Path, Ref: e.Ref(), Err: fmt.Errorf("%w: content does not match its hash", session.ErrCorrupt)}
+	}
+	if int64(len(data)) != e.Size {
+		// The manifest is wrong about it: a restored file would never
+		// be as the snapshot has it.
+		return nil, &BlobError{Path: e.Path, Ref: e.Ref(), Err: fmt.Errorf("%w: %d bytes, the manifest says %d", session.ErrCorrupt, len(data), e.Size)}
 	}
 	return data, nil
 }

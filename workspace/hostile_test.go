@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,3 +111,66 @@ func TestHostileManifests(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRestoreThroughReplacedDir: a directory of the snapshot replaced by
+// a symlink (to a directory outside holding the same names, or to one
+// inside) is a change like any other: restored without Force, the link
+// removed and the directory made again, nothing written through it, no
+// conflict for what the link's target holds.
+func TestRestoreThroughReplacedDir(t *testing.T) {
+	for _, inside := range []bool{false, true} {
+		base := t.TempDir()
+		dir := filepath.Join(base, "ws")
+		outside := filepath.Join(base, "outside")
+		build(t, outside, spec{path: "file", content: "outside\n"}, spec{path: "deep/x", content: "outside x\n"})
+		build(t, dir, spec{path: "sub/file", content: "mine\n"}, spec{path: "sub/deep/x", content: "mine x\n"}, spec{path: "other/file", content: "other\n"}, spec{path: "other/deep/x", content: "other x\n"})
+		w := reopen(t, dir, session.NewMemoryStore(), nil)
+		a := snap(t, w)
+		want := state(t, dir)
+		os.RemoveAll(filepath.Join(dir, "sub"))
+		target := outside
+		if inside {
+			target = "other"
+		}
+		if err := os.Symlink(target, filepath.Join(dir, "sub")); err != nil {
+			t.Fatal(err)
+		}
+		b := snap(t, w)
+		dry, err := w.Restore(ctx, a.ID, &RestoreOptions{Expect: b.ID, DryRun: true})
+		if err != nil {
+			t.Fatalf("inside %v: dry run: %v", inside, err)
+		}
+		res, err := w.Restore(ctx, a.ID, &RestoreOptions{Expect: b.ID})
+		if err != nil {
+			t.Fatalf("inside %v: %v", inside, err)
+		}
+		if !slices.Equal(dry.Changes, res.Changes) {
+			t.Errorf("dry run %v, restore %v", dry.Changes, res.Changes)
+		}
+		equalState(t, state(t, dir), want)
+		equalState(t, state(t, outside), map[string]string{"file": "file -rw-r--r-- outside\n", "deep": "dir", "deep/x": "file -rw-r--r-- outside x\n"})
+	}
+}
+
+// TestRestoreSizeMismatch: a manifest whose size for a file is not its
+// content's length is corrupt: the restore (and its dry run) fails with
+// session.ErrCorrupt before anything changes, rather than writing a file
+// that never matches the snapshot.
+func TestRestoreSizeMismatch(t *testing.T) {
+	store := session.NewMemoryStore()
+	dir := t.TempDir()
+	build(t, dir, spec{path: "keep", content: "mine\n"})
+	w := reopen(t, dir, store, nil)
+	ref, _ := store.PutBlob(ctx, []byte("hello"))
+	m := manifestMagic + "f 644 3 " + ref + ` "a"` + "\n" + "f 644 5 " + ref + ` "b"` + "\n"
+	id, _ := store.PutBlob(ctx, []byte(m))
+	before := state(t, dir)
+	for _, dry := range []bool{true, false} {
+		_, err := w.Restore(ctx, id, &RestoreOptions{Force: true, DryRun: dry})
+		var be *BlobError
+		if !errors.As(err, &be) || !errors.Is(err, session.ErrCorrupt) || be.Path != "a" {
+			t.Fatalf("dry run %v: err = %v", dry, err)
+		}
+		equalState(t, state(t, dir), before)
+	}
+}

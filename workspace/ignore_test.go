@@ -101,3 +101,59 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestGitignoreTrickyMatchesGit: cases where a pattern must match the
+// whole path (never a parent's name alone), where ** must backtrack, where
+// foo/** leaves foo itself, where the whitelist idiom (*, !*/, !*.go)
+// holds, and where trailing spaces and [!...] classes are read as git
+// reads them: each tree is recorded as git lists its untracked files.
+func TestGitignoreTrickyMatchesGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	cases := map[string][]spec{
+		"negation names a parent":          {{path: ".gitignore", content: "*.txt\n!keep\n"}, {path: "keep/a.txt", content: "x"}, {path: "keep/b.md", content: "x"}, {path: "keep2", content: "x"}},
+		"dir-only negation names a parent": {{path: ".gitignore", content: "*.txt\n!keep/\n"}, {path: "keep/a.txt", content: "x"}, {path: "keep/b.md", content: "x"}},
+		"anchored negation names a parent": {{path: ".gitignore", content: "*.txt\n!/keep\n"}, {path: "keep/a.txt", content: "x"}, {path: "keep.txt", content: "x"}},
+		"slash negation names a parent":    {{path: ".gitignore", content: "*.txt\n!a/b\n"}, {path: "a/b/c.txt", content: "x"}, {path: "a/b.txt", content: "x"}},
+		"whitelist":                        {{path: ".gitignore", content: "*\n!*/\n!*.go\n"}, {path: "a/b.go", content: "x"}, {path: "a/c.txt", content: "x"}, {path: "d.go", content: "x"}, {path: "e/f/g.go", content: "x"}},
+		"trailing /** leaves the dir":      {{path: ".gitignore", content: "foo/**\n!foo/keep\n"}, {path: "foo/keep", content: "x"}, {path: "foo/x", content: "x"}, {path: "foo/sub/y", content: "x"}},
+		"leading ** backtracks":            {{path: ".gitignore", content: "**/a/b\n"}, {path: "a/a/b", content: "x"}, {path: "x/a/b", content: "x"}, {path: "a/c", content: "x"}},
+		"middle ** backtracks":             {{path: ".gitignore", content: "a/**/b/c\n"}, {path: "a/b/x/b/c", content: "x"}, {path: "a/b/c", content: "x"}, {path: "a/b/d", content: "x"}},
+		"escaped trailing space":           {{path: ".gitignore", content: "foo\\  \nbar  \n"}, {path: "foo ", content: "x"}, {path: "foo", content: "x"}, {path: "bar", content: "x"}, {path: "bar ", content: "x"}},
+		"bang class":                       {{path: ".gitignore", content: "[!a].txt\n"}, {path: "a.txt", content: "x"}, {path: "b.txt", content: "x"}, {path: "!.txt", content: "x"}},
+		"nested negation names a parent":   {{path: "sub/.gitignore", content: "*.c\n!lib\n"}, {path: "sub/lib/x.c", content: "x"}, {path: "sub/lib/y.h", content: "x"}},
+		"star-slash":                       {{path: ".gitignore", content: "*/foo\n"}, {path: "a/foo", content: "x"}, {path: "a/b/foo", content: "x"}},
+	}
+	for name, specs := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			git := func(args ...string) []byte {
+				cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("git %v: %v", args, err)
+				}
+				return out
+			}
+			git("init", "-q")
+			build(t, dir, specs...)
+			var want []string
+			for p := range strings.SplitSeq(strings.TrimSuffix(string(git("ls-files", "--others", "--exclude-standard", "-z")), "\x00"), "\x00") {
+				if p != "" {
+					want = append(want, p)
+				}
+			}
+			slices.Sort(want)
+			s := snap(t, reopen(t, dir, mustStore(), nil))
+			var got []string
+			for _, e := range s.Manifest.Entries {
+				got = append(got, e.Path)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("recorded %q\ngit lists %q", got, want)
+			}
+		})
+	}
+}

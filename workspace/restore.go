@@ -140,6 +140,7 @@ func (w *Workspace) Restore(ctx context.Context, id string, opts *RestoreOptions
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkCollections()
 	tgt, err := w.manifest(ctx, id)
 	if err != nil {
 		return nil, err
@@ -204,7 +205,7 @@ func (w *Workspace) Restore(ctx context.Context, id string, opts *RestoreOptions
 		if wr.e.Type != File {
 			continue
 		}
-		if st, err := lstatPath(w.abs(wr.e.Path)); err == nil {
+		if st, err := w.lstatIn(wr.e.Path); err == nil {
 			w.cache[wr.e.Path] = cacheEntry{st: st, hash: wr.e.Hash, trusted: w.old(st, start), stored: start}
 		}
 	}
@@ -418,7 +419,7 @@ func (w *Workspace) plan(tgt, exp *Manifest, t *tree, o *RestoreOptions) (*plan,
 	// Ignored files at paths the snapshot writes or needs as directories.
 	for _, wr := range p.writes {
 		if p.absent[wr.e.Path] {
-			if st, err := lstatPath(w.abs(wr.e.Path)); err == nil {
+			if st, err := w.lstatIn(wr.e.Path); err == nil {
 				if st.typ == typeDir {
 					return nil, nil, fmt.Errorf("%w: ignored directory %q, where the snapshot has a %s", ErrInTheWay, wr.e.Path, wr.e.Type)
 				}
@@ -432,7 +433,7 @@ func (w *Workspace) plan(tgt, exp *Manifest, t *tree, o *RestoreOptions) (*plan,
 		if _, inCur := cur[d]; inCur {
 			continue // deleted first
 		}
-		if st, err := lstatPath(w.abs(d)); err == nil {
+		if st, err := w.lstatIn(d); err == nil {
 			if st.typ == typeDir {
 				continue
 			}
@@ -536,7 +537,7 @@ func (w *Workspace) apply(ctx context.Context, root *os.Root, p *plan, o *Restor
 	}
 	same := func(path string) error {
 		want, known := p.st[path]
-		st, err := lstatPath(w.abs(path))
+		st, err := w.lstatIn(path)
 		switch {
 		case !known && errors.Is(err, fs.ErrNotExist):
 			return nil
@@ -565,7 +566,7 @@ func (w *Workspace) apply(ctx context.Context, root *os.Root, p *plan, o *Restor
 	}
 	for _, d := range p.mkdirs {
 		if err := root.Mkdir(filepath.FromSlash(d), 0o755); err != nil {
-			if st, serr := lstatPath(w.abs(d)); serr != nil || st.typ != typeDir {
+			if st, serr := w.lstatIn(d); serr != nil || st.typ != typeDir {
 				return mid(d, err)
 			}
 		}
@@ -599,6 +600,25 @@ func (w *Workspace) apply(ctx context.Context, root *os.Root, p *plan, o *Restor
 		}
 	}
 	return nil
+}
+
+// lstatIn returns the stat data of a workspace path without following a
+// symlink anywhere on the way: a path under a symlink or a file does not
+// exist (fs.ErrNotExist), whatever the link's target holds.
+func (w *Workspace) lstatIn(rel string) (statKey, error) {
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		st, err := lstatPath(w.abs(rel[:i]))
+		if err != nil {
+			return statKey{}, err
+		}
+		if st.typ != typeDir {
+			return statKey{}, &fs.PathError{Op: "lstat", Path: w.abs(rel), Err: fs.ErrNotExist}
+		}
+	}
+	return lstatPath(w.abs(rel))
 }
 
 // chmodNoFollow sets the mode of a regular file, opened without

@@ -93,7 +93,8 @@ type walkJob struct {
 // dirState is what the last walk found in one directory, kept while a
 // watcher vouches that nothing changed in it.
 type dirState struct {
-	inRules *rules // the rules it was listed under (its parent's)
+	st      *statKey // the directory's, as its parent listed it (nil for the root)
+	inRules *rules   // the rules it was listed under (its parent's)
 	gi      statKey
 	chain   []gitignore.Pattern
 	rules   *rules
@@ -180,7 +181,7 @@ func (w *Workspace) walk(ctx context.Context) (t *tree, err error) {
 
 			err := ctx.Err()
 			if err == nil {
-				if ds == nil || dirty[j.rel] || ds.inRules != j.rules || !w.watch.watched(j.rel) {
+				if ds == nil || dirty[j.rel] || ds.inRules != j.rules || !sameDir(ds.st, j.st) || !w.watch.watched(j.rel) {
 					ds = w.walkDir(j, ds)
 				}
 				local = append(local, ds.nodes...)
@@ -281,7 +282,7 @@ var errTemp = errors.New("restore's temporary file")
 // are kept when its .gitignore did not change, so that its
 // subdirectories can be reused.
 func (w *Workspace) walkDir(j walkJob, prev *dirState) *dirState {
-	ds := &dirState{inRules: j.rules, chain: j.chain, rules: j.rules}
+	ds := &dirState{st: j.st, inRules: j.rules, chain: j.chain, rules: j.rules}
 	abs := w.abs(j.rel)
 	w.watch.add(abs, j.rel) // before listing: no change is missed
 	d, err := openDir(abs, j.st)
@@ -388,6 +389,14 @@ func (w *Workspace) walkDir(j walkJob, prev *dirState) *dirState {
 		}
 	}
 	return ds
+}
+
+// sameDir reports whether a directory, as its parent lists it now, is the
+// one a dirState was listed from, unchanged: another directory moved in
+// at its path (whose subdirectories' paths still have the watches of the
+// old one's, gone with it) is listed again.
+func sameDir(was, now *statKey) bool {
+	return was == nil && now == nil || was != nil && now != nil && *was == *now
 }
 
 // readSmall reads an ignore file (at most 1 MiB of it), not following a

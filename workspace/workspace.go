@@ -39,14 +39,19 @@ type Options struct {
 	// CacheFile, when set, is where the stat cache is kept between
 	// processes (written atomically after each snapshot), so that a new
 	// process (a command-line tool) snapshots an unchanged tree without
-	// reading it. It belongs to one directory and one blob store. Default:
+	// reading it. It belongs to one directory (another's is ignored) and
+	// vouches that contents are stored only in the blob store it was
+	// written with: a blob directory (a FileStore's) by its path, another
+	// store only in the process that wrote it. Default:
 	// the cache lives in the Workspace only.
 	CacheFile string
 	// TrustStored is how long the cache vouches that a file's content is
 	// in the blob store without putting it again. Putting a blob again
 	// refreshes the time a collector sees it was last used, so this must
 	// be shorter than the grace period of the blob collector that runs on
-	// the store. Default DefaultTrustStored.
+	// the store. Default DefaultTrustStored. A collection of this process
+	// that sets out to delete blobs (session.BlobCollections) ends the
+	// trust at once, whatever its grace.
 	TrustStored time.Duration
 	// Workers is how many goroutines walk and read; default GOMAXPROCS,
 	// at least 2.
@@ -109,10 +114,13 @@ type Workspace struct {
 	// a restore) saw something change, which the watcher will not report
 	// again.
 	walkedChanges bool
-	cache         map[string]cacheEntry
-	manifests     map[string]*Manifest // a few, by id
-	mfOrder       []string
-	last          string
+	// collections is session.BlobCollections when the cache's claims
+	// that contents are stored were last checked.
+	collections uint64
+	cache       map[string]cacheEntry
+	manifests   map[string]*Manifest // a few, by id
+	mfOrder     []string
+	last        string
 }
 
 // cacheEntry is what the stat cache knows of a file.
@@ -140,7 +148,8 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: %s is not a directory", abs)
 	}
-	w := &Workspace{dir: abs, opts: *opts, now: time.Now, cache: map[string]cacheEntry{}, manifests: map[string]*Manifest{}}
+	w := &Workspace{dir: abs, opts: *opts, now: time.Now, cache: map[string]cacheEntry{}, manifests: map[string]*Manifest{},
+		collections: session.BlobCollections()}
 	if w.opts.MaxFileBytes <= 0 {
 		w.opts.MaxFileBytes = DefaultMaxFileBytes
 	}
@@ -221,6 +230,7 @@ type Snapshot struct {
 func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkCollections()
 	if res := w.unchanged(); res != nil {
 		return res, nil
 	}
@@ -244,6 +254,28 @@ func (w *Workspace) Snapshot(ctx context.Context) (*Snapshot, error) {
 	w.walkedChanges = false
 	w.saveCache()
 	return res, nil
+}
+
+// checkCollections drops the cache's claims that contents are in the
+// store, and the last snapshot (whose manifest is put again), when a
+// collection of this process set out to delete blobs since they were
+// made: with a grace shorter than TrustStored (a negative one, after
+// sessions were deleted) it may have taken them, and a snapshot trusting
+// the claims would name contents the store no longer has. Callers hold
+// mu.
+func (w *Workspace) checkCollections() {
+	n := session.BlobCollections()
+	if n == w.collections {
+		return
+	}
+	w.collections = n
+	for p, c := range w.cache {
+		if !c.stored.IsZero() {
+			c.stored = time.Time{}
+			w.cache[p] = c
+		}
+	}
+	w.lastSnap, w.oldestStored = nil, time.Time{}
 }
 
 // unchanged returns the last snapshot again when the watcher saw nothing

@@ -573,3 +573,96 @@ func TestDiffThenSnapshot(t *testing.T) {
 		t.Fatal("the change a diff saw was not recorded")
 	}
 }
+
+// TestCacheFileOtherStore: a cache file written by a workspace on one
+// blob store, read by one on another store (a new process's memory
+// store, another session store's blob directory), must not vouch that
+// the contents are in the new store: its snapshot puts them.
+func TestCacheFileOtherStore(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, spec{path: "a", content: "1"}, spec{path: "b/c", content: "2"})
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, stores := range [][2]session.BlobStore{
+		{session.NewMemoryStore(), session.NewMemoryStore()},
+		{session.OpenBlobDir(t.TempDir(), nil), session.OpenBlobDir(t.TempDir(), nil)},
+		{session.OpenBlobDir(t.TempDir(), nil), session.NewMemoryStore()},
+	} {
+		os.Remove(cache)
+		w := reopen(t, dir, stores[0], &Options{CacheFile: cache})
+		later(w)
+		a := snap(t, w)
+		w2 := reopen(t, dir, stores[1], &Options{CacheFile: cache})
+		later(w2)
+		b := snap(t, w2)
+		if b.ID != a.ID {
+			t.Fatalf("%+v", b)
+		}
+		for _, ref := range []string{b.ID, "blob:sha256:" + hashOf([]byte("1")), "blob:sha256:" + hashOf([]byte("2"))} {
+			if _, err := stores[1].GetBlob(ctx, ref); err != nil {
+				t.Errorf("%T: %s: %v", stores[1], ref, err)
+			}
+		}
+	}
+	// The same blob directory, opened again: the cache vouches.
+	bd := t.TempDir()
+	os.Remove(cache)
+	w := reopen(t, dir, session.OpenBlobDir(bd, nil), &Options{CacheFile: cache})
+	later(w)
+	snap(t, w)
+	w2 := reopen(t, dir, session.OpenBlobDir(bd, nil), &Options{CacheFile: cache})
+	later(w2)
+	if b := snap(t, w2); b.Read != 0 {
+		t.Fatalf("%+v", b)
+	}
+}
+
+// TestWatcherDirectoryMovedIn: a directory moved out of the tree and
+// another moved in at its path (its subdirectories at the same paths as
+// the old one's, whose watches went away with the old one) is listed
+// again, subdirectories included: the snapshot records the new files.
+func TestWatcherDirectoryMovedIn(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	build(t, dir, spec{path: "x/h/i", content: "old"}, spec{path: "x/h/deep/j", content: "old j"}, spec{path: "y", content: "y"})
+	store := session.NewMemoryStore()
+	w := reopen(t, dir, store, nil)
+	later(w)
+	snap(t, w)
+	snap(t, w) // the watches in place
+	if err := os.Rename(filepath.Join(dir, "x"), filepath.Join(out, "old")); err != nil {
+		t.Fatal(err)
+	}
+	build(t, out, spec{path: "new/h/i", content: "new"}, spec{path: "new/h/deep/j", content: "new j"})
+	if err := os.Rename(filepath.Join(out, "new"), filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	got := snap(t, w)
+	want := snap(t, reopen(t, dir, store, &Options{NoWatch: true}))
+	if got.ID != want.ID {
+		t.Fatalf("watched:\n%s\nfresh:\n%s", got.Manifest.Encode(), want.Manifest.Encode())
+	}
+	// The old directory, outside now, changes: nothing in the tree does.
+	os.WriteFile(filepath.Join(out, "old", "h", "i"), []byte("changed outside"), 0o644)
+	if again := snap(t, w); again.ID != want.ID {
+		t.Fatalf("after a change outside:\n%s", again.Manifest.Encode())
+	}
+}
+
+// TestPathsSpelledLoosely: Paths of a restore and of a diff are paths as
+// a user spells them ("./a", "a/", "a/./x"): they restrict as "a" and
+// "a/x" do.
+func TestPathsSpelledLoosely(t *testing.T) {
+	w, dir, _ := open(t, spec{path: "a/x", content: "1\n"}, spec{path: "a/y", content: "2\n"}, spec{path: "b", content: "3\n"})
+	a := snap(t, w)
+	build(t, dir, spec{path: "a/x", content: "11\n"}, spec{path: "a/y", content: "22\n"}, spec{path: "b", content: "33\n"})
+	b := snap(t, w)
+	for _, paths := range [][]string{{"./a"}, {"a/"}, {"./a/"}, {"a/./x", "a//y"}} {
+		d, err := w.Diff(ctx, a.ID, b.ID, &DiffOptions{Paths: paths})
+		if err != nil || len(d.Files) != 2 {
+			t.Fatalf("%q: diff %+v %v", paths, d, err)
+		}
+		res, err := w.Restore(ctx, a.ID, &RestoreOptions{Expect: b.ID, Paths: paths, DryRun: true})
+		if err != nil || len(res.Changes) != 2 {
+			t.Fatalf("%q: restore %+v %v", paths, res, err)
+		}
+	}
+}
