@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -472,7 +471,7 @@ func TestProblems(t *testing.T) {
 	dir := t.TempDir()
 	build(t, dir, spec{path: "small", content: "s"}, spec{path: "big", content: string(make([]byte, 100))})
 	if runtime.GOOS != "windows" {
-		if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
 			t.Fatal(err)
 		}
 	}
