@@ -321,7 +321,7 @@ func (m *marker) session(ctx context.Context, id string) error {
 		// A compact entry's holes never hold a reference: its template
 		// has them all.
 		scanRefs(e.raw, func(ref string) { m.marked[ref] = struct{}{} })
-		if w, ok := snapshotOf(e); ok {
+		if w, ok := SnapshotOf(e); ok {
 			for _, ref := range []string{w.Snapshot, w.Previous} {
 				if ValidateBlobRef(ref) != nil {
 					continue

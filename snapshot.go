@@ -76,15 +76,16 @@ func (s *Session) SnapshotAt(id string) (w WorkspaceSnapshot, at Entry, ok bool,
 		return WorkspaceSnapshot{}, Entry{}, false, err
 	}
 	for i := len(path) - 1; i >= 0; i-- {
-		if w, ok := snapshotOf(path[i]); ok {
+		if w, ok := SnapshotOf(path[i]); ok {
 			return w, path[i], true, nil
 		}
 	}
 	return WorkspaceSnapshot{}, Entry{}, false, nil
 }
 
-// snapshotOf reads the workspace snapshot an entry records, if it is one.
-func snapshotOf(e Entry) (WorkspaceSnapshot, bool) {
+// SnapshotOf returns the workspace snapshot entry e records: ok is false
+// when e is not a CustomSnapshot custom entry holding a snapshot id.
+func SnapshotOf(e Entry) (WorkspaceSnapshot, bool) {
 	if e.kind != kindCustom {
 		return WorkspaceSnapshot{}, false
 	}

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -389,12 +388,8 @@ func copyBlobsFor(ctx context.Context, s *session.Session, o *session.ForkOption
 		return err
 	}
 	for _, e := range path {
-		var c session.Custom
-		if e.Type() != session.TypeCustom || e.Decode(&c) != nil || c.CustomType != session.CustomSnapshot {
-			continue
-		}
-		var ws session.WorkspaceSnapshot
-		if json.Unmarshal(c.Data, &ws) != nil {
+		ws, ok := session.SnapshotOf(e)
+		if !ok {
 			continue
 		}
 		for _, id := range []string{ws.Snapshot, ws.Previous} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,23 +23,6 @@ import (
 // session as the read commands do (nothing is written to it) and the
 // snapshots (manifests and file contents) from the blob directory of its
 // store, or --blobs DIR. Only restore writes, and only in --dir DIR.
-
-// wsSnapshotOf reads the workspace snapshot an entry records, if it is
-// one (a session.CustomSnapshot custom entry).
-func wsSnapshotOf(e session.Entry) (session.WorkspaceSnapshot, bool) {
-	if e.Type() != session.TypeCustom {
-		return session.WorkspaceSnapshot{}, false
-	}
-	var c session.Custom
-	if e.Decode(&c) != nil || c.CustomType != session.CustomSnapshot {
-		return session.WorkspaceSnapshot{}, false
-	}
-	var w session.WorkspaceSnapshot
-	if json.Unmarshal(c.Data, &w) != nil || w.Snapshot == "" {
-		return session.WorkspaceSnapshot{}, false
-	}
-	return w, true
-}
 
 // shortSnap is a snapshot id as the tables print it: the first 12 hex
 // digits of its hash, as git shortens.
@@ -114,7 +96,7 @@ func firstSnapshot(s *session.Session, id string) (session.WorkspaceSnapshot, se
 		return session.WorkspaceSnapshot{}, session.Entry{}, false
 	}
 	for _, e := range path {
-		if w, ok := wsSnapshotOf(e); ok {
+		if w, ok := session.SnapshotOf(e); ok {
 			return w, e, true
 		}
 	}
@@ -170,7 +152,7 @@ func (c *call) snapshots(s *session.Session, file string) int {
 	}
 	var rows []snapshotJSON
 	for n := range s.Tree() {
-		w, ok := wsSnapshotOf(n.Entry)
+		w, ok := session.SnapshotOf(n.Entry)
 		if !ok {
 			continue
 		}
