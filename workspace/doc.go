@@ -83,7 +83,7 @@
 // system); an overflowing event queue makes the next walk a full one.
 // Options.CacheFile keeps the stat cache between processes. A cached
 // claim that a content is in the store is trusted for
-// Options.TrustStored (default an hour), after which the file is read and
+// Options.TrustStored (default half an hour, half the collector's default grace), after which the file is read and
 // put again: putting refreshes the time a blob collector sees it was last
 // used, so that a collector whose grace period is longer never removes a
 // content a new snapshot refers to.

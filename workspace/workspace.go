@@ -49,7 +49,9 @@ type Options struct {
 	// in the blob store without putting it again. Putting a blob again
 	// refreshes the time a collector sees it was last used, so this must
 	// be shorter than the grace period of the blob collector that runs on
-	// the store. Default DefaultTrustStored. A collection of this process
+	// the store, by more than a Record takes from its snapshot to its
+	// entry. Default DefaultTrustStored, half the collector's default
+	// grace. A collection of this process
 	// that sets out to delete blobs (session.BlobCollections) ends the
 	// trust at once, whatever its grace.
 	TrustStored time.Duration
@@ -71,7 +73,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxFileBytes = 16 << 20
-	DefaultTrustStored  = time.Hour
+	DefaultTrustStored  = session.DefaultCollectGrace / 2 // strictly shorter than a collector's default grace, with room for a writer's latency
 	DefaultRescanEvery  = time.Minute
 )
 
