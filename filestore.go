@@ -447,15 +447,24 @@ func (s *FileStore) remove(rel string) error {
 	return syncDir(s.r, filepath.Dir(rel)) // a delete that returned stays done
 }
 
-// Archive moves a session under <root>/.archive, which hides it from
-// listings unless ListOptions.Archived is set. It can still be opened.
+// Archive implements Archiver: it moves the session under
+// <root>/.archive, which hides it from listings unless
+// ListOptions.Archived is set (and from the seed agents). It can still
+// be opened. The log is not changed.
 func (s *FileStore) Archive(ctx context.Context, id string) error {
 	return s.move(ctx, id, true)
 }
 
-// Restore brings an archived session back.
-func (s *FileStore) Restore(ctx context.Context, id string) error {
+// Unarchive implements Archiver: it moves the session back.
+func (s *FileStore) Unarchive(ctx context.Context, id string) error {
 	return s.move(ctx, id, false)
+}
+
+// Restore is Unarchive.
+//
+// Deprecated: use Unarchive, the Archiver method every store has.
+func (s *FileStore) Restore(ctx context.Context, id string) error {
+	return s.Unarchive(ctx, id)
 }
 
 func (s *FileStore) move(ctx context.Context, id string, archive bool) error {

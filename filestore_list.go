@@ -141,7 +141,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		if filepath.IsAbs(rel) {
 			continue
 		}
-		if !opts.Archived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
+		if !opts.Archived && !opts.OnlyArchived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
 			continue
 		}
 		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != names.CwdDir(opts.Cwd) {

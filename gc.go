@@ -151,6 +151,31 @@ const maxCollectRounds = 32
 // package does not see its sessions, must not be collected from one of
 // them.
 func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*CollectResult, error) {
+	return collectBlobs(ctx, store, opts, time.Now(), nil)
+}
+
+// blobCollectorOf returns the blob store of store when it can be
+// collected.
+func blobCollectorOf(store Store) (BlobCollector, bool) {
+	blobs, ok := BlobsOf(store)
+	if !ok {
+		return nil, false
+	}
+	coll, ok := blobs.(BlobCollector)
+	return coll, ok
+}
+
+// newMarker returns a marker of store's sessions (BlobsOf(store) must
+// hold).
+func newMarker(store Store) *marker {
+	blobs, _ := BlobsOf(store)
+	return &marker{store: store, blobs: blobs, res: &CollectResult{},
+		seen: map[string]struct{}{}, marked: map[string]struct{}{}, manifests: map[string]string{}}
+}
+
+// collectBlobs is CollectBlobs from start, deleting only the blobs in
+// only when it is not nil (DeleteSession's).
+func collectBlobs(ctx context.Context, store Store, opts *CollectOptions, start time.Time, only map[string]struct{}) (*CollectResult, error) {
 	var o CollectOptions
 	if opts != nil {
 		o = *opts
@@ -167,10 +192,9 @@ func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*Coll
 	if !ok {
 		return nil, fmt.Errorf("%w: %T is no BlobCollector", ErrNoBlobCollector, blobs)
 	}
-	start := time.Now()
-	res := &CollectResult{Started: start, Cutoff: start.Add(-max(grace, 0))}
-	m := &marker{store: store, blobs: blobs, res: res,
-		seen: map[string]struct{}{}, marked: map[string]struct{}{}, manifests: map[string]string{}}
+	m := newMarker(store)
+	res := m.res
+	res.Started, res.Cutoff = start, start.Add(-max(grace, 0))
 	if err := m.sessions(ctx); err != nil {
 		return nil, err
 	}
@@ -191,6 +215,11 @@ func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*Coll
 			res.Kept++
 			res.KeptBytes += b.Size
 			return nil
+		}
+		if only != nil {
+			if _, ok := only[b.Ref]; !ok {
+				return nil // not one of those to delete
+			}
 		}
 		if !b.Touched.Before(res.Cutoff) {
 			res.Young++

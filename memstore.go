@@ -5,8 +5,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +24,11 @@ type MemoryStore struct {
 
 	blobMu sync.Mutex
 	blobs  map[string]memBlob // by reference
+
+	hub Hub // changes are published under mu, in order
+
+	stateMu sync.Mutex
+	state   map[StateScope]map[string]State // shared state by scope and owner
 }
 
 type memBlob struct {
@@ -32,17 +37,21 @@ type memBlob struct {
 }
 
 type memSession struct {
-	header  Header
-	entries []Entry
-	ids     map[string]int // entry id → its index in entries
-	updated time.Time
-	size    int64
-	title   string // latest session_info name
+	header   Header
+	entries  []Entry
+	ids      map[string]int // entry id → its index in entries
+	updated  time.Time
+	size     int64
+	fold     InfoFold // what the listing shows of the entries
+	archived time.Time
 }
 
 var (
-	_ Store      = (*MemoryStore)(nil)
-	_ TailLoader = (*MemoryStore)(nil)
+	_ Store            = (*MemoryStore)(nil)
+	_ TailLoader       = (*MemoryStore)(nil)
+	_ Archiver         = (*MemoryStore)(nil)
+	_ Subscriber       = (*MemoryStore)(nil)
+	_ SharedStateStore = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
@@ -80,6 +89,7 @@ func (s *MemoryStore) Create(ctx context.Context, h Header) error {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	s.sessions[h.ID] = ms
+	s.hub.Publish(Change{Kind: ChangeCreated, Session: h.ID, Time: ms.updated})
 	return nil
 }
 
@@ -91,7 +101,7 @@ var memLimits = Limits{}.withDefaults()
 func (ms *memSession) recount() {
 	hb, _ := ms.header.appendJSON(nil)
 	ms.size = int64(len(hb) + 1)
-	ms.title = ""
+	ms.fold = InfoFold{}
 	for _, e := range ms.entries {
 		ms.note(e)
 	}
@@ -99,12 +109,7 @@ func (ms *memSession) recount() {
 
 func (ms *memSession) note(e Entry) {
 	ms.size += int64(e.Len() + 1)
-	if e.kind == kindSessionInfo {
-		var si SessionInfoEntry
-		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
-			ms.title = strings.TrimSpace(si.Name)
-		}
-	}
+	ms.fold.Add(e)
 }
 
 func (s *MemoryStore) get(id string) (*memSession, error) {
@@ -155,6 +160,9 @@ func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions,
 		ms.note(e)
 	}
 	ms.updated = s.tick()
+	if s.hub.Active() {
+		s.hub.Publish(ChangesOf(id, entries, ms.updated)...)
+	}
 	return nil
 }
 
@@ -279,6 +287,7 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	}
 	ms.recount()
 	ms.updated = s.tick()
+	s.hub.Publish(Change{Kind: ChangeRewritten, Session: id, Time: ms.updated})
 	return nil
 }
 
@@ -293,6 +302,86 @@ func (s *MemoryStore) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	delete(s.sessions, id)
+	s.hub.Publish(Change{Kind: ChangeDeleted, Session: id, Time: s.tick()})
+	return nil
+}
+
+// Archive implements Archiver.
+func (s *MemoryStore) Archive(ctx context.Context, id string) error {
+	return s.setArchived(ctx, id, true)
+}
+
+// Unarchive implements Archiver.
+func (s *MemoryStore) Unarchive(ctx context.Context, id string) error {
+	return s.setArchived(ctx, id, false)
+}
+
+func (s *MemoryStore) setArchived(ctx context.Context, id string, archived bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if ms.archived.IsZero() != archived {
+		return nil // as asked already
+	}
+	kind := ChangeUnarchived
+	ms.archived = time.Time{}
+	if archived {
+		kind, ms.archived = ChangeArchived, time.Now().UTC()
+	}
+	s.hub.Publish(Change{Kind: kind, Session: id, Time: time.Now()})
+	return nil
+}
+
+// Subscribe implements Subscriber: the changes of this store, as they
+// are made.
+func (s *MemoryStore) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
+	return s.hub.Subscribe(ctx, opts)
+}
+
+// Hub returns the store's hub, where Sessions on it publish the changes
+// they make themselves (ChangeOperation).
+func (s *MemoryStore) Hub() *Hub { return &s.hub }
+
+// LoadState implements SharedStateStore.
+func (s *MemoryStore) LoadState(ctx context.Context, scope StateScope, owner string) (State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	return maps.Clone(s.state[scope][owner]), nil
+}
+
+// UpdateState implements SharedStateStore.
+func (s *MemoryStore) UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckStateOwner(scope, owner); err != nil {
+		return err
+	}
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	if s.state == nil {
+		s.state = map[StateScope]map[string]State{}
+	}
+	if s.state[scope] == nil {
+		s.state[scope] = map[string]State{}
+	}
+	st := s.state[scope][owner]
+	if st == nil {
+		st = State{}
+		s.state[scope][owner] = st
+	}
+	for k, v := range delta {
+		ApplyState(st, State{k: cloneRaw(v)})
+	}
 	return nil
 }
 
@@ -319,15 +408,14 @@ func (s *MemoryStore) List(ctx context.Context, opts ListOptions) (*ListPage, er
 }
 
 func (ms *memSession) info() SessionInfo {
-	title := ms.title
-	if title == "" {
-		title = ms.header.Title
-	}
-	return SessionInfo{
-		ID: ms.header.ID, Title: title, Cwd: ms.header.Cwd, Created: ms.header.Timestamp,
+	info := SessionInfo{
+		ID: ms.header.ID, Cwd: ms.header.Cwd, Created: ms.header.Timestamp,
 		Updated: ms.updated, ParentSession: ms.header.ParentSession,
 		Entries: len(ms.entries), Size: ms.size,
 	}
+	ms.fold.Fill(&info, ms.header)
+	info.Archived, info.ArchivedAt = !ms.archived.IsZero(), ms.archived
+	return info
 }
 
 // matches applies the ListOptions filters.
@@ -343,6 +431,25 @@ func matches(info SessionInfo, opts ListOptions) bool {
 	}
 	if !opts.UpdatedBefore.IsZero() && !info.Updated.Before(opts.UpdatedBefore) {
 		return false
+	}
+	return matchesMeta(info, opts)
+}
+
+// matchesMeta applies the filters of ListOptions on archiving and
+// metadata: what a store that keeps a SessionInfo per session can check
+// on it (MatchesMeta, for other stores).
+func matchesMeta(info SessionInfo, opts ListOptions) bool {
+	if (opts.OnlyArchived && !info.Archived) || (!opts.Archived && !opts.OnlyArchived && info.Archived) {
+		return false
+	}
+	if (opts.ProjectID != "" && info.ProjectID != opts.ProjectID) || (opts.User != "" && info.User != opts.User) ||
+		(opts.App != "" && info.App != opts.App) {
+		return false
+	}
+	for k, v := range opts.Metadata {
+		if got, ok := info.Metadata[k]; !ok || got != v {
+			return false
+		}
 	}
 	return true
 }

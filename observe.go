@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -21,6 +22,13 @@ const (
 	OpBranch  Op = "branch"  // Branch, BranchWithSummary, SummarizeBranch: Entries left behind
 	OpRewind  Op = "rewind"  // Rewind: Entries left behind
 	OpFork    Op = "fork"    // Fork: Entries copied, Fork the new session
+	// OpCheckpoint: Label set a label (a checkpoint) on Target.
+	OpCheckpoint Op = "checkpoint"
+	// OpResume: Open or OpenOrCreate resumed a session: Entries read,
+	// Target its leaf.
+	OpResume    Op = "resume"
+	OpArchive   Op = "archive"   // a session was archived (store)
+	OpUnarchive Op = "unarchive" // a session was brought back (store)
 )
 
 // Event is one operation, reported when it has ended. A failed operation
@@ -36,7 +44,14 @@ type Event struct {
 	Bytes    int64
 	Duration time.Duration
 	Fork     string // OpFork: the new session's id
-	Err      error
+	// ExAthena's telemetry, on checkpoints, rewinds, forks and resumes:
+	// the entry the operation started from (the leaf before it), the one
+	// it went to or made, and whether doing it again would change
+	// nothing (a rewind to where the leaf is, a label already set).
+	Anchor     string
+	Target     string
+	Idempotent bool
+	Err        error
 }
 
 // Observer receives events. Observe is called synchronously after the
@@ -241,4 +256,53 @@ func (o slogObserver) Observe(ctx context.Context, e Event) {
 		attrs = append(attrs, slog.Any("err", e.Err))
 	}
 	o.l.LogAttrs(ctx, level, "session "+string(e.Op), attrs...)
+}
+
+var (
+	_ Archiver         = (*ObservedStore)(nil)
+	_ Subscriber       = (*ObservedStore)(nil)
+	_ SharedStateStore = (*ObservedStore)(nil)
+)
+
+// Archive implements Archiver with the wrapped store's (an error wrapping
+// errors.ErrUnsupported when it has none); reported as an OpArchive.
+func (o *ObservedStore) Archive(ctx context.Context, id string) error {
+	start := time.Now()
+	err := Archive(ctx, o.store, id)
+	o.report(ctx, OpArchive, id, start, 0, 0, err)
+	return err
+}
+
+// Unarchive implements Archiver like Archive; reported as an
+// OpUnarchive.
+func (o *ObservedStore) Unarchive(ctx context.Context, id string) error {
+	start := time.Now()
+	err := Unarchive(ctx, o.store, id)
+	o.report(ctx, OpUnarchive, id, start, 0, 0, err)
+	return err
+}
+
+// Subscribe implements Subscriber with the wrapped store's (ErrNoEvents
+// when it has none).
+func (o *ObservedStore) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
+	return Subscribe(ctx, o.store, opts)
+}
+
+// LoadState implements SharedStateStore with the wrapped store's
+// (ErrNoSharedState when it has none).
+func (o *ObservedStore) LoadState(ctx context.Context, scope StateScope, owner string) (State, error) {
+	ss, ok := findAbility[SharedStateStore](o.store)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, o.store)
+	}
+	return ss.LoadState(ctx, scope, owner)
+}
+
+// UpdateState implements SharedStateStore like LoadState.
+func (o *ObservedStore) UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error {
+	ss, ok := findAbility[SharedStateStore](o.store)
+	if !ok {
+		return fmt.Errorf("%w: %T keeps none", ErrNoSharedState, o.store)
+	}
+	return ss.UpdateState(ctx, scope, owner, delta)
 }

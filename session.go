@@ -89,9 +89,19 @@ var _ Conversation = (*Session)(nil)
 // CreateOptions describes a new session. The zero value is valid.
 type CreateOptions struct {
 	ID            string // default: a new UUIDv7
-	Cwd           string // working directory the session belongs to
+	Cwd           string // working directory (the project's directory) the session belongs to
 	Title         string // written in the header
 	ParentSession string // the session this one was forked from
+	// Metadata kept in the header (see Meta): the project, the version
+	// of the host application, the user (tenant) and the application the
+	// session belongs to (User and App also name the shared state scopes,
+	// see State), and free key/value pairs. Session.UpdateMeta changes
+	// them later.
+	ProjectID  string
+	AppVersion string
+	User       string
+	App        string
+	Metadata   map[string]string
 }
 
 // New returns a session kept in memory only, on a fresh MemoryStore.
@@ -119,6 +129,10 @@ func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, er
 	h := Header{
 		Version: CurrentVersion, ID: id, Timestamp: time.Now().UTC().Truncate(time.Millisecond),
 		Cwd: opts.Cwd, Title: opts.Title, ParentSession: opts.ParentSession,
+	}
+	m := Meta{ProjectID: opts.ProjectID, AppVersion: opts.AppVersion, User: opts.User, App: opts.App, Metadata: opts.Metadata}
+	if err := setHeaderMeta(&h, m); err != nil {
+		return nil, fmt.Errorf("session: metadata: %w", err)
 	}
 	if err := store.Create(ctx, h); err != nil {
 		return nil, err

@@ -170,9 +170,17 @@ type ListOptions struct {
 	UpdatedBefore time.Time // only sessions updated strictly before
 	Limit         int       // page size; 0 means DefaultListLimit
 	Cursor        string    // ListPage.Next of the previous page
-	// Archived includes archived sessions (see FileStore.Archive), which
-	// are left out by default.
-	Archived bool
+	// Archived includes archived sessions (see Archiver), which are left
+	// out by default; OnlyArchived lists archived sessions only.
+	Archived     bool
+	OnlyArchived bool
+	// ProjectID, User and App keep the sessions whose metadata (Meta)
+	// have these values; Metadata keeps those whose metadata map has
+	// every key with its value.
+	ProjectID string
+	User      string
+	App       string
+	Metadata  map[string]string
 }
 
 // DefaultListLimit is the page size when ListOptions.Limit is 0.
@@ -198,7 +206,24 @@ type SessionInfo struct {
 	ParentSession string
 	Entries       int   // number of entries
 	Size          int64 // bytes of the log in the seed format
-	Archived      bool  // see FileStore.Archive
+	// Archived tells whether the session is archived (see Archiver),
+	// since ArchivedAt (zero when the store does not know when: a file
+	// an older version moved to the archive).
+	Archived   bool
+	ArchivedAt time.Time
+	// Compacting is when the compaction running on the session started;
+	// zero when none is. One that stays set is a compaction whose process
+	// crashed (see Session.Lifecycle).
+	Compacting time.Time
+	// TitleDerived tells that the session has no title of its own and
+	// Title was derived from its first user message (TitleFromText).
+	TitleDerived bool
+	// The session's metadata (see Meta).
+	ProjectID  string
+	AppVersion string
+	User       string
+	App        string
+	Metadata   map[string]string
 }
 
 // ParentID returns the id of the parent session a header's parentSession

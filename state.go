@@ -1,0 +1,250 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// State: key/value state a host keeps on a session, in three scopes, as
+// google/adk-go has them.
+//
+//   - Session state (keys without a prefix) is recorded in the log: each
+//     update appends a custom entry of type CustomState holding what
+//     changed. The state at an entry is the fold of the updates on the
+//     path from the root to it, so that a rewind, a branch or a fork sees
+//     the state of the point it goes to (time travel, as LangGraph's
+//     checkpoints give it).
+//   - User state ("user:" keys) is shared by the sessions of the
+//     session's Meta.User, and app state ("app:" keys) by those of its
+//     Meta.App, on stores that can share it (SharedStateStore: every
+//     store of this module). It is the current value, not a history: a
+//     rewind does not take it back.
+//
+// Values are JSON. A null value in an update removes the key.
+
+// CustomState is the customType of the entries that update session
+// state.
+const CustomState = "agentsession.state"
+
+// Prefixes of state keys of the shared scopes.
+const (
+	UserStatePrefix = "user:"
+	AppStatePrefix  = "app:"
+)
+
+// State is key/value state: JSON values by key.
+type State map[string]json.RawMessage
+
+// StateScope names a shared state scope.
+type StateScope string
+
+// Shared state scopes.
+const (
+	ScopeUser StateScope = "user"
+	ScopeApp  StateScope = "app"
+)
+
+// SharedStateStore is an optional Store ability: state shared by the
+// sessions of one user, or of one app.
+type SharedStateStore interface {
+	// LoadState returns the state of owner (a user id, or an app name)
+	// in scope; an empty State when it has none.
+	LoadState(ctx context.Context, scope StateScope, owner string) (State, error)
+	// UpdateState applies delta (null values remove keys) to the state
+	// of owner in scope, atomically: concurrent updates of other keys
+	// are all kept.
+	UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error
+}
+
+// ErrNoSharedState is the error of an update of "user:" or "app:" keys
+// that cannot be kept: the store shares no state, or the session has no
+// Meta.User (or Meta.App).
+var ErrNoSharedState = errors.New("session: no shared state")
+
+// CheckStateOwner validates a shared state scope and owner: stores that
+// implement SharedStateStore call it first.
+func CheckStateOwner(scope StateScope, owner string) error {
+	if scope != ScopeUser && scope != ScopeApp {
+		return fmt.Errorf("session: unknown state scope %q", scope)
+	}
+	if owner == "" {
+		return fmt.Errorf("%w: no %s named", ErrNoSharedState, scope)
+	}
+	return nil
+}
+
+// StateAt returns the session state at entry id: the fold of the updates
+// on the path from the root to it. ErrNotFound for an unknown id; ""
+// gives the state before the first entry (empty).
+func (s *Session) StateAt(id string) (State, error) {
+	if id == "" {
+		return State{}, nil
+	}
+	path, err := s.PathTo(id)
+	if err != nil {
+		return nil, err
+	}
+	return foldState(path), nil
+}
+
+// State returns the state at the leaf: the session state of the path to
+// it, and, when the store shares state and the session has a user or an
+// app, the user and app state under their prefixed keys.
+func (s *Session) State(ctx context.Context) (State, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	st := foldState(s.entries(s.t.pathTo(s.leaf)))
+	m := HeaderMeta(s.header)
+	s.mu.Unlock()
+	ss, ok := findAbility[SharedStateStore](s.store)
+	if !ok {
+		return st, nil
+	}
+	for _, sc := range []struct {
+		scope  StateScope
+		owner  string
+		prefix string
+	}{{ScopeUser, m.User, UserStatePrefix}, {ScopeApp, m.App, AppStatePrefix}} {
+		if sc.owner == "" {
+			continue
+		}
+		shared, err := ss.LoadState(ctx, sc.scope, sc.owner)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range shared {
+			st[sc.prefix+k] = v
+		}
+	}
+	return st, nil
+}
+
+// UpdateState changes state: each value is marshalled to JSON (a nil
+// value, or JSON null, removes the key). Keys without a prefix go in
+// one CustomState entry under the leaf; "user:" and "app:" keys go to
+// the store's shared state (ErrNoSharedState when it cannot take them;
+// then nothing is changed). The shared part is written first.
+func (s *Session) UpdateState(ctx context.Context, delta map[string]any) error {
+	if err := s.closedErr(ctx); err != nil {
+		return err
+	}
+	if len(delta) == 0 {
+		return errors.New("session: UpdateState with nothing to change")
+	}
+	own, user, app := State{}, State{}, State{}
+	for k, v := range delta {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("session: state %q: %w", k, err)
+		}
+		switch {
+		case strings.HasPrefix(k, UserStatePrefix):
+			user[strings.TrimPrefix(k, UserStatePrefix)] = raw
+		case strings.HasPrefix(k, AppStatePrefix):
+			app[strings.TrimPrefix(k, AppStatePrefix)] = raw
+		case k == "":
+			return errors.New("session: state key is empty")
+		default:
+			own[k] = raw
+		}
+	}
+	if len(user) > 0 || len(app) > 0 {
+		ss, ok := findAbility[SharedStateStore](s.store)
+		if !ok {
+			return fmt.Errorf("%w: the store %T keeps none", ErrNoSharedState, s.store)
+		}
+		m := s.Meta()
+		if len(user) > 0 && m.User == "" {
+			return fmt.Errorf("%w: the session has no user", ErrNoSharedState)
+		}
+		if len(app) > 0 && m.App == "" {
+			return fmt.Errorf("%w: the session has no app", ErrNoSharedState)
+		}
+		if len(user) > 0 {
+			if err := ss.UpdateState(ctx, ScopeUser, m.User, user); err != nil {
+				return err
+			}
+		}
+		if len(app) > 0 {
+			if err := ss.UpdateState(ctx, ScopeApp, m.App, app); err != nil {
+				return err
+			}
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	_, err := s.AppendCustom(ctx, CustomState, own)
+	return err
+}
+
+// foldState folds the CustomState entries of path.
+func foldState(path []Entry) State {
+	st := State{}
+	for _, e := range path {
+		raw, ok := customData(e, CustomState)
+		if !ok {
+			continue
+		}
+		var delta State
+		if json.Unmarshal(raw, &delta) != nil {
+			continue
+		}
+		ApplyState(st, delta)
+	}
+	return st
+}
+
+// ApplyState applies delta to st: null values remove their keys. Stores
+// that keep shared state use it.
+func ApplyState(st, delta State) {
+	for k, v := range delta {
+		if string(v) == "null" {
+			delete(st, k)
+			continue
+		}
+		st[k] = v
+	}
+}
+
+// stateKeys returns the keys a CustomState entry changes, sorted.
+func stateKeys(e Entry) []string {
+	raw, _ := customData(e, CustomState)
+	var delta State
+	if json.Unmarshal(raw, &delta) != nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(delta))
+}
+
+// Get decodes the value of key into a T; ok is false when st has no key.
+func Get[T any](st State, key string) (v T, ok bool, err error) {
+	raw, ok := st[key]
+	if !ok {
+		return v, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, true, fmt.Errorf("session: state %q: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// GetState reads key from the state at the session's leaf into a T.
+func GetState[T any](ctx context.Context, s *Session, key string) (v T, ok bool, err error) {
+	st, err := s.State(ctx)
+	if err != nil {
+		return v, false, err
+	}
+	return Get[T](st, key)
+}
+
+// SetState sets key to v (see UpdateState).
+func SetState[T any](ctx context.Context, s *Session, key string, v T) error {
+	return s.UpdateState(ctx, map[string]any{key: v})
+}
