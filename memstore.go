@@ -37,12 +37,12 @@ type memBlob struct {
 }
 
 type memSession struct {
-	header   Header
-	entries  []Entry
-	ids      map[string]int // entry id → its index in entries
-	updated  time.Time
-	size     int64
-	fold     InfoFold // what the listing shows of the entries
+	header     Header
+	entries    []Entry
+	ids        map[string]int // entry id → its index in entries
+	updated    time.Time
+	size       int64
+	fold       InfoFold // what the listing shows of the entries
 	archived   time.Time
 	compacting time.Time
 }
