@@ -462,6 +462,9 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err == nil && isArchived(rel) {
 		_ = removeIn(s.r, archiveMark(rel)) // a mark alone is never read
 	}
+	if err == nil {
+		_ = removeIn(s.r, compactingRel(id)) // none, mostly
+	}
 	s.forget(fsess) // closes the file, which lets the lock go
 	if err == nil {
 		s.opDone(id, ChangeDeleted, rel)

@@ -166,11 +166,13 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	}
 	s.mu.Unlock()
 	all := make([]SessionInfo, 0, len(rels))
+	marks := s.compactingMarks()
 	for _, rel := range rels {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		info, ok := s.infoOf(rel)
+		info.Compacting = marks[info.ID]
 		if ok && matches(info, opts) {
 			all = append(all, info)
 		}
@@ -329,9 +331,11 @@ func isArchived(rel string) bool {
 // a Load would refuse (more lines than the limit).
 func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
 	listReadBytes.Add(size - from)
-	end, lines, ok := scanAppends(f, from, size, ie.lines, lim, func(e Entry) {
-		ie.entries++
-		ie.fold.Add(e)
+	end, lines, ok := scanAppends(f, from, size, ie.lines, lim, func(run []Entry) {
+		for _, e := range run {
+			ie.entries++
+			ie.fold.Add(e)
+		}
 	})
 	ie.end, ie.lines = end, lines
 	return ok

@@ -6,7 +6,9 @@ import (
 )
 
 // scanAppends reads the lines of f in [from, size) the way Load reads
-// them, and gives each entry of a whole append to each, in file order:
+// them, and gives the entries of each whole append to each, in file
+// order (an append of one entry, or the lines of a marked append of
+// several; each's argument is reused after it returns):
 // entries are the lines a lenient read accepts, and the lines of an
 // append of several entries (group.go) are given only once its last
 // entry has been read; those of an append a crash cut short never are.
@@ -22,7 +24,7 @@ import (
 // The listing index (indexEntry.scan) and the watcher's tail reader
 // (filestore_watch.go) both read through it, so that what a listing
 // counts and what subscribers are told are the entries a Load returns.
-func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each func(Entry)) (end int64, nlines int, ok bool) {
+func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each func(run []Entry)) (end int64, nlines int, ok bool) {
 	d := NewDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
 	d.p.gotHeader = from > 0 // a scan from 0 reads the header first
 	if from == 0 {
@@ -73,9 +75,7 @@ func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each fu
 		default:
 			run = append(run[:0], e) // a cut append's lines do not count
 		}
-		for _, x := range run {
-			each(x)
-		}
+		each(run)
 		run = run[:0]
 	}
 	if len(run) > 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -166,8 +167,23 @@ type ownKey struct{ session, what string }
 // in the order they were made, however soon the next one came.
 type ownOp struct {
 	id   string
-	kind ChangeKind // ChangeArchived, ChangeUnarchived or ChangeDeleted
+	kind ChangeKind // ChangeArchived, ChangeUnarchived, ChangeDeleted or ChangeCompacting
 	to   string     // where the file is now (moves)
+	at   time.Time  // ChangeCompacting's time
+}
+
+// opCompacting tells the watcher, when one runs, of a compaction mark
+// this store set (or cleared, zero at) at rel.
+func (s *FileStore) opCompacting(id string, at time.Time, rel string) {
+	w := s.watch.Load()
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.ops = append(w.ops, ownOp{id: id, kind: ChangeCompacting, at: at})
+	w.dirty[rel] = struct{}{}
+	w.mu.Unlock()
+	w.wake()
 }
 
 // settle has the watcher, when one runs, read what was written to rel
@@ -228,7 +244,8 @@ type watcher struct {
 	waiters []chan struct{} // settle calls waiting for the next look
 
 	// The loop's own.
-	cursors map[string]*cursor // by session id
+	cursors    map[string]*cursor   // by session id
+	compacting map[string]time.Time // the compaction marks, by session id
 }
 
 // cursor is where the watcher is in one session file.
@@ -248,7 +265,11 @@ type cursor struct {
 // file: what is in the files now is not reported.
 func newWatcher(s *FileStore) *watcher {
 	w := &watcher{s: s, poll: s.opts.PollInterval, stop: make(chan struct{}), done: make(chan struct{}),
-		kick: make(chan struct{}, 1), dirty: map[string]struct{}{}, own: map[ownKey]struct{}{}, cursors: map[string]*cursor{}}
+		kick: make(chan struct{}, 1), dirty: map[string]struct{}{}, own: map[ownKey]struct{}{}, cursors: map[string]*cursor{},
+		compacting: map[string]time.Time{}}
+	for id, t := range s.compactingMarks() {
+		w.compacting[id] = t
+	}
 	if w.poll <= 0 {
 		w.poll = DefaultPollInterval
 	}
@@ -277,6 +298,9 @@ func newWatcher(s *FileStore) *watcher {
 // directories watched on the way when add is set.
 func (w *watcher) walk(add bool) []string {
 	var files []string
+	if add {
+		w.watchDir(compactingDir)
+	}
 	for _, top := range []string{".", archiveDir} {
 		dirs, err := readDirNames(w.s.r, top)
 		if err != nil {
@@ -396,7 +420,11 @@ func (w *watcher) event(ev fsnotify.Event) {
 	}
 	base := filepath.Base(rel)
 	parts := strings.Split(rel, string(filepath.Separator))
-	inLayout := (len(parts) == 1 && (layoutDir(base) || base == archiveDir)) ||
+	if len(parts) == 2 && parts[0] == compactingDir {
+		w.poke(rel)
+		return
+	}
+	inLayout := (len(parts) == 1 && (layoutDir(base) || base == archiveDir || base == compactingDir)) ||
 		(len(parts) == 2 && parts[0] == archiveDir && layoutDir(base))
 	if inLayout {
 		// A directory came or went: watch it, and look at its files
@@ -439,6 +467,13 @@ func (w *watcher) process() {
 		for _, c := range w.cursors {
 			dirty[c.rel] = struct{}{} // gone, perhaps
 		}
+		names, _ := readDirNames(w.s.r, compactingDir)
+		for _, n := range names {
+			dirty[filepath.Join(compactingDir, n)] = struct{}{}
+		}
+		for id := range w.compacting {
+			dirty[compactingRel(id)] = struct{}{} // cleared, perhaps
+		}
 	}
 	for rel := range dirty {
 		select {
@@ -454,6 +489,14 @@ func (w *watcher) process() {
 // saw it already.
 func (w *watcher) apply(op ownOp) {
 	c := w.cursors[op.id]
+	if op.kind == ChangeCompacting {
+		if w.compacting[op.id].Equal(op.at) {
+			return // seen
+		}
+		w.setCompacting(op.id, op.at)
+		w.publish(op.id, Change{Kind: ChangeCompacting, Session: op.id, Time: time.Now(), Compacting: op.at})
+		return
+	}
 	if op.kind == ChangeDeleted {
 		if c == nil {
 			return // seen
@@ -472,8 +515,14 @@ func (w *watcher) apply(op ownOp) {
 	w.publish(op.id, Change{Kind: op.kind, Session: op.id, Time: time.Now()})
 }
 
-// look finds what became of the session file rel.
+// look finds what became of the session file (or compaction mark) rel.
 func (w *watcher) look(rel string) {
+	if filepath.Dir(rel) == compactingDir {
+		if id := compactingID(filepath.Base(rel)); id != "" {
+			w.lookCompacting(id)
+		}
+		return
+	}
 	id := idOfFile(filepath.Base(rel))
 	if id == "" {
 		return
@@ -514,6 +563,24 @@ func (w *watcher) look(rel string) {
 	w.tail(id, c)
 }
 
+// lookCompacting reports a change of session id's compaction mark.
+func (w *watcher) lookCompacting(id string) {
+	at := w.s.readCompacting(id)
+	if w.compacting[id].Equal(at) {
+		return
+	}
+	w.setCompacting(id, at)
+	w.publish(id, Change{Kind: ChangeCompacting, Session: id, Time: time.Now(), Compacting: at})
+}
+
+func (w *watcher) setCompacting(id string, at time.Time) {
+	if at.IsZero() {
+		delete(w.compacting, id)
+		return
+	}
+	w.compacting[id] = at
+}
+
 // moved reports the file of c moved to rel (into or out of the archive)
 // and reads what came with it.
 func (w *watcher) moved(id string, c *cursor, rel string) {
@@ -539,10 +606,12 @@ func (w *watcher) tail(id string, c *cursor) {
 	}
 	ino, _ := identity(fi)
 	size := fi.Size()
+	whole := false
 	if c.ino != 0 && (ino != c.ino || size < c.off) {
 		// Another file at the name, or a shorter one.
 		if c.count == 0 && c.header != nil && ino != c.ino && bytes.Equal(headerLine(f, w.s.lim), c.header) {
 			c.ino = ino // the first append of several entries, written whole
+			whole = true
 		} else {
 			w.publish(id, Change{Kind: ChangeRewritten, Session: id, Time: time.Now()})
 			*c = *w.atEnd(c.rel)
@@ -556,39 +625,48 @@ func (w *watcher) tail(id string, c *cursor) {
 	if c.off == 0 {
 		c.header = headerLine(f, w.s.lim)
 	}
-	var got []Entry
-	end, lines, _ := scanAppends(f, c.off, size, c.lines, w.s.lim, func(e Entry) { got = append(got, e) })
+	// The appends, each reported as ChangesOf does, Remote unless this
+	// store marked its entries as its own. The lines of a first append
+	// of several entries, written whole, carry no marks: what comes with
+	// them is taken as that one append (another append that came before
+	// the watcher looked joins it).
+	var runs [][]Entry
+	n := 0
+	end, lines, _ := scanAppends(f, c.off, size, c.lines, w.s.lim, func(run []Entry) {
+		if whole && len(runs) > 0 {
+			runs[0] = append(runs[0], run...)
+		} else {
+			runs = append(runs, slices.Clone(run))
+		}
+		n += len(run)
+	})
 	c.off, c.lines = end, lines
-	if len(got) == 0 {
+	if n == 0 {
 		return
 	}
 	if c.count >= 0 {
-		c.count += len(got)
+		c.count += n
 	}
 	c.header = nil
 	now := time.Now()
-	// Runs of own and others' entries, each reported as ChangesOf does.
+	own := make([]bool, len(runs))
 	w.mu.Lock()
-	own := make([]bool, len(got))
-	for i, e := range got {
-		k := ownKey{id, e.id}
-		if _, ok := w.own[k]; ok {
-			own[i] = true
-			delete(w.own, k)
+	for i, run := range runs {
+		for _, e := range run {
+			k := ownKey{id, e.id}
+			if _, ok := w.own[k]; ok {
+				own[i] = true
+				delete(w.own, k)
+			}
 		}
 	}
 	w.mu.Unlock()
-	for i := 0; i < len(got); {
-		j := i + 1
-		for j < len(got) && own[j] == own[i] {
-			j++
-		}
-		cs := ChangesOf(id, got[i:j], now)
+	for i, run := range runs {
+		cs := ChangesOf(id, run, now)
 		for k := range cs {
 			cs[k].Remote = !own[i]
 		}
 		w.s.hub.Publish(cs...)
-		i = j
 	}
 }
 
@@ -620,7 +698,7 @@ func (w *watcher) atEnd(rel string) *cursor {
 	c.size = fi.Size()
 	if c.size <= smallFile {
 		n := 0
-		end, lines, ok := scanAppends(f, 0, c.size, 0, w.s.lim, func(Entry) { n++ })
+		end, lines, ok := scanAppends(f, 0, c.size, 0, w.s.lim, func(run []Entry) { n += len(run) })
 		if ok {
 			c.off, c.lines, c.count = end, lines, n
 			if n == 0 {
