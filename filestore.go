@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +79,12 @@ type FileStore struct {
 	last                    time.Time
 	closed                  bool
 
+	// Events (filestore_watch.go): the hub, and the watcher that feeds
+	// it while anyone is subscribed; watchMu orders its start and stop.
+	hub     Hub
+	watchMu sync.Mutex
+	watch   atomic.Pointer[watcher]
+
 	// wholeReads counts the whole-file reads, for the tests that check
 	// that catching up does without them.
 	wholeReads atomic.Int64
@@ -124,6 +129,15 @@ type FileStoreOptions struct {
 	// beyond it the least recently used are closed (and opened again when
 	// used). Default 64. A Session's Close closes its file at once.
 	MaxOpenFiles int
+	// PollInterval is how often the watcher that feeds subscribers (see
+	// Subscribe) looks at the tree when it cannot be told of changes
+	// (fsnotify could not start, or PollOnly). Default
+	// DefaultPollInterval (50 ms).
+	PollInterval time.Duration
+	// PollOnly makes the watcher poll even where fsnotify works: for a
+	// root on a network file system, whose changes made by other
+	// machines the local notices do not report.
+	PollOnly bool
 }
 
 // DefaultMaxOpenFiles is the default FileStoreOptions.MaxOpenFiles.
@@ -192,6 +206,8 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 	})
 	s.limits.blobs = s.blobs
 	s.lim = s.opts.Limits.withDefaults()
+	s.hub.OnFirst = s.startWatch
+	s.hub.OnLast = func() { s.stopWatch(false) }
 	return s
 }
 
@@ -213,6 +229,10 @@ func (s *FileStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.stopWatch(true)
+	s.hub.Close()
+	s.mu.Lock()
 	sessions := make([]*fileSession, 0, len(s.sessions))
 	for _, fsess := range s.sessions {
 		sessions = append(sessions, fsess)
@@ -311,6 +331,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 		}
 	}
 	rel := filepath.Join(dir, fileName(h))
+	s.markOwn(h.ID, ChangeCreated, nil)
 	ino, err := s.writeNew(rel, line, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -325,6 +346,7 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	s.sessions[h.ID] = &fileSession{id: h.ID, rel: rel, dirtyFrom: -1, nameDurable: true, ownIno: ino}
 	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
+	s.nudge(rel)
 	return nil
 }
 
@@ -413,7 +435,11 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 	}
 }
 
-// Delete implements Store.
+// Delete implements Store. The file is removed under its exclusive lock,
+// so that no handle of another process is writing to it then; every
+// handle on the session, in any process, fails with ErrNotFound from
+// then on (each notices the file is gone under the lock, at its next
+// append or flush) and none writes it back to life.
 func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -426,12 +452,48 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer fsess.mu.Unlock()
-	err = s.remove(fsess.rel)
-	s.forget(fsess)
+	if err := s.lockToDelete(ctx, fsess); err != nil {
+		return err
+	}
+	rel := fsess.rel
+	s.settle(rel) // subscribers see what came before the delete
+	s.markOwn(id, ChangeDeleted, nil)
+	err = s.remove(rel)
+	if err == nil && isArchived(rel) {
+		_ = removeIn(s.r, archiveMark(rel)) // a mark alone is never read
+	}
+	if err == nil {
+		_ = removeIn(s.r, compactingRel(id)) // none, mostly
+	}
+	s.forget(fsess) // closes the file, which lets the lock go
+	if err == nil {
+		s.opDone(id, ChangeDeleted, rel)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: session %s", ErrNotFound, id)
 	}
 	return err
+}
+
+// lockToDelete takes the exclusive lock on the file at the session's
+// name (not one a rewrite elsewhere replaced). Callers hold fsess.mu.
+func (s *FileStore) lockToDelete(ctx context.Context, fsess *fileSession) error {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly {
+		return nil // a file opened by path: removed as it is
+	}
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err
+		}
+		if err := s.acquire(ctx, fsess); err != nil {
+			return err
+		}
+		_, _, nlink, err := fileState(fsess.f)
+		if err != nil || nlink > 0 || attempt >= 3 {
+			return nil
+		}
+		s.closeFile(fsess) // replaced meanwhile: lock the new file
+	}
 }
 
 func (s *FileStore) remove(rel string) error {
@@ -445,74 +507,4 @@ func (s *FileStore) remove(rel string) error {
 		return err
 	}
 	return syncDir(s.r, filepath.Dir(rel)) // a delete that returned stays done
-}
-
-// Archive implements Archiver: it moves the session under
-// <root>/.archive, which hides it from listings unless
-// ListOptions.Archived is set (and from the seed agents). It can still
-// be opened. The log is not changed.
-func (s *FileStore) Archive(ctx context.Context, id string) error {
-	return s.move(ctx, id, true)
-}
-
-// Unarchive implements Archiver: it moves the session back.
-func (s *FileStore) Unarchive(ctx context.Context, id string) error {
-	return s.move(ctx, id, false)
-}
-
-// Restore is Unarchive.
-//
-// Deprecated: use Unarchive, the Archiver method every store has.
-func (s *FileStore) Restore(ctx context.Context, id string) error {
-	return s.Unarchive(ctx, id)
-}
-
-func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	fsess, err := s.file(id)
-	if err != nil {
-		return err
-	}
-	if err := lockCtx(ctx, &fsess.mu); err != nil {
-		return err
-	}
-	defer fsess.mu.Unlock()
-	if filepath.IsAbs(fsess.rel) || s.fileOnly {
-		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
-	}
-	s.refreshIndex(fsess) // the entry moves with the file
-	prefix := archiveDir + string(filepath.Separator)
-	from := fsess.rel
-	if strings.HasPrefix(from, prefix) == archive {
-		return nil // already there
-	}
-	to := prefix + from
-	if !archive {
-		to = strings.TrimPrefix(from, prefix)
-	}
-	if err := mkdirRoot(s.r, filepath.Dir(to)); err != nil {
-		return fmt.Errorf("session: archive %s: %w", id, err)
-	}
-	if err := renameIn(s.r, from, to); err != nil {
-		return fmt.Errorf("session: archive %s: %w", id, err)
-	}
-	// The move is durable before it returns, whatever the policy.
-	if err := syncDir(s.r, filepath.Dir(to)); err != nil {
-		return fmt.Errorf("session: archive %s: %w", id, err)
-	}
-	if err := syncDir(s.r, filepath.Dir(from)); err != nil {
-		return fmt.Errorf("session: archive %s: %w", id, err)
-	}
-	s.mu.Lock()
-	s.paths[id] = to
-	fsess.rel = to
-	if ie := s.index[from]; ie != nil {
-		delete(s.index, from)
-		ie.info.Archived = archive
-		s.index[to] = ie
-	}
-	s.mu.Unlock()
-	return nil
 }

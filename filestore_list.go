@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,9 @@ import (
 const indexName = ".index"
 
 // indexVersion is the version of the index file's format.
-const indexVersion = 2
+// Version 3 keeps each file's InfoFold and header metadata, and the time
+// an archived file was archived.
+const indexVersion = 3
 
 // listReadBytes counts the bytes of session files listings read, for
 // tests.
@@ -48,29 +51,37 @@ type indexEntry struct {
 	// may not share (so not saved in the index file).
 	limited bool
 
-	info    SessionInfo // Title: the latest session_info name, else headerTitle
-	header  string      // the header's title
-	name    string      // the latest session_info name, "" if none
-	updated time.Time
+	info    SessionInfo     // what the listing shows: made by finish
+	header  string          // the header's title
+	hmeta   json.RawMessage // the header's metadata member (see HeaderMeta), nil if none
+	fold    InfoFold        // the entries counted, folded
+	entries int             // the entries counted
+	// archivedAt is when the file was archived (its mark, see
+	// filestore_archive.go); zero when not archived or not known.
+	archivedAt time.Time
+	updated    time.Time
 }
 
 // indexRecord is an indexEntry as the index file holds it.
 type indexRecord struct {
-	Path    string    `json:"path"`
-	Ino     uint64    `json:"ino"`
-	Size    int64     `json:"size"`
-	Mtime   int64     `json:"mtime"`
-	End     int64     `json:"end"`
-	Lines   int       `json:"lines"`
-	OK      bool      `json:"ok"`
-	ID      string    `json:"id,omitempty"`
-	Cwd     string    `json:"cwd,omitempty"`
-	Created time.Time `json:"created"`
-	Parent  string    `json:"parent,omitempty"`
-	Header  string    `json:"header,omitempty"`
-	Name    string    `json:"name,omitempty"`
-	Entries int       `json:"entries"`
-	Updated time.Time `json:"updated"`
+	Path    string          `json:"path"`
+	Ino     uint64          `json:"ino"`
+	Size    int64           `json:"size"`
+	Mtime   int64           `json:"mtime"`
+	End     int64           `json:"end"`
+	Lines   int             `json:"lines"`
+	OK      bool            `json:"ok"`
+	ID      string          `json:"id,omitempty"`
+	Cwd     string          `json:"cwd,omitempty"`
+	Created time.Time       `json:"created"`
+	Parent  string          `json:"parent,omitempty"`
+	Header  string          `json:"header,omitempty"`
+	Meta    json.RawMessage `json:"meta,omitempty"` // the header's metadata member
+	Fold    InfoFold        `json:"fold"`
+	Entries int             `json:"entries"`
+	Updated time.Time       `json:"updated"`
+	// Archived is when an archived file was archived, when known.
+	Archived time.Time `json:"archived,omitzero"`
 }
 
 // touched records that this store just changed the session's file.
@@ -104,15 +115,19 @@ func (s *FileStore) refreshIndex(fsess *fileSession) {
 	size := fsess.size + fsess.unwritten()
 	ie := &indexEntry{ // a new entry each time: List reads entries without the lock
 		ino: fsess.ino, size: size, end: size, lines: fsess.lines - 1, ok: true,
-		header: fsess.header.Title, name: fsess.title,
+		header: fsess.header.Title, fold: fsess.fold.Clone(), entries: fsess.count,
 		info: SessionInfo{
-			ID: fsess.id, Title: fsess.titleOrHeader(), Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
-			ParentSession: fsess.header.ParentSession, Entries: fsess.count, Size: size,
-			Archived: strings.HasPrefix(fsess.rel, archiveDir+string(filepath.Separator)),
+			ID: fsess.id, Cwd: fsess.header.Cwd, Created: fsess.header.Timestamp,
+			ParentSession: fsess.header.ParentSession,
 		},
 	}
+	ie.hmeta, _ = fsess.header.Extra.Get(headerMetaKey)
 	s.mu.Lock()
 	ie.updated = fsess.updated
+	if old := s.index[fsess.rel]; old != nil {
+		ie.archivedAt = old.archivedAt
+	}
+	ie.finish(fsess.rel)
 	s.index[fsess.rel] = ie
 	s.mu.Unlock()
 }
@@ -151,11 +166,13 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	}
 	s.mu.Unlock()
 	all := make([]SessionInfo, 0, len(rels))
+	marks := s.compactingMarks()
 	for _, rel := range rels {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		info, ok := s.infoOf(rel)
+		info.Compacting = marks[info.ID]
 		if ok && matches(info, opts) {
 			all = append(all, info)
 		}
@@ -224,6 +241,7 @@ func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
 func (ie *indexEntry) view() (SessionInfo, bool) {
 	info := ie.info
 	info.Updated = ie.updated
+	info.Metadata = maps.Clone(info.Metadata) // the caller's
 	return info, ie.ok
 }
 
@@ -237,10 +255,11 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 	defer f.Close()
 	ne := *ie
 	ne.size = size
+	ne.fold = ie.fold.Clone()
 	if size > lim.MaxLogBytes || !ne.scan(f, ne.end, size, lim) {
 		return &indexEntry{size: size, limited: true} // a Load would refuse it
 	}
-	ne.finish()
+	ne.finish(rel)
 	return &ne
 }
 
@@ -268,112 +287,58 @@ func readIndexEntry(r *os.Root, rel string, lim Limits) *indexEntry {
 		return ne
 	}
 	ne.header = h.Title
-	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession,
-		Archived: strings.HasPrefix(rel, archiveDir+string(filepath.Separator))}
+	ne.hmeta, _ = h.Extra.Get(headerMetaKey)
+	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
 	ne.end, ne.lines = 0, 0
 	if !ne.scan(f, 0, ne.size, lim) {
 		return &indexEntry{size: ne.size, limited: true}
 	}
 	ne.ok = true
-	ne.finish()
+	if isArchived(rel) {
+		ne.archivedAt = readArchiveMark(r, rel)
+	}
+	ne.finish(rel)
 	return ne
 }
 
-// finish derives the listed title and size.
-func (ie *indexEntry) finish() {
-	ie.info.Title = ie.header
-	if ie.name != "" {
-		ie.info.Title = ie.name
+// finish derives what the listing shows of the file at rel from the
+// header's title and metadata, the fold of its entries and what the
+// store knows of the file.
+func (ie *indexEntry) finish(rel string) {
+	h := Header{Title: ie.header}
+	if ie.hmeta != nil {
+		h.Extra.Set(headerMetaKey, ie.hmeta)
 	}
-	ie.info.Size = ie.size
+	ie.fold.Fill(&ie.info, h)
+	ie.info.Entries, ie.info.Size = ie.entries, ie.size
+	ie.info.Archived = isArchived(rel)
+	ie.info.ArchivedAt = time.Time{}
+	if ie.info.Archived {
+		ie.info.ArchivedAt = ie.archivedAt
+	}
 }
 
-// scan reads the lines of f in [from, size) (from at the start of a line;
-// 0 for the header's) and counts them into ie the way Load reads them:
-// entries (lines a lenient read accepts), less the lines of appends a
-// crash cut short, and the latest session_info name. It stops before an
-// unfinished last line and before the lines of an append whose last entry
-// has not been read (a writer may be writing it: listings take no lock),
-// and sets ie.end there, for the next scan to start. It reports false for
-// a file a Load would refuse (more lines than the limit).
+// isArchived reports whether rel is under the archive.
+func isArchived(rel string) bool {
+	return strings.HasPrefix(rel, archiveDir+string(filepath.Separator))
+}
+
+// scan reads the lines of f in [from, size) (from at the start of a
+// line; 0 for the header's) and counts them into ie the way Load reads
+// them: entries (lines a lenient read accepts), less the lines of
+// appends a crash cut short, each folded into ie.fold (see scanAppends).
+// It sets ie.end where the next scan starts. It reports false for a file
+// a Load would refuse (more lines than the limit).
 func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
 	listReadBytes.Add(size - from)
-	d := NewDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
-	d.p.gotHeader = from > 0 // a scan from 0 reads the header first
-	if from == 0 {
-		if _, err := d.Header(); err != nil {
-			return false
+	end, lines, ok := scanAppends(f, from, size, ie.lines, lim, func(run []Entry) {
+		for _, e := range run {
+			ie.entries++
+			ie.fold.Add(e)
 		}
-	}
-	type held struct {
-		name string
-		ok   bool // a session_info that names the session
-	}
-	var (
-		run      []held
-		runMark  appendMark
-		runStart int64 // offset of the run's first line
-		runLines int   // ie.lines before it
-		pos      = from
-	)
-	for {
-		lineStart := pos
-		line, complete, err := d.readLine()
-		if err != nil {
-			break // io.EOF, or a limit: a Load would stop there too
-		}
-		if !complete {
-			break // unfinished: left for the next scan
-		}
-		pos = from + d.read
-		if ie.lines++; ie.lines > lim.MaxEntries {
-			return false
-		}
-		if d.long > 0 {
-			continue // a line over the limit: no entry
-		}
-		e, ok, _ := d.p.entryLine(line, true)
-		if !ok {
-			continue
-		}
-		var m appendMark
-		if k := len(d.p.marked); k > 0 && d.p.marked[k-1].i == d.p.nent-1 {
-			m = d.p.marked[k-1].mark
-			d.p.marked = d.p.marked[:0]
-		}
-		h := held{}
-		if e.kind == kindSessionInfo {
-			var n SessionInfoEntry
-			if e.payload(&n); strings.TrimSpace(n.Name) != "" {
-				h = held{name: strings.TrimSpace(n.Name), ok: true}
-			}
-		}
-		switch {
-		case m.n > 0 && len(run) > 0 && m.n == runMark.n && m.end == runMark.end && m.k == runMark.k+1:
-			run, runMark = append(run, h), m
-			continue
-		case m.n > 0:
-			run, runMark, runStart, runLines = append(run[:0], h), m, lineStart, ie.lines-1
-			continue
-		case len(run) > 0 && runMark.names(e.id) && runMark.k == runMark.n-2 && len(run) == runMark.n-1:
-			run = append(run, h) // the append is whole
-		default:
-			run = append(run[:0], h) // a cut append's lines do not count
-		}
-		for _, x := range run {
-			ie.info.Entries++
-			if x.ok {
-				ie.name = x.name
-			}
-		}
-		run = run[:0]
-	}
-	ie.end = pos
-	if len(run) > 0 {
-		// Read it again next time: its last entry may come.
-		ie.end, ie.lines = runStart, runLines
-	}
-	return true
+	})
+	ie.end, ie.lines = end, lines
+	return ok
 }
 
 // loadIndex reads the index file into the store's index, once; entries
@@ -403,13 +368,13 @@ func (s *FileStore) loadIndex() {
 		if _, ok := s.index[r.Path]; ok || !filepath.IsLocal(r.Path) {
 			continue
 		}
-		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK, header: r.Header, name: r.Name, updated: r.Updated,
-			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent, Entries: r.Entries,
-				Archived: strings.HasPrefix(r.Path, archiveDir+string(filepath.Separator))}}
+		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
+			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, updated: r.Updated,
+			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent}}
 		if r.Mtime == 0 || r.End > r.Size {
 			continue // not trustworthy from another process
 		}
-		ie.finish()
+		ie.finish(r.Path)
 		s.index[r.Path] = ie
 	}
 }
@@ -436,7 +401,7 @@ func (s *FileStore) saveIndex() {
 		}
 		recs = append(recs, indexRecord{Path: rel, Ino: ie.ino, Size: ie.size, Mtime: ie.mtime, End: ie.end, Lines: ie.lines, OK: ie.ok,
 			ID: ie.info.ID, Cwd: ie.info.Cwd, Created: ie.info.Created, Parent: ie.info.ParentSession,
-			Header: ie.header, Name: ie.name, Entries: ie.info.Entries, Updated: ie.updated})
+			Header: ie.header, Meta: ie.hmeta, Fold: ie.fold, Entries: ie.entries, Updated: ie.updated, Archived: ie.archivedAt})
 	}
 	s.mu.Unlock()
 	for k := range recs {

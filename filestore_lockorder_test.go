@@ -370,6 +370,9 @@ var lockFields = map[string]struct {
 	// Set when the store opens, or atomic.
 	"FileStore.root": {}, "FileStore.r": {}, "FileStore.opts": {}, "FileStore.limits": {}, "FileStore.lim": {},
 	"FileStore.blobs": {}, "FileStore.maxOpen": {}, "FileStore.fileOnly": {}, "FileStore.wholeReads": {},
+	// The events' own: the hub and the watcher's pointer synchronize
+	// themselves, watchMu orders start and stop (a leaf).
+	"FileStore.hub": {}, "FileStore.watch": {}, "FileStore.watchMu": {},
 	"fileSession.id":      {}, // set before the session is shared
 	"fileSession.used":    {guard: guardStore},
 	"fileSession.open":    {guard: guardStore},

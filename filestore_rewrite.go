@@ -62,6 +62,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 			s.closeFile(fsess) // another process replaced it: check the new file
 			continue
 		}
+		s.markOwn(fsess.id, ChangeRewritten, nil)
 		err = s.rewriteChecked(fsess, opts, data, h, entries)
 		s.closeFile(fsess)
 		if err != nil {
@@ -72,6 +73,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 		// happened as failed).
 		fsess.loaded = false
 		s.touched(fsess)
+		s.nudge(fsess.rel)
 		return nil
 	}
 }

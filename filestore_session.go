@@ -8,8 +8,8 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -133,7 +133,7 @@ type fileSession struct {
 	last   string
 	ids    idSet
 	count  int
-	title  string
+	fold   InfoFold // the entries, folded for the listing
 	header Header
 	loaded bool
 	// lines counts the file's lines up to where the next one goes (size
@@ -228,12 +228,33 @@ func (s *FileStore) forget(fsess *fileSession) {
 	s.closeFile(fsess)
 }
 
+// follow looks for the session's file again when it is not where the
+// store knew it (another process archived it, or brought it back), and
+// reports whether it is elsewhere now, fsess.rel set there. Callers hold
+// fsess.mu.
+func (s *FileStore) follow(fsess *fileSession) bool {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly || s.scan(false) != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rel, ok := s.paths[fsess.id]
+	if !ok || rel == fsess.rel {
+		return false
+	}
+	fsess.rel = rel
+	return true
+}
+
 // ensureOpen opens the session's file if it is not open.
 func (s *FileStore) ensureOpen(fsess *fileSession) error {
 	if fsess.f != nil {
 		return nil
 	}
 	f, err := s.openRel(fsess.rel)
+	if errors.Is(err, fs.ErrNotExist) && s.follow(fsess) {
+		f, err = s.openRel(fsess.rel) // moved (archived or brought back) elsewhere
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			s.forget(fsess)
@@ -372,10 +393,10 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	fsess.size, fsess.cut, fsess.needNL = goodEnd(end, log.Torn != nil)
 	fsess.ids = make(idSet, len(log.Entries))
-	fsess.title = ""
+	fsess.fold = InfoFold{}
 	for _, e := range log.Entries {
 		fsess.ids.add(e.id)
-		fsess.noteTitle(e)
+		fsess.fold.Add(e)
 	}
 	fsess.count = len(log.Entries)
 	fsess.last = lastID(log.Entries)
@@ -407,29 +428,12 @@ func goodEnd(end fileEnd, torn bool) (at int64, cut, needNL bool) {
 func (fsess *fileSession) appended(entries []Entry) {
 	for _, e := range entries {
 		fsess.ids.add(e.id)
-		fsess.noteTitle(e)
+		fsess.fold.Add(e)
 	}
 	fsess.count += len(entries)
 	fsess.last = entries[len(entries)-1].id
 	fsess.lines += len(entries)
 	fsess.mark()
-}
-
-func (fsess *fileSession) noteTitle(e Entry) {
-	if e.kind != kindSessionInfo {
-		return
-	}
-	var n SessionInfoEntry
-	if e.payload(&n); strings.TrimSpace(n.Name) != "" {
-		fsess.title = strings.TrimSpace(n.Name)
-	}
-}
-
-func (fsess *fileSession) titleOrHeader() string {
-	if fsess.title != "" {
-		return fsess.title
-	}
-	return fsess.header.Title
 }
 
 // Write lease timings: the lock is let go after leaseIdle without an

@@ -568,6 +568,14 @@ func TestFileStoreChild(t *testing.T) {
 		holdLockChild(t)
 	case "turn-crash":
 		turnCrashChild(t)
+	case "after-delete":
+		afterDeleteChild(t)
+	case "state":
+		stateChild(t)
+	case "events":
+		eventsChild(t)
+	case "latency":
+		latencyChild(t)
 	case "crash":
 		// Append forever with the policy given, reporting each entry once
 		// its append returned, until killed.
@@ -725,7 +733,7 @@ func TestFileStoreChild(t *testing.T) {
 	}
 }
 
-func child(t *testing.T, env ...string) *exec.Cmd {
+func child(t testing.TB, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env...)

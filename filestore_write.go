@@ -277,7 +277,7 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 	for k, g := range got {
 		fsess.ids.add(g.e.id) // a cut append's ids too: never reused
 		if keep[k] {
-			fsess.noteTitle(g.e)
+			fsess.fold.Add(g.e)
 			fsess.count++
 			fsess.last = g.e.id
 			fsess.marks.push(mark{n: fsess.count, last: g.e.id, off: g.end, line: g.line})
@@ -327,6 +327,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 	}); err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}
+	s.markOwn(fsess.id, "", entries) // before the watcher can read them
 	if len(lines) > 1 && fsess.count == 0 && fsess.lines == 1 && fsess.unwritten() == 0 && !fsess.cut {
 		// The first append of a session, of several entries (a fork, a
 		// copy, a first turn): the whole file, no markers needed.
@@ -340,6 +341,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		fsess.appended(entries)
 	}
 	s.touched(fsess)
+	s.nudge(fsess.rel)
 	return nil
 }
 
@@ -568,10 +570,29 @@ func (s *FileStore) Flush(ctx context.Context, id string) error {
 		return fsess.err
 	}
 	if fsess.f == nil {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err // ErrNotFound for a deleted session
+		}
+		s.closeFile(fsess) // nothing of this store's to write or sync
 		return nil
 	}
 	// The turn is over: write it, make it durable, let other writers in.
-	return s.syncAndRelease(ctx, fsess)
+	if err := s.syncAndRelease(ctx, fsess); err != nil {
+		return err
+	}
+	return s.checkNotDeleted(fsess)
+}
+
+// checkNotDeleted returns ErrNotFound when the file the session's handle
+// holds open is no longer at any name of the store: another process
+// deleted the session. Callers hold fsess.mu and have the file open.
+func (s *FileStore) checkNotDeleted(fsess *fileSession) error {
+	_, _, nlink, err := fileState(fsess.f)
+	if err != nil || nlink > 0 {
+		return nil
+	}
+	s.closeFile(fsess) // replaced by a rewrite, or deleted: look again
+	return s.ensureOpen(fsess)
 }
 
 // syncAndRelease writes what is pending, syncs what this store wrote

@@ -16,7 +16,7 @@ import (
 func TestImportRules(t *testing.T) {
 	const mod = "github.com/agentsession/session"
 	allowed := map[string][]string{
-		".":                          {mod + "/internal/jsonx", mod + "/internal/names", "github.com/google/uuid", "github.com/klauspost/compress/zstd"},
+		".":                          {mod + "/internal/jsonx", mod + "/internal/names", "github.com/google/uuid", "github.com/klauspost/compress/zstd", "github.com/fsnotify/fsnotify"},
 		"internal/jsonx":             {},
 		"internal/names":             {mod + "/internal/jsonx"},
 		"internal/workload":          {mod},

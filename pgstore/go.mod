@@ -9,11 +9,13 @@ require (
 )
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
 
