@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrNothingToCompact says a compaction would summarize nothing: the
@@ -422,6 +423,21 @@ func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionO
 	plan, err := s.PlanCompaction(&o)
 	if err != nil {
 		return nil, err
+	}
+	// The store says a compaction runs (SessionInfo.Compacting) until it
+	// ends, well or not: one whose process crashed stays visible.
+	marker, marks := findAbility[CompactionMarker](s.store)
+	if marks {
+		if err := marker.MarkCompacting(ctx, s.id, s.now().UTC()); err != nil {
+			return nil, err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if cerr := marker.MarkCompacting(cctx, s.id, time.Time{}); cerr != nil && err == nil {
+				err = fmt.Errorf("session: the compaction is done, recording that it ended failed: %w", cerr)
+			}
+		}()
 	}
 	summary, err := summarizePlan(ctx, sum, plan, o.Instructions)
 	if err != nil {

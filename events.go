@@ -33,13 +33,15 @@ const (
 	// ChangeAppended: entries were appended (Change.Entries). The kinds
 	// below it up to ChangeCompacted follow it, one per entry that
 	// changes what they name.
-	ChangeAppended   ChangeKind = "appended"
-	ChangeTitle      ChangeKind = "title"      // a session_info entry (Change.Title)
-	ChangeMeta       ChangeKind = "metadata"   // a CustomMeta entry changed metadata
-	ChangeState      ChangeKind = "state"      // a CustomState entry (Change.Keys)
-	ChangeLeaf       ChangeKind = "leaf"       // the leaf moved with no entry of the conversation (Change.Leaf)
-	ChangeCompacting ChangeKind = "compacting" // a compaction started
-	ChangeCompacted  ChangeKind = "compacted"  // a compaction entry
+	ChangeAppended  ChangeKind = "appended"
+	ChangeTitle     ChangeKind = "title"     // a session_info entry (Change.Title)
+	ChangeMeta      ChangeKind = "metadata"  // a CustomMeta entry changed metadata
+	ChangeState     ChangeKind = "state"     // a CustomState entry (Change.Keys)
+	ChangeLeaf      ChangeKind = "leaf"      // the leaf moved with no entry of the conversation (Change.Leaf)
+	ChangeCompacted ChangeKind = "compacted" // a compaction entry
+	// ChangeCompacting: a compaction started, or (Change.Compacting
+	// zero) ended without a compaction entry, or after one.
+	ChangeCompacting ChangeKind = "compacting"
 	ChangeArchived   ChangeKind = "archived"
 	ChangeUnarchived ChangeKind = "unarchived"
 	// ChangeRewritten: the log was rewritten whole (a prune, a
@@ -67,8 +69,11 @@ type Change struct {
 	Title   string   // ChangeTitle: the new title
 	Keys    []string // ChangeState: the keys set or removed
 	Leaf    string   // ChangeLeaf: the new leaf ("" before the first entry)
-	Op      *OpInfo  // ChangeOperation
-	Err     error    // ChangeError
+	// Compacting is ChangeCompacting's time: when the compaction
+	// started, zero when it ended.
+	Compacting time.Time
+	Op         *OpInfo // ChangeOperation
+	Err        error   // ChangeError
 	// Remote is set on changes a store saw another process make (or, for
 	// stores that cannot tell them apart, that it read back from where
 	// every process writes).
@@ -102,7 +107,7 @@ type OpInfo struct {
 
 // ChangesOf returns the changes that appending entries to session id
 // makes: a ChangeAppended, then one change per entry that changes a
-// title, metadata, state, the leaf (a leaf marker), or starts or ends a
+// title, metadata, state or the leaf (a leaf marker), or is a
 // compaction. Stores use it so that every store reports an append the
 // same way.
 func ChangesOf(id string, entries []Entry, at time.Time) []Change {
@@ -131,7 +136,7 @@ func ChangesOf(id string, entries []Entry, at time.Time) []Change {
 			case CustomState:
 				c.Kind, c.Keys = ChangeState, stateKeys(e)
 			case CustomMeta:
-				c.Kind = metaChangeKind(e)
+				c.Kind = ChangeMeta
 			}
 		}
 		if c.Kind != "" {
@@ -163,22 +168,6 @@ func customTypeOf(e Entry) string {
 		return ""
 	}
 	return s
-}
-
-// metaChangeKind tells what a CustomMeta entry changes.
-func metaChangeKind(e Entry) ChangeKind {
-	var f InfoFold
-	f.Add(e)
-	raw, _ := customData(e, CustomMeta)
-	var d metaData
-	_ = json.Unmarshal(raw, &d)
-	switch {
-	case d.Compacting != nil && !f.Compacting.IsZero():
-		return ChangeCompacting
-	case d.Compacting != nil:
-		return ChangeCompacted // a compaction that ended without one
-	}
-	return ChangeMeta
 }
 
 // SubscribeOptions selects what a subscription receives.

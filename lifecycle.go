@@ -79,6 +79,19 @@ func Unarchive(ctx context.Context, store Store, id string) error {
 	return a.Unarchive(ctx, id)
 }
 
+// CompactionMarker is an optional Store ability: keeping beside the log
+// that a compaction is running on a session (SessionInfo.Compacting),
+// as OpenCode's session info does. Session.Compact marks the session
+// when it has planned, and clears the mark when it ends, whether it
+// appended its entry or failed; a mark that stays is a compaction whose
+// process crashed. The log is not changed. Every store of this module
+// has it; a store reports ChangeCompacting to its subscribers.
+type CompactionMarker interface {
+	// MarkCompacting records that a compaction of session id started at
+	// since, or, for a zero since, that none is running (ErrNotFound).
+	MarkCompacting(ctx context.Context, id string, since time.Time) error
+}
+
 // DeleteOptions configures DeleteSession.
 type DeleteOptions struct {
 	// Children deletes the sessions whose parent is the session (its

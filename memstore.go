@@ -37,13 +37,14 @@ type memBlob struct {
 }
 
 type memSession struct {
-	header   Header
-	entries  []Entry
-	ids      map[string]int // entry id → its index in entries
-	updated  time.Time
-	size     int64
-	fold     InfoFold // what the listing shows of the entries
-	archived time.Time
+	header     Header
+	entries    []Entry
+	ids        map[string]int // entry id → its index in entries
+	updated    time.Time
+	size       int64
+	fold       InfoFold // what the listing shows of the entries
+	archived   time.Time
+	compacting time.Time
 }
 
 var (
@@ -52,6 +53,7 @@ var (
 	_ Archiver         = (*MemoryStore)(nil)
 	_ Subscriber       = (*MemoryStore)(nil)
 	_ SharedStateStore = (*MemoryStore)(nil)
+	_ CompactionMarker = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
@@ -338,6 +340,25 @@ func (s *MemoryStore) setArchived(ctx context.Context, id string, archived bool)
 	return nil
 }
 
+// MarkCompacting implements CompactionMarker.
+func (s *MemoryStore) MarkCompacting(ctx context.Context, id string, since time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	ms.compacting = since.UTC()
+	if since.IsZero() {
+		ms.compacting = time.Time{}
+	}
+	s.hub.Publish(Change{Kind: ChangeCompacting, Session: id, Time: time.Now(), Compacting: ms.compacting})
+	return nil
+}
+
 // Subscribe implements Subscriber: the changes of this store, as they
 // are made.
 func (s *MemoryStore) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
@@ -415,6 +436,7 @@ func (ms *memSession) info() SessionInfo {
 	}
 	ms.fold.Fill(&info, ms.header)
 	info.Archived, info.ArchivedAt = !ms.archived.IsZero(), ms.archived
+	info.Compacting = ms.compacting
 	return info
 }
 

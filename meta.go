@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -28,7 +27,7 @@ import (
 // (for that, see State).
 
 // CustomMeta is the customType of the entries that change a session's
-// metadata (see MetaUpdate), or mark a compaction as running.
+// metadata (see MetaUpdate).
 const CustomMeta = "agentsession.meta"
 
 // headerMetaKey is the header member that holds the metadata given at
@@ -92,9 +91,6 @@ type metaData struct {
 	ProjectID  *string            `json:"projectId,omitempty"`
 	AppVersion *string            `json:"appVersion,omitempty"`
 	Metadata   map[string]*string `json:"metadata,omitempty"`
-	// Compacting is set when a compaction starts, null when one fails;
-	// a compaction entry ends it too.
-	Compacting json.RawMessage `json:"compacting,omitempty"`
 }
 
 // UpdateMeta appends a CustomMeta entry with the change. It fails on an
@@ -120,16 +116,6 @@ func (s *Session) UpdateMeta(ctx context.Context, u MetaUpdate) error {
 	return err
 }
 
-// appendCompacting appends a CustomMeta entry that marks a compaction
-// as started at t, or (zero t) as ended without a compaction entry.
-func (s *Session) appendCompacting(ctx context.Context, t time.Time) (Entry, error) {
-	v := json.RawMessage("null")
-	if !t.IsZero() {
-		v, _ = json.Marshal(formatTime(t))
-	}
-	return s.AppendCustom(ctx, CustomMeta, metaData{Compacting: v})
-}
-
 // Meta returns the session's metadata: the header's, with the updates of
 // the log applied in order.
 func (s *Session) Meta() Meta {
@@ -137,16 +123,6 @@ func (s *Session) Meta() Meta {
 	defer s.mu.Unlock()
 	f := s.foldLocked()
 	return f.meta(s.header)
-}
-
-// Compacting returns since when a compaction has been running on the
-// session, as its log records it (zero when none is). A time that stays
-// set marks a compaction that never finished: its process crashed.
-func (s *Session) Compacting() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.foldLocked()
-	return f.Compacting
 }
 
 func (s *Session) foldLocked() InfoFold {
@@ -159,8 +135,7 @@ func (s *Session) foldLocked() InfoFold {
 
 // InfoFold is what a listing shows of a session's entries, folded in
 // log order: the latest session_info name, the first user message (for
-// a title when there is none), the metadata updates and whether a
-// compaction runs. Stores keep one per session and Add each entry they append or
+// a title when there is none) and the metadata updates. Stores keep one per session and Add each entry they append or
 // read, so that List never loads entries; it marshals to JSON for stores
 // that keep it beside the log (a FileStore's index, a database column).
 type InfoFold struct {
@@ -169,7 +144,6 @@ type InfoFold struct {
 	ProjectID  *string            `json:"projectId,omitempty"`
 	AppVersion *string            `json:"appVersion,omitempty"`
 	Metadata   map[string]*string `json:"metadata,omitempty"` // nil: removed
-	Compacting time.Time          `json:"compacting,omitzero"`
 }
 
 // Add folds one entry in.
@@ -180,8 +154,6 @@ func (f *InfoFold) Add(e Entry) {
 		if e.payload(&si); strings.TrimSpace(si.Name) != "" {
 			f.Name = strings.TrimSpace(si.Name)
 		}
-	case kindCompaction:
-		f.Compacting = time.Time{}
 	case kindMessage:
 		if f.FirstUser == "" && messageRoleIs(e, RoleUser) {
 			if m, err := e.Message(); err == nil {
@@ -209,9 +181,6 @@ func (f *InfoFold) Add(e Entry) {
 			}
 			f.Metadata[k] = v
 		}
-		if d.Compacting != nil {
-			f.Compacting = lifecycleTime(d.Compacting)
-		}
 	}
 }
 
@@ -219,18 +188,6 @@ func (f *InfoFold) Add(e Entry) {
 func (f InfoFold) Clone() InfoFold {
 	f.Metadata = maps.Clone(f.Metadata)
 	return f
-}
-
-func lifecycleTime(raw json.RawMessage) time.Time {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return time.Time{} // null clears
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t.UTC()
 }
 
 // meta applies the fold to the header's metadata.
@@ -261,7 +218,7 @@ func (f *InfoFold) meta(h Header) Meta {
 // Fill sets the fields of info that the header and the fold decide:
 // Title (the latest session_info name, else the header's title, else the
 // title derived from the first user message, with TitleDerived set),
-// the metadata fields and Compacting. Stores call it when they list.
+// and the metadata fields. Stores call it when they list.
 func (f *InfoFold) Fill(info *SessionInfo, h Header) {
 	info.Title, info.TitleDerived = f.Name, false
 	if info.Title == "" {
@@ -272,7 +229,6 @@ func (f *InfoFold) Fill(info *SessionInfo, h Header) {
 	}
 	m := f.meta(h)
 	info.ProjectID, info.AppVersion, info.User, info.App, info.Metadata = m.ProjectID, m.AppVersion, m.User, m.App, m.Metadata
-	info.Compacting = f.Compacting
 }
 
 // customData returns the data of a custom entry of customType typ.

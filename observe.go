@@ -262,7 +262,17 @@ var (
 	_ Archiver         = (*ObservedStore)(nil)
 	_ Subscriber       = (*ObservedStore)(nil)
 	_ SharedStateStore = (*ObservedStore)(nil)
+	_ CompactionMarker = (*ObservedStore)(nil)
 )
+
+// MarkCompacting implements CompactionMarker with the wrapped store's;
+// nothing is recorded on a store without one.
+func (o *ObservedStore) MarkCompacting(ctx context.Context, id string, since time.Time) error {
+	if m, ok := findAbility[CompactionMarker](o.store); ok {
+		return m.MarkCompacting(ctx, id, since)
+	}
+	return nil
+}
 
 // Archive implements Archiver with the wrapped store's (an error wrapping
 // errors.ErrUnsupported when it has none); reported as an OpArchive.
