@@ -25,13 +25,14 @@ const notifyChannel = "agentsession"
 
 // notice is a notification's payload, as agentsession_notify makes it.
 type notice struct {
-	Schema string `json:"schema"`
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	From   int    `json:"from"` // entry count before the change
-	To     int    `json:"to"`   // and after it
-	Gen    int64  `json:"gen"`  // the session's generation (bumped by every rewrite)
-	Origin string `json:"origin"`
+	Schema string     `json:"schema"`
+	ID     string     `json:"id"`
+	Kind   string     `json:"kind"`
+	From   int        `json:"from"` // entry count before the change
+	To     int        `json:"to"`   // and after it
+	Gen    int64      `json:"gen"`  // the session's generation (bumped by every rewrite)
+	Origin string     `json:"origin"`
+	At     *time.Time `json:"at"` // of a compaction mark
 }
 
 // Reconnection backoff of the listener.
@@ -290,6 +291,11 @@ func (l *listener) handle(ctx context.Context, p notice) {
 	case "deleted":
 		c.Kind = session.ChangeDeleted
 		delete(l.seen, p.ID)
+	case "compacting":
+		c.Kind = session.ChangeCompacting
+		if p.At != nil {
+			c.Compacting = p.At.UTC()
+		}
 	case "archived":
 		c.Kind = session.ChangeArchived
 	case "unarchived":

@@ -70,24 +70,20 @@ func readFold(raw []byte) session.InfoFold {
 	return f
 }
 
-// foldNeutral is a time no entry sets a compaction to: folding entries
-// into a fold that starts with it tells whether they touched Compacting.
-var foldNeutral = time.Date(1, 2, 3, 4, 5, 6, 7, time.UTC)
-
-// neutralFold is the JSON of a fold that only holds foldNeutral.
-var neutralFold = foldJSON(&session.InfoFold{Compacting: foldNeutral})
+// emptyFold is the JSON of the empty fold.
+var emptyFold = foldJSON(&session.InfoFold{})
 
 // foldDelta folds entries alone. changes reports whether they change a
 // fold in more than its first user message (which the append function
 // sets itself when the fold has none); firstUser is that message's
 // derived title ("" when the entries have no user message).
 func foldDelta(entries []session.Entry) (changes bool, firstUser string) {
-	d := session.InfoFold{Compacting: foldNeutral}
+	var d session.InfoFold
 	for _, e := range entries {
 		d.Add(e)
 	}
 	firstUser, d.FirstUser = d.FirstUser, ""
-	return !bytes.Equal(foldJSON(&d), neutralFold), firstUser
+	return !bytes.Equal(foldJSON(&d), emptyFold), firstUser
 }
 
 // headerOf decodes a stored header line; what cannot be read is a
@@ -193,6 +189,32 @@ func (s *Store) setArchived(ctx context.Context, id string, archived bool) error
 		}
 	}
 	return mapErr(ctx, err, what+id)
+}
+
+var _ session.CompactionMarker = (*Store)(nil)
+
+// MarkCompacting implements session.CompactionMarker: the time is kept
+// in the column compacting_at (microseconds, as every time the database
+// keeps), beside the log, which does not change, nor does the update
+// time. Subscribers get a session.ChangeCompacting. session.ErrNotFound
+// for an unknown id.
+func (s *Store) MarkCompacting(ctx context.Context, id string, since time.Time) error {
+	if err := session.ValidateID(id); err != nil {
+		return err
+	}
+	var at *time.Time
+	if !since.IsZero() {
+		t := since.UTC().Truncate(time.Microsecond)
+		at = &t
+	}
+	var got string
+	err := s.pool.QueryRow(ctx, `WITH u AS (UPDATE agentsession_sessions SET compacting_at = $2
+			WHERE id = $1 RETURNING id, entry_count, generation)
+		SELECT agentsession_notify(id, 'compacting', entry_count, entry_count, generation, $3, $2) FROM u`, id, at, s.origin).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
+	}
+	return mapErr(ctx, err, "mark the compaction of "+id)
 }
 
 var _ session.SharedStateStore = (*Store)(nil)

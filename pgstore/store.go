@@ -817,7 +817,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		where = append(where, fmt.Sprintf("(updated_at, id) < (%s, %s)", arg(ceilMicro(t)), arg(id)))
 	}
 	q := `SELECT id, title_utf8, cwd_utf8, created_at, updated_at, parent_session_utf8, entry_count, size, archived_at,
-		fold, first_user, meta
+		fold, first_user, meta, compacting_at
 		FROM agentsession_sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -829,10 +829,10 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	}
 	infos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionInfo, error) {
 		var in session.SessionInfo
-		var created, archived *time.Time
+		var created, archived, compacting *time.Time
 		var title, cwd, parent, fold, first, meta []byte
 		err := r.Scan(&in.ID, &title, &cwd, &created, &in.Updated, &parent, &in.Entries, &in.Size, &archived,
-			&fold, &first, &meta)
+			&fold, &first, &meta, &compacting)
 		in.Title, in.Cwd, in.ParentSession = string(title), string(cwd), string(parent)
 		if created != nil {
 			in.Created = *created
@@ -850,7 +850,9 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		if in.Title == "" && f.FirstUser != "" {
 			in.Title, in.TitleDerived = f.FirstUser, true
 		}
-		in.Compacting = f.Compacting
+		if compacting != nil {
+			in.Compacting = *compacting
+		}
 		var m session.Meta
 		_ = json.Unmarshal(meta, &m) // the package wrote it
 		in.ProjectID, in.AppVersion, in.User, in.App = m.ProjectID, m.AppVersion, m.User, m.App

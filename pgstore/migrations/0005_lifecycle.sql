@@ -9,6 +9,9 @@
 -- fail: a generated column cannot be written). Archiving changes neither
 -- the log nor updated_at.
 --
+-- Compactions: compacting_at is since when a compaction has been
+-- running on the session (session.CompactionMarker), NULL when none is.
+--
 -- Listings without entries: fold holds the session's session.InfoFold
 -- as JSON (the latest session_info name, the first user message's
 -- derived title, the metadata updates, whether a compaction runs), which
@@ -41,6 +44,7 @@
 
 ALTER TABLE agentsession_sessions
     ADD COLUMN archived_at    timestamptz,
+    ADD COLUMN compacting_at  timestamptz,
     ADD COLUMN fold           bytea,
     ADD COLUMN first_user     bytea   NOT NULL DEFAULT '',
     ADD COLUMN meta           bytea   NOT NULL DEFAULT '{}',
@@ -69,15 +73,17 @@ CREATE TABLE agentsession_state (
 
 -- agentsession_notify sends the notification of a change of session
 -- p_session and returns its id: p_kind is 'created', 'appended',
--- 'rewritten', 'deleted', 'archived' or 'unarchived'; p_from and p_to
--- the entry counts before and after; p_origin the store that made it
--- ('' for a replica of an older package).
+-- 'rewritten', 'deleted', 'archived', 'unarchived' or 'compacting';
+-- p_from and p_to the entry counts before and after; p_origin the store
+-- that made it ('' for a replica of an older package); p_at the time of
+-- a 'compacting' (NULL: the compaction ended).
 CREATE FUNCTION agentsession_notify(
-    p_session text, p_kind text, p_from integer, p_to integer, p_generation bigint, p_origin text
+    p_session text, p_kind text, p_from integer, p_to integer, p_generation bigint, p_origin text,
+    p_at timestamptz DEFAULT NULL
 ) RETURNS text LANGUAGE sql AS $$
     SELECT pg_notify('agentsession', json_build_object(
         'schema', current_schema(), 'id', p_session, 'kind', p_kind,
-        'from', p_from, 'to', p_to, 'gen', p_generation, 'origin', p_origin)::text);
+        'from', p_from, 'to', p_to, 'gen', p_generation, 'origin', p_origin, 'at', p_at)::text);
     SELECT p_session;
 $$;
 
