@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storekit"
 )
 
 // What the store keeps of a session's metadata and of its entries for
@@ -130,10 +131,18 @@ func foldSessions(ctx context.Context, tx pgx.Tx) error {
 		if err != nil {
 			return err
 		}
-		m := metaOf(headerOf(x.header), &f)
+		h := headerOf(x.header)
+		m := metaOf(h, &f)
+		// The title as Rewrite keeps it: the latest name, else the
+		// header's (a row written by hand may lack it).
+		title := storekit.StoredString(h.Title)
+		if f.Name != "" {
+			title = storekit.StoredString(f.Name)
+		}
 		if _, err := tx.Exec(ctx, `UPDATE agentsession_sessions SET
-			fold = $2, first_user = $3, meta = $4, project_id = $5, user_id = $6, app = $7, metadata_pairs = $8 WHERE id = $1`,
-			x.id, foldJSON(&f), utf8Bytes(f.FirstUser), m.meta, m.projectID, m.user, m.app, m.pairs); err != nil {
+			fold = $2, first_user = $3, meta = $4, project_id = $5, user_id = $6, app = $7, metadata_pairs = $8,
+			title_utf8 = $9 WHERE id = $1`,
+			x.id, foldJSON(&f), utf8Bytes(f.FirstUser), m.meta, m.projectID, m.user, m.app, m.pairs, utf8Bytes(title)); err != nil {
 			return err
 		}
 	}
