@@ -131,6 +131,9 @@ func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, er
 		Cwd: opts.Cwd, Title: opts.Title, ParentSession: opts.ParentSession,
 	}
 	m := Meta{ProjectID: opts.ProjectID, AppVersion: opts.AppVersion, User: opts.User, App: opts.App, Metadata: opts.Metadata}
+	if u, ok := store.(*UserStore); ok && m.User == "" {
+		m.User = u.user // as the view stamps it
+	}
 	if err := setHeaderMeta(&h, m); err != nil {
 		return nil, fmt.Errorf("session: metadata: %w", err)
 	}

@@ -115,6 +115,9 @@ func (s *Session) State(ctx context.Context) (State, error) {
 			continue
 		}
 		shared, err := ss.LoadState(ctx, sc.scope, sc.owner)
+		if errors.Is(err, ErrNoSharedState) {
+			break // a wrapper over a store that keeps none
+		}
 		if err != nil {
 			return nil, err
 		}

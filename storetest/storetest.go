@@ -24,6 +24,19 @@
 // deletes what a writer beside it puts and then refers to. Those cases
 // skip on a store without blobs.
 //
+// Then the lifecycle (issue 16): OpenOrCreate racing with itself ends
+// with one session; metadata given at creation and updated later is
+// listed without loading entries, with every ListOptions filter and the
+// title derived from the first user message; the state at any entry,
+// through reopen, branch and fork, and the shared user and app scopes
+// (on a SharedStateStore); archive and unarchive (on an Archiver): hidden
+// by default, listed with ArchivedAt, no update; compaction marks (on a
+// CompactionMarker); DeleteSession with children and blobs, and handles
+// on deleted sessions failing with ErrNotFound; tenant isolation through
+// ForUser; message pagination; and events (on a Subscriber): every
+// change of a session in order, the per-session filter, and a subscriber
+// that does not read never holding a writer back.
+//
 // It imports the session package, storekit and testing; stores import it
 // from their tests only.
 package storetest
@@ -78,6 +91,16 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"CollectBlobs", testCollectBlobs},
 		{"CollectBlobsDeletedSession", testCollectDeletedSession},
 		{"CollectBlobsConcurrentWriter", testCollectConcurrentWriter},
+		{"OpenOrCreateRace", testOpenOrCreateRace},
+		{"Metadata", testMetadata},
+		{"StateAtEntry", testStateAtEntry},
+		{"Archive", testArchive},
+		{"Compacting", testCompacting},
+		{"DeleteWithBlobsAndChildren", testDeleteWithBlobsAndChildren},
+		{"TenantIsolation", testTenantIsolation},
+		{"MessagePagination", testMessagePagination},
+		{"Events", testEvents},
+		{"SlowSubscriber", testSlowSubscriber},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
