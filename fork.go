@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/agentsession/session/internal/jsonx"
 )
@@ -41,14 +40,16 @@ type ForkOptions struct {
 // It works on every Store, and between stores.
 func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
 	start := s.begin()
+	anchor := s.LeafID()
+	if opts != nil && opts.At != "" {
+		anchor = opts.At
+	}
 	defer func() {
-		if s.obs != nil {
-			e := Event{Op: OpFork, Session: s.id, Duration: time.Since(start), Err: err}
-			if f != nil {
-				e.Fork, e.Entries = f.id, f.Len()
-			}
-			s.obs.Observe(ctx, e)
+		op := OpInfo{Op: OpFork, Anchor: anchor, Err: err}
+		if f != nil {
+			op.Fork, op.Target, op.Entries = f.id, f.LeafID(), f.Len()
 		}
+		s.telemetry(ctx, start, op)
 	}()
 	var o ForkOptions
 	if opts != nil {

@@ -22,10 +22,11 @@ const (
 	OpBranch  Op = "branch"  // Branch, BranchWithSummary, SummarizeBranch: Entries left behind
 	OpRewind  Op = "rewind"  // Rewind: Entries left behind
 	OpFork    Op = "fork"    // Fork: Entries copied, Fork the new session
-	// OpCheckpoint: Label set a label (a checkpoint) on Target.
+	// OpCheckpoint: Checkpoint named Target (subscribers only, in a
+	// ChangeOperation).
 	OpCheckpoint Op = "checkpoint"
-	// OpResume: Open or OpenOrCreate resumed a session: Entries read,
-	// Target its leaf.
+	// OpResume: Open resumed a session: Entries read, Target its leaf
+	// (subscribers only, in a ChangeOperation).
 	OpResume    Op = "resume"
 	OpArchive   Op = "archive"   // a session was archived (store)
 	OpUnarchive Op = "unarchive" // a session was brought back (store)
@@ -204,10 +205,29 @@ func observerOf(store Store) Observer {
 // begin returns the start time of an operation, read only when the
 // session is observed.
 func (s *Session) begin() time.Time {
-	if s.obs == nil {
+	if s.obs == nil && s.hub == nil {
 		return time.Time{}
 	}
 	return time.Now()
+}
+
+// telemetry reports a checkpoint, rewind, fork or resume, with its
+// ExAthena fields, as a ChangeOperation to the store's subscribers in
+// this process, and the rewinds and forks to the observer.
+func (s *Session) telemetry(ctx context.Context, start time.Time, op OpInfo) {
+	if s.obs == nil && s.hub == nil {
+		return
+	}
+	op.Duration = time.Since(start)
+	// Resumes and checkpoints go to subscribers only: an Observer has
+	// the load and the label's append of them already.
+	if s.obs != nil && op.Op != OpResume && op.Op != OpCheckpoint {
+		s.obs.Observe(ctx, Event{Op: op.Op, Session: s.id, Entries: op.Entries, Duration: op.Duration, Fork: op.Fork,
+			Anchor: op.Anchor, Target: op.Target, Idempotent: op.Idempotent, Err: op.Err})
+	}
+	if s.hub != nil {
+		s.hub.Publish(Change{Kind: ChangeOperation, Session: s.id, Time: time.Now(), Op: &op})
+	}
 }
 
 // report sends the event of a session-level operation to the observer.

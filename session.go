@@ -40,6 +40,7 @@ type Session struct {
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
 	obs    Observer // from an ObservedStore; nil: nothing is measured
+	hub    *Hub     // the store's, for ChangeOperation; nil: none
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	partial   []LineError
@@ -145,11 +146,14 @@ func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, er
 
 // Open opens an existing session of store.
 func Open(ctx context.Context, store Store, id string) (*Session, error) {
+	start := time.Now()
 	log, err := store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return newSession(store, log), nil
+	s := newSession(store, log)
+	s.telemetry(ctx, start, OpInfo{Op: OpResume, Entries: len(log.Entries), Target: s.LeafID(), Idempotent: true})
+	return s, nil
 }
 
 // OpenLog returns a session holding a log read elsewhere (for instance by
@@ -167,7 +171,7 @@ func OpenLog(log *Log) *Session {
 }
 
 func newSession(store Store, log *Log) *Session {
-	s := &Session{store: store, id: log.Header.ID, now: time.Now, obs: observerOf(store)}
+	s := &Session{store: store, id: log.Header.ID, now: time.Now, obs: observerOf(store), hub: hubOf(store)}
 	s.key, s.keyed = writerKeyOf(store, s.id)
 	s.reset(log)
 	return s

@@ -440,7 +440,12 @@ type Checkpoint struct {
 // same entry with the same name again adds nothing. An entry holds one
 // label: if it already has another one, Checkpoint fails with ErrExists
 // rather than rename it (Label renames on purpose).
-func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
+func (s *Session) Checkpoint(ctx context.Context, name string) (cp Checkpoint, err error) {
+	start := s.begin()
+	anchor, same := s.LeafID(), false
+	defer func() {
+		s.telemetry(ctx, start, OpInfo{Op: OpCheckpoint, Anchor: anchor, Target: cp.EntryID, Entries: 1, Idempotent: same, Err: err})
+	}()
 	if err := s.closedErr(ctx); err != nil {
 		return Checkpoint{}, err
 	}
@@ -467,6 +472,7 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, erro
 	s.mu.Unlock()
 	switch old {
 	case name:
+		same = true
 	case "":
 		if err := s.Label(ctx, id, name); err != nil {
 			return Checkpoint{}, err
@@ -540,7 +546,10 @@ type RewindResult struct {
 // reachable from RewindResult.From.
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
 	start := s.begin()
-	defer func() { s.report(ctx, OpRewind, start, res.Left, err) }()
+	defer func() {
+		s.telemetry(ctx, start, OpInfo{Op: OpRewind, Anchor: res.From, Target: res.To, Entries: res.Left,
+			Idempotent: err == nil && res.From == res.To, Err: err})
+	}()
 	if err := s.lock(ctx); err != nil {
 		return RewindResult{}, err
 	}
