@@ -45,10 +45,37 @@
 //     a prune never drops an entry another writer appended meanwhile
 //     (session.ErrConflict, nothing changed). The store keeps no
 //     unreadable lines, so DropUnreadable changes nothing here.
-//   - List reads only the session rows (id, title, cwd, times, parent,
-//     counts), most recently updated first, with cursor paging and the
-//     filters of session.ListOptions; Archive and Restore hide and show a
-//     session as FileStore's do.
+//   - List reads only the session rows, most recently updated first,
+//     with cursor paging and every filter of session.ListOptions in SQL
+//     (cwd, parent, update times, archived or not, project, user, app,
+//     metadata pairs), and fills every field of session.SessionInfo as
+//     session.InfoFold.Fill does: the store keeps each session's InfoFold
+//     (the fold column) and its metadata (the header's with the updates
+//     applied), written in the transaction of every append that changes
+//     them (the fold read under the row's lock, the entries folded in
+//     Go) and recomputed by Rewrite. Appends of messages stay one
+//     statement: the function sets the first user message itself.
+//   - Archiver: Archive and Unarchive (Restore is its deprecated alias)
+//     set and clear archived_at; neither the log nor the update time
+//     changes; archiving an archived session keeps its first time.
+//     CompactionMarker keeps compacting_at beside the log the same way.
+//   - SharedStateStore: user and app state in agentsession_state, a row
+//     per key; UpdateState is one statement, so updates of other keys
+//     from any connection are all kept (null deletes). Values are jsonb:
+//     the same JSON comes back, not the same bytes, and jsonb refuses
+//     "\u0000" in a string.
+//   - Subscriber: every write (create, append, rewrite, delete,
+//     archive, unarchive, compaction mark) sends pg_notify on the channel
+//     "agentsession" in its own transaction, with a small payload (schema,
+//     session, kind, entry counts, generation, origin), never entries. The
+//     first subscriber starts a listener on a connection of its own; it
+//     reads the entries an append added by their seq and publishes
+//     session.ChangesOf, every entry once, in commit order, for this
+//     process's writes and others' alike (Remote for the latter). A lost
+//     connection is a ChangeError (store-wide, Session ""), then a
+//     reconnection with backoff. Close stops it. See Store.Subscribe.
+//   - A Session handle on a deleted session gets session.ErrNotFound:
+//     an append finds no row to lock and never creates one.
 //   - A header's strings (Cwd, Title, ParentSession) are kept as every
 //     store keeps them, as its JSON holds them (storekit.StoredString):
 //     NUL and other control characters included, a byte that is not
@@ -106,8 +133,9 @@
 // # Schema
 //
 // Migrate creates the tables agentsession_sessions, agentsession_entries,
-// agentsession_blobs and agentsession_schema (the version table) and the function
-// agentsession_append in the connection's current schema: the first
+// agentsession_blobs, agentsession_state and agentsession_schema (the
+// version table) and the functions agentsession_append and
+// agentsession_notify in the connection's current schema: the first
 // schema of search_path. To keep them apart from an application's own
 // tables, give the pool a search_path (pgxpool.Config.ConnConfig.
 // RuntimeParams["search_path"]). The SQL is embedded (migrations/*.sql)
@@ -137,11 +165,28 @@
 // names their strings would be bound to bytea columns as bytea's text
 // input, which reads backslashes as escapes, and stored changed.
 //
-// Version 4 (SchemaVersion) adds the table agentsession_blobs (ref,
+// Version 4 adds the table agentsession_blobs (ref,
 // data, size, touched_at) and changes nothing else: replicas running a
 // version 3 package keep working beside it, and keep no blobs. New
 // refuses a version 3 schema as any other, so a replica that restarts
 // needs this package.
+//
+// Version 5 (SchemaVersion, migrations/0005_lifecycle.sql) is issue 16:
+// archived_at replaces the boolean archived (a session archived before
+// gets its updated_at as archive time; archived stays as a column
+// generated from archived_at, so that version 4 replicas keep listing,
+// while their Archive and Restore fail), compacting_at, the fold and
+// the metadata columns (bytea, since metadata may hold NUL, which text
+// and jsonb cannot: metadata_pairs, one element per key, with a GIN
+// index; project_id, user_id and app with btree indexes), the table
+// agentsession_state, agentsession_notify, and an agentsession_append
+// that takes the fold and notifies. Migrate computes the fold of every
+// existing session in Go, in the migration's transaction, reading each
+// session's entries once: it takes as long as reading the database. The
+// older function signatures forward to the new one, so that version 1
+// to 4 replicas keep appending (notified) during a rolling upgrade; they
+// do not fold, so a title or metadata they append shows in listings
+// after the session's next rewrite.
 //
 // It imports the session package, storekit and pgx; the session package
 // never imports it.

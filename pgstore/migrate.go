@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion is the version of the schema this package reads and
 // writes: the number of the last file in migrations/.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -28,6 +28,13 @@ const migrationLock = 0x6173
 // ErrSchema means the database schema is not the one this package
 // expects: missing or older (run Migrate) or newer (upgrade the package).
 var ErrSchema = errors.New("pgstore: schema version mismatch")
+
+// goSteps are the parts of migrations that SQL cannot do, run in the
+// migration's transaction after its SQL: version 5 folds the entries of
+// every session (see foldSessions).
+var goSteps = map[int]func(context.Context, pgx.Tx) error{
+	5: foldSessions,
+}
 
 type migration struct {
 	version int
@@ -111,6 +118,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			// runs a file of several statements.
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if step := goSteps[m.version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return fmt.Errorf("migration %s: %w", m.name, err)
+				}
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO agentsession_schema (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 				return err

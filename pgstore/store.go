@@ -3,6 +3,9 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,15 +41,20 @@ type Options struct {
 	MaxBlobBytes int64
 }
 
-// Store keeps sessions in PostgreSQL. It implements session.Store, and
+// Store keeps sessions in PostgreSQL. It implements session.Store,
+// TailLoader, Archiver, SharedStateStore and Subscriber, and
 // session.BlobStore, BlobCollector and BlobSweeper with the blobs of
 // workspace snapshots, and is safe for concurrent use by many
-// goroutines, processes and machines.
+// goroutines, processes and machines. Close it when done with it (the
+// pool stays the caller's).
 type Store struct {
 	pool    *pgxpool.Pool
 	limits  session.Limits // Options.Limits, as given (readers take the zero value as the defaults)
 	lim     session.Limits // with the defaults: what writes check
 	maxBlob int64          // Options.MaxBlobBytes, with its default
+	schema  string         // the connection's current schema, where the tables are
+	origin  string         // names this Store in the notifications of its writes
+	ev      events
 }
 
 var (
@@ -71,6 +79,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		return nil, fmt.Errorf("%w: the database has version %d, this package needs %d (%s)", ErrSchema, v, SchemaVersion, hint)
 	}
 	st := &Store{pool: pool, maxBlob: session.DefaultMaxBlobBytes}
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&st.schema); err != nil {
+		return nil, mapErr(ctx, err, "read the current schema")
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	st.origin = hex.EncodeToString(b[:])
+	st.ev.init(st)
 	if opts != nil {
 		st.limits = opts.Limits
 		if opts.MaxBlobBytes > 0 {
@@ -188,18 +203,22 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 		return err
 	}
 	cwd, title, parent := headerStrings(h)
-	tag, err := s.pool.Exec(ctx, `INSERT INTO agentsession_sessions
-		(id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, created_at, updated_at, size)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8)
-		ON CONFLICT (id) DO NOTHING`,
-		h.ID, hb, utf8Bytes(cwd), utf8Bytes(title), utf8Bytes(parent), parentID(parent), created(h), len(hb)+1)
-	if err != nil {
-		return mapErr(ctx, err, "create "+h.ID)
-	}
-	if tag.RowsAffected() == 0 {
+	var f session.InfoFold
+	m := metaOf(h, &f)
+	// The insert and its notification, in one statement.
+	var got string
+	err = s.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO agentsession_sessions
+		(id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, created_at, updated_at, size,
+			fold, meta, project_id, user_id, app, metadata_pairs)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8, '{}', $9, $10, $11, $12, $13)
+		ON CONFLICT (id) DO NOTHING RETURNING id)
+		SELECT agentsession_notify(id, 'created', 0, 0, 0, $14) FROM ins`,
+		h.ID, hb, utf8Bytes(cwd), utf8Bytes(title), utf8Bytes(parent), parentID(parent), created(h), len(hb)+1,
+		m.meta, m.projectID, m.user, m.app, m.pairs, s.origin).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: session %s", session.ErrExists, h.ID)
 	}
-	return nil
+	return mapErr(ctx, err, "create "+h.ID)
 }
 
 // headerStrings returns the header's strings as its JSON holds them
@@ -302,10 +321,43 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 		title = utf8Bytes(t)
 	}
 	var res string
-	// The cast picks the function of version 3, whose title is bytea
-	// (an argument of unknown type would resolve to the text one).
-	err := s.pool.QueryRow(ctx, `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9)`,
-		id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes).Scan(&res)
+	args := []any{id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes,
+		[]byte(nil), []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin}
+	const call = `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9,
+		$10::bytea, $11::bytea, $12::bytea, $13::bytea, $14::bytea[], $15::text)`
+	var err error
+	if changes, firstUser := foldDelta(entries); !changes {
+		// The usual append (messages): one statement, which sets the
+		// fold's first user message itself when it has none.
+		if firstUser != "" {
+			args[9] = utf8Bytes(firstUser)
+		}
+		err = s.pool.QueryRow(ctx, call, args...).Scan(&res)
+	} else {
+		// A title, metadata or a compaction: the fold is read under the
+		// row's lock, the entries folded in, and the append made, in
+		// one transaction.
+		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+			var foldRaw, header, first []byte
+			err := tx.QueryRow(ctx, `SELECT fold, first_user, header FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&foldRaw, &first, &header)
+			if errors.Is(err, pgx.ErrNoRows) {
+				res = "notfound"
+				return nil
+			} else if err != nil {
+				return err
+			}
+			f := readFold(foldRaw)
+			if len(first) > 0 {
+				f.FirstUser = string(first) // set by appends of messages
+			}
+			for _, e := range entries {
+				f.Add(e)
+			}
+			m := metaOf(headerOf(header), &f)
+			args[9], args[10], args[11], args[12], args[13] = utf8Bytes(f.FirstUser), foldJSON(&f), m.meta, m.projectID, m.pairs
+			return tx.QueryRow(ctx, call, args...).Scan(&res)
+		})
+	}
 	if err != nil {
 		return mapErr(ctx, err, "append to "+id)
 	}
@@ -643,6 +695,11 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 	if len(entries) > 0 {
 		last = entries[len(entries)-1].ID()
 	}
+	var f session.InfoFold
+	for _, e := range entries {
+		f.Add(e)
+	}
+	m := metaOf(h, &f)
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		var count int
 		var stored string
@@ -667,61 +724,39 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE agentsession_sessions SET
+		var gen int64
+		err = tx.QueryRow(ctx, `UPDATE agentsession_sessions SET
 			header = $2, cwd_utf8 = $3, title_utf8 = $4, parent_session_utf8 = $5, parent_id = $6, created_at = $7,
 			entry_count = $8, last_entry = $9, size = $10, generation = generation + 1,
-			updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')
-			WHERE id = $1`,
+			updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond'),
+			fold = $11, first_user = $12, meta = $13, project_id = $14, user_id = $15, app = $16, metadata_pairs = $17
+			WHERE id = $1 RETURNING generation`,
 			id, hb, utf8Bytes(cwd), utf8Bytes(title), utf8Bytes(parent), parentID(parent), created(h),
-			len(entries), last, size)
+			len(entries), last, size, foldJSON(&f), utf8Bytes(f.FirstUser), m.meta, m.projectID, m.user, m.app, m.pairs).Scan(&gen)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT agentsession_notify($1, 'rewritten', $2, $3, $4, $5)`, id, count, len(entries), gen, s.origin)
 		return err
 	})
 	return mapErr(ctx, err, "rewrite "+id)
 }
 
-// Delete implements session.Store; the entries go with the session.
+// Delete implements session.Store; the entries go with the session. A
+// Session handle on it gets session.ErrNotFound from then on: an append
+// finds no row to lock, and never creates one.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM agentsession_sessions WHERE id = $1`, id)
-	if err != nil {
-		return mapErr(ctx, err, "delete "+id)
-	}
-	if tag.RowsAffected() == 0 {
+	var got string
+	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM agentsession_sessions WHERE id = $1
+			RETURNING id, entry_count, generation)
+		SELECT agentsession_notify(id, 'deleted', entry_count, entry_count, generation, $2) FROM d`, id, s.origin).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
 	}
-	return nil
-}
-
-// Archive hides a session from listings that do not ask for archived
-// ones (session.ListOptions.Archived), as FileStore.Archive does; its
-// entries stay and it opens as before.
-func (s *Store) Archive(ctx context.Context, id string) error {
-	return s.setArchived(ctx, id, true)
-}
-
-// Restore undoes Archive.
-func (s *Store) Restore(ctx context.Context, id string) error {
-	return s.setArchived(ctx, id, false)
-}
-
-func (s *Store) setArchived(ctx context.Context, id string, archived bool) error {
-	if err := session.ValidateID(id); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE agentsession_sessions SET archived = $2 WHERE id = $1`, id, archived)
-	if err != nil {
-		what := "archive "
-		if !archived {
-			what = "restore "
-		}
-		return mapErr(ctx, err, what+id)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
-	}
-	return nil
+	return mapErr(ctx, err, "delete "+id)
 }
 
 // List implements session.Store. It reads session rows only, in the
@@ -758,8 +793,21 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	if !opts.UpdatedBefore.IsZero() {
 		where = append(where, "updated_at < "+arg(ceilMicro(opts.UpdatedBefore)))
 	}
-	if !opts.Archived {
-		where = append(where, "NOT archived")
+	switch {
+	case opts.OnlyArchived:
+		where = append(where, "archived_at IS NOT NULL")
+	case !opts.Archived:
+		where = append(where, "archived_at IS NULL")
+	}
+	for _, f := range []struct{ col, v string }{{"project_id", opts.ProjectID}, {"user_id", opts.User}, {"app", opts.App}} {
+		if f.v != "" {
+			where = append(where, f.col+" = "+arg(utf8Bytes(f.v)))
+		}
+	}
+	if len(opts.Metadata) > 0 {
+		// Every key with its value: containment, which the GIN index
+		// on metadata_pairs answers.
+		where = append(where, "metadata_pairs @> "+arg(pairsOf(opts.Metadata))+"::bytea[]")
 	}
 	if opts.Cursor != "" {
 		t, id, err := storekit.ParseCursor(opts.Cursor)
@@ -768,7 +816,8 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 		}
 		where = append(where, fmt.Sprintf("(updated_at, id) < (%s, %s)", arg(ceilMicro(t)), arg(id)))
 	}
-	q := `SELECT id, title_utf8, cwd_utf8, created_at, updated_at, parent_session_utf8, entry_count, size, archived
+	q := `SELECT id, title_utf8, cwd_utf8, created_at, updated_at, parent_session_utf8, entry_count, size, archived_at,
+		fold, first_user, meta, compacting_at
 		FROM agentsession_sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -780,12 +829,35 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	}
 	infos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionInfo, error) {
 		var in session.SessionInfo
-		var created *time.Time
-		var title, cwd, parent []byte
-		err := r.Scan(&in.ID, &title, &cwd, &created, &in.Updated, &parent, &in.Entries, &in.Size, &in.Archived)
+		var created, archived, compacting *time.Time
+		var title, cwd, parent, fold, first, meta []byte
+		err := r.Scan(&in.ID, &title, &cwd, &created, &in.Updated, &parent, &in.Entries, &in.Size, &archived,
+			&fold, &first, &meta, &compacting)
 		in.Title, in.Cwd, in.ParentSession = string(title), string(cwd), string(parent)
 		if created != nil {
 			in.Created = *created
+		}
+		if archived != nil {
+			in.Archived, in.ArchivedAt = true, *archived
+		}
+		// As session.InfoFold.Fill: title_utf8 holds the latest
+		// session_info name, else the header's title; without either,
+		// the title derived from the first user message.
+		f := readFold(fold)
+		if len(first) > 0 {
+			f.FirstUser = string(first)
+		}
+		if in.Title == "" && f.FirstUser != "" {
+			in.Title, in.TitleDerived = f.FirstUser, true
+		}
+		if compacting != nil {
+			in.Compacting = *compacting
+		}
+		var m session.Meta
+		_ = json.Unmarshal(meta, &m) // the package wrote it
+		in.ProjectID, in.AppVersion, in.User, in.App = m.ProjectID, m.AppVersion, m.User, m.App
+		if len(m.Metadata) > 0 {
+			in.Metadata = m.Metadata
 		}
 		return in, err
 	})
