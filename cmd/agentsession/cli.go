@@ -59,7 +59,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		cmdContext, cmdTree, cmdVerify, cmdCheckpoints, cmdSnapshots, cmdDiff, cmdLs,
-		cmdShow, cmdStats,
+		cmdShow, cmdStats, cmdWatch,
 		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete,
 		cmdBench,

@@ -16,6 +16,7 @@
 //	agentsession ls [--cwd DIR | --all] [--archived] [--limit N] [--json]
 //	agentsession show [--json] FILE|ID
 //	agentsession stats [--since DATE] [--daily] [--json]
+//	agentsession watch [--json] [ID]
 //	agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] [--json] FILE|ID
 //	agentsession fork [--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID
 //	agentsession restore --to ENTRY --dir DIR [--expect ENTRY] [--ignore PATTERN]... [--dry-run] [--force] [--json] FILE|ID
@@ -213,6 +214,28 @@
 // "messages", "input", "output", "cacheRead", "cacheWrite",
 // "totalTokens", "cost"}, as in show's usage; days (empty without
 // --daily) one {"date", "models", "total"} per day, oldest first.
+//
+// # watch
+//
+// Prints the changes of the sessions of the store at --root (or of the
+// session ID names) as they happen, one line each, until interrupted
+// (Ctrl-C, SIGTERM; exit status 0): the time, the session, the kind
+// (created, appended, title, metadata, state, leaf, compacting,
+// compacted, archived, unarchived, rewritten, deleted, error) and what
+// changed (the entries appended, the new title, the state keys, the new
+// leaf, since when a compaction runs or that it ended). Changes made by
+// other processes are seen through the store's watcher of its root.
+// When watch falls behind, the changes it missed are counted in a
+// warning on stderr.
+//
+// --json prints one object per change and line: {"time", "session",
+// "kind", "entries", "title", "keys", "leaf", "compacting", "op",
+// "error", "remote"}: each entry {"id", "parentId", "type",
+// "customType", "role"}; title, keys and leaf are those of their kinds
+// ("" and [] otherwise), compacting the start of a running compaction
+// (null when it ended, and for the other kinds), op the operation of an
+// "operation" change, error that of an "error" one, and remote tells a
+// change another process made.
 //
 // # compact
 //
