@@ -133,6 +133,10 @@ func TestShow(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "\x1b[")
+	out, _, code = runTTY(terminal{outTTY: true, color: true}, "show", "--no-pager", "--root", f.root, "p-parent")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "\n\x1b[1mmetadata\x1b[0m\n", "colors on a terminal")
+	assert.Contains(t, out, "\x1b[2m  (from the first message)\x1b[0m")
 
 	// A session without anything: every section says so.
 	out, errOut, code = f.run(t, "show", "o-other")
