@@ -167,7 +167,8 @@
 //
 // --json prints one object per session and line: {"id", "title", "cwd",
 // "created", "updated", "parentSession", "entries", "size", "archived",
-// "path"}, size in bytes.
+// "archivedAt", "path"}, size in bytes; archivedAt is when the session
+// was archived, null when it is not (or the store does not know when).
 //
 // # show
 //
