@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,7 +59,10 @@ var commands []*command
 func init() {
 	commands = []*command{
 		cmdContext, cmdTree, cmdVerify, cmdCheckpoints, cmdSnapshots, cmdDiff, cmdLs,
-		cmdCompact, cmdFork, cmdRestore, cmdMigrate, cmdBench,
+		cmdShow, cmdStats, cmdWatch,
+		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
+		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete,
+		cmdBench,
 		cmdHelp, cmdVersion, cmdBenchOpen,
 	}
 	for _, c := range commands {
@@ -80,6 +84,7 @@ func lookup(name string) *command {
 // call is one run of a command: where it writes, the common flags, and
 // the helpers its output goes through (output.go).
 type call struct {
+	ctx    context.Context // ends when the run is to stop (watch: an interrupt, or a test)
 	cmd    *command
 	stdout io.Writer
 	stderr io.Writer
@@ -105,6 +110,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runTerm is run with what is known of the terminal (tests set it).
 func runTerm(args []string, stdout, stderr io.Writer, term terminal) int {
+	return runContext(context.Background(), args, stdout, stderr, term)
+}
+
+// runContext is runTerm until ctx ends (tests stop watch with it).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, term terminal) int {
 	if len(args) == 0 {
 		printMainHelp(stderr)
 		return exitError
@@ -131,12 +141,12 @@ func runTerm(args []string, stdout, stderr io.Writer, term terminal) int {
 		fmt.Fprintln(stderr, "Run 'agentsession --help' for the list of commands.")
 		return exitError
 	}
-	return cmd.run(args, stdout, stderr, term)
+	return cmd.run(ctx, args, stdout, stderr, term)
 }
 
 // run parses the command's flags and runs it.
-func (cmd *command) run(args []string, stdout, stderr io.Writer, term terminal) int {
-	c := &call{cmd: cmd, stdout: stdout, stderr: stderr, term: term}
+func (cmd *command) run(ctx context.Context, args []string, stdout, stderr io.Writer, term terminal) int {
+	c := &call{ctx: ctx, cmd: cmd, stdout: stdout, stderr: stderr, term: term}
 	fs := cmd.flagSet(c)
 	runFn := cmd.setup(fs, c)
 	pos, err := parseInterspersed(fs, args)

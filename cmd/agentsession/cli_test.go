@@ -61,13 +61,14 @@ func testStore(t *testing.T, ids ...string) string {
 var camel = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // jsonKeys collects the keys of every object in v, but for the messages
-// of context, which are the seed format's own JSON.
+// of context, which are the seed format's own JSON, and the keys of
+// show's state and metadata, which are the host's.
 func jsonKeys(v any, keys map[string]bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
 			keys[k] = true
-			if k != "messages" {
+			if k != "messages" && k != "state" && k != "metadata" {
 				jsonKeys(x, keys)
 			}
 		}
@@ -120,6 +121,20 @@ func TestJSONEverywhere(t *testing.T) {
 		"version":     {{"version", "--json"}},
 		"bench":       {{"bench", "--json", "--turns", "3", "--ws-tree", wsTree}},
 	}
+	lc := newLCFixture(t)
+	lcDel := newLCFixture(t)
+	for name, args := range map[string][]string{
+		"show":      {"show", "--json", "p-parent"},
+		"stats":     {"stats", "--json", "--daily"},
+		"title":     {"title", "--json", "p-parent", "T"},
+		"label":     {"label", "--json", "c-child", lc.user, "L"},
+		"rewind":    {"rewind", "--json", "g-grand", lc.user},
+		"archive":   {"archive", "--json", "o-other"},
+		"unarchive": {"unarchive", "--json", "o-other"},
+	} {
+		runs[name] = [][]string{append(args, "--root", lc.root)}
+	}
+	runs["delete"] = [][]string{{"delete", "--json", "--yes", "--children", "--root", lcDel.root, "c-child"}, {"delete", "--json", "--dry-run", "--root", lcDel.root, "p-parent"}}
 	if testing.Short() {
 		delete(runs, "bench")
 	} else {
@@ -130,6 +145,9 @@ func TestJSONEverywhere(t *testing.T) {
 			continue
 		}
 		assert.NotZero(t, cmd.common&withJSON, "%s takes no --json", cmd.name)
+		if cmd.name == "watch" {
+			continue // it runs until interrupted: TestWatch checks its JSON
+		}
 		if _, ok := runs[cmd.name]; !ok && !(testing.Short() && cmd.name == "bench") {
 			t.Errorf("no --json run of %s in this test", cmd.name)
 		}

@@ -1,8 +1,9 @@
 // Command agentsession looks inside, checks and edits the session files
 // of LLM coding agents (the pi / oh-my-pi JSONL format, versions 1 to 3).
-// Only compact, fork and migrate write sessions, and restore writes the
-// files of the directory it is given; the other commands never write to
-// anything they read.
+// Only compact, fork, migrate, title, label, rewind, archive, unarchive
+// and delete write sessions, and restore writes the files of the
+// directory it is given; the other commands never write to anything
+// they read.
 //
 // Usage:
 //
@@ -13,10 +14,19 @@
 //	agentsession snapshots [--limit N] [--json] FILE|ID
 //	agentsession diff [--from ENTRY] [--to ENTRY] [--dir DIR] [--ignore PATTERN]... [--stat] [--json] FILE|ID
 //	agentsession ls [--cwd DIR | --all] [--archived] [--limit N] [--json]
+//	agentsession show [--json] FILE|ID
+//	agentsession stats [--since DATE] [--daily] [--json]
+//	agentsession watch [--json] [ID]
 //	agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] [--json] FILE|ID
 //	agentsession fork [--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID
 //	agentsession restore --to ENTRY --dir DIR [--expect ENTRY] [--ignore PATTERN]... [--dry-run] [--force] [--json] FILE|ID
 //	agentsession migrate [--dry-run] [--backup] [--json] FILE|ID...
+//	agentsession title [--json] FILE|ID TEXT
+//	agentsession label [--json] FILE|ID ENTRY NAME
+//	agentsession rewind [--json] FILE|ID TO
+//	agentsession archive [--json] ID
+//	agentsession unarchive [--json] ID
+//	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
@@ -42,14 +52,14 @@
 // TERM=dumb is set, and long output to a terminal goes through $PAGER
 // (default "less -FRX"; --no-pager or PAGER=cat to not). Commands that
 // list take --limit N. Work that takes more than a second (bench, verify
-// --all, ls over a large store) shows a progress line on stderr when
-// stderr is a terminal. Warnings and hints go to stderr.
+// --all, ls, stats and delete over a large store) shows a progress line
+// on stderr when stderr is a terminal. Warnings and hints go to stderr.
 //
 // Exit statuses: 0 for success; 1 when verify finds an error (any
 // finding with --strict) or restore refuses to overwrite changed files;
-// 2 for a usage error (an unknown command or
-// flag, a missing argument) or a file or session that cannot be read,
-// which gives a one-line error and is never written to.
+// 2 for a usage error (an unknown command or flag, a missing argument,
+// delete without --yes) or a file or session that cannot be read, which
+// gives a one-line error and is never written to.
 //
 // It may import any package of the module; nothing imports it. Each
 // command's section below is also its --help text.
@@ -157,7 +167,76 @@
 //
 // --json prints one object per session and line: {"id", "title", "cwd",
 // "created", "updated", "parentSession", "entries", "size", "archived",
-// "path"}, size in bytes.
+// "archivedAt", "path"}, size in bytes; archivedAt is when the session
+// was archived, null when it is not (or the store does not know when).
+//
+// # show
+//
+// Prints everything known of one session, reading it only: its info
+// (title, and whether it was derived from the first user message; cwd;
+// created and updated times; whether it is archived, and since when;
+// whether a compaction runs, since when, as the store records it: one
+// that stays set is a compaction whose process died; entries, the leaf, size, parent, file),
+// its metadata (project, app version, user, app and the metadata map),
+// the state at the leaf (the session state of the path to it, and the
+// user and app state under their "user:" and "app:" keys when the store
+// shares some), the tokens and cost its assistant messages recorded, by
+// model, on every branch, and its children (the sessions forked from
+// it, archived ones included).
+//
+// --json prints one object: {"id", "path", "title", "titleDerived",
+// "cwd", "created", "updated", "parentSession", "entries", "size",
+// "leafId", "archived", "archivedAt", "compacting", "meta", "state",
+// "usage", "children"}: archivedAt and compacting are times or null;
+// meta is {"projectId", "appVersion", "user", "app", "metadata"},
+// metadata an object of strings; state an object of the keys' JSON
+// values; usage {"models", "total"}, each model and the total
+// {"provider", "model", "messages", "input", "output", "cacheRead",
+// "cacheWrite", "totalTokens", "cost"} (cost in the provider's unit, as
+// recorded); each child {"id", "title", "updated", "entries",
+// "archived"}.
+//
+// # stats
+//
+// Counts what the store at --root holds, archived sessions included, as
+// ccusage does for Claude Code: sessions, entries, bytes, and the
+// tokens and cost the assistant messages recorded, by model. --since
+// DATE (YYYY-MM-DD, from local midnight, or an RFC 3339 time) counts
+// the entries at or after it and their usage, and the sessions that
+// have such entries (with the whole size of their files). A message a
+// fork copied (the same entry id and time in both sessions) is counted
+// once, as it was paid for once. --daily
+// breaks the usage down by day (local time). Files that cannot be read
+// are left out, with a warning each.
+//
+// --json prints one object: {"root", "since", "sessions", "archived",
+// "unreadable", "entries", "size", "models", "total", "days"}: since is
+// a time or null; each model and the total {"provider", "model",
+// "messages", "input", "output", "cacheRead", "cacheWrite",
+// "totalTokens", "cost"}, as in show's usage; days (empty without
+// --daily) one {"date", "models", "total"} per day, oldest first.
+//
+// # watch
+//
+// Prints the changes of the sessions of the store at --root (or of the
+// session ID names) as they happen, one line each, until interrupted
+// (Ctrl-C, SIGTERM; exit status 0): the time, the session, the kind
+// (created, appended, title, metadata, state, leaf, compacting,
+// compacted, archived, unarchived, rewritten, deleted, error) and what
+// changed (the entries appended, the new title, the state keys, the new
+// leaf, since when a compaction runs or that it ended). Changes made by
+// other processes are seen through the store's watcher of its root.
+// When watch falls behind, the changes it missed are counted in a
+// warning on stderr.
+//
+// --json prints one object per change and line: {"time", "session",
+// "kind", "entries", "title", "keys", "leaf", "compacting", "op",
+// "error", "remote"}: each entry {"id", "parentId", "type",
+// "customType", "role"}; title, keys and leaf are those of their kinds
+// ("" and [] otherwise), compacting the start of a running compaction
+// (null when it ended, and for the other kinds), op the operation of an
+// "operation" change, error that of an "error" one, and remote tells a
+// change another process made.
 //
 // # compact
 //
@@ -238,6 +317,73 @@
 // versions, backup the copy's path ("" for none), mode the file's
 // permission bits in octal ("0644"); a file that cannot be migrated gives
 // {"path", "error"}.
+//
+// # title
+//
+// Sets the session's title (its display name): appends a session_info
+// entry, as the seed agents do, through a FileStore as compact does.
+//
+// --json prints one object: {"path", "id", "title", "previous",
+// "entryId"}: previous is the title before ("" for none: a title show
+// derives from the first user message is none), entryId the entry
+// written.
+//
+// # label
+//
+// Names ENTRY (an id, a unique prefix of one, or a checkpoint name) NAME:
+// appends a label entry, which makes it a checkpoint to rewind to; an
+// empty NAME ("") clears the entry's label.
+//
+// --json prints one object: {"path", "id", "entryId", "label",
+// "previous"}: previous is the entry's label before ("" for none).
+//
+// # rewind
+//
+// Moves the session's leaf back to TO (an entry id, a unique prefix of
+// one, or a checkpoint name), as Session.Rewind does: nothing is
+// deleted, and the path left behind stays reachable from the old leaf,
+// which it prints (rewind to it to go back).
+//
+// --json prints one object: {"path", "id", "from", "to", "left"}: from
+// is the leaf before, to the new leaf, left how many entries of the old
+// path are not on the new one.
+//
+// # archive
+//
+// Archives the session ID names (in the store at --root, or a file in a
+// store's layout): the store moves it under <root>/.archive, out of
+// listings (ls --archived shows it) and of the seed agents' sight; it
+// can still be read, written and unarchived. The log is not changed.
+//
+// --json prints one object: {"id", "path", "archived", "changed"}: path
+// is the session's file now, changed false when it was archived already.
+//
+// # unarchive
+//
+// Brings an archived session back into listings.
+//
+// --json prints one object: {"id", "path", "archived", "changed"}, as
+// archive does; changed is false when it was not archived.
+//
+// # delete
+//
+// Deletes the session ID names (in the store at --root, or a file in a
+// store's layout) for good: its file, and the blobs (images) no other
+// session of the store refers to, unless --keep-blobs; --children
+// deletes the sessions forked from it, theirs and so on, first. It
+// prints each session deleted and how many blobs were freed; children
+// left without --children are named on stderr.
+//
+// It asks no questions, on a terminal or not, so that it behaves the
+// same in a script; instead, without --yes (-y) it deletes nothing,
+// lists on stderr what it would delete and exits with status 2.
+// --dry-run lists it on stdout, exit status 0. archive is the way to
+// put a session out of sight that can be undone.
+//
+// --json prints one object: {"id", "dryRun", "sessions", "blobs",
+// "childrenLeft"}: each of sessions (children first) is {"id",
+// "title", "path"}, blobs how many were deleted (0 with --dry-run), and
+// childrenLeft the ids of the children not deleted.
 //
 // # bench
 //

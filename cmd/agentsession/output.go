@@ -117,6 +117,7 @@ type table struct {
 	c      *call
 	rows   [][]string
 	styles []style
+	indent string // put before each line
 }
 
 // table starts a table with its header row.
@@ -157,7 +158,7 @@ func (t *table) flush() {
 		if i < len(t.styles) {
 			l = t.c.paint(t.styles[i], l)
 		}
-		l += "\n"
+		l = t.indent + l + "\n"
 		io.WriteString(t.c.stdout, l)
 	}
 }

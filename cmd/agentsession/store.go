@@ -44,16 +44,17 @@ var cmdLs = &command{
 
 // lsJSON is what ls --json prints of a session.
 type lsJSON struct {
-	ID            string    `json:"id"`
-	Title         string    `json:"title"`
-	Cwd           string    `json:"cwd"`
-	Created       time.Time `json:"created"`
-	Updated       time.Time `json:"updated"`
-	ParentSession string    `json:"parentSession"`
-	Entries       int       `json:"entries"`
-	Size          int64     `json:"size"`
-	Archived      bool      `json:"archived"`
-	Path          string    `json:"path"`
+	ID            string     `json:"id"`
+	Title         string     `json:"title"`
+	Cwd           string     `json:"cwd"`
+	Created       time.Time  `json:"created"`
+	Updated       time.Time  `json:"updated"`
+	ParentSession string     `json:"parentSession"`
+	Entries       int        `json:"entries"`
+	Size          int64      `json:"size"`
+	Archived      bool       `json:"archived"`
+	ArchivedAt    *time.Time `json:"archivedAt"`
+	Path          string     `json:"path"`
 }
 
 func (c *call) ls(opts session.ListOptions) int {
@@ -111,7 +112,7 @@ func (c *call) ls(opts session.ListOptions) int {
 		if c.json {
 			path, _ := store.Path(info.ID)
 			if err := c.printJSONLine(lsJSON{info.ID, info.Title, info.Cwd, info.Created, info.Updated,
-				info.ParentSession, info.Entries, info.Size, info.Archived, path}); err != nil {
+				info.ParentSession, info.Entries, info.Size, info.Archived, timeOrNil(info.ArchivedAt), path}); err != nil {
 				return c.fail("%v", err)
 			}
 			continue
