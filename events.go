@@ -53,6 +53,8 @@ const (
 	ChangeOperation ChangeKind = "operation"
 	// ChangeError: a write failed (Change.Err), or the store could not
 	// follow a change (a watcher error); subscribers should reload.
+	// Its Session is "" when the error is the store's (every subscriber
+	// gets it then, whatever its filter).
 	ChangeError ChangeKind = "error"
 )
 
@@ -300,8 +302,8 @@ func (h *Hub) Publish(cs ...Change) {
 	defer h.mu.Unlock()
 	for _, s := range h.subs {
 		for _, c := range cs {
-			if s.session != "" && s.session != c.Session {
-				continue
+			if s.session != "" && c.Session != "" && s.session != c.Session {
+				continue // a change of no session (a store's error) goes to all
 			}
 			select {
 			case s.c <- c:

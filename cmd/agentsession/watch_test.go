@@ -135,7 +135,12 @@ func TestWatch(t *testing.T) {
 			var out, errOut lockedBuffer
 			done := make(chan int, 1)
 			go func() { done <- runContext(ctx, append(tt.args, "--root", f.root), &out, &errOut, terminal{}) }()
-			id := appendUntil(t, f.root, "p-parent", func(id string) bool { return strings.Contains(out.String(), id) })
+			// The entry's own line, not a later one naming it as a parent
+			// (the watch may start after the first append).
+			id := appendUntil(t, f.root, "p-parent", func(id string) bool {
+				o := out.String()
+				return strings.Contains(o, `"id":"`+id+`"`) || strings.Contains(o, "entry: "+id)
+			})
 			cancel()
 			select {
 			case code := <-done:
