@@ -225,6 +225,27 @@
 // rendered by UserContent. Usage and UsageAt total the
 // usage the assistant messages report.
 //
+// # Lifecycle, metadata, state and events
+//
+// OpenOrCreate opens a session by id or creates it, race-free. Metadata
+// (Meta: project, app version, user, app, a string map) is given in
+// CreateOptions and changed by UpdateMeta, which appends a CustomMeta
+// entry; stores fold such entries into their listings (InfoFold), so
+// List shows and filters metadata without loading entries, with a title
+// derived from the first user message for untitled sessions (AutoTitle
+// writes one from a host's titler). State is recorded as CustomState
+// entries and folded along a path, so the state at any entry is known
+// (StateAt) and a rewind, branch or fork sees the state of its point;
+// "user:" and "app:" keys go to a SharedStateStore. Optional store
+// abilities, each found through wrappers: Archiver (Archive, Unarchive),
+// CompactionMarker (SessionInfo.Compacting while Compact runs),
+// SharedStateStore and Subscriber (Subscribe: Changes fanned out by a Hub,
+// with a bounded buffer per subscriber that drops and counts rather than
+// block a writer; FileStore and pgstore deliver other processes' changes
+// too). DeleteSession deletes a session with its children and the blobs
+// no other session refers to. ForUser gives a tenant's view of a store;
+// Session.MessagePage pages a path's messages without decoding the rest.
+//
 // # Observability
 //
 // Observe wraps a Store so that an Observer receives an Event for each
@@ -261,9 +282,11 @@
 // its contexts (tree.go, context.go), the handle (session.go,
 // session_write.go, branch.go, fork.go, compaction.go, prune.go,
 // tokens.go, fileops.go, summary.go, usage.go, retry.go, writers.go), the stores this module ships
-// (store.go, memstore.go, filestore*.go, blob.go, fsops.go) and the
-// wrapper that observes one (observe.go). It imports the standard
-// library, uuid, klauspost/compress, and two internal packages:
+// (store.go, memstore.go, filestore*.go, blob.go, fsops.go), the
+// lifecycle (lifecycle.go, meta.go, state.go, events.go, tenant.go,
+// page.go) and the wrapper that observes one (observe.go). It imports
+// the standard library, uuid, klauspost/compress, fsnotify, and two
+// internal packages:
 // internal/jsonx (the JSON scanner) and internal/names (ids, cursors and
 // the seed layout's names). It never imports the packages beside it:
 //
