@@ -30,7 +30,8 @@ type ForkOptions struct {
 
 // Fork starts a new session holding the path from the root to opts.At
 // (the leaf by default): the same entries, with the same ids and bytes,
-// but for the labels and title changes on the path, which go (with
+// but for the labels, title and metadata changes on the path, which go
+// (the fork's header takes the source's metadata as it is; with
 // CopyLabels, the labels of the copied entries come again after the
 // path). An entry whose parent went is re-parented to the entry before
 // it, and a compaction that kept history from one that went keeps it from
@@ -77,8 +78,11 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	moved := map[string]string{}
 	for _, i := range path {
 		e := s.t.nodes[i].e
-		if e.kind == kindLabel || e.kind == kindSessionInfo {
-			left = append(left, e.id) // labels and titles go (labels may come again after the path)
+		if _, meta := customData(e, CustomMeta); meta || e.kind == kindLabel || e.kind == kindSessionInfo {
+			// Labels and titles go (labels may come again after the
+			// path), and metadata changes: the fork's header has the
+			// source's metadata as it is now.
+			left = append(left, e.id)
 			continue
 		}
 		for _, id := range left {
@@ -114,6 +118,8 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	}
 	h := s.header.Clone()
 	title := s.titleLocked()
+	fold := s.foldLocked()
+	meta := fold.meta(h)
 	s.mu.Unlock()
 
 	store := o.Store
@@ -126,7 +132,11 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	if o.Cwd == "" {
 		o.Cwd = h.Cwd
 	}
-	f, err = Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id})
+	if u, ok := store.(*UserStore); ok {
+		meta.User = u.user // a fork into a user's view is that user's
+	}
+	f, err = Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id,
+		ProjectID: meta.ProjectID, AppVersion: meta.AppVersion, User: meta.User, App: meta.App, Metadata: meta.Metadata})
 	if err != nil {
 		return nil, err
 	}

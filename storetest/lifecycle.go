@@ -130,6 +130,12 @@ func testMetadata(t *testing.T, s session.Store) {
 	}
 	same("handle", a.Meta())
 	same("reopened", check(session.Open(ctx, s, "s-meta"))(t).Meta())
+	f := check(a.Fork(ctx, &session.ForkOptions{ID: "s-meta-fork"}))(t)
+	same("fork", f.Meta())
+	if got := len(f.Log().Entries); got != 1 {
+		t.Fatalf("the fork copied %d entries, want the message only (metadata changes go to its header)", got)
+	}
+	check(0, s.Delete(ctx, "s-meta-fork"))(t)
 	in, _ = infoOf(t, s, "s-meta", session.ListOptions{})
 	same("listing", session.Meta{ProjectID: in.ProjectID, AppVersion: in.AppVersion, User: in.User, App: in.App, Metadata: in.Metadata})
 
