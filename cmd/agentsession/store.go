@@ -34,7 +34,7 @@ var cmdLs = &command{
 		app := fs.String("app", "", "list the sessions of app `NAME` only")
 		meta := metaFlag{}
 		fs.Var(meta, "meta", "list the sessions whose metadata has `KEY=VALUE` (repeatable; all must match)")
-		since := fs.String("since", "", "list the sessions updated on or after `DATE` (YYYY-MM-DD, local time, or RFC 3339) or within a `DURATION` (90m, 12h, 7d)")
+		since := fs.String("since", "", "list the sessions updated on or after `DATE` (YYYY-MM-DD, local time, or RFC 3339) or within a DURATION before now (90m, 12h, 7d)")
 		return func([]string) int {
 			if *all && *cwd != "" {
 				return c.usageError("--cwd and --all do not go together")
