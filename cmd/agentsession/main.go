@@ -13,7 +13,7 @@
 //	agentsession checkpoints [--limit N] [--json] FILE|ID
 //	agentsession snapshots [--limit N] [--json] FILE|ID
 //	agentsession diff [--from ENTRY] [--to ENTRY] [--dir DIR] [--ignore PATTERN]... [--stat] [--json] FILE|ID
-//	agentsession ls [--cwd DIR | --all] [--archived] [--limit N] [--json]
+//	agentsession ls [--cwd DIR | --all] [--archived | --only-archived] [--project ID] [--user NAME] [--app NAME] [--meta KEY=VALUE]... [--since DATE|DURATION] [--limit N] [--json]
 //	agentsession show [--json] FILE|ID
 //	agentsession stats [--since DATE] [--daily] [--json]
 //	agentsession watch [--json] [ID]
@@ -163,12 +163,23 @@
 //
 // Lists the sessions of the store at --root, most recently updated first:
 // those of the current directory, of --cwd DIR, or --all; --archived
-// includes archived ones; --limit N lists the first N.
+// includes archived ones, --only-archived lists only them; --limit N
+// lists the first N. --project ID, --user NAME and --app NAME keep the
+// sessions whose metadata (as show prints it) have these values, --meta
+// KEY=VALUE (repeatable) those whose metadata map has every pair given,
+// and --since those updated on or after DATE (as stats reads it:
+// YYYY-MM-DD from local midnight, or an RFC 3339 time) or within the
+// DURATION before now (90m, 12h, 7d); all the filters given must match.
+// A PROJECT column is shown when a session listed has a project.
 //
-// --json prints one object per session and line: {"id", "title", "cwd",
-// "created", "updated", "parentSession", "entries", "size", "archived",
-// "archivedAt", "path"}, size in bytes; archivedAt is when the session
-// was archived, null when it is not (or the store does not know when).
+// --json prints one object per session and line: {"id", "title",
+// "titleDerived", "cwd", "created", "updated", "parentSession",
+// "entries", "size", "archived", "archivedAt", "compacting",
+// "projectId", "appVersion", "user", "app", "metadata", "path"}, size in
+// bytes; archivedAt is when the session was archived, null when it is
+// not (or the store does not know when); compacting when the compaction
+// running on it started, null when none is; metadata an object of
+// strings ({} for none); titleDerived as in show.
 //
 // # show
 //

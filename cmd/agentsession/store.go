@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,18 +21,36 @@ import (
 var cmdLs = &command{
 	name:    "ls",
 	summary: "list the sessions of a store, most recent first",
-	usage:   "[--cwd DIR | --all] [--archived] [--limit N] [--json]",
+	usage:   lsUsage,
 	common:  withJSON | withRoot | withLimit | withPager,
 	nargs:   [2]int{0, 0},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
 		cwd := fs.String("cwd", "", "list the sessions of `DIR` (default: the current directory)")
 		all := fs.Bool("all", false, "list the sessions of every directory")
 		archived := fs.Bool("archived", false, "include archived sessions")
+		onlyArchived := fs.Bool("only-archived", false, "list archived sessions only")
+		project := fs.String("project", "", "list the sessions of project `ID` only")
+		user := fs.String("user", "", "list the sessions of user `NAME` only")
+		app := fs.String("app", "", "list the sessions of app `NAME` only")
+		meta := metaFlag{}
+		fs.Var(meta, "meta", "list the sessions whose metadata has `KEY=VALUE` (repeatable; all must match)")
+		since := fs.String("since", "", "list the sessions updated on or after `DATE` (YYYY-MM-DD, local time, or RFC 3339) or within a DURATION before now (90m, 12h, 7d)")
 		return func([]string) int {
 			if *all && *cwd != "" {
 				return c.usageError("--cwd and --all do not go together")
 			}
-			opts := session.ListOptions{Archived: *archived, Cwd: *cwd}
+			opts := session.ListOptions{Archived: *archived, OnlyArchived: *onlyArchived, Cwd: *cwd,
+				ProjectID: *project, User: *user, App: *app}
+			if len(meta) > 0 {
+				opts.Metadata = meta
+			}
+			if *since != "" {
+				from, err := parseSinceOrAgo(*since, time.Now())
+				if err != nil {
+					return c.usageError("--since: %v", err)
+				}
+				opts.UpdatedAfter = from.Add(-time.Nanosecond) // on or after: the store's is strictly after
+			}
 			if !*all && opts.Cwd == "" {
 				wd, err := os.Getwd()
 				if err != nil {
@@ -42,19 +63,95 @@ var cmdLs = &command{
 	},
 }
 
+const lsUsage = "[--cwd DIR | --all] [--archived | --only-archived] [--project ID] [--user NAME] [--app NAME] [--meta KEY=VALUE]... [--since DATE|DURATION] [--limit N] [--json]"
+
+// metaFlag is ls --meta: KEY=VALUE pairs, each key given once.
+type metaFlag map[string]string
+
+func (m metaFlag) String() string {
+	keys := slices.Sorted(maps.Keys(m))
+	for i, k := range keys {
+		keys[i] = k + "=" + m[k]
+	}
+	return strings.Join(keys, ",")
+}
+
+func (m metaFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	switch {
+	case !ok:
+		return fmt.Errorf("%q is not KEY=VALUE", s)
+	case k == "":
+		return fmt.Errorf("%q has no key", s)
+	}
+	if old, dup := m[k]; dup && old != v {
+		return fmt.Errorf("key %q given twice (%q and %q); no session can match both", k, old, v)
+	}
+	m[k] = v
+	return nil
+}
+
+// parseSinceOrAgo reads what parseSince reads (as stats --since does),
+// or a duration back from now: a Go duration (90m, 12h) or a number of
+// days (7d).
+func parseSinceOrAgo(s string, now time.Time) (time.Time, error) {
+	if t, err := parseSince(s); err == nil {
+		return t, nil
+	}
+	var d time.Duration
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return time.Time{}, fmt.Errorf("%q is neither YYYY-MM-DD, an RFC 3339 time nor a duration (90m, 12h, 7d)", s)
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("%q is neither YYYY-MM-DD, an RFC 3339 time nor a duration (90m, 12h, 7d)", s)
+		}
+	}
+	return now.Add(-d), nil
+}
+
 // lsJSON is what ls --json prints of a session.
 type lsJSON struct {
-	ID            string     `json:"id"`
-	Title         string     `json:"title"`
-	Cwd           string     `json:"cwd"`
-	Created       time.Time  `json:"created"`
-	Updated       time.Time  `json:"updated"`
-	ParentSession string     `json:"parentSession"`
-	Entries       int        `json:"entries"`
-	Size          int64      `json:"size"`
-	Archived      bool       `json:"archived"`
-	ArchivedAt    *time.Time `json:"archivedAt"`
-	Path          string     `json:"path"`
+	ID            string            `json:"id"`
+	Title         string            `json:"title"`
+	TitleDerived  bool              `json:"titleDerived"`
+	Cwd           string            `json:"cwd"`
+	Created       time.Time         `json:"created"`
+	Updated       time.Time         `json:"updated"`
+	ParentSession string            `json:"parentSession"`
+	Entries       int               `json:"entries"`
+	Size          int64             `json:"size"`
+	Archived      bool              `json:"archived"`
+	ArchivedAt    *time.Time        `json:"archivedAt"`
+	Compacting    *time.Time        `json:"compacting"`
+	ProjectID     string            `json:"projectId"`
+	AppVersion    string            `json:"appVersion"`
+	User          string            `json:"user"`
+	App           string            `json:"app"`
+	Metadata      map[string]string `json:"metadata"`
+	Path          string            `json:"path"`
+}
+
+func newLsJSON(info session.SessionInfo, path string) lsJSON {
+	md := info.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return lsJSON{ID: info.ID, Title: info.Title, TitleDerived: info.TitleDerived, Cwd: info.Cwd,
+		Created: info.Created, Updated: info.Updated, ParentSession: info.ParentSession,
+		Entries: info.Entries, Size: info.Size, Archived: info.Archived, ArchivedAt: timeOrNil(info.ArchivedAt),
+		Compacting: timeOrNil(info.Compacting), ProjectID: info.ProjectID, AppVersion: info.AppVersion,
+		User: info.User, App: info.App, Metadata: md, Path: path}
+}
+
+// filtered tells whether opts has filters beyond the directory.
+func filtered(opts session.ListOptions) bool {
+	return opts.OnlyArchived || opts.ProjectID != "" || opts.User != "" || opts.App != "" ||
+		len(opts.Metadata) > 0 || !opts.UpdatedAfter.IsZero()
 }
 
 func (c *call) ls(opts session.ListOptions) int {
@@ -96,7 +193,10 @@ func (c *call) ls(opts session.ListOptions) int {
 				where = " for " + opts.Cwd
 				hints = append(hints, "--all lists those of every directory")
 			}
-			if !opts.Archived {
+			if filtered(opts) {
+				where += " that match the filters"
+			}
+			if !opts.Archived && !opts.OnlyArchived {
 				hints = append(hints, "--archived archived ones")
 			}
 			msg := "no sessions in " + c.root + where
@@ -107,12 +207,17 @@ func (c *call) ls(opts session.ListOptions) int {
 		}
 		return exitOK
 	}
-	t := c.table("UPDATED", "ID", "ENTRIES", "SIZE", "CWD", "TITLE")
+	// The PROJECT column is there when a session listed has a project.
+	project := slices.ContainsFunc(infos, func(i session.SessionInfo) bool { return i.ProjectID != "" })
+	head := []string{"UPDATED", "ID", "ENTRIES", "SIZE", "CWD", "TITLE"}
+	if project {
+		head = slices.Insert(head, 4, "PROJECT")
+	}
+	t := c.table(head...)
 	for _, info := range infos {
 		if c.json {
 			path, _ := store.Path(info.ID)
-			if err := c.printJSONLine(lsJSON{info.ID, info.Title, info.Cwd, info.Created, info.Updated,
-				info.ParentSession, info.Entries, info.Size, info.Archived, timeOrNil(info.ArchivedAt), path}); err != nil {
+			if err := c.printJSONLine(newLsJSON(info, path)); err != nil {
 				return c.fail("%v", err)
 			}
 			continue
@@ -121,7 +226,11 @@ func (c *call) ls(opts session.ListOptions) int {
 		if info.Archived {
 			title, st = "(archived) "+title, dim
 		}
-		t.styled(st, info.Updated.Local().Format(time.DateTime), info.ID, fmt.Sprint(info.Entries), size(info.Size), info.Cwd, title)
+		row := []string{info.Updated.Local().Format(time.DateTime), info.ID, fmt.Sprint(info.Entries), size(info.Size), info.Cwd, title}
+		if project {
+			row = slices.Insert(row, 4, info.ProjectID)
+		}
+		t.styled(st, row...)
 	}
 	if !c.json {
 		t.flush()
