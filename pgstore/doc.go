@@ -67,7 +67,11 @@
 //   - Subscriber: every write (create, append, rewrite, delete,
 //     archive, unarchive, compaction mark) sends pg_notify on the channel
 //     "agentsession" in its own transaction, with a small payload (schema,
-//     session, kind, entry counts, generation, origin), never entries. The
+//     session, kind, entry counts, generation, origin), never entries,
+//     while a Store of its schema listens (or when the write runs under
+//     repeatable read or serializable): PostgreSQL runs the commits of
+//     transactions that notified one at a time, which would cost every
+//     append with nobody listening (see Schema, version 6). The
 //     first subscriber starts a listener on a connection of its own; it
 //     reads the entries an append added by their seq and publishes
 //     session.ChangesOf, every entry once, in commit order, for this
@@ -171,7 +175,7 @@
 // refuses a version 3 schema as any other, so a replica that restarts
 // needs this package.
 //
-// Version 5 (SchemaVersion, migrations/0005_lifecycle.sql) is issue 16:
+// Version 5 (migrations/0005_lifecycle.sql) is issue 16:
 // archived_at replaces the boolean archived (a session archived before
 // gets its updated_at as archive time; archived stays as a column
 // generated from archived_at, so that version 4 replicas keep listing,
@@ -187,6 +191,29 @@
 // to 4 replicas keep appending (notified) during a rolling upgrade; they
 // do not fold, so a title or metadata they append shows in listings
 // after the session's next rewrite.
+//
+// Version 6 (SchemaVersion, migrations/0006_listeners.sql) notifies only
+// while someone listens. The table agentsession_listeners has a row per
+// listening connection (its backend pid), which holds the advisory lock
+// (24940, pid) for as long as it lives; agentsession_notify takes the
+// shared advisory lock (24935, hashtext(schema)) and then notifies only
+// if a row's lock is held (pg_try_advisory_xact_lock_shared fails), so
+// the row of a listener that died turns nothing on, and the next
+// listener deletes it. A listener, after LISTEN and its row, takes the
+// exclusive lock (24935, hashtext(schema)) once, so that the writes that
+// looked for listeners before its row was there have committed when
+// Subscribe returns: every change committed after that is notified. The
+// lock is the last one a write waits for (the notification is each
+// write's last statement), so a listener waiting for pgstore's writes
+// is not in a deadlock with them; while it waits, new writes wait behind it. A
+// transaction under repeatable read or serializable (a server or role
+// default; pgstore's own transactions are read committed) always
+// notifies: its snapshot may predate the lock. The signature of
+// agentsession_notify is unchanged: version 5 replicas, which call it,
+// get the new behavior, and their listeners hear nothing of others'
+// writes until upgraded (New refuses the version 6 schema when they
+// restart). Applications must keep the advisory keys 24935 and 24940
+// (first of two int4 keys) free.
 //
 // It imports the session package, storekit and pgx; the session package
 // never imports it.

@@ -16,7 +16,8 @@ import (
 // Events: every write of every replica sends a notification on the
 // channel notifyChannel in its own transaction (see the migration of
 // version 5), so that they come in commit order and only for committed
-// work. A Store with subscribers listens on one connection of its own
+// work, when a listener of its schema is alive (version 6: a row in
+// agentsession_listeners, see connect). A Store with subscribers listens on one connection of its own
 // and turns each notification into session.Changes, reading the entries
 // an append added from the table (never from the payload).
 
@@ -210,6 +211,9 @@ func (l *listener) run(ctx context.Context) {
 		}
 		backoff = listenBackoffMin
 		err = l.listen(ctx, conn)
+		if ctx.Err() != nil {
+			unregister(conn) // stopped: the connection still works
+		}
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = conn.Close(cctx)
 		cancel()
@@ -227,13 +231,48 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = conn.Close(cctx)
-		return nil, err
+	// Each statement commits by itself, in this order (see the migration
+	// of version 6): the lock that tells writers this listener lives, the
+	// LISTEN, the row that makes them notify, then the gate, taken once
+	// exclusively: it waits for the writes that looked for listeners
+	// before the row was there, so that every write committed after this
+	// returns either notifies or had committed before.
+	for _, q := range []string{
+		`SELECT pg_advisory_lock(` + listenerLock + `, pg_backend_pid())`,
+		"LISTEN " + notifyChannel,
+		`INSERT INTO agentsession_listeners (pid) VALUES (pg_backend_pid())
+			ON CONFLICT (pid) DO UPDATE SET since = now()`,
+		// The rows of listeners that died without deleting theirs: a
+		// lock nobody holds (the try takes it until the statement ends).
+		`DELETE FROM agentsession_listeners WHERE pid <> pg_backend_pid()
+			AND pg_try_advisory_xact_lock_shared(` + listenerLock + `, pid)`,
+		`SELECT pg_advisory_lock(` + gateLock + `, hashtext(current_schema()))`,
+		`SELECT pg_advisory_unlock(` + gateLock + `, hashtext(current_schema()))`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = conn.Close(cctx)
+			return nil, err
+		}
 	}
 	return conn, nil
+}
+
+// The advisory locks of the listeners (see the migration of version 6),
+// as agentsession_notify spells them: "al" and "ag" in ASCII.
+const (
+	listenerLock = "24940" // 0x616c, with the listener's pid: held while it lives
+	gateLock     = "24935" // 0x6167, with the hash of the schema
+)
+
+// unregister deletes the listener's row before its connection closes
+// (without it, the row would be stale, which costs writers a try of a
+// lock until the next listener deletes it).
+func unregister(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, `DELETE FROM agentsession_listeners WHERE pid = pg_backend_pid()`)
 }
 
 // listen handles notifications until ctx ends or the connection fails.
