@@ -175,7 +175,80 @@ type listener struct {
 	done   chan struct{}
 	ready  chan struct{} // closed once the first attempt to listen is over
 	err    error         // that attempt's error, set before ready is closed
-	seen   map[string]seen
+	// seen is written by the listener's goroutine under mu; tick is
+	// closed (and replaced) at each write, for settle.
+	mu   sync.Mutex
+	seen map[string]seen
+	tick chan struct{}
+}
+
+// note records what the listener delivered of session id (gone: the
+// session is deleted).
+func (l *listener) note(id string, sn seen, gone bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gone {
+		delete(l.seen, id)
+	} else {
+		l.seen[id] = sn
+	}
+	if l.tick != nil {
+		close(l.tick)
+	}
+	l.tick = make(chan struct{})
+}
+
+func (l *listener) seenOf(id string) (seen, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sn, ok := l.seen[id]
+	return sn, ok
+}
+
+// settleWait bounds how long a delete waits for the listener (settle).
+const settleWait = 2 * time.Second
+
+// settle waits, briefly, until the listener has delivered the entries
+// session id holds now (in its generation now): a delete that follows at
+// once would leave the listener nothing to read them from. It is for the
+// deletes this Store makes; another process's delete can still come
+// before the listener reads what it appended just before.
+func (s *Store) settle(ctx context.Context, id string) {
+	s.ev.mu.Lock()
+	l := s.ev.cur
+	s.ev.mu.Unlock()
+	if l == nil {
+		return
+	}
+	var count int
+	var gen int64
+	if s.pool.QueryRow(ctx, `SELECT entry_count, generation FROM agentsession_sessions WHERE id = $1`, id).Scan(&count, &gen) != nil {
+		return
+	}
+	timer := time.NewTimer(settleWait)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		sn, ok := l.seen[id]
+		tick := l.tick
+		if tick == nil {
+			l.tick = make(chan struct{})
+			tick = l.tick
+		}
+		l.mu.Unlock()
+		if ok && sn.gen == gen && sn.count >= count {
+			return
+		}
+		select {
+		case <-tick:
+		case <-l.done:
+			return
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // seen is what the listener delivered of a session: its entries up to
@@ -296,17 +369,17 @@ func (l *listener) handle(ctx context.Context, p notice) {
 	switch p.Kind {
 	case "created":
 		c.Kind = session.ChangeCreated
-		l.seen[p.ID] = seen{gen: p.Gen}
+		l.note(p.ID, seen{gen: p.Gen}, false)
 	case "appended":
 		from := p.From
-		if sn, ok := l.seen[p.ID]; ok && sn.gen == p.Gen {
+		if sn, ok := l.seenOf(p.ID); ok && sn.gen == p.Gen {
 			if p.To <= sn.count {
 				return // delivered already
 			}
 			from = sn.count // with what a lost connection hid, if anything
 		}
-		l.seen[p.ID] = seen{gen: p.Gen, count: p.To}
 		entries, err := l.st.entriesBetween(ctx, p.ID, p.Gen, from, p.To)
+		l.note(p.ID, seen{gen: p.Gen, count: p.To}, false) // after the read: settle waits for it
 		switch {
 		case errors.Is(err, session.ErrConflict):
 			// Rewritten (or deleted) since: what was appended is gone.
@@ -326,10 +399,10 @@ func (l *listener) handle(ctx context.Context, p notice) {
 		}
 	case "rewritten":
 		c.Kind = session.ChangeRewritten
-		l.seen[p.ID] = seen{gen: p.Gen, count: p.To}
+		l.note(p.ID, seen{gen: p.Gen, count: p.To}, false)
 	case "deleted":
 		c.Kind = session.ChangeDeleted
-		delete(l.seen, p.ID)
+		l.note(p.ID, seen{}, true)
 	case "compacting":
 		c.Kind = session.ChangeCompacting
 		if p.At != nil {

@@ -749,6 +749,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
+	s.settle(ctx, id) // let this Store's subscribers read what it deletes
 	var got string
 	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM agentsession_sessions WHERE id = $1
 			RETURNING id, entry_count, generation)
