@@ -144,9 +144,13 @@ func (e Entry) Field(key string) (json.RawMessage, bool) {
 	return cloneRaw(v), ok
 }
 
-func (e Entry) field(key string) ([]byte, bool) {
+func (e Entry) field(key string) ([]byte, bool) { return topMember(e.bytes(), key) }
+
+// topMember returns the raw value of the top-level member key of the JSON
+// object obj (the last one, as in JSON.parse).
+func topMember(obj []byte, key string) ([]byte, bool) {
 	var c jsonx.Cursor
-	c.Reset(e.bytes())
+	c.Reset(obj)
 	ms, ok := c.Object()
 	if !ok {
 		return nil, false

@@ -148,18 +148,6 @@ func ChangesOf(id string, entries []Entry, at time.Time) []Change {
 	return out
 }
 
-func messageRole(e Entry) string {
-	for _, r := range []string{RoleUser, RoleAssistant, RoleToolResult} {
-		if messageRoleIs(e, r) {
-			return r
-		}
-	}
-	if m, err := e.Message(); err == nil {
-		return m.Role
-	}
-	return ""
-}
-
 func customTypeOf(e Entry) string {
 	v, ok := e.field("customType")
 	if !ok {

@@ -200,3 +200,24 @@ func TestOperationChanges(t *testing.T) {
 		assert.Positive(t, op.Duration)
 	}
 }
+
+// TestRoleReadFromTheMessage: the role that titles and changes name is
+// the message's own member, not a "role" key nested in its content or
+// coming before it.
+func TestRoleReadFromTheMessage(t *testing.T) {
+	hdr := `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}`
+	// An assistant message whose tool call arguments hold "role":"user",
+	// written before its own role, then the first user message.
+	log, err := session.DecodeLog([]byte(hdr+"\n"+
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"content":[{"type":"toolCall","id":"c","name":"x","arguments":{"role":"user"}}],"role":"assistant"}}`+"\n"+
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00Z","message":{"content":"the real question","role":"user"}}`+"\n"), nil)
+	require.NoError(t, err)
+	var fold session.InfoFold
+	for _, e := range log.Entries {
+		fold.Add(e)
+	}
+	assert.Equal(t, "the real question", fold.FirstUser)
+	c := session.ChangesOf("s", log.Entries, log.Header.Timestamp)
+	assert.Equal(t, session.RoleAssistant, c[0].Entries[0].Role)
+	assert.Equal(t, session.RoleUser, c[0].Entries[1].Role)
+}

@@ -155,7 +155,7 @@ func (f *InfoFold) Add(e Entry) {
 			f.Name = strings.TrimSpace(si.Name)
 		}
 	case kindMessage:
-		if f.FirstUser == "" && messageRoleIs(e, RoleUser) {
+		if f.FirstUser == "" && messageRole(e) == RoleUser {
 			if m, err := e.Message(); err == nil {
 				f.FirstUser = TitleFromText(m.Text())
 			}
@@ -244,19 +244,22 @@ func customData(e Entry, typ string) (json.RawMessage, bool) {
 	return d, ok
 }
 
-// messageRoleIs reports whether a message entry's role is role, without
-// decoding the message.
-func messageRoleIs(e Entry, role string) bool {
+// messageRole returns the role of a message entry, read from the
+// message's own member without decoding the rest ("" when it has none).
+func messageRole(e Entry) string {
 	m, ok := e.field("message")
 	if !ok {
-		return false
+		return ""
 	}
-	i := bytes.Index(m, []byte(`"role"`))
-	if i < 0 {
-		return false
+	v, ok := topMember(m, "role")
+	if !ok {
+		return ""
 	}
-	rest := bytes.TrimLeft(m[i+len(`"role"`):], " \t\r\n:")
-	return bytes.HasPrefix(rest, []byte(`"`+role+`"`))
+	var role string
+	if json.Unmarshal(v, &role) != nil {
+		return ""
+	}
+	return role
 }
 
 // TitleMaxRunes bounds a title derived from a message.
@@ -308,7 +311,7 @@ func (s *Session) AutoTitle(ctx context.Context, titler Titler) (string, error) 
 	if title == "" {
 		for _, i := range s.t.pathTo(s.leaf) {
 			e := s.t.nodes[i].e
-			if e.kind == kindMessage && messageRoleIs(e, RoleUser) {
+			if e.kind == kindMessage && messageRole(e) == RoleUser {
 				if m, err := e.Message(); err == nil {
 					first = m.Text()
 				}
