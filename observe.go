@@ -215,7 +215,11 @@ func (s *Session) begin() time.Time {
 // ExAthena fields, as a ChangeOperation to the store's subscribers in
 // this process, and the rewinds and forks to the observer.
 func (s *Session) telemetry(ctx context.Context, start time.Time, op OpInfo) {
-	if s.obs == nil && s.hub == nil {
+	hub := s.hub
+	if hub != nil && !hub.Active() {
+		hub = nil // no one listens
+	}
+	if s.obs == nil && hub == nil {
 		return
 	}
 	op.Duration = time.Since(start)
@@ -225,8 +229,8 @@ func (s *Session) telemetry(ctx context.Context, start time.Time, op OpInfo) {
 		s.obs.Observe(ctx, Event{Op: op.Op, Session: s.id, Entries: op.Entries, Duration: op.Duration, Fork: op.Fork,
 			Anchor: op.Anchor, Target: op.Target, Idempotent: op.Idempotent, Err: op.Err})
 	}
-	if s.hub != nil {
-		s.hub.Publish(Change{Kind: ChangeOperation, Session: s.id, Time: time.Now(), Op: &op})
+	if hub != nil {
+		hub.Publish(Change{Kind: ChangeOperation, Session: s.id, Time: time.Now(), Op: &op})
 	}
 }
 
