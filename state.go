@@ -162,7 +162,7 @@ func (s *Session) UpdateState(ctx context.Context, delta map[string]any) error {
 		if !ok {
 			return fmt.Errorf("%w: the store %T keeps none", ErrNoSharedState, s.store)
 		}
-		m := s.Meta()
+		m := HeaderMeta(s.Header()) // User and App are set at creation only
 		if len(user) > 0 && m.User == "" {
 			return fmt.Errorf("%w: the session has no user", ErrNoSharedState)
 		}
