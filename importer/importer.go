@@ -1,0 +1,284 @@
+// Package importer reads the sessions of other coding agents (Claude
+// Code, Codex, OpenCode) and this module's own JSON export into any
+// session.Store, keeping the tree, timestamps, models, usage, tool calls
+// and results, and subagents as child sessions.
+//
+// Nothing is dropped silently: a record of a type an importer does not
+// model is kept as a custom entry (or, where it has no place in the tree,
+// counted) and reported in Session.Unknown; a line that is not JSON is
+// reported with its number in Session.Malformed and the rest imports.
+//
+// CONTRACT (skeleton, filled in by the issue-17 work): Parsed, Report and
+// Import are what the format readers and the CLI build on; keep them.
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	session "github.com/agentsession/session"
+)
+
+// Format names a session format.
+type Format string
+
+// The formats Import reads.
+const (
+	Claude   Format = "claude"   // Claude Code transcripts (~/.claude/projects/*/*.jsonl)
+	Codex    Format = "codex"    // Codex rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
+	OpenCode Format = "opencode" // OpenCode `session export` JSON
+	JSON     Format = "json"     // this module's export envelope (package export)
+)
+
+// Options configures Import. The zero value (or nil) detects the format
+// and writes.
+type Options struct {
+	// Format, when set, reads every file as this format; "" detects it
+	// per file.
+	Format Format
+	// DryRun reads and reports but writes nothing.
+	DryRun bool
+	// Progress, when set, is called after each file of a directory with
+	// the count done and the total.
+	Progress func(done, total int)
+}
+
+// LineError is a record that could not be read: its file, its line (1
+// based; 0 when the format is not line based) and why.
+type LineError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Parsed is one session read from a file, ready to store: what a format
+// reader returns.
+type Parsed struct {
+	Format Format
+	Source string // the file it was read from
+	Header session.Header
+	// Entries in log order: every parent before its children.
+	Entries []session.Entry
+	// Children are sessions started from this one (subagents); Import
+	// stores them after it with Header.ParentSession set to this one.
+	Children []*Parsed
+	// Unknown counts records of types the reader does not model, by type
+	// (kept as custom entries where they had a place in the tree).
+	Unknown map[string]int
+	// Malformed lists the records that could not be read.
+	Malformed []LineError
+}
+
+// Session reports one session imported (or, with DryRun, readable).
+type Session struct {
+	ID            string
+	ParentSession string
+	Format        Format
+	Source        string
+	Entries       int
+	Unknown       map[string]int
+	Malformed     []LineError
+}
+
+// Report is what Import did.
+type Report struct {
+	Imported []Session
+	// Skipped are sessions already in the store (same id): importing
+	// twice stores nothing twice.
+	Skipped []Session
+	// Errors are files that could not be imported at all.
+	Errors []LineError
+}
+
+// reader is one format: how to recognise its files and read them.
+type reader struct {
+	format Format
+	// sniff tells from the first bytes of a file (up to 64 KiB) whether
+	// it is of this format.
+	sniff func(head []byte) bool
+	// owned reports files that another file of the format reads along
+	// (a Claude Code subagent transcript), which a directory walk skips.
+	owned func(path string) bool
+	// read reads one file.
+	read func(ctx context.Context, path string) ([]*Parsed, error)
+}
+
+// readers, in detection order; each format's file registers itself.
+var readers []reader
+
+func register(r reader) { readers = append(readers, r) }
+
+// ErrUnknownFormat is returned for a file no reader recognises.
+var ErrUnknownFormat = errors.New("importer: unknown session format")
+
+// Import reads the session file at path, or every session file under the
+// directory path, into store.
+func Import(ctx context.Context, store session.Store, path string, opts *Options) (*Report, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	if !st.IsDir() {
+		if err := importFile(ctx, store, path, opts, rep); err != nil {
+			return rep, err
+		}
+		return rep, nil
+	}
+	files, err := walk(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := importFile(ctx, store, f, opts, rep); err != nil {
+			rep.Errors = append(rep.Errors, LineError{Path: f, Err: err})
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files))
+		}
+	}
+	return rep, nil
+}
+
+// walk lists the files under dir that some reader recognises (or the
+// one Options.Format names), skipping files another file reads along.
+func walk(dir string, opts *Options) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		r, err := detect(p, opts.Format)
+		if err != nil || (r.owned != nil && r.owned(p)) {
+			return nil // not a session file: a directory holds other things too
+		}
+		files = append(files, p)
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+func detect(path string, want Format) (*reader, error) {
+	head, err := readHead(path, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	for i := range readers {
+		r := &readers[i]
+		if want != "" && r.format != want {
+			continue
+		}
+		if want != "" || r.sniff(head) {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnknownFormat, path)
+}
+
+// Detect returns the format of the session file at path.
+func Detect(path string) (Format, error) {
+	r, err := detect(path, "")
+	if err != nil {
+		return "", err
+	}
+	return r.format, nil
+}
+
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, err := f.Read(buf)
+	if k == 0 && err != nil {
+		return nil, err
+	}
+	return buf[:k], nil
+}
+
+func importFile(ctx context.Context, store session.Store, path string, opts *Options, rep *Report) error {
+	r, err := detect(path, opts.Format)
+	if err != nil {
+		return err
+	}
+	ps, err := r.read(ctx, path)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if err := write(ctx, store, p, "", opts, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendBatch bounds the entries of one Append, so that a long session
+// is not one huge write.
+const appendBatch = 1000
+
+// write stores p and its children.
+func write(ctx context.Context, store session.Store, p *Parsed, parent string, opts *Options, rep *Report) error {
+	h := p.Header
+	if parent != "" {
+		h.ParentSession = parent
+	}
+	s := Session{
+		ID: h.ID, ParentSession: h.ParentSession, Format: p.Format, Source: p.Source,
+		Entries: len(p.Entries), Unknown: p.Unknown, Malformed: p.Malformed,
+	}
+	if err := session.ValidateID(h.ID); err != nil {
+		return fmt.Errorf("importer: %s: %w", p.Source, err)
+	}
+	if !opts.DryRun {
+		switch err := store.Create(ctx, h); {
+		case errors.Is(err, session.ErrExists):
+			rep.Skipped = append(rep.Skipped, s)
+			return nil // and its children with it: they were imported with it
+		case err != nil:
+			return err
+		}
+		last := ""
+		for i := 0; i < len(p.Entries); i += appendBatch {
+			batch := p.Entries[i:min(i+appendBatch, len(p.Entries))]
+			o := session.AppendOptions{IfLast: last, IfEmpty: last == ""}
+			if err := store.Append(ctx, h.ID, o, batch...); err != nil {
+				return fmt.Errorf("importer: %s: %w", h.ID, err)
+			}
+			last = batch[len(batch)-1].ID()
+		}
+	}
+	rep.Imported = append(rep.Imported, s)
+	for _, c := range p.Children {
+		if err := write(ctx, store, c, h.ID, opts, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
