@@ -119,15 +119,3 @@ func Read(r io.Reader) (*Envelope, error) {
 	}
 	return &env, nil
 }
-
-// Markdown writes a readable transcript of s (the current branch, or
-// Options.Branch).
-func Markdown(ctx context.Context, w io.Writer, s *session.Session, opts *Options) error {
-	return errors.New("export: Markdown not built yet")
-}
-
-// HTML writes a single self-contained HTML page showing the whole tree of
-// s (or Options.Branch): it needs no network to view.
-func HTML(ctx context.Context, w io.Writer, s *session.Session, opts *Options) error {
-	return errors.New("export: HTML not built yet")
-}
