@@ -1,0 +1,350 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
+	"github.com/agentsession/session/redact"
+)
+
+// RedactStore is a Store middleware that keeps secrets from ever
+// reaching the store beneath it: what Redact returns.
+//
+// Every entry appended or rewritten through it has each of its strings
+// passed through the redactor (Redactor.String, as Redactor.JSON does)
+// before the store beneath sees it, except:
+//
+//   - the envelope (type, id, parentId, timestamp), which stores index;
+//   - the base64 data of images (the "data" of an object whose "type" is
+//     "image"): binary content, which a rule could only damage.
+//
+// The entry's other bytes are kept as they are (no re-encoding), and an
+// entry with nothing to redact is passed on unchanged, so a log without
+// secrets is stored byte for byte, and a retried append stays a retry.
+//
+// Of the header, the title and the members this package does not model
+// (Header.Extra) are redacted; the id, timestamp, version, parent session
+// and metadata (Meta) are not, and neither is the working directory: it
+// is what listings filter on (ListOptions.Cwd, Continue), and replacing
+// a home directory in it would lose the session's sessions for its
+// directory.
+//
+// What is read back is what was stored: redacted. A Session writing
+// through a RedactStore keeps its own entries as it made them until it
+// is opened again.
+//
+// Blobs pass through unchanged (PutBlob, GetBlob, and collection when
+// the store beneath keeps them): they are binary, images that FileStore
+// moves out of entries after redaction, or what a host puts there itself
+// (workspace snapshots: file contents, which are not redacted). Events
+// are those of the store beneath, about what it stored. Shared state
+// (SharedStateStore) is redacted like entries on its way in.
+//
+// It keeps a running Report of what it replaced (Report).
+type RedactStore struct {
+	*WrappedStore
+	r *redact.Redactor
+
+	mu  sync.Mutex
+	rep redact.Report
+}
+
+var (
+	_ Store            = (*RedactStore)(nil)
+	_ TailLoader       = (*RedactStore)(nil)
+	_ Archiver         = (*RedactStore)(nil)
+	_ CompactionMarker = (*RedactStore)(nil)
+	_ Flusher          = (*RedactStore)(nil)
+	_ SessionCloser    = (*RedactStore)(nil)
+	_ Subscriber       = (*RedactStore)(nil)
+	_ SharedStateStore = (*RedactStore)(nil)
+	_ BlobStore        = (*RedactStore)(nil)
+	_ BlobCollector    = (*RedactStore)(nil)
+	_ BlobSweeper      = (*RedactStore)(nil)
+)
+
+// Redact returns store behind a middleware that redacts with r every
+// entry and header written to it (see RedactStore). r nil means
+// redact.New(nil): the default rules.
+func Redact(store Store, r *redact.Redactor) *RedactStore {
+	if r == nil {
+		r = redact.New(nil)
+	}
+	rs := &RedactStore{r: r}
+	rs.WrappedStore = WrapStore(store, redactCodec{rs})
+	return rs
+}
+
+// Report returns what the store has redacted so far, counted per rule.
+func (rs *RedactStore) Report() redact.Report {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var out redact.Report
+	out.Add(rs.rep)
+	return out
+}
+
+func (rs *RedactStore) note(rep redact.Report) {
+	if rep.Total() == 0 {
+		return
+	}
+	rs.mu.Lock()
+	rs.rep.Add(rep)
+	rs.mu.Unlock()
+}
+
+// redactCodec is the StoreCodec of a RedactStore: it redacts on the way
+// in and changes nothing on the way out.
+type redactCodec struct{ rs *RedactStore }
+
+func (c redactCodec) EncodeHeader(_ context.Context, h Header) (Header, error) {
+	var rep redact.Report
+	h.Title = c.rs.str(h.Title, &rep)
+	for i, f := range h.Extra {
+		if f.Key == headerMetaKey {
+			continue
+		}
+		v, _, err := c.rs.value(f.Value, false, &rep)
+		if err != nil {
+			return h, fmt.Errorf("session: header member %q: %w", f.Key, err)
+		}
+		h.Extra[i].Value = v
+	}
+	c.rs.note(rep)
+	return h, nil
+}
+
+func (redactCodec) DecodeHeader(_ context.Context, h Header) (Header, error) { return h, nil }
+
+func (c redactCodec) EncodeEntry(_ context.Context, _ string, e Entry) (Entry, error) {
+	var rep redact.Report
+	raw := e.bytes()
+	out, changed, err := c.rs.value(raw, true, &rep)
+	if err != nil {
+		return Entry{}, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
+	}
+	if !changed {
+		c.rs.note(rep)
+		return e, nil
+	}
+	ne, err := parseEntry(out)
+	if err != nil {
+		return Entry{}, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
+	}
+	c.rs.note(rep)
+	return ne, nil
+}
+
+func (redactCodec) DecodeEntry(_ context.Context, _ string, e Entry) (Entry, error) { return e, nil }
+
+func (redactCodec) DecodeInfo(context.Context, *SessionInfo) error { return nil }
+
+// str redacts one string.
+func (rs *RedactStore) str(s string, rep *redact.Report) string {
+	out, r := rs.r.String(s)
+	rep.Add(r)
+	return out
+}
+
+// value returns the JSON value v with its strings redacted (see
+// RedactStore), in a new slice, or v itself when nothing changed
+// (changed false). With entry, v is an entry and its envelope members
+// are kept.
+func (rs *RedactStore) value(v []byte, entry bool, rep *redact.Report) (out []byte, changed bool, err error) {
+	w := redactWalk{rs: rs, raw: v, rep: rep}
+	var c jsonx.Cursor
+	c.Reset(v)
+	w.walk(&c, entry)
+	if err := c.Err(); err != nil {
+		return nil, false, err
+	}
+	return applyEdits(v, w.edits), len(w.edits) > 0, nil
+}
+
+type redactWalk struct {
+	rs    *RedactStore
+	raw   []byte
+	rep   *redact.Report
+	edits []edit
+}
+
+// str redacts the string token at start.
+func (w *redactWalk) str(start int, tok []byte) {
+	s, err := jsonx.Unquote(tok)
+	if err != nil {
+		return // the cursor has already met it: Err reports it
+	}
+	out, r := w.rs.r.String(s)
+	w.rep.Add(r)
+	if out != s {
+		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out)})
+	}
+}
+
+// walk redacts the value at c; top says it is an entry, whose envelope
+// is kept.
+func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
+	switch c.Kind() {
+	case jsonx.KindString:
+		start := c.Pos()
+		w.str(start, c.Skip())
+	case jsonx.KindArray:
+		as, _ := c.Array()
+		for as.Next() {
+			w.walk(c, false)
+		}
+	case jsonx.KindObject:
+		ms, _ := c.Object()
+		image, dataAt := false, -1
+		var data []byte
+		for {
+			kb, esc, more := ms.Next()
+			if !more {
+				break
+			}
+			key := string(kb)
+			if esc {
+				key = ms.Key()
+			}
+			if top && (key == "type" || key == "id" || key == "parentId" || key == "timestamp") {
+				continue // Next skips the value
+			}
+			if c.Kind() != jsonx.KindString {
+				w.walk(c, false)
+				continue
+			}
+			start := c.Pos()
+			tok := c.Skip()
+			switch key {
+			case "type":
+				image = image || string(tok) == `"image"`
+			case "data":
+				dataAt, data = start, tok // an image's is left alone
+				continue
+			}
+			w.str(start, tok)
+		}
+		if dataAt >= 0 && !image {
+			w.str(dataAt, data)
+		}
+	default:
+		c.Skip()
+	}
+}
+
+// Subscribe implements Subscriber with the store's: its changes are
+// about what it stored, redacted.
+func (rs *RedactStore) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
+	return Subscribe(ctx, rs.inner, opts)
+}
+
+// LoadState implements SharedStateStore with the store's
+// (ErrNoSharedState when it keeps none).
+func (rs *RedactStore) LoadState(ctx context.Context, scope StateScope, owner string) (State, error) {
+	ss, err := rs.shared()
+	if err != nil {
+		return nil, err
+	}
+	return ss.LoadState(ctx, scope, owner)
+}
+
+// UpdateState implements SharedStateStore: the values of delta are
+// redacted before the store's sees them.
+func (rs *RedactStore) UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error {
+	ss, err := rs.shared()
+	if err != nil {
+		return err
+	}
+	var rep redact.Report
+	out := make(State, len(delta))
+	for k, v := range delta {
+		if out[k], _, err = rs.value(v, false, &rep); err != nil {
+			return fmt.Errorf("session: state %q: %w", k, err)
+		}
+	}
+	if err := ss.UpdateState(ctx, scope, owner, out); err != nil {
+		return err
+	}
+	rs.note(rep)
+	return nil
+}
+
+func (rs *RedactStore) shared() (SharedStateStore, error) {
+	ss, ok := findAbility[SharedStateStore](rs.inner)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, rs.inner)
+	}
+	return ss, nil
+}
+
+// PutBlob implements BlobStore with the store's (errors.ErrUnsupported
+// when it keeps none). The bytes are not redacted.
+func (rs *RedactStore) PutBlob(ctx context.Context, data []byte) (string, error) {
+	b, err := rs.blobs()
+	if err != nil {
+		return "", err
+	}
+	return b.PutBlob(ctx, data)
+}
+
+// GetBlob implements BlobStore like PutBlob.
+func (rs *RedactStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
+	b, err := rs.blobs()
+	if err != nil {
+		return nil, err
+	}
+	return b.GetBlob(ctx, ref)
+}
+
+// ListBlobs implements BlobCollector with the store's, so that
+// CollectBlobs runs through the middleware.
+func (rs *RedactStore) ListBlobs(ctx context.Context, fn func(BlobInfo) error) error {
+	c, err := rs.collector()
+	if err != nil {
+		return err
+	}
+	return c.ListBlobs(ctx, fn)
+}
+
+// DeleteBlob implements BlobCollector like ListBlobs.
+func (rs *RedactStore) DeleteBlob(ctx context.Context, ref string) error {
+	c, err := rs.collector()
+	if err != nil {
+		return err
+	}
+	return c.DeleteBlob(ctx, ref)
+}
+
+// DeleteBlobIfOlder implements BlobSweeper with the store's, or, on a
+// collector without it, fails with errors.ErrUnsupported.
+func (rs *RedactStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (bool, error) {
+	c, err := rs.collector()
+	if err != nil {
+		return false, err
+	}
+	s, ok := c.(BlobSweeper)
+	if !ok {
+		return false, fmt.Errorf("session: %T: %w", c, errors.ErrUnsupported)
+	}
+	return s.DeleteBlobIfOlder(ctx, ref, cutoff)
+}
+
+func (rs *RedactStore) blobs() (BlobStore, error) {
+	b, ok := BlobsOf(rs.inner)
+	if !ok {
+		return nil, fmt.Errorf("session: %T keeps no blobs: %w", rs.inner, errors.ErrUnsupported)
+	}
+	return b, nil
+}
+
+func (rs *RedactStore) collector() (BlobCollector, error) {
+	c, ok := blobCollectorOf(rs.inner)
+	if !ok {
+		return nil, fmt.Errorf("session: %T cannot collect blobs: %w", rs.inner, errors.ErrUnsupported)
+	}
+	return c, nil
+}
