@@ -115,7 +115,7 @@ func TestNoPlaintextOnDisk(t *testing.T) {
 	id := writeSession(t, wrap(t, fs1, k))
 	require.NoError(t, fs1.Close())
 
-	grepTree(t, root, secrets...)
+	grepTree(t, filepath.Dir(root), secrets...) // the sessions, and the blobs beside them
 
 	// Closed and opened again, the session reads as it was written.
 	store := wrap(t, openFS(t, root), k)
@@ -192,10 +192,7 @@ func TestTampered(t *testing.T) {
 	}{
 		{"entry box", `"customType":"agentsession.sealed"`, func(l []byte) []byte {
 			i := bytes.Index(l, []byte(`"box":["`)) + 12
-			l[i] ^= 1 // still base64, another ciphertext
-			if l[i] == '"' || l[i] == '\\' {
-				l[i] ^= 3
-			}
+			l[i] = otherLetter(l[i]) // still base64, another nonce
 			return l
 		}},
 		{"entry envelope", `"customType":"agentsession.sealed"`, func(l []byte) []byte {
@@ -203,7 +200,7 @@ func TestTampered(t *testing.T) {
 		}},
 		{"header title", `"type":"session"`, func(l []byte) []byte {
 			i := bytes.Index(l, []byte(`"title":"sealed:1:k1:`)) + 30
-			l[i] = 'A' + (l[i]-'A'+1)%26
+			l[i] = otherLetter(l[i])
 			return l
 		}},
 	} {
@@ -225,6 +222,13 @@ func TestTampered(t *testing.T) {
 			assert.Equal(t, id, oe.Session)
 		})
 	}
+}
+
+func otherLetter(c byte) byte {
+	if c == 'A' {
+		return 'B'
+	}
+	return 'A'
 }
 
 // An entry sealed for one session does not open in another.
@@ -376,4 +380,30 @@ func TestNewKeyring(t *testing.T) {
 	}
 	_, err := encrypt.New(nil, nil)
 	assert.True(t, err != nil && !errors.Is(err, session.ErrCorrupt))
+}
+
+// What a FileStore would cut (strings over MaxStringChars) or move to
+// blobs (images) is sealed whole, and comes back whole.
+func TestLargeContentOverFileStore(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	k := keyring(t, key("k1", 1))
+	fs1 := openFS(t, root)
+	s, err := session.Create(ctx, wrap(t, fs1, k), &session.CreateOptions{Cwd: "/work"})
+	require.NoError(t, err)
+	long := strings.Repeat("0123456789", session.DefaultMaxStringChars/10+1000)
+	img := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 5000)
+	_, err = s.Append(ctx, session.User(session.Text(long), session.Image("image/png", img)))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, fs1.Close())
+
+	s, err = session.Open(ctx, wrap(t, openFS(t, root), k), s.ID())
+	require.NoError(t, err)
+	defer s.Close()
+	m := s.Context().Messages[0]
+	assert.Equal(t, long, m.Content[0].Text)
+	assert.Equal(t, session.Image("image/png", img).Data, m.Content[1].Data)
+	blobs, _ := filepath.Glob(filepath.Join(filepath.Dir(root), "blobs", "*"))
+	assert.Empty(t, blobs, "no image reaches the blob store")
 }
