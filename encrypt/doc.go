@@ -49,7 +49,10 @@
 //     "sealed:1:"), so that a listing shows it opened; the members the
 //     session package does not model (Header.Extra) are sealed together
 //     into the member SealedType. The members left in clear are not
-//     authenticated.
+//     authenticated;
+//   - the keys of shared state ("user:" and "app:" keys, see
+//     session.SharedStateStore): each value is sealed on its own, with
+//     keys derived for its scope and owner and bound to its key.
 //
 // Listings (List) open the titles. A session without a title of its own
 // lists the title derived from its first user message, which the store
@@ -65,8 +68,8 @@
 // them (a FileStore does not move them to blobs: it cannot see them),
 // and features that need the store's blobs (workspace snapshots,
 // CollectBlobs) are not available through it. It is no
-// session.Subscriber either (changes name entries by role and type) nor
-// a session.SharedStateStore (the state beneath is kept in clear).
+// session.Subscriber either: the changes of the store beneath name
+// entries by role and type, which it cannot see.
 // Entries and headers written in clear, before the session was
 // encrypted, are read as they are; Reencrypt seals them.
 //
@@ -89,5 +92,8 @@
 //  3. When no session is left under the old key, drop it:
 //     NewKeyring(newKey). A session still sealed with it fails to open
 //     with ErrUnknownKey, and can be opened again by putting the old key
-//     back.
+//     back. Shared state is not sealed again by Reencrypt: each value is
+//     sealed with the current key when it is next written; write again
+//     (LoadState, then UpdateState of the same values, while no one else
+//     writes them) those that must outlive the old key.
 package encrypt

@@ -60,14 +60,14 @@ func TestConformance(t *testing.T) {
 
 // secrets are the words the session below writes, which must not be on
 // disk in clear.
-var secrets = []string{"zebra-prompt", "walrus-args", "okapi-result", "lynx-title", "heron-name", "ibis-thinking", "yak-extra", "newt-state"}
+var secrets = []string{"zebra-prompt", "walrus-args", "okapi-result", "lynx-title", "heron-name", "ibis-thinking", "yak-extra", "newt-state", "puffin-shared"}
 
 // writeSession writes a session with a secret in each place it can hold
 // one, and returns its id.
 func writeSession(t *testing.T, store session.Store) string {
 	t.Helper()
 	ctx := context.Background()
-	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/work", Title: "lynx-title", ProjectID: "p1"})
+	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/work", Title: "lynx-title", ProjectID: "p1", User: "u1"})
 	require.NoError(t, err)
 	args, _ := json.Marshal(map[string]string{"command": "grep walrus-args"})
 	require.NoError(t, s.SaveTurn(ctx, []*session.Message{
@@ -77,7 +77,7 @@ func writeSession(t *testing.T, store session.Store) string {
 		session.AssistantText("found"),
 	}, nil))
 	require.NoError(t, s.SetTitle(ctx, "heron-name"))
-	require.NoError(t, s.UpdateState(ctx, map[string]any{"k": "newt-state"}))
+	require.NoError(t, s.UpdateState(ctx, map[string]any{"k": "newt-state", "user:color": "puffin-shared"}))
 	require.NoError(t, s.Close())
 	return s.ID()
 }
@@ -118,7 +118,11 @@ func TestNoPlaintextOnDisk(t *testing.T) {
 	grepTree(t, filepath.Dir(root), secrets...) // the sessions, and the blobs beside them
 
 	// Closed and opened again, the session reads as it was written.
-	store := wrap(t, openFS(t, root), k)
+	fs2 := openFS(t, root)
+	raw, err := fs2.LoadState(ctx, session.ScopeUser, "u1")
+	require.NoError(t, err)
+	assert.Contains(t, string(raw["color"]), `"sealed:1:k1:`, "%s", raw)
+	store := wrap(t, fs2, k)
 	s, err := session.Open(ctx, store, id)
 	require.NoError(t, err)
 	defer s.Close()
@@ -133,6 +137,7 @@ func TestNoPlaintextOnDisk(t *testing.T) {
 	st, err := s.State(ctx)
 	require.NoError(t, err)
 	assert.JSONEq(t, `"newt-state"`, string(st["k"]))
+	assert.JSONEq(t, `"puffin-shared"`, string(st["user:color"]), "shared state, sealed by value")
 
 	p, err := store.List(ctx, session.ListOptions{Cwd: "/work", ProjectID: "p1"})
 	require.NoError(t, err)

@@ -109,33 +109,46 @@ func (k *Keyring) openBox(raw []byte, kind, sess string, env ...string) (plainte
 
 // sealTitle seals a title into a string a store keeps as a title.
 func (k *Keyring) sealTitle(sess, title string) (string, error) {
+	return k.sealValue(sess, "title", []byte(title))
+}
+
+// openTitle opens a sealed title.
+func (k *Keyring) openTitle(sess, t string) (title, key string, err error) {
+	pt, key, err := k.openValue(sess, "title", t)
+	return string(pt), key, err
+}
+
+// isSealedTitle tells a sealed value (a title, a state value) from one
+// written in clear.
+func isSealedTitle(t string) bool { return strings.HasPrefix(t, titlePrefix) }
+
+// sealValue seals a short value of the kind into a string:
+// titlePrefix, the key id, ':' and the base64 of the sealed bytes.
+func (k *Keyring) sealValue(sess, kind string, v []byte, more ...string) (string, error) {
 	s, err := k.sealer(k.current, sess)
 	if err != nil {
 		return "", err
 	}
-	ct := s.seal([]byte(title), additionalData("title", s.key, sess))
+	ct := s.seal(v, additionalData(kind, s.key, sess, more...))
 	return titlePrefix + s.key + ":" + base64.RawURLEncoding.EncodeToString(ct), nil
 }
 
-// isSealedTitle tells a sealed title from one written in clear.
-func isSealedTitle(t string) bool { return strings.HasPrefix(t, titlePrefix) }
-
-// openTitle opens a sealed title.
-func (k *Keyring) openTitle(sess, t string) (title, key string, err error) {
+// openValue opens what sealValue sealed.
+func (k *Keyring) openValue(sess, kind, t string, more ...string) (v []byte, key string, err error) {
 	key, enc, ok := strings.Cut(strings.TrimPrefix(t, titlePrefix), ":")
-	if !ok {
-		return "", "", fmt.Errorf("malformed sealed title")
+	if !ok || !isSealedTitle(t) {
+		return nil, "", fmt.Errorf("malformed sealed %s", kind)
 	}
 	ct, err := base64.RawURLEncoding.DecodeString(enc)
 	if err != nil {
-		return "", key, fmt.Errorf("malformed sealed title: %w", err)
+		return nil, key, fmt.Errorf("malformed sealed %s: %w", kind, err)
 	}
 	s, err := k.sealer(key, sess)
 	if err != nil {
-		return "", key, err
+		return nil, key, err
 	}
-	pt, err := s.open(ct, additionalData("title", key, sess))
-	return string(pt), key, err
+	v, err = s.open(ct, additionalData(kind, key, sess, more...))
+	return v, key, err
 }
 
 // sealEntry returns the sealed form of entry e of session sess: a

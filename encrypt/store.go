@@ -17,9 +17,9 @@ import (
 //
 // Besides session.Store it has the abilities of session.WrappedStore
 // (TailLoader, Archiver, CompactionMarker, Flusher, SessionCloser),
-// passed on to the store beneath. It is no BlobStore, Subscriber or
-// SharedStateStore: those carry content the store beneath would keep
-// or send in clear.
+// passed on to the store beneath, and SharedStateStore with every value
+// sealed. It is no BlobStore or Subscriber: the blobs and changes of the
+// store beneath would show content, or name it, in clear.
 type Store struct {
 	*session.WrappedStore
 	keys *Keyring
