@@ -245,6 +245,9 @@
 // too). DeleteSession deletes a session with its children and the blobs
 // no other session refers to. ForUser gives a tenant's view of a store;
 // Session.MessagePage pages a path's messages without decoding the rest.
+// Redact puts a redactor (package redact) in front of a store, so that
+// secrets never reach it; package encrypt seals sessions at rest; both
+// are built on WrapStore, for Store middleware that changes entries.
 //
 // # Observability
 //

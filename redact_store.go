@@ -29,8 +29,8 @@ import (
 // Of the header, the title and the members this package does not model
 // (Header.Extra) are redacted; the id, timestamp, version, parent session
 // and metadata (Meta) are not, and neither is the working directory: it
-// is what listings filter on (ListOptions.Cwd, Continue), and replacing
-// a home directory in it would lose the session's sessions for its
+// is what listings filter on (ListOptions.Cwd, Continue): replacing a
+// home directory in it would hide the sessions from a listing by their
 // directory.
 //
 // What is read back is what was stored: redacted. A Session writing

@@ -151,6 +151,13 @@ func TestRedactStoreKeepsCleanEntriesAndImages(t *testing.T) {
 	assert.Equal(t, withImage.Timestamp(), log.Entries[1].Timestamp())
 	assert.Equal(t, "/home/me/"+testSecret, log.Header.Cwd, "the working directory is an index key, kept")
 	assert.Equal(t, 1, rs.Report().Counts["custom"])
+
+	// Shared state is redacted on its way in.
+	require.NoError(t, rs.UpdateState(ctx, session.ScopeUser, "u1", session.State{"db": json.RawMessage(`{"pass":"` + testSecret + `"}`)}))
+	st, err := mem.LoadState(ctx, session.ScopeUser, "u1")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"pass":"[REDACTED]"}`, string(st["db"]))
+	assert.Equal(t, 2, rs.Report().Counts["custom"])
 }
 
 // TestRedactStoreDefaultRules runs the default rules of package redact:
