@@ -1,0 +1,237 @@
+package importer_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/export"
+	"github.com/agentsession/session/importer"
+	"github.com/agentsession/session/internal/workload"
+)
+
+// failingStore is a real MemoryStore whose appends fail once the session
+// holds limit entries: a disk that fills, a connection that drops.
+type failingStore struct {
+	*session.MemoryStore
+	limit int
+}
+
+var errInjected = errors.New("injected: the disk is full")
+
+func (s *failingStore) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
+	log, err := s.MemoryStore.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(log.Entries)+len(entries) > s.limit {
+		return errInjected
+	}
+	return s.MemoryStore.Append(ctx, id, opts, entries...)
+}
+
+// TestImportResumes: an import that stopped half way (a write failed) is
+// reported with how far it got, and importing again completes it.
+func TestImportResumes(t *testing.T) {
+	ctx := context.Background()
+	src, err := workload.Session(ctx, session.NewMemoryStore(), 700) // 2,100 entries: three appends
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "w.json")
+	writeEnvelope(t, src, path, nil)
+
+	mem := session.NewMemoryStore()
+	store := &failingStore{MemoryStore: mem, limit: 1500}
+	rep, err := importer.Import(ctx, store, path, nil)
+	require.ErrorIs(t, err, errInjected)
+	var pe *importer.PartialError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 1000, pe.Stored)
+	assert.Equal(t, 2100, pe.Total)
+	assert.Contains(t, err.Error(), "import again")
+	require.Len(t, rep.Errors, 1)
+	assert.Empty(t, rep.Imported)
+	log, err := mem.Load(ctx, src.ID())
+	require.NoError(t, err)
+	assert.Len(t, log.Entries, 1000)
+
+	rep, err = importer.Import(ctx, mem, path, nil)
+	require.NoError(t, err)
+	require.Len(t, rep.Imported, 1)
+	assert.Equal(t, 1000, rep.Imported[0].Resumed)
+	got, err := session.Open(ctx, mem, src.ID())
+	require.NoError(t, err)
+	sameContexts(t, src, got)
+
+	rep, err = importer.Import(ctx, mem, path, nil)
+	require.NoError(t, err)
+	assert.Len(t, rep.Skipped, 1)
+}
+
+// TestImportConflict: a session of the same id with other content is
+// reported, never overwritten.
+func TestImportConflict(t *testing.T) {
+	ctx := context.Background()
+	src := newSession(t, "mine")
+	path := filepath.Join(t.TempDir(), "e.json")
+	writeEnvelope(t, src, path, nil)
+
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, store session.Store)
+	}{
+		{"other entries", func(t *testing.T, store session.Store) {
+			s, err := session.Create(ctx, store, &session.CreateOptions{ID: src.ID()})
+			require.NoError(t, err)
+			_, err = s.Append(ctx, session.UserText("theirs"))
+			require.NoError(t, err)
+		}},
+		{"more entries", func(t *testing.T, store session.Store) {
+			require.NoError(t, session.Copy(ctx, store, src.Store(), src.ID()))
+			s, err := session.Open(ctx, store, src.ID())
+			require.NoError(t, err)
+			_, err = s.Append(ctx, session.UserText("and more"))
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := session.NewMemoryStore()
+			tc.prepare(t, store)
+			before, err := store.Load(ctx, src.ID())
+			require.NoError(t, err)
+			rep, err := importer.Import(ctx, store, path, nil)
+			require.ErrorIs(t, err, session.ErrConflict)
+			var ce *importer.ConflictError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, src.ID(), ce.ID)
+			assert.Len(t, rep.Errors, 1)
+			assert.Empty(t, rep.Imported)
+			after, err := store.Load(ctx, src.ID())
+			require.NoError(t, err)
+			assert.Equal(t, entryJSON(before.Entries), entryJSON(after.Entries), "the stored session is untouched")
+		})
+	}
+}
+
+func entryJSON(es []session.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = string(e.JSON())
+	}
+	return out
+}
+
+// TestImportBlobs: an export with its blobs imports them into the
+// target store, whose images then resolve; a store without blobs keeps
+// the references and says so.
+func TestImportBlobs(t *testing.T) {
+	ctx := context.Background()
+	srcStore := session.NewMemoryStore()
+	png := []byte("\x89PNG\r\n\x1a\n a picture")
+	ref, err := srcStore.PutBlob(ctx, png)
+	require.NoError(t, err)
+	s, err := session.Create(ctx, srcStore, nil)
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.User(session.Text("look"), session.ImageBase64("image/png", ref)))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "img.json")
+	writeEnvelope(t, s, path, &export.Options{Blobs: true})
+
+	fs, err := session.OpenFileStore(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer fs.Close()
+	rep, err := importer.Import(ctx, fs, path, nil)
+	require.NoError(t, err)
+	require.Len(t, rep.Imported, 1)
+	assert.Equal(t, 1, rep.Imported[0].Blobs)
+	got, err := fs.GetBlob(ctx, ref)
+	require.NoError(t, err)
+	assert.Equal(t, png, got)
+	opened, err := session.Open(ctx, fs, s.ID())
+	require.NoError(t, err)
+	msgs := opened.Context().Messages
+	require.Len(t, msgs, 1)
+	assert.False(t, msgs[0].Content[1].Unresolved(), "the image resolves from the imported blob")
+
+	// Importing again into the FileStore (data on one side, the
+	// reference on the other) is a skip, not a conflict.
+	rep, err = importer.Import(ctx, fs, path, nil)
+	require.NoError(t, err)
+	assert.Len(t, rep.Skipped, 1)
+}
+
+// TestSniff: the envelope is recognised by its format member, whatever
+// the spacing; other JSON is not.
+func TestSniff(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		text string
+		ok   bool
+	}{
+		{`{"format":"agentsession.export","version":1}`, true},
+		{"\n  {\n  \"format\" : \"agentsession.export\",\n \"version\": 1}", true},
+		{`{"format":"agentsession.exported"}`, false},
+		{`[{"format":"agentsession.export"}]`, false},
+		{`{"type":"session","id":"x"}`, false},
+		{``, false},
+	} {
+		p := filepath.Join(dir, "f.json")
+		require.NoError(t, os.WriteFile(p, []byte(tc.text), 0o644))
+		f, err := importer.Detect(p)
+		if tc.ok {
+			assert.NoError(t, err, tc.text)
+			assert.Equal(t, importer.JSON, f)
+		} else if err == nil {
+			assert.NotEqual(t, importer.JSON, f, tc.text)
+		}
+	}
+}
+
+// FuzzImportJSON imports arbitrary bytes as an envelope into a
+// MemoryStore: never a panic, and whatever imports opens again.
+func FuzzImportJSON(f *testing.F) {
+	s := newSessionF(f)
+	var b strings.Builder
+	require.NoError(f, export.JSON(context.Background(), &b, s, nil))
+	f.Add([]byte(b.String()))
+	f.Add([]byte(strings.Replace(b.String(), `"version":1`, `"version":3`, 1)))
+	f.Add([]byte(`{"format":"agentsession.export","version":1,"header":{"type":"session","id":"a"},"entries":[{"type":"message","id":"x","parentId":"y"}]}`))
+	f.Add([]byte(`{"format":"agentsession.export","version":1,"header":{"type":"session","id":"a"},"entries":[{"type":"m","id":"x"},{"type":"m","id":"x"}]}`))
+	f.Add([]byte(`{"format":"agentsession.export","version":1,"header":{"type":"session","id":"../a"},"entries":[]}`))
+	f.Add([]byte(`{"format":"agentsession.export","version":1,"header":{"type":"session","id":"a"},"blobs":{"blob:sha256:00":"AAAA"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<20 {
+			return
+		}
+		p := filepath.Join(dir, "fuzz.json")
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		store := session.NewMemoryStore()
+		rep, _ := importer.Import(context.Background(), store, p, &importer.Options{Format: importer.JSON})
+		if rep == nil {
+			return
+		}
+		for _, s := range rep.Imported {
+			o, err := session.Open(context.Background(), store, s.ID)
+			require.NoError(t, err)
+			_ = o.Context()
+		}
+	})
+}
+
+func newSessionF(f *testing.F) *session.Session {
+	ctx := context.Background()
+	s, err := session.Create(ctx, session.NewMemoryStore(), &session.CreateOptions{Cwd: "/w"})
+	require.NoError(f, err)
+	_, err = s.Append(ctx, session.UserText("hello <b>&</b>"))
+	require.NoError(f, err)
+	_, err = s.Append(ctx, session.AssistantText("hi"))
+	require.NoError(f, err)
+	return s
+}
