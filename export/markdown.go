@@ -282,7 +282,7 @@ func (md *mdWriter) image(b session.Block) {
 // how it stopped when that was not normal.
 func (md *mdWriter) usage(m *session.Message) {
 	var parts []string
-	if u := m.Usage; u != nil {
+	if u := m.Usage; u != nil && (u.Input|u.Output|u.CacheRead|u.CacheWrite != 0 || u.Cost.Total != 0) {
 		parts = append(parts, count(u.Input)+" in", count(u.Output)+" out")
 		if u.CacheRead > 0 {
 			parts = append(parts, count(u.CacheRead)+" cache read")

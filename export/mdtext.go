@@ -99,4 +99,3 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
-

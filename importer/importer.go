@@ -1,15 +1,3 @@
-// Package importer reads the sessions of other coding agents (Claude
-// Code, Codex, OpenCode) and this module's own JSON export into any
-// session.Store, keeping the tree, timestamps, models, usage, tool calls
-// and results, and subagents as child sessions.
-//
-// Nothing is dropped silently: a record of a type an importer does not
-// model is kept as a custom entry (or, where it has no place in the tree,
-// counted) and reported in Session.Unknown; a line that is not JSON is
-// reported with its number in Session.Malformed and the rest imports.
-//
-// CONTRACT (skeleton, filled in by the issue-17 work): Parsed, Report and
-// Import are what the format readers and the CLI build on; keep them.
 package importer
 
 import (

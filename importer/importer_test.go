@@ -3,6 +3,7 @@ package importer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,4 +235,38 @@ func newSessionF(f *testing.F) *session.Session {
 	_, err = s.Append(ctx, session.AssistantText("hi"))
 	require.NoError(f, err)
 	return s
+}
+
+// Exporting a session to a file and importing it into another store.
+func ExampleImport() {
+	ctx := context.Background()
+	src, _ := session.Create(ctx, session.NewMemoryStore(), &session.CreateOptions{Cwd: "/home/dev/project"})
+	src.Append(ctx, session.UserText("hello"))
+	src.Append(ctx, session.AssistantText("hi"))
+
+	dir, _ := os.MkdirTemp("", "import-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "session.json")
+	f, _ := os.Create(path)
+	export.JSON(ctx, f, src, nil)
+	f.Close()
+
+	dst := session.NewMemoryStore()
+	rep, err := importer.Import(ctx, dst, path, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(rep.Imported), "imported:", rep.Imported[0].Format, rep.Imported[0].Entries, "entries")
+
+	// A second import finds the session there already.
+	rep, _ = importer.Import(ctx, dst, path, nil)
+	fmt.Println(len(rep.Imported), "imported,", len(rep.Skipped), "skipped")
+
+	s, _ := session.Open(ctx, dst, src.ID())
+	fmt.Println(s.Context().Messages[1].Text())
+	// Output:
+	// 1 imported: json 2 entries
+	// 0 imported, 1 skipped
+	// hi
 }
