@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,8 +43,7 @@ func (s *failingStore) Append(ctx context.Context, id string, opts session.Appen
 // reported with how far it got, and importing again completes it.
 func TestImportResumes(t *testing.T) {
 	ctx := context.Background()
-	src, err := workload.Session(ctx, session.NewMemoryStore(), 700) // 2,100 entries: three appends
-	require.NoError(t, err)
+	src := chain(t, 2100) // three appends
 	path := filepath.Join(t.TempDir(), "w.json")
 	writeEnvelope(t, src, path, nil)
 
@@ -73,6 +73,28 @@ func TestImportResumes(t *testing.T) {
 	rep, err = importer.Import(ctx, mem, path, nil)
 	require.NoError(t, err)
 	assert.Len(t, rep.Skipped, 1)
+}
+
+// chain is a session of n user messages, one after the other, built in
+// one append.
+func chain(t *testing.T, n int) *session.Session {
+	ctx := context.Background()
+	h := session.Header{ID: "chain", Timestamp: workload.Start, Cwd: "/w"}
+	entries := make([]session.Entry, n)
+	parent := ""
+	for i := range entries {
+		id := fmt.Sprintf("e%05d", i)
+		e, err := session.NewEntry(session.TypeMessage, id, parent, workload.Start.Add(time.Duration(i)*time.Second),
+			map[string]any{"message": session.UserText(fmt.Sprintf("message %d", i))})
+		require.NoError(t, err)
+		entries[i], parent = e, id
+	}
+	store := session.NewMemoryStore()
+	require.NoError(t, store.Create(ctx, h))
+	require.NoError(t, store.Append(ctx, h.ID, session.AppendOptions{}, entries...))
+	s, err := session.Open(ctx, store, h.ID)
+	require.NoError(t, err)
+	return s
 }
 
 // TestImportConflict: a session of the same id with other content is
@@ -269,4 +291,39 @@ func ExampleImport() {
 	// 1 imported: json 2 entries
 	// 0 imported, 1 skipped
 	// hi
+}
+
+// TestImportRepeatedIDs: a log that repeats an entry id (files may)
+// imports whole, in one rewrite, also when resuming.
+func TestImportRepeatedIDs(t *testing.T) {
+	ctx := context.Background()
+	lines := []string{
+		`{"type":"session","version":3,"id":"rep","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}`,
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-15T10:00:02.000Z","message":{"role":"user","content":"two","timestamp":2}}`,
+		`{"type":"message","id":"a","parentId":"b","timestamp":"2026-01-15T10:00:03.000Z","message":{"role":"user","content":"three","timestamp":3}}`,
+	}
+	log, err := session.DecodeLog([]byte(strings.Join(lines, "\n")+"\n"), nil)
+	require.NoError(t, err)
+	require.Len(t, log.Entries, 3)
+	src := session.OpenLog(log)
+	path := filepath.Join(t.TempDir(), "rep.json")
+	writeEnvelope(t, src, path, nil)
+
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			store := st.open(t)
+			// An earlier import stored the first two.
+			require.NoError(t, store.Create(ctx, log.Header))
+			require.NoError(t, store.Append(ctx, "rep", session.AppendOptions{}, log.Entries[:2]...))
+			rep, err := importer.Import(ctx, store, path, nil)
+			require.NoError(t, err)
+			require.Len(t, rep.Imported, 1)
+			assert.Equal(t, 2, rep.Imported[0].Resumed)
+			store = st.reopen(t, store)
+			got, err := store.Load(ctx, "rep")
+			require.NoError(t, err)
+			assert.Equal(t, entryJSON(log.Entries), entryJSON(got.Entries))
+		})
+	}
 }

@@ -75,8 +75,8 @@ func TestRoundTripCorpus(t *testing.T) {
 
 // TestRoundTripW10k does the same on the standard 10,000-turn workload.
 func TestRoundTripW10k(t *testing.T) {
-	if testing.Short() {
-		t.Skip("W10k round trip: not in -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("W10k round trip: not in -short nor under the race detector (it runs in go test without them)")
 	}
 	ctx := context.Background()
 	src, err := workload.Session(ctx, session.NewMemoryStore(), workload.W10k)
