@@ -197,7 +197,9 @@ func TestReadErrors(t *testing.T) {
 		{"array", "[1,2]", export.ErrNotEnvelope, ""},
 		{"session log", `{"type":"session","version":3,"id":"x"}`, export.ErrNotEnvelope, ""},
 		{"other format", `{"format":"opencode","version":1}`, export.ErrNotEnvelope, ""},
-		{"truncated", good[:len(good)/2], export.ErrNotEnvelope, ""},
+		{"truncated", good[:len(good)/2], nil, "envelope"},
+		{"truncated head", good[:5], export.ErrNotEnvelope, ""},
+		{"trailing data", good + "{}", export.ErrNotEnvelope, ""},
 		{"no version", `{"format":"agentsession.export"}`, export.ErrNotEnvelope, ""},
 		{"newer", strings.Replace(good, `"version":1`, `"version":2`, 1), export.ErrNewerVersion, ""},
 		{"version text", strings.Replace(good, `"version":1`, `"version":"1"`, 1), nil, "version"},
@@ -287,3 +289,19 @@ type counter struct{ n int64 }
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 var _ = errors.New
+
+// BenchmarkReadJSON measures Read of the W10k envelope.
+func BenchmarkReadJSON(b *testing.B) {
+	s, err := workload.Session(context.Background(), session.NewMemoryStore(), workload.W10k)
+	require.NoError(b, err)
+	var buf bytes.Buffer
+	require.NoError(b, export.JSON(context.Background(), &buf, s, nil))
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := export.Read(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // ErrNotEnvelope is returned by Read for input that is not an envelope
@@ -49,80 +49,67 @@ func ReadLimited(r io.Reader, max int64) (*Envelope, error) {
 	return Decode(data)
 }
 
-// Decode reads an envelope from data (see ReadLimited).
+// Decode reads an envelope from data (see ReadLimited). It reads data in
+// one pass with a validating cursor, the entries as views of it that
+// session.ParseEntry copies.
 func Decode(data []byte) (*Envelope, error) {
-	var probe struct {
-		Format  *string          `json:"format"`
-		Version *json.RawMessage `json:"version"`
-	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	var c jsonx.Cursor
+	c.Reset(data)
+	ms, ok := c.Object()
+	if !ok {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrNotEnvelope)
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
+	members := map[string][]byte{}
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		k := string(kb)
+		if esc {
+			k = ms.Key()
+		}
+		members[k] = c.Skip() // the last one wins, as in JSON.parse
+	}
+	if err := c.Err(); err != nil {
+		if f, ok := members["format"]; ok && string(f) == `"`+Format+`"` {
+			return nil, &ReadError{Where: "envelope", Err: err} // damaged, truncated
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNotEnvelope, err)
 	}
-	switch {
-	case probe.Format == nil:
-		return nil, fmt.Errorf(`%w: no "format" member (a session log or another tool's export?)`, ErrNotEnvelope)
-	case *probe.Format != Format:
-		return nil, fmt.Errorf("%w: format %q, want %q", ErrNotEnvelope, *probe.Format, Format)
-	case probe.Version == nil:
-		return nil, fmt.Errorf(`%w: no "version" member`, ErrNotEnvelope)
+	if !c.AtEnd() {
+		return nil, fmt.Errorf("%w: data after the envelope", ErrNotEnvelope)
 	}
-	var version int
-	if err := json.Unmarshal(*probe.Version, &version); err != nil {
-		return nil, &ReadError{Where: "version", Err: fmt.Errorf("not an integer: %s", *probe.Version)}
+	version, err := checkFormat(members)
+	if err != nil {
+		return nil, err
 	}
-	if version > Version {
-		return nil, fmt.Errorf("%w: version %d, this package reads up to %d", ErrNewerVersion, version, Version)
-	}
-	if version < 1 {
-		return nil, &ReadError{Where: "version", Err: fmt.Errorf("version %d", version)}
-	}
-	var raw struct {
-		Exported        json.RawMessage   `json:"exported"`
-		Header          json.RawMessage   `json:"header"`
-		Leaf            string            `json:"leaf"`
-		Branch          string            `json:"branch"`
-		Entries         []json.RawMessage `json:"entries"`
-		Tree            Tree              `json:"tree"`
-		Blobs           map[string][]byte `json:"blobs"`
-		UnresolvedBlobs []string          `json:"unresolvedBlobs"`
-		Redacted        json.RawMessage   `json:"redacted"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, &ReadError{Where: "envelope", Err: err}
-	}
-	env := &Envelope{Format: Format, Version: version, Leaf: raw.Leaf, Branch: raw.Branch, Tree: raw.Tree,
-		Blobs: raw.Blobs, UnresolvedBlobs: raw.UnresolvedBlobs}
-	if len(raw.Exported) > 0 && string(raw.Exported) != "null" {
-		if err := json.Unmarshal(raw.Exported, &env.Exported); err != nil {
-			return nil, &ReadError{Where: "exported", Err: err}
+	env := &Envelope{Format: Format, Version: version}
+	for _, m := range []struct {
+		key string
+		v   any
+	}{
+		{"exported", &env.Exported}, {"leaf", &env.Leaf}, {"branch", &env.Branch}, {"tree", &env.Tree},
+		{"blobs", &env.Blobs}, {"unresolvedBlobs", &env.UnresolvedBlobs}, {"redacted", &env.Redacted},
+	} {
+		if raw, ok := members[m.key]; ok {
+			if err := json.Unmarshal(raw, m.v); err != nil {
+				return nil, &ReadError{Where: m.key, Err: err}
+			}
 		}
 	}
-	if len(raw.Header) == 0 || string(raw.Header) == "null" {
+	raw, ok := members["header"]
+	if !ok || string(raw) == "null" {
 		return nil, &ReadError{Where: "header", Err: errors.New("missing")}
 	}
-	if err := json.Unmarshal(raw.Header, &env.Header); err != nil {
+	if err := json.Unmarshal(raw, &env.Header); err != nil {
 		return nil, &ReadError{Where: "header", Err: err}
 	}
 	if err := session.ValidateID(env.Header.ID); err != nil {
 		return nil, &ReadError{Where: "header", Err: err}
 	}
-	if len(raw.Redacted) > 0 && string(raw.Redacted) != "null" {
-		if err := json.Unmarshal(raw.Redacted, &env.Redacted); err != nil {
-			return nil, &ReadError{Where: "redacted", Err: err}
-		}
-	}
-	env.Entries = make([]session.Entry, 0, len(raw.Entries))
-	for i, v := range raw.Entries {
-		e, err := session.ParseEntry(v)
-		if err != nil {
-			return nil, &ReadError{Where: fmt.Sprintf("entries[%d]", i), Err: err}
-		}
-		env.Entries = append(env.Entries, e)
-		raw.Entries[i] = nil // let the copy go as the entries are read
+	if env.Entries, err = readEntries(members["entries"]); err != nil {
+		return nil, err
 	}
 	for ref, b := range env.Blobs {
 		if got := session.BlobRef(b); got != ref {
@@ -130,6 +117,63 @@ func Decode(data []byte) (*Envelope, error) {
 		}
 	}
 	return env, nil
+}
+
+// checkFormat returns the envelope's version, after checking that it is
+// an envelope of a version this package reads.
+func checkFormat(members map[string][]byte) (int, error) {
+	raw, ok := members["format"]
+	if !ok {
+		return 0, fmt.Errorf(`%w: no "format" member (a session log or another tool's export?)`, ErrNotEnvelope)
+	}
+	var format string
+	if err := json.Unmarshal(raw, &format); err != nil || format != Format {
+		return 0, fmt.Errorf("%w: format %s, want %q", ErrNotEnvelope, raw, Format)
+	}
+	raw, ok = members["version"]
+	if !ok {
+		return 0, fmt.Errorf(`%w: no "version" member`, ErrNotEnvelope)
+	}
+	var version int
+	if err := json.Unmarshal(raw, &version); err != nil {
+		return 0, &ReadError{Where: "version", Err: fmt.Errorf("not an integer: %s", raw)}
+	}
+	if version > Version {
+		return 0, fmt.Errorf("%w: version %d, this package reads up to %d", ErrNewerVersion, version, Version)
+	}
+	if version < 1 {
+		return 0, &ReadError{Where: "version", Err: fmt.Errorf("version %d", version)}
+	}
+	return version, nil
+}
+
+// readEntries parses the "entries" array (absent or null: none).
+func readEntries(raw []byte) ([]session.Entry, error) {
+	if raw == nil || string(raw) == "null" {
+		return []session.Entry{}, nil
+	}
+	var c jsonx.Cursor
+	c.Reset(raw)
+	els, ok := c.Array()
+	if !ok {
+		return nil, &ReadError{Where: "entries", Err: errors.New("not an array")}
+	}
+	entries := []session.Entry{}
+	for els.Next() {
+		v := c.Skip()
+		if v == nil {
+			break
+		}
+		e, err := session.ParseEntry(v)
+		if err != nil {
+			return nil, &ReadError{Where: fmt.Sprintf("entries[%d]", len(entries)), Err: err}
+		}
+		entries = append(entries, e)
+	}
+	if err := c.Err(); err != nil {
+		return nil, &ReadError{Where: "entries", Err: err}
+	}
+	return entries, nil
 }
 
 // short cuts a blob reference for messages.
