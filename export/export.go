@@ -1,17 +1,15 @@
-// Package export writes a session for people and other programs: a
-// versioned JSON envelope (read back by Read and by the importer), a
-// Markdown transcript and a single self-contained HTML page.
-//
-// CONTRACT (skeleton, filled in by the issue-17 work): Envelope's JSON
-// shape and the function signatures below are what the HTML viewer, the
-// importer and the CLI build on; keep them.
 package export
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
+	"sort"
 	"time"
 
 	session "github.com/agentsession/session"
@@ -28,6 +26,11 @@ const Version = 1
 // ErrNewerVersion is returned by Read for an envelope of a later version.
 var ErrNewerVersion = errors.New("export: envelope of a newer version")
 
+// ErrUnknownBranch is returned by Build (and so JSON, Markdown, HTML) when
+// Options.Branch names no entry of the session. It comes wrapped with
+// session.ErrNotFound too.
+var ErrUnknownBranch = errors.New("export: branch entry not in the session")
+
 // Envelope is one exported session.
 //
 // JSON shape (version 1):
@@ -42,8 +45,12 @@ var ErrNewerVersion = errors.New("export: envelope of a newer version")
 //	  "entries": [{...each entry as stored, in log order...}],
 //	  "tree": {"roots": [...], "leaves": [...], "labels": {"<id>": "label"}},
 //	  "blobs": {"blob:sha256:<hex>": "<base64>"},   // only with Options.Blobs
+//	  "unresolvedBlobs": ["blob:sha256:<hex>"],     // only with Options.Blobs, when some could not be read
 //	  "redacted": {"counts": {"<rule>": n}}         // only when redacted
 //	}
+//
+// With a branch, "leaf" is the branch entry and "entries" the path from
+// its root to it.
 type Envelope struct {
 	Format   string            `json:"format"`
 	Version  int               `json:"version"`
@@ -54,7 +61,11 @@ type Envelope struct {
 	Entries  []session.Entry   `json:"entries"`
 	Tree     Tree              `json:"tree"`
 	Blobs    map[string][]byte `json:"blobs,omitempty"`
-	Redacted *redact.Report    `json:"redacted,omitempty"`
+	// UnresolvedBlobs lists the references Options.Blobs found that the
+	// store could not give back (missing or corrupt blobs): the entries
+	// keep them, the envelope has no data for them.
+	UnresolvedBlobs []string       `json:"unresolvedBlobs,omitempty"`
+	Redacted        *redact.Report `json:"redacted,omitempty"`
 }
 
 // Tree is the shape of the entries: what a viewer needs without walking
@@ -76,7 +87,15 @@ type Options struct {
 	// Redactor, when set, replaces secrets in the header and every entry
 	// before anything is written; Envelope.Redacted reports the counts.
 	Redactor *redact.Redactor
+	// MaxBlobBytes bounds the bytes of the distinct blobs Blobs gathers
+	// (0: DefaultMaxBlobBytes); over it Build fails with an error
+	// wrapping session.ErrTooLarge.
+	MaxBlobBytes int64
 }
+
+// DefaultMaxBlobBytes bounds the blobs of one export, so that the
+// envelope stays readable by Read (see MaxReadBytes).
+const DefaultMaxBlobBytes = 512 << 20
 
 // Build gathers the envelope of s.
 func Build(ctx context.Context, s *session.Session, opts *Options) (*Envelope, error) {
@@ -87,19 +106,181 @@ func Build(ctx context.Context, s *session.Session, opts *Options) (*Envelope, e
 		Format: Format, Version: Version, Exported: time.Now().UTC().Truncate(time.Second),
 		Header: s.Header(), Leaf: s.LeafID(), Branch: opts.Branch,
 	}
-	for e := range s.Entries() {
-		env.Entries = append(env.Entries, e)
+	if opts.Branch == "" {
+		env.Entries = make([]session.Entry, 0, s.Len())
+		for e := range s.Entries() {
+			env.Entries = append(env.Entries, e)
+		}
+		env.Tree.Roots = ids(s.Roots())
+		env.Tree.Leaves = ids(s.Leaves())
+		if l := s.Labels(); len(l) > 0 {
+			env.Tree.Labels = l
+		}
+	} else {
+		path, err := s.PathTo(opts.Branch)
+		if err != nil {
+			if errors.Is(err, session.ErrNotFound) {
+				return nil, fmt.Errorf("%w: %q: %w", ErrUnknownBranch, opts.Branch, err)
+			}
+			return nil, err
+		}
+		env.Entries, env.Leaf = path, opts.Branch
+		env.Tree.Roots, env.Tree.Leaves = []string{path[0].ID()}, []string{opts.Branch}
+		for _, e := range path {
+			if l := s.LabelOf(e.ID()); l != "" {
+				if env.Tree.Labels == nil {
+					env.Tree.Labels = map[string]string{}
+				}
+				env.Tree.Labels[e.ID()] = l
+			}
+		}
 	}
-	for _, e := range s.Roots() {
-		env.Tree.Roots = append(env.Tree.Roots, e.ID())
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	for _, e := range s.Leaves() {
-		env.Tree.Leaves = append(env.Tree.Leaves, e.ID())
+	if opts.Redactor != nil {
+		if err := redactEnvelope(ctx, env, opts.Redactor); err != nil {
+			return nil, err
+		}
 	}
-	if l := s.Labels(); len(l) > 0 {
-		env.Tree.Labels = l
+	if opts.Blobs {
+		if err := gatherBlobs(ctx, env, s.Store(), opts.MaxBlobBytes); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
+}
+
+func ids(es []session.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID()
+	}
+	return out
+}
+
+// redactEnvelope replaces secrets in the header's strings and in every
+// entry. What makes the tree (an entry's type, id, parentId and
+// timestamp; the header's id, version and timestamp) is kept whatever
+// the redactor says, so that the envelope still imports.
+func redactEnvelope(ctx context.Context, env *Envelope, r *redact.Redactor) error {
+	rep := &redact.Report{Counts: map[string]int{}}
+	hb, err := env.Header.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	out, hr, err := r.JSON(hb)
+	if err != nil {
+		return fmt.Errorf("export: redact header: %w", err)
+	}
+	var h session.Header
+	if err := json.Unmarshal(out, &h); err != nil {
+		return fmt.Errorf("export: redacted header: %w", err)
+	}
+	h.ID, h.Version, h.Timestamp = env.Header.ID, env.Header.Version, env.Header.Timestamp
+	env.Header = h
+	rep.Add(hr)
+	for i, e := range env.Entries {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ne, er, err := redactEntry(r, e)
+		if err != nil {
+			return fmt.Errorf("export: redact entry %s: %w", e.ID(), err)
+		}
+		env.Entries[i] = ne
+		rep.Add(er)
+	}
+	env.Redacted = rep
+	return nil
+}
+
+func redactEntry(r *redact.Redactor, e session.Entry) (session.Entry, redact.Report, error) {
+	out, rep, err := r.JSON(e.JSON())
+	if err != nil {
+		return e, rep, err
+	}
+	if rep.Total() == 0 {
+		return e, rep, nil // nothing replaced: keep the entry's own bytes
+	}
+	ne, err := session.ParseEntry(out)
+	if err == nil && ne.ID() == e.ID() && ne.ParentID() == e.ParentID() && ne.Type() == e.Type() && ne.Timestamp() == e.Timestamp() {
+		return ne, rep, nil
+	}
+	// The redactor changed the envelope: put the entry's own back.
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(out, &obj); err != nil {
+		return e, rep, err
+	}
+	for _, k := range []string{"type", "id", "parentId", "timestamp"} {
+		if v, ok := e.Field(k); ok {
+			obj[k] = v
+		} else {
+			delete(obj, k)
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return e, rep, err
+	}
+	ne, err = session.ParseEntry(b)
+	return ne, rep, err
+}
+
+// gatherBlobs reads every blob the entries refer to into env.Blobs.
+func gatherBlobs(ctx context.Context, env *Envelope, store session.Store, max int64) error {
+	if max <= 0 {
+		max = DefaultMaxBlobBytes
+	}
+	refs := map[string]struct{}{}
+	for _, e := range env.Entries {
+		scanRefs(e.AppendJSON(nil), func(ref string) { refs[ref] = struct{}{} })
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	sorted := make([]string, 0, len(refs))
+	for r := range refs {
+		sorted = append(sorted, r)
+	}
+	sort.Strings(sorted)
+	blobs, ok := session.BlobsOf(store)
+	if !ok {
+		env.UnresolvedBlobs = sorted
+		return nil
+	}
+	env.Blobs = map[string][]byte{}
+	var total int64
+	for _, ref := range sorted {
+		b, err := blobs.GetBlob(ctx, ref)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			env.UnresolvedBlobs = append(env.UnresolvedBlobs, ref)
+			continue
+		}
+		if total += int64(len(b)); total > max {
+			return fmt.Errorf("export: blobs over %d bytes: %w", max, session.ErrTooLarge)
+		}
+		env.Blobs[ref] = b
+	}
+	return nil
+}
+
+// blobRef matches a blob reference spelled out in an entry.
+var blobRef = regexp.MustCompile(`blob:sha256:[0-9a-f]{64}`)
+
+// scanRefs calls fn with every blob reference in the entry b.
+func scanRefs(b []byte, fn func(ref string)) {
+	if !bytes.Contains(b, []byte(session.BlobPrefix)) {
+		return
+	}
+	for _, m := range blobRef.FindAll(b, -1) {
+		fn(string(m))
+	}
 }
 
 // JSON writes the envelope of s as one JSON document.
@@ -108,14 +289,96 @@ func JSON(ctx context.Context, w io.Writer, s *session.Session, opts *Options) e
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(w).Encode(env)
+	_, err = env.WriteTo(w)
+	return err
 }
 
-// Read reads an envelope written by JSON.
-func Read(r io.Reader) (*Envelope, error) {
-	var env Envelope
-	if err := json.NewDecoder(r).Decode(&env); err != nil {
+// WriteTo writes env as JSON, one entry a line, each entry's bytes as
+// stored (encoding/json would escape <, > and & in them). It streams:
+// the entries are not gathered into one buffer first.
+func (env *Envelope) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	head := struct {
+		Format   string    `json:"format"`
+		Version  int       `json:"version"`
+		Exported time.Time `json:"exported"`
+	}{env.Format, env.Version, env.Exported}
+	b, err := marshal(head)
+	if err != nil {
+		return 0, err
+	}
+	bw.Write(b[:len(b)-1]) // without its closing brace
+	hb, err := env.Header.MarshalJSON()
+	if err != nil {
+		return 0, err
+	}
+	bw.WriteString(`,"header":`)
+	bw.Write(hb)
+	member(bw, "leaf", env.Leaf)
+	member(bw, "branch", env.Branch)
+	bw.WriteString(`,"entries":[`)
+	var buf []byte
+	for i, e := range env.Entries {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+		buf = e.AppendJSON(buf[:0])
+		bw.Write(buf)
+	}
+	bw.WriteString("\n]")
+	tail := struct {
+		Tree            Tree              `json:"tree"`
+		Blobs           map[string][]byte `json:"blobs,omitempty"`
+		UnresolvedBlobs []string          `json:"unresolvedBlobs,omitempty"`
+		Redacted        *redact.Report    `json:"redacted,omitempty"`
+	}{env.Tree, env.Blobs, env.UnresolvedBlobs, env.Redacted}
+	if tail.Tree.Roots == nil {
+		tail.Tree.Roots = []string{}
+	}
+	if tail.Tree.Leaves == nil {
+		tail.Tree.Leaves = []string{}
+	}
+	if b, err = marshal(tail); err != nil {
+		return cw.n, err
+	}
+	bw.WriteByte(',')
+	bw.Write(b[1:]) // without its opening brace
+	bw.WriteByte('\n')
+	if err := bw.Flush(); err != nil {
+		return cw.n, err
+	}
+	return cw.n, nil
+}
+
+// marshal is json.Marshal without HTML escaping and without the newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return &env, nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func member(w *bufio.Writer, key, v string) {
+	if v == "" {
+		return
+	}
+	b, _ := marshal(v)
+	w.WriteString(`,"` + key + `":`)
+	w.Write(b)
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

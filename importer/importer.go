@@ -1,15 +1,3 @@
-// Package importer reads the sessions of other coding agents (Claude
-// Code, Codex, OpenCode) and this module's own JSON export into any
-// session.Store, keeping the tree, timestamps, models, usage, tool calls
-// and results, and subagents as child sessions.
-//
-// Nothing is dropped silently: a record of a type an importer does not
-// model is kept as a custom entry (or, where it has no place in the tree,
-// counted) and reported in Session.Unknown; a line that is not JSON is
-// reported with its number in Session.Malformed and the rest imports.
-//
-// CONTRACT (skeleton, filled in by the issue-17 work): Parsed, Report and
-// Import are what the format readers and the CLI build on; keep them.
 package importer
 
 import (
@@ -81,6 +69,10 @@ type Parsed struct {
 	Unknown map[string]int
 	// Malformed lists the records that could not be read.
 	Malformed []LineError
+	// Blobs holds blob data by reference ("blob:sha256:<hex>") that the
+	// entries refer to; Import puts them into the store first when it is
+	// a session.BlobStore.
+	Blobs map[string][]byte
 }
 
 // Session reports one session imported (or, with DryRun, readable).
@@ -92,15 +84,28 @@ type Session struct {
 	Entries       int
 	Unknown       map[string]int
 	Malformed     []LineError
+	// Resumed is the number of entries that were in the store already
+	// (an import that stopped half way, completed by this one).
+	Resumed int
+	// Blobs is the number of blobs put into the store.
+	Blobs int
+	// Warnings says what was imported with a loss the caller should know
+	// of (blobs the store cannot keep).
+	Warnings []string
 }
 
 // Report is what Import did.
 type Report struct {
+	// Imported are the sessions written (or, with DryRun, readable),
+	// including those an earlier, interrupted import had begun
+	// (Session.Resumed).
 	Imported []Session
-	// Skipped are sessions already in the store (same id): importing
-	// twice stores nothing twice.
+	// Skipped are sessions already in the store with the same entries:
+	// importing twice stores nothing twice.
 	Skipped []Session
-	// Errors are files that could not be imported at all.
+	// Errors are files, or sessions of a file, that could not be
+	// imported: unreadable files, conflicts (*ConflictError), writes that
+	// failed half way (*PartialError).
 	Errors []LineError
 }
 
@@ -127,6 +132,11 @@ var ErrUnknownFormat = errors.New("importer: unknown session format")
 
 // Import reads the session file at path, or every session file under the
 // directory path, into store.
+//
+// What could not be imported is listed in Report.Errors, one LineError
+// per file or session, and the rest imports. For a single file the
+// error returned joins them too; for a directory it is only about the
+// directory itself (it cannot be walked, ctx ended).
 func Import(ctx context.Context, store session.Store, path string, opts *Options) (*Report, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -137,8 +147,14 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 	}
 	rep := &Report{}
 	if !st.IsDir() {
-		if err := importFile(ctx, store, path, opts, rep); err != nil {
-			return rep, err
+		n := len(rep.Errors)
+		importFile(ctx, store, path, opts, rep)
+		if len(rep.Errors) > n {
+			errs := make([]error, 0, len(rep.Errors)-n)
+			for i := n; i < len(rep.Errors); i++ {
+				errs = append(errs, &rep.Errors[i])
+			}
+			return rep, errors.Join(errs...)
 		}
 		return rep, nil
 	}
@@ -150,9 +166,7 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		if err := importFile(ctx, store, f, opts, rep); err != nil {
-			rep.Errors = append(rep.Errors, LineError{Path: f, Err: err})
-		}
+		importFile(ctx, store, f, opts, rep)
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(files))
 		}
@@ -222,63 +236,25 @@ func readHead(path string, n int) ([]byte, error) {
 	return buf[:k], nil
 }
 
-func importFile(ctx context.Context, store session.Store, path string, opts *Options, rep *Report) error {
+// importFile imports the sessions of one file, noting in rep.Errors what
+// could not be imported.
+func importFile(ctx context.Context, store session.Store, path string, opts *Options, rep *Report) {
 	r, err := detect(path, opts.Format)
 	if err != nil {
-		return err
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		return
 	}
 	ps, err := r.read(ctx, path)
 	if err != nil {
-		return err
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		return
 	}
 	for _, p := range ps {
+		if p.Source == "" {
+			p.Source = path
+		}
 		if err := write(ctx, store, p, "", opts, rep); err != nil {
-			return err
+			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: err})
 		}
 	}
-	return nil
-}
-
-// appendBatch bounds the entries of one Append, so that a long session
-// is not one huge write.
-const appendBatch = 1000
-
-// write stores p and its children.
-func write(ctx context.Context, store session.Store, p *Parsed, parent string, opts *Options, rep *Report) error {
-	h := p.Header
-	if parent != "" {
-		h.ParentSession = parent
-	}
-	s := Session{
-		ID: h.ID, ParentSession: h.ParentSession, Format: p.Format, Source: p.Source,
-		Entries: len(p.Entries), Unknown: p.Unknown, Malformed: p.Malformed,
-	}
-	if err := session.ValidateID(h.ID); err != nil {
-		return fmt.Errorf("importer: %s: %w", p.Source, err)
-	}
-	if !opts.DryRun {
-		switch err := store.Create(ctx, h); {
-		case errors.Is(err, session.ErrExists):
-			rep.Skipped = append(rep.Skipped, s)
-			return nil // and its children with it: they were imported with it
-		case err != nil:
-			return err
-		}
-		last := ""
-		for i := 0; i < len(p.Entries); i += appendBatch {
-			batch := p.Entries[i:min(i+appendBatch, len(p.Entries))]
-			o := session.AppendOptions{IfLast: last, IfEmpty: last == ""}
-			if err := store.Append(ctx, h.ID, o, batch...); err != nil {
-				return fmt.Errorf("importer: %s: %w", h.ID, err)
-			}
-			last = batch[len(batch)-1].ID()
-		}
-	}
-	rep.Imported = append(rep.Imported, s)
-	for _, c := range p.Children {
-		if err := write(ctx, store, c, h.ID, opts, rep); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,0 +1,218 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	session "github.com/agentsession/session"
+)
+
+// The write path: a parsed session into a store, never overwriting,
+// resuming an import that stopped half way.
+
+// appendBatch bounds the entries of one Append, so that a long session
+// is not one huge write.
+const appendBatch = 1000
+
+// ConflictError is a session of the import whose id the store holds
+// with other content: it is never overwritten. It matches
+// session.ErrConflict.
+type ConflictError struct {
+	ID     string
+	Reason string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("importer: session %s is in the store with other content (%s): not overwritten", e.ID, e.Reason)
+}
+
+func (e *ConflictError) Is(target error) bool { return target == session.ErrConflict }
+
+// PartialError is a session whose entries could not all be written:
+// Stored of Total are in the store. Importing the same file again
+// resumes after them.
+type PartialError struct {
+	ID            string
+	Stored, Total int
+	Err           error
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("importer: session %s: %d of %d entries stored, then: %v (import again to complete it)", e.ID, e.Stored, e.Total, e.Err)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// write stores p, then its children (a child that fails is noted in
+// rep.Errors; the others are still written).
+func write(ctx context.Context, store session.Store, p *Parsed, parent string, opts *Options, rep *Report) error {
+	h := p.Header
+	if parent != "" {
+		h.ParentSession = parent
+	}
+	s := Session{
+		ID: h.ID, ParentSession: h.ParentSession, Format: p.Format, Source: p.Source,
+		Entries: len(p.Entries), Unknown: p.Unknown, Malformed: p.Malformed,
+	}
+	if err := session.ValidateID(h.ID); err != nil {
+		return fmt.Errorf("importer: %s: %w", p.Source, err)
+	}
+	skipped := false
+	if !opts.DryRun {
+		var err error
+		if skipped, err = store1(ctx, store, h, p, &s); err != nil {
+			return err
+		}
+	}
+	if skipped {
+		rep.Skipped = append(rep.Skipped, s)
+	} else {
+		rep.Imported = append(rep.Imported, s)
+	}
+	for _, c := range p.Children {
+		if err := write(ctx, store, c, h.ID, opts, rep); err != nil {
+			src := c.Source
+			if src == "" {
+				src = p.Source
+			}
+			rep.Errors = append(rep.Errors, LineError{Path: src, Err: err})
+		}
+	}
+	return nil
+}
+
+// store1 writes one session: its blobs, then its entries after those
+// already stored. skipped is true when the store held them all.
+func store1(ctx context.Context, store session.Store, h session.Header, p *Parsed, s *Session) (skipped bool, err error) {
+	if err := putBlobs(ctx, store, p, s); err != nil {
+		return false, err
+	}
+	var stored []session.Entry
+	switch err := store.Create(ctx, h); {
+	case errors.Is(err, session.ErrExists):
+		log, err := store.Load(ctx, h.ID)
+		if err != nil {
+			return false, fmt.Errorf("importer: session %s exists and cannot be read: %w", h.ID, err)
+		}
+		stored = log.Entries
+		if err := samePrefix(ctx, store, h.ID, stored, p.Entries); err != nil {
+			return false, err
+		}
+		if len(stored) == len(p.Entries) {
+			return true, nil
+		}
+		s.Resumed = len(stored)
+	case err != nil:
+		return false, err
+	}
+	return false, appendRest(ctx, store, h, stored, p.Entries)
+}
+
+// samePrefix checks that the stored entries are the first ones of the
+// import, byte for byte (an image's blob reference and its data count
+// as the same).
+func samePrefix(ctx context.Context, store session.Store, id string, stored, entries []session.Entry) error {
+	if len(stored) > len(entries) {
+		return &ConflictError{ID: id, Reason: fmt.Sprintf("it has %d entries, the import %d", len(stored), len(entries))}
+	}
+	blobs, _ := session.BlobsOf(store)
+	for i, e := range stored {
+		if !sameEntry(ctx, blobs, e, entries[i]) {
+			return &ConflictError{ID: id, Reason: fmt.Sprintf("entry %d is %s there, %s here", i+1, e.ID(), entries[i].ID())}
+		}
+	}
+	return nil
+}
+
+func sameEntry(ctx context.Context, blobs session.BlobStore, a, b session.Entry) bool {
+	ab, bb := a.JSON(), b.JSON()
+	if bytes.Equal(ab, bb) {
+		return true
+	}
+	if blobs == nil || a.ID() != b.ID() {
+		return false
+	}
+	// One side may hold an image's reference where the other holds its
+	// data: compare them both resolved.
+	l := &session.Log{Entries: []session.Entry{a, b}}
+	if _, err := session.ResolveBlobs(ctx, l, blobs); err != nil {
+		return false
+	}
+	return bytes.Equal(l.Entries[0].JSON(), l.Entries[1].JSON())
+}
+
+// appendRest appends entries after the stored ones, in batches; a log
+// that repeats an entry id (files may) goes in one Rewrite instead.
+func appendRest(ctx context.Context, store session.Store, h session.Header, stored, entries []session.Entry) error {
+	n := len(stored)
+	if n == len(entries) {
+		return nil
+	}
+	last := ""
+	if n > 0 {
+		last = stored[n-1].ID()
+	}
+	if repeats(entries) {
+		o := session.RewriteOptions{IfEmpty: n == 0, IfLast: last}
+		if n > 0 {
+			o.IfEntries = n
+		}
+		if err := store.Rewrite(ctx, h.ID, o, h, entries); err != nil {
+			return &PartialError{ID: h.ID, Stored: n, Total: len(entries), Err: err}
+		}
+		return nil
+	}
+	for i := n; i < len(entries); i += appendBatch {
+		batch := entries[i:min(i+appendBatch, len(entries))]
+		o := session.AppendOptions{IfLast: last, IfEmpty: last == ""}
+		if err := store.Append(ctx, h.ID, o, batch...); err != nil {
+			return &PartialError{ID: h.ID, Stored: i, Total: len(entries), Err: err}
+		}
+		last = batch[len(batch)-1].ID()
+	}
+	return nil
+}
+
+// repeats reports whether an entry id appears twice.
+func repeats(entries []session.Entry) bool {
+	ids := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if ids[e.ID()] {
+			return true
+		}
+		ids[e.ID()] = true
+	}
+	return false
+}
+
+// putBlobs puts the blobs of p into the store, before the entries that
+// refer to them.
+func putBlobs(ctx context.Context, store session.Store, p *Parsed, s *Session) error {
+	if len(p.Blobs) == 0 {
+		return nil
+	}
+	blobs, ok := session.BlobsOf(store)
+	if !ok {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the store keeps no blobs: %d images stay unresolved references", len(p.Blobs)))
+		return nil
+	}
+	refs := make([]string, 0, len(p.Blobs))
+	for ref := range p.Blobs {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		got, err := blobs.PutBlob(ctx, p.Blobs[ref])
+		if err != nil {
+			return fmt.Errorf("importer: session %s: blob %s: %w", p.Header.ID, ref, err)
+		}
+		if got != ref {
+			return fmt.Errorf("importer: session %s: blob %s holds the data of %s: %w", p.Header.ID, ref, got, session.ErrCorrupt)
+		}
+		s.Blobs++
+	}
+	return nil
+}
