@@ -87,6 +87,9 @@ type Options struct {
 	// Redactor, when set, replaces secrets in the header and every entry
 	// before anything is written; Envelope.Redacted reports the counts.
 	Redactor *redact.Redactor
+	// Report, when set with Redactor, has what was redacted added to it:
+	// Markdown and HTML carry no envelope to read Redacted from.
+	Report *redact.Report
 	// MaxBlobBytes bounds the bytes of the distinct blobs Blobs gathers
 	// (0: DefaultMaxBlobBytes); over it Build fails with an error
 	// wrapping session.ErrTooLarge.
@@ -139,7 +142,7 @@ func Build(ctx context.Context, s *session.Session, opts *Options) (*Envelope, e
 		return nil, err
 	}
 	if opts.Redactor != nil {
-		if err := redactEnvelope(ctx, env, opts.Redactor); err != nil {
+		if err := redactEnvelope(ctx, env, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -163,7 +166,8 @@ func ids(es []session.Entry) []string {
 // entry. What makes the tree (an entry's type, id, parentId and
 // timestamp; the header's id, version and timestamp) is kept whatever
 // the redactor says, so that the envelope still imports.
-func redactEnvelope(ctx context.Context, env *Envelope, r *redact.Redactor) error {
+func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
+	r := opts.Redactor
 	rep := &redact.Report{Counts: map[string]int{}}
 	hb, err := env.Header.MarshalJSON()
 	if err != nil {
@@ -194,6 +198,9 @@ func redactEnvelope(ctx context.Context, env *Envelope, r *redact.Redactor) erro
 		rep.Add(er)
 	}
 	env.Redacted = rep
+	if opts.Report != nil {
+		opts.Report.Add(*rep)
+	}
 	return nil
 }
 

@@ -42,7 +42,7 @@ func Markdown(ctx context.Context, w io.Writer, s *session.Session, opts *Option
 	if o.Branch == "" { // an empty session: its heading only
 		env = &Envelope{Header: s.Header()}
 		if o.Redactor != nil {
-			if err := redactEnvelope(ctx, env, o.Redactor); err != nil {
+			if err := redactEnvelope(ctx, env, &o); err != nil {
 				return err
 			}
 		}

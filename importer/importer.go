@@ -210,14 +210,14 @@ func detect(path string, want Format) (*reader, error) {
 			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %s", ErrUnknownFormat, path)
+	return nil, ErrUnknownFormat // the caller names the file
 }
 
 // Detect returns the format of the session file at path.
 func Detect(path string) (Format, error) {
 	r, err := detect(path, "")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return r.format, nil
 }

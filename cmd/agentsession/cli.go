@@ -62,6 +62,7 @@ func init() {
 		cmdShow, cmdStats, cmdWatch,
 		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete,
+		cmdExport, cmdImport,
 		cmdBench,
 		cmdHelp, cmdVersion, cmdBenchOpen,
 	}

@@ -134,6 +134,10 @@ func TestJSONEverywhere(t *testing.T) {
 	} {
 		runs[name] = [][]string{append(args, "--root", lc.root)}
 	}
+	// The runs go in any order: import reads an export made here.
+	exp := writeExport(t, lc.root, "p-parent")
+	runs["export"] = [][]string{{"export", "--json", "--root", lc.root, "-o", filepath.Join(dir, "p.json"), "p-parent"}}
+	runs["import"] = [][]string{{"import", "--json", "--root", filepath.Join(dir, "imported"), exp}}
 	runs["delete"] = [][]string{{"delete", "--json", "--yes", "--children", "--root", lcDel.root, "c-child"}, {"delete", "--json", "--dry-run", "--root", lcDel.root, "p-parent"}}
 	if testing.Short() {
 		delete(runs, "bench")

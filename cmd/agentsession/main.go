@@ -1,7 +1,7 @@
 // Command agentsession looks inside, checks and edits the session files
 // of LLM coding agents (the pi / oh-my-pi JSONL format, versions 1 to 3).
-// Only compact, fork, migrate, title, label, rewind, archive, unarchive
-// and delete write sessions, and restore writes the files of the
+// Only compact, fork, migrate, title, label, rewind, archive, unarchive,
+// delete and import write sessions, and restore writes the files of the
 // directory it is given; the other commands never write to anything
 // they read.
 //
@@ -27,6 +27,8 @@
 //	agentsession archive [--json] ID
 //	agentsession unarchive [--json] ID
 //	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
+//	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
+//	agentsession import [--from claude|codex|opencode|json] [--dry-run] [--json] FILE|DIR...
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
@@ -395,6 +397,50 @@
 // "childrenLeft"}: each of sessions (children first) is {"id",
 // "title", "path"}, blobs how many were deleted (0 with --dry-run), and
 // childrenLeft the ids of the children not deleted.
+//
+// # export
+//
+// Writes the session (every branch, or with --branch ENTRY only the path
+// from the root to ENTRY) as one of three formats: json, the versioned
+// envelope of package export (header, entries as stored, the tree's
+// roots, leaves and labels), which import reads back; md, a Markdown
+// transcript of the current branch (or ENTRY's), tool results folded
+// past a length; html, one self-contained page that needs no network,
+// with the whole tree to navigate. --format picks it, else the
+// extension of -o FILE (.md, .html), else json. -o FILE is replaced
+// only once the export is whole; without it the export goes to
+// standard output.
+//
+// --redact replaces API keys and tokens of the common providers,
+// private keys, JWTs, password= and token= values, high-entropy values
+// of env-like lines and home directories (package redact) before
+// anything is written, and says on stderr how many of each rule it
+// replaced, never what.
+//
+// --json (with -o FILE) prints one object: {"id", "format", "out",
+// "bytes", "branch", "redacted"}: redacted (with --redact) counts the
+// replacements by rule.
+//
+// # import
+//
+// Reads sessions of other agents into the store at --root: Claude Code
+// transcripts (~/.claude/projects/*/*.jsonl, subagents as child
+// sessions), Codex rollout files (~/.codex/sessions/...), OpenCode
+// exports (opencode export) and this tool's JSON export. The format is
+// detected per file (--from names it). A directory imports every session
+// file under it, with a progress line on a terminal. A session already
+// in the store (the same id and entries) is skipped, so an import can
+// be run again; one cut short is completed. Records of types the
+// importer does not model are kept as custom entries and counted; a
+// malformed line is reported with its number, and the rest imports.
+// --dry-run reads and reports, and writes nothing. It ends with a
+// summary: imported, skipped, errors; the exit status is 2 when a file
+// failed.
+//
+// --json prints one object per session and line: {"status" ("imported",
+// "skipped" or "error"), "id", "parentSession", "format", "source",
+// "entries", "unknown" (counts by record type), "malformed" (one
+// "file:line: why" each), "error"}.
 //
 // # bench
 //

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/export"
+	"github.com/agentsession/session/importer"
+	"github.com/agentsession/session/redact"
+)
+
+// The commands that move sessions in and out of a store: export (JSON,
+// Markdown, HTML, redacted on request) and import (Claude Code, Codex,
+// OpenCode, our JSON).
+
+var cmdExport = &command{
+	name:    "export",
+	summary: "write a session as JSON, Markdown or a self-contained HTML page",
+	usage:   "[--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID",
+	common:  withJSON | withRoot | withBlobs,
+	nargs:   [2]int{1, 1},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		format := fs.String("format", "", "json, md or html; default from the -o file's extension, else json")
+		branch := fs.String("branch", "", "export only the path from the root to `ENTRY` (an id, a checkpoint name or a unique prefix)")
+		red := fs.Bool("redact", false, "replace API keys, tokens, passwords and home paths first; what was replaced is counted on stderr")
+		var out string
+		fs.StringVar(&out, "o", "-", "write to `FILE` (\"-\": standard output)")
+		fs.StringVar(&out, "out", "-", "the same as -o")
+		return func(args []string) int { return c.export(args[0], *format, *branch, *red, out) }
+	},
+}
+
+// exportFormats maps the --format names (and -o extensions) to writers.
+var exportFormats = map[string]func(c *call, w io.Writer, s *session.Session, o *export.Options) error{
+	"json": func(c *call, w io.Writer, s *session.Session, o *export.Options) error {
+		return export.JSON(c.ctx, w, s, o)
+	},
+	"md": func(c *call, w io.Writer, s *session.Session, o *export.Options) error {
+		return export.Markdown(c.ctx, w, s, o)
+	},
+	"html": func(c *call, w io.Writer, s *session.Session, o *export.Options) error {
+		return export.HTML(c.ctx, w, s, o)
+	},
+}
+
+// formatOf picks the format: --format, else the output's extension,
+// else JSON.
+func formatOf(format, out string) (string, error) {
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".md", ".markdown":
+			return "md", nil
+		case ".html", ".htm":
+			return "html", nil
+		}
+		return "json", nil
+	}
+	f := strings.ToLower(format)
+	if f == "markdown" {
+		f = "md"
+	}
+	if exportFormats[f] == nil {
+		return "", fmt.Errorf("unknown --format %q: json, md or html", format)
+	}
+	return f, nil
+}
+
+func (c *call) export(arg, format, branch string, red bool, out string) int {
+	f, err := formatOf(format, out)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
+	if c.json && (out == "-" || out == "") {
+		return c.usageError("--json describes the export written to -o FILE; without -o the export itself goes to standard output")
+	}
+	s, _, ok := c.openRead(arg)
+	if !ok {
+		return exitError
+	}
+	opts := &export.Options{}
+	if branch != "" {
+		if opts.Branch, err = resolveEntry(s, branch); err != nil {
+			return c.fail("%v", err)
+		}
+	}
+	var rep redact.Report
+	if red {
+		opts.Redactor, opts.Report = redact.New(nil), &rep
+	}
+	size, err := writeOut(out, c.stdout, func(w io.Writer) error { return exportFormats[f](c, w, s, opts) })
+	if err != nil {
+		return c.fail("export: %v", err)
+	}
+	o := exportJSON{ID: s.ID(), Format: f, Out: out, Bytes: size, Branch: opts.Branch}
+	if red {
+		o.Redacted = rep.Counts
+		if o.Redacted == nil {
+			o.Redacted = map[string]int{}
+		}
+	}
+	if c.json {
+		return c.printJSON(o)
+	}
+	if red {
+		if rep.Total() == 0 {
+			fmt.Fprintln(c.stderr, "redacted: nothing found")
+		} else {
+			fmt.Fprintf(c.stderr, "redacted %d: %s\n", rep.Total(), countList(rep.Counts))
+		}
+	}
+	if out != "-" {
+		fmt.Fprintf(c.stderr, "exported %s to %s (%s, %d bytes)\n", o.ID, out, f, size)
+	}
+	return exitOK
+}
+
+// exportJSON is what export --json prints.
+type exportJSON struct {
+	ID     string `json:"id"`
+	Format string `json:"format"`
+	Out    string `json:"out"`
+	Bytes  int64  `json:"bytes"`
+	Branch string `json:"branch,omitempty"`
+	// Redacted counts what --redact replaced, by rule (never what).
+	Redacted map[string]int `json:"redacted,omitempty"`
+}
+
+// countingWriter counts what goes through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeOut writes to stdout (out "-") or to the file out, which it
+// replaces only once the whole export is written (a temporary file
+// beside it, renamed), so a failed export leaves no half file. It
+// returns the size written.
+func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64, error) {
+	if out == "-" || out == "" {
+		cw := &countingWriter{w: stdout}
+		err := write(cw)
+		return cw.n, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
+	cw := &countingWriter{w: tmp}
+	if err := write(cw); err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	return cw.n, os.Rename(tmp.Name(), out)
+}
+
+var cmdImport = &command{
+	name:    "import",
+	summary: "import sessions of Claude Code, Codex, OpenCode or an export into the store",
+	usage:   "[--from claude|codex|opencode|json] [--dry-run] [--json] FILE|DIR...",
+	common:  withJSON | withRoot,
+	nargs:   [2]int{1, -1},
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		from := fs.String("from", "", "read every file as this format (claude, codex, opencode or json); default: detected per file")
+		dry := fs.Bool("dry-run", false, "read and report, write nothing")
+		return func(args []string) int { return c.importSessions(args, *from, *dry) }
+	},
+}
+
+// importJSON is one line of import --json: a session imported, skipped
+// or a file that failed.
+type importJSON struct {
+	Status        string         `json:"status"` // "imported", "skipped" or "error"
+	ID            string         `json:"id,omitempty"`
+	ParentSession string         `json:"parentSession,omitempty"`
+	Format        string         `json:"format,omitempty"`
+	Source        string         `json:"source"`
+	Entries       int            `json:"entries,omitempty"`
+	Unknown       map[string]int `json:"unknown,omitempty"`
+	Malformed     []string       `json:"malformed,omitempty"`
+	Error         string         `json:"error,omitempty"`
+}
+
+func (c *call) importSessions(args []string, from string, dry bool) int {
+	f := importer.Format(strings.ToLower(from))
+	switch f {
+	case "", importer.Claude, importer.Codex, importer.OpenCode, importer.JSON:
+	default:
+		return c.usageError("unknown --from %q: claude, codex, opencode or json", from)
+	}
+	if err := os.MkdirAll(c.root, 0o700); err != nil && !dry {
+		return c.fail("%v", err)
+	}
+	store, err := session.OpenFileStore(c.root, nil)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer store.Close()
+	prog := c.progress("importing")
+	total := &importer.Report{}
+	for _, a := range args {
+		rep, err := importer.Import(c.ctx, store, a, &importer.Options{
+			Format: f, DryRun: dry,
+			Progress: func(done, n int) { prog.set("importing "+a, done, n) },
+		})
+		if rep != nil {
+			total.Imported = append(total.Imported, rep.Imported...)
+			total.Skipped = append(total.Skipped, rep.Skipped...)
+			total.Errors = append(total.Errors, rep.Errors...)
+		}
+		if err != nil && rep == nil { // else the report lists it
+			total.Errors = append(total.Errors, importer.LineError{Path: a, Err: err})
+		}
+	}
+	prog.end()
+	return c.printImport(total, dry)
+}
+
+func (c *call) printImport(rep *importer.Report, dry bool) int {
+	status := exitOK
+	if len(rep.Errors) > 0 {
+		status = exitError
+	}
+	lines := make([]importJSON, 0, len(rep.Imported)+len(rep.Skipped)+len(rep.Errors))
+	add := func(st string, ss []importer.Session) {
+		for _, s := range ss {
+			o := importJSON{Status: st, ID: s.ID, ParentSession: s.ParentSession, Format: string(s.Format),
+				Source: s.Source, Entries: s.Entries, Unknown: s.Unknown}
+			for _, m := range s.Malformed {
+				o.Malformed = append(o.Malformed, m.Error())
+			}
+			lines = append(lines, o)
+		}
+	}
+	add("imported", rep.Imported)
+	add("skipped", rep.Skipped)
+	for _, e := range rep.Errors {
+		lines = append(lines, importJSON{Status: "error", Source: e.Path, Error: errText(e.Err)})
+	}
+	if c.json {
+		for _, l := range lines {
+			if err := c.printJSONLine(l); err != nil {
+				return exitError
+			}
+		}
+		return status
+	}
+	verb := "imported"
+	if dry {
+		verb = "would import"
+	}
+	for _, l := range lines {
+		switch l.Status {
+		case "imported":
+			fmt.Fprintf(c.stdout, "%s %s (%s, %s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), l.Source)
+			for _, m := range l.Malformed {
+				fmt.Fprintf(c.stderr, "  skipped a malformed record: %s\n", m)
+			}
+			if n := len(l.Unknown); n > 0 {
+				fmt.Fprintf(c.stderr, "  kept records of types it does not model: %s\n", countList(l.Unknown))
+			}
+		case "error":
+			fmt.Fprintf(c.stderr, "agentsession: %s: %s\n", l.Source, l.Error)
+		}
+	}
+	fmt.Fprintf(c.stdout, "%s %d, skipped %d (already in the store), errors %d\n",
+		verb, len(rep.Imported), len(rep.Skipped), len(rep.Errors))
+	return status
+}
+
+// errText is an error's message without the path the line already names.
+func errText(err error) string {
+	var le *importer.LineError
+	if errors.As(err, &le) && le.Line > 0 {
+		return fmt.Sprintf("line %d: %v", le.Line, le.Err)
+	}
+	return err.Error()
+}
+
+// countList prints counts by name: "a 2, b 1", by name.
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/export"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// export then import: every format is written whole to -o, and the JSON
+// export imports into another store with the same context.
+func TestExportImport(t *testing.T) {
+	lc := newLCFixture(t)
+	out := t.TempDir()
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"-o", filepath.Join(out, "s.json")}, []string{`"format":"agentsession.export"`, "fix the build"}},
+		{[]string{"-o", filepath.Join(out, "s.md")}, []string{"fix the build", "again"}},
+		{[]string{"--format", "html", "-o", filepath.Join(out, "s.page")}, []string{"<html", "fix the build"}},
+		{[]string{"--format", "md", "--branch", lc.asst, "-o", filepath.Join(out, "branch.md")}, []string{"fix the build", "done"}},
+	} {
+		args := append([]string{"export", "--root", lc.root}, tc.args...)
+		_, errOut, code := runCLI(append(args, "p-parent")...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errOut)
+		data, err := os.ReadFile(tc.args[len(tc.args)-1])
+		require.NoError(t, err)
+		for _, w := range tc.want {
+			assert.Contains(t, string(data), w, "%v", args)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "branch.md"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(md), "again", "--branch exports only the path to the entry")
+
+	// Into a new store, twice: the second run skips it.
+	root := filepath.Join(t.TempDir(), "imported")
+	for i, want := range []string{"imported 1, skipped 0", "imported 0, skipped 1"} {
+		stdout, errOut, code := runCLI("import", "--root", root, filepath.Join(out, "s.json"))
+		require.Equal(t, exitOK, code, "run %d: %s", i, errOut)
+		assert.Contains(t, stdout, want, "run %d", i)
+	}
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	s, err := session.Open(context.Background(), store, "p-parent")
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.Messages(context.Background())
+	require.NoError(t, err)
+	require.Len(t, msgs, 5)
+	assert.Equal(t, "again", msgs[4].Text())
+}
+
+// writeExport writes the JSON export of session id of the store at root
+// to a file and returns its path.
+func writeExport(t *testing.T, root, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	defer store.Close()
+	s, err := session.Open(ctx, store, id)
+	require.NoError(t, err)
+	defer s.Close()
+	p := filepath.Join(t.TempDir(), id+".json")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, export.JSON(ctx, f, s, nil))
+	return p
+}
+
+func TestExportUsage(t *testing.T) {
+	lc := newLCFixture(t)
+	for _, args := range [][]string{
+		{"export", "--root", lc.root, "--format", "pdf", "p-parent"},
+		{"export", "--root", lc.root, "--json", "p-parent"}, // --json needs -o
+		{"import", "--root", lc.root, "--from", "cursor", "x"},
+	} {
+		_, errOut, code := runCLI(args...)
+		assert.Equal(t, exitError, code, "%v", args)
+		assert.NotEmpty(t, errOut)
+	}
+	// A file no importer knows is an error of that file, counted.
+	junk := filepath.Join(t.TempDir(), "junk.txt")
+	require.NoError(t, os.WriteFile(junk, []byte("hello\n"), 0o600))
+	stdout, errOut, code := runCLI("import", "--json", "--root", lc.root, junk)
+	assert.Equal(t, exitError, code)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(stdout)), &line), stdout+errOut)
+	assert.Equal(t, "error", line["status"])
+}
