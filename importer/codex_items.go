@@ -133,7 +133,7 @@ func (c *codexConv) reasoning(it obj) {
 	}
 	b := session.Thinking(strings.Join(texts, "\n\n"), "")
 	if enc := it.raw("encrypted_content"); len(enc) > 0 && string(enc) != "null" && json.Valid(enc) {
-		b.Extra.Set("encryptedContent", enc)
+		b.Extra.Set("encryptedContent", compact(enc))
 	}
 	if b.Thinking == "" {
 		b.Redacted = true
@@ -222,9 +222,7 @@ func (c *codexConv) usage(ev obj) bool {
 	if u.TotalTokens == 0 {
 		u.TotalTokens = in + out
 	}
-	if last.has("reasoning_output_tokens") {
-		u.Extra.Set("reasoning", last.rawOr("reasoning_output_tokens", "0"))
-	}
+	setInt(&u.Extra, last, "reasoning_output_tokens", "reasoning")
 	c.unbilled.msg.Usage = &u
 	c.unbilled = nil
 	return true

@@ -339,3 +339,22 @@ func notObject(b []byte) error {
 	}
 	return errors.New("not a JSON object")
 }
+
+// compact is raw without insignificant space: a member kept in Extra is
+// written as it is, and a log line must not break.
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		v, _ := json.Marshal(string(raw))
+		return v
+	}
+	return b.Bytes()
+}
+
+// setInt sets key in f to n when o holds a number under key.
+func setInt(f *session.Fields, o obj, key, as string) {
+	var n json.Number
+	if json.Unmarshal(o[key], &n) == nil {
+		f.Set(as, json.RawMessage(strconv.FormatInt(o.int(key), 10)))
+	}
+}
