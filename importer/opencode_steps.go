@@ -139,6 +139,9 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
 	st := pt.obj("state")
 	callID := orStr(pt.str("callID"), own)
+	if callID == "" {
+		callID = "call_" + derivedID(c.ids.source, c.msg+1, k)
+	}
 	name := pt.str("tool")
 	s.n.msg.Content = append(s.n.msg.Content, session.ToolCall(callID, name, argsObject(st.raw("input"))))
 	if s.n.msg.StopReason == session.StopEnd {
