@@ -1,5 +1,3 @@
-package importer
-
 // Codex rollout files: format notes and the mapping.
 //
 // The OpenAI Codex CLI writes one JSONL "rollout" per session under
@@ -95,6 +93,8 @@ package importer
 //   - A line that is not a JSON object, or longer than MaxLineBytes, is
 //     reported in Parsed.Malformed with its number; the rest imports. A
 //     file over MaxFileBytes is refused.
+
+package importer
 
 import (
 	"context"

@@ -1,5 +1,3 @@
-package importer
-
 // OpenCode exports: format notes and the mapping.
 //
 // `opencode export <sessionID>` (sst/opencode, packages/opencode/src/cli/
@@ -71,6 +69,8 @@ package importer
 //   - A message that is not a JSON object is reported in Parsed.Malformed
 //     (Line 0, its index in the error); the rest imports. A file that is
 //     not JSON, or is over OpenCodeMaxFileBytes, is refused.
+
+package importer
 
 import (
 	"context"
