@@ -79,6 +79,7 @@
 //   - turn_context: a model_change when the model changes, a
 //     thinking_level_change when the effort does, and the payload kept as
 //     custom "codex.turn_context".
+//   - thread_name_updated: a session_info entry naming the session.
 //   - compacted: a compaction entry (summary = message, or the text of
 //     the replacement history when message is empty; the replacement
 //     history kept in Details; tokensBefore = the last turn's context).
@@ -249,8 +250,10 @@ func (c *codexConv) header(b []byte) {
 		c.provider = p
 	}
 	parent := meta.str("forked_from_id")
-	if sp := meta.obj("source").obj("subagent").obj("thread_spawn"); parent == "" && sp != nil {
-		parent = sp.str("parent_thread_id")
+	for _, k := range []string{"subagent", "sub_agent"} {
+		if sp := meta.obj("source").obj(k).obj("thread_spawn"); parent == "" && sp != nil {
+			parent = sp.str("parent_thread_id")
+		}
 	}
 	if session.ValidateID(parent) == nil {
 		h.ParentSession = parent

@@ -194,6 +194,11 @@ func (c *codexConv) event(ev obj, raw json.RawMessage) {
 			c.close()
 			return
 		}
+	case "thread_name_updated":
+		if name := orStr(ev.str("thread_name"), ev.str("name")); name != "" {
+			c.add(&node{typ: session.TypeSessionInfo, pl: session.SessionInfoEntry{Name: name}}, "")
+			return
+		}
 	case "task_started", "task_complete", "turn_started", "turn_complete", "turn_aborted":
 		c.close()
 		if typ == "turn_aborted" && c.last != nil && c.last.msg.StopReason != session.StopToolUse {

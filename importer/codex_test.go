@@ -86,6 +86,9 @@ func TestCodexImport(t *testing.T) {
 
 		store = reopen()
 		s := open(t, store, codexNewID)
+		if s.Title() != "List and patch files" {
+			t.Errorf("title %q", s.Title())
+		}
 		h := s.Header()
 		if h.Cwd != "/home/dev/proj" || !h.Timestamp.Equal(time.UnixMilli(ms("2025-10-29T00:59:38.308Z"))) {
 			t.Errorf("header: cwd %q, time %v", h.Cwd, h.Timestamp)
@@ -224,6 +227,18 @@ func TestCodexTolerant(t *testing.T) {
 					t.Errorf("header %+v, %d entries", p.Header, len(p.Entries))
 				}
 			}},
+		{"subagent", `{"type":"session_meta","payload":{"id":"s2","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1}}}}}`,
+			func(t *testing.T, p *Parsed) {
+				if p.Header.ParentSession != "p1" {
+					t.Errorf("parent %q", p.Header.ParentSession)
+				}
+			}},
+		{"fork", `{"type":"session_meta","payload":{"id":"s3","forked_from_id":"p2"}}
+{"type":"session_meta","payload":{"id":"p2"}}`, func(t *testing.T, p *Parsed) {
+			if p.Header.ID != "s3" || p.Header.ParentSession != "p2" || len(p.Entries) != 2 {
+				t.Errorf("header %+v, %d entries", p.Header, len(p.Entries))
+			}
+		}},
 		{"bad id", `{"type":"session_meta","payload":{"id":"a/b"}}`, func(t *testing.T, p *Parsed) {
 			if v, _ := p.Header.Extra.Get("codexId"); string(v) != `"a/b"` || session.ValidateID(p.Header.ID) != nil {
 				t.Errorf("header %+v", p.Header)
