@@ -54,8 +54,10 @@
 //
 //   - Header: id = session_meta.id (else the UUID of the file name, else
 //     one derived from the path, the original kept as Extra "codexId"),
-//     timestamp, cwd; forked_from_id or the spawning thread becomes
-//     ParentSession. The session_meta payload itself is kept as a custom
+//     timestamp (else the file name's), cwd (an old rollout's from its
+//     first <environment_context>); forked_from_id or the spawning thread
+//     becomes ParentSession. A line without a time takes the time of the
+//     line before (the session's for the first). The session_meta payload itself is kept as a custom
 //     entry "codex.session_meta" (a repeated one too).
 //   - Consecutive assistant-side items (assistant message text, reasoning,
 //     function/custom/local-shell calls) form one assistant message:
@@ -166,13 +168,12 @@ type codexConv struct {
 	line     int
 	part     int
 	t        time.Time // the time of the current line
-	metaSeen bool
 
 	provider, model, effort string
 	lastInput               int64 // the context size of the last turn
 }
 
-var rolloutUUID = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var rolloutName = regexp.MustCompile(`^rollout-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 // parseCodex reads a rollout from r; source names it in reports.
 func parseCodex(ctx context.Context, r io.Reader, source string) (*Parsed, error) {
@@ -205,13 +206,16 @@ func parseCodex(ctx context.Context, r io.Reader, source string) (*Parsed, error
 			return nil, err
 		}
 		recs = append(recs, rec{lr.line, append([]byte(nil), b...)})
-		if !c.metaSeen {
-			c.header(b)
+		if len(recs) == 1 {
+			c.header(b) // the first record: a session_meta, or an old rollout's bare meta
 		}
 	}
 	c.finishHeader(source)
 	c.ids = newIDAlloc(c.p.Header.ID)
 	c.t = c.p.Header.Timestamp
+	if c.t.IsZero() {
+		c.t = time.Unix(0, 0).UTC() // entries need a time; none is known
+	}
 	for _, r := range recs {
 		c.line, c.part = r.line, 0
 		c.record(r.raw)
@@ -237,7 +241,6 @@ func (c *codexConv) header(b []byte) {
 		}
 		meta = o // an old rollout's bare first line
 	}
-	c.metaSeen = true
 	h := &c.p.Header
 	h.ID = meta.str("id")
 	h.Cwd = meta.str("cwd")
@@ -260,14 +263,23 @@ func (c *codexConv) header(b []byte) {
 	}
 }
 
+// finishHeader completes the header from the file name (rollout-<local
+// time>-<uuid>.jsonl) where the meta did not give it: its time, and an
+// id when the meta's is missing or invalid.
 func (c *codexConv) finishHeader(source string) {
 	h := &c.p.Header
+	m := rolloutName.FindStringSubmatch(filepath.Base(source))
+	if h.Timestamp.IsZero() && m != nil {
+		if t, err := time.Parse("2006-01-02T15-04-05", m[1]); err == nil {
+			h.Timestamp = t // local time in the name, taken as UTC
+		}
+	}
 	if session.ValidateID(h.ID) == nil {
 		return
 	}
 	orig := h.ID
-	if m := rolloutUUID.FindStringSubmatch(filepath.Base(source)); m != nil {
-		h.ID = m[1]
+	if m != nil {
+		h.ID = m[2]
 	} else {
 		h.ID = "codex-" + derivedID(source, 0, 0)
 	}

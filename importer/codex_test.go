@@ -283,3 +283,25 @@ func TestCodexLongLine(t *testing.T) {
 		t.Errorf("%d entries, want the meta and the user message", n)
 	}
 }
+
+// TestCodexNameFallback: a rollout without a usable meta takes its id
+// and time from its file name, and keeps the meta's id.
+func TestCodexNameFallback(t *testing.T) {
+	body := `{"type":"session_meta","payload":{"id":"not valid!"}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`
+	src := filepath.Join("x", "rollout-2025-10-29T00-59-38-"+codexNewID+".jsonl")
+	p, err := parseCodex(context.Background(), strings.NewReader(body), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Header
+	if h.ID != codexNewID || h.Timestamp.UnixMilli() != ms("2025-10-29T00:59:38Z") {
+		t.Errorf("header %+v", h)
+	}
+	if v, _ := h.Extra.Get("codexId"); string(v) != `"not valid!"` {
+		t.Errorf("codexId %s", v)
+	}
+	if e := p.Entries[1]; e.Time().UnixMilli() != h.Timestamp.UnixMilli() {
+		t.Errorf("entry time %v", e.Time())
+	}
+}

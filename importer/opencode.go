@@ -66,6 +66,8 @@
 //     Parsed.Unknown: agent, subtask, snapshot, patch and retry parts,
 //     ignored text parts, and part or message types this reader does not
 //     know.
+//   - A message without a creation time takes the time of the one
+//     before (the session's for the first).
 //   - A message that is not a JSON object is reported in Parsed.Malformed
 //     (Line 0, its index in the error); the rest imports. A file that is
 //     not JSON, or is over OpenCodeMaxFileBytes, is refused.
@@ -79,6 +81,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"time"
 
 	session "github.com/agentsession/session"
 )
@@ -164,6 +167,17 @@ type ocConv struct {
 	entryOf map[string]string // OpenCode message id -> the entry id of its first entry
 	tail    string            // tail_start_id of the latest compaction request
 	msg     int               // index of the message being read
+	last    time.Time         // the time of the latest message
+}
+
+// when is the creation time of a message, or when it has none the time
+// of the message before (the session's for the first; the Unix epoch
+// when that is missing too).
+func (c *ocConv) when(info obj) time.Time {
+	if t := msTime(info.obj("time").int("created")); !t.IsZero() {
+		c.last = t
+	}
+	return c.last
 }
 
 func parseExport(o obj, source string) (*Parsed, error) {
@@ -189,7 +203,10 @@ func parseExport(o obj, source string) (*Parsed, error) {
 	}
 	h.Extra.Set("opencode", compact(o.raw("info")))
 
-	c := &ocConv{p: p, ids: newIDAlloc(h.ID), entryOf: map[string]string{}}
+	c := &ocConv{p: p, ids: newIDAlloc(h.ID), entryOf: map[string]string{}, last: h.Timestamp}
+	if c.last.IsZero() {
+		c.last = time.Unix(0, 0).UTC()
+	}
 	msgs := o.arr("messages")
 	if msgs == nil && o.has("messages") && string(o.raw("messages")) != "null" {
 		c.malformed(fmt.Errorf("messages: not a list"))
@@ -248,12 +265,12 @@ func (c *ocConv) message(m obj, raw json.RawMessage) {
 		}
 		c.assistant(info, parts)
 	default:
-		c.nodes = append(c.nodes, c.custom("message", raw, info.str("id"), -1, true, &node{t: msTime(info.obj("time").int("created"))}))
+		c.nodes = append(c.nodes, c.custom("message", raw, info.str("id"), -1, true, &node{t: c.when(info)}))
 	}
 }
 
 func (c *ocConv) user(info obj, parts []json.RawMessage) {
-	t := msTime(info.obj("time").int("created"))
+	t := c.when(info)
 	m := &session.Message{Role: session.RoleUser, Timestamp: t.UnixMilli()}
 	var after []*node
 	for k, raw := range parts {

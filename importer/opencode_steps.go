@@ -19,7 +19,7 @@ type ocStep struct {
 }
 
 func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
-	t := msTime(info.obj("time").int("created"))
+	t := c.when(info)
 	msgID := info.str("id")
 	var (
 		step    *ocStep
@@ -182,7 +182,7 @@ func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
 // summary makes a compaction entry of a summary assistant message; false
 // when it holds no text to summarize with.
 func (c *ocConv) summary(info obj, parts []json.RawMessage) bool {
-	t := msTime(info.obj("time").int("created"))
+	t := c.when(info)
 	var texts []string
 	var after []*node
 	tokens, cost := info.obj("tokens"), info.num("cost")
