@@ -128,9 +128,9 @@ func init() {
 // sniffCodex recognises a rollout by its first line: a session_meta
 // envelope, or the bare meta of an old rollout.
 func sniffCodex(head []byte) bool {
-	first, _, _ := cutLine(head)
-	if o := asObj(first); o != nil {
-		if o.str("type") == "session_meta" && o.obj("payload") != nil {
+	first, _, _ := firstLineOf(head)
+	if o := jsonObject(first); o != nil {
+		if o.str("type") == "session_meta" && o.jsonObj("payload") != nil {
 			return true
 		}
 		return !o.has("type") && o.str("id") != "" && o.str("timestamp") != "" &&
@@ -160,10 +160,10 @@ func readCodex(ctx context.Context, path string) ([]*Parsed, error) {
 type codexConv struct {
 	p        *Parsed
 	ids      *idAlloc
-	nodes    []*node
-	cur      *node // the assistant message being assembled
-	unbilled *node // the latest assistant message without usage
-	last     *node // the latest assistant message
+	nodes    []*convNode
+	cur      *convNode // the assistant message being assembled
+	unbilled *convNode // the latest assistant message without usage
+	last     *convNode // the latest assistant message
 	calls    map[string]string
 	line     int
 	part     int
@@ -183,7 +183,7 @@ func parseCodex(ctx context.Context, r io.Reader, source string) (*Parsed, error
 		raw  []byte
 	}
 	var recs []rec
-	lr := newLineReader(r, CodexMaxLineBytes)
+	lr := newBoundedReader(r, CodexMaxLineBytes)
 	for {
 		b, err := lr.next()
 		if err == io.EOF {
@@ -220,7 +220,7 @@ func parseCodex(ctx context.Context, r io.Reader, source string) (*Parsed, error
 		c.line, c.part = r.line, 0
 		c.record(r.raw)
 	}
-	entries, err := chain(c.nodes)
+	entries, err := chainEntries(c.nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -230,11 +230,11 @@ func parseCodex(ctx context.Context, r io.Reader, source string) (*Parsed, error
 
 // header reads the header from the first session_meta (envelope or bare).
 func (c *codexConv) header(b []byte) {
-	o := asObj(b)
+	o := jsonObject(b)
 	if o == nil {
 		return
 	}
-	meta := o.obj("payload")
+	meta := o.jsonObj("payload")
 	if o.str("type") != "session_meta" || meta == nil {
 		if o.has("type") || o.str("id") == "" {
 			return
@@ -244,9 +244,9 @@ func (c *codexConv) header(b []byte) {
 	h := &c.p.Header
 	h.ID = meta.str("id")
 	h.Cwd = meta.str("cwd")
-	if t, ok := parseTime(meta.str("timestamp")); ok {
+	if t, ok := parseRFC3339(meta.str("timestamp")); ok {
 		h.Timestamp = t
-	} else if t, ok := parseTime(o.str("timestamp")); ok {
+	} else if t, ok := parseRFC3339(o.str("timestamp")); ok {
 		h.Timestamp = t
 	}
 	if p := meta.str("model_provider"); p != "" {
@@ -254,7 +254,7 @@ func (c *codexConv) header(b []byte) {
 	}
 	parent := meta.str("forked_from_id")
 	for _, k := range []string{"subagent", "sub_agent"} {
-		if sp := meta.obj("source").obj(k).obj("thread_spawn"); parent == "" && sp != nil {
+		if sp := meta.jsonObj("source").jsonObj(k).jsonObj("thread_spawn"); parent == "" && sp != nil {
 			parent = sp.str("parent_thread_id")
 		}
 	}
@@ -291,27 +291,27 @@ func (c *codexConv) finishHeader(source string) {
 
 // record converts one line.
 func (c *codexConv) record(b []byte) {
-	o := asObj(b)
+	o := jsonObject(b)
 	if o == nil {
-		c.malformed(c.line, notObject(b))
+		c.malformed(c.line, whyNotObject(b))
 		return
 	}
-	if t, ok := parseTime(o.str("timestamp")); ok {
+	if t, ok := parseRFC3339(o.str("timestamp")); ok {
 		c.t = t
 	}
 	typ := o.str("type")
-	payload := o.obj("payload")
+	payload := o.jsonObj("payload")
 	if payload == nil || typ == "" {
 		// An old rollout: bare meta, bare items, state markers.
 		switch {
 		case o.has("record_type"):
-			count(c.p, "codex.state (bookkeeping)")
+			countUnknown(c.p, "codex.state (bookkeeping)")
 		case typ == "" && o.str("id") != "" && o.has("timestamp"):
 			c.custom("codex.session_meta", b, false)
 		case typ != "" && !o.has("payload"):
 			c.item(o, b)
 		default:
-			c.custom("codex."+orStr(typ, "unknown"), b, true)
+			c.custom("codex."+orDefault(typ, "unknown"), b, true)
 		}
 		return
 	}
@@ -340,7 +340,7 @@ func (c *codexConv) malformed(line int, err error) {
 }
 
 // add places a node for the current line.
-func (c *codexConv) add(n *node, own string) *node {
+func (c *codexConv) add(n *convNode, own string) *convNode {
 	n.id = c.ids.id(own, c.line, c.part)
 	c.part++
 	if n.t.IsZero() {
@@ -356,9 +356,9 @@ func (c *codexConv) custom(typ string, raw json.RawMessage, counted bool) {
 	if !json.Valid(raw) {
 		raw, _ = json.Marshal(string(raw))
 	}
-	c.add(&node{typ: session.TypeCustom, pl: customData{CustomType: typ, Data: raw}}, "")
+	c.add(&convNode{typ: session.TypeCustom, pl: customPayload{CustomType: typ, Data: raw}}, "")
 	if counted {
-		count(c.p, typ)
+		countUnknown(c.p, typ)
 	}
 }
 
@@ -370,29 +370,29 @@ func (c *codexConv) assistant() *session.Message {
 	if c.cur == nil {
 		m := &session.Message{Role: session.RoleAssistant, StopReason: session.StopEnd,
 			API: "openai-responses", Provider: c.provider, Model: c.model, Timestamp: c.t.UnixMilli()}
-		c.cur = c.add(&node{msg: m}, "")
+		c.cur = c.add(&convNode{msg: m}, "")
 		c.unbilled, c.last = c.cur, c.cur
 	}
 	return c.cur.msg
 }
 
-func (c *codexConv) turnContext(tc obj, raw json.RawMessage) {
+func (c *codexConv) turnContext(tc jsonObj, raw json.RawMessage) {
 	if m := tc.str("model"); m != "" && m != c.model {
 		c.model = m
-		c.add(&node{typ: session.TypeModelChange, pl: session.ModelChange{Provider: c.provider, ModelID: m}}, "")
+		c.add(&convNode{typ: session.TypeModelChange, pl: session.ModelChange{Provider: c.provider, ModelID: m}}, "")
 	}
 	if e := tc.str("effort"); e != "" && e != c.effort {
 		c.effort = e
-		c.add(&node{typ: session.TypeThinkingLevelChange, pl: session.ThinkingLevelChange{ThinkingLevel: e}}, "")
+		c.add(&convNode{typ: session.TypeThinkingLevelChange, pl: session.ThinkingLevelChange{ThinkingLevel: e}}, "")
 	}
 	c.custom("codex.turn_context", raw, false)
 }
 
-func (c *codexConv) compacted(p obj, raw json.RawMessage) {
+func (c *codexConv) compacted(p jsonObj, raw json.RawMessage) {
 	summary := p.str("message")
 	if summary == "" {
 		for _, it := range p.arr("replacement_history") {
-			if o := asObj(it); o.str("type") == "message" {
+			if o := jsonObject(it); o.str("type") == "message" {
 				if t := contentText(o.arr("content")); t != "" {
 					summary += t + "\n\n"
 				}
@@ -403,11 +403,11 @@ func (c *codexConv) compacted(p obj, raw json.RawMessage) {
 	if h := p.raw("replacement_history"); len(h) > 0 && json.Valid(h) {
 		details = json.RawMessage(`{"replacement_history":` + string(h) + `}`)
 	}
-	c.add(&node{typ: session.TypeCompaction, pl: session.Compaction{
+	c.add(&convNode{typ: session.TypeCompaction, pl: session.Compaction{
 		Summary: summary, TokensBefore: c.lastInput, Details: details}}, "")
 }
 
-func orStr(s, def string) string {
+func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}

@@ -9,10 +9,10 @@ import (
 	session "github.com/agentsession/session"
 )
 
-// fuzzStore stores p (and its children) in a fresh MemoryStore and reads
+// fuzzStoreParsed stores p (and its children) in a fresh MemoryStore and reads
 // it back: whatever a reader made of hostile input must be storable and
 // give a context.
-func fuzzStore(t *testing.T, p *Parsed) {
+func fuzzStoreParsed(t *testing.T, p *Parsed) {
 	ctx := context.Background()
 	store := session.NewMemoryStore()
 	rep := &Report{}
@@ -56,6 +56,6 @@ func FuzzImportCodex(f *testing.F) {
 		if session.ValidateID(p.Header.ID) != nil {
 			t.Fatalf("invalid session id %q", p.Header.ID)
 		}
-		fuzzStore(t, p)
+		fuzzStoreParsed(t, p)
 	})
 }

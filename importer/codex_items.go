@@ -10,7 +10,7 @@ import (
 // The response items and events of a Codex rollout (see codex.go).
 
 // item converts one response item.
-func (c *codexConv) item(it obj, raw json.RawMessage) {
+func (c *codexConv) item(it jsonObj, raw json.RawMessage) {
 	typ := it.str("type")
 	switch typ {
 	case "message":
@@ -19,13 +19,13 @@ func (c *codexConv) item(it obj, raw json.RawMessage) {
 		c.reasoning(it)
 	case "function_call":
 		name := it.str("name")
-		id := orStr(it.str("call_id"), it.str("id"))
+		id := orDefault(it.str("call_id"), it.str("id"))
 		c.call(id, name, argsObject(it.raw("arguments")))
 	case "custom_tool_call":
-		id := orStr(it.str("call_id"), it.str("id"))
+		id := orDefault(it.str("call_id"), it.str("id"))
 		c.call(id, it.str("name"), argsObject(it.raw("input")))
 	case "local_shell_call":
-		id := orStr(it.str("call_id"), it.str("id"))
+		id := orDefault(it.str("call_id"), it.str("id"))
 		c.call(id, "local_shell", argsObject(it.raw("action")))
 	case "function_call_output", "custom_tool_call_output":
 		c.close()
@@ -35,11 +35,11 @@ func (c *codexConv) item(it obj, raw json.RawMessage) {
 		// tool_search_*, image_generation_call and types to come: kept
 		// whole. An open assistant message stays open: these sit among
 		// its items.
-		c.custom("codex."+orStr(typ, "response_item"), raw, true)
+		c.custom("codex."+orDefault(typ, "response_item"), raw, true)
 	}
 }
 
-func (c *codexConv) message(it obj, raw json.RawMessage) {
+func (c *codexConv) message(it jsonObj, raw json.RawMessage) {
 	role := it.str("role")
 	switch role {
 	case session.RoleAssistant:
@@ -60,17 +60,17 @@ func (c *codexConv) message(it obj, raw json.RawMessage) {
 		if c.p.Header.Cwd == "" {
 			c.p.Header.Cwd = envCwd(m.Text())
 		}
-		c.add(&node{msg: m}, "")
+		c.add(&convNode{msg: m}, "")
 	default:
 		// developer and system instructions: context, not a turn.
 		c.close()
 		text := contentText(it.arr("content"))
-		typ := "codex." + orStr(role, "message")
+		typ := "codex." + orDefault(role, "message")
 		if text == "" && len(it.arr("content")) > 0 {
 			c.custom(typ, raw, true)
 			return
 		}
-		c.add(&node{typ: session.TypeCustomMessage, pl: customMsg{CustomType: typ, Content: text}}, "")
+		c.add(&convNode{typ: session.TypeCustomMessage, pl: customMessagePayload{CustomType: typ, Content: text}}, "")
 	}
 }
 
@@ -79,7 +79,7 @@ func (c *codexConv) message(it obj, raw json.RawMessage) {
 func (c *codexConv) blocks(items []json.RawMessage) []session.Block {
 	var out []session.Block
 	for _, raw := range items {
-		it := asObj(raw)
+		it := jsonObject(raw)
 		if it == nil {
 			var s string
 			if json.Unmarshal(raw, &s) == nil {
@@ -90,7 +90,7 @@ func (c *codexConv) blocks(items []json.RawMessage) []session.Block {
 		switch it.str("type") {
 		case "input_image", "image":
 			url := it.str("image_url")
-			if b, ok := imageBlock(url, ""); ok {
+			if b, ok := dataImage(url, ""); ok {
 				out = append(out, b)
 			} else {
 				out = append(out, session.Text("[image: "+url+"]"))
@@ -110,30 +110,30 @@ func (c *codexConv) blocks(items []json.RawMessage) []session.Block {
 func contentText(items []json.RawMessage) string {
 	var parts []string
 	for _, raw := range items {
-		if t := asObj(raw).str("text"); t != "" {
+		if t := jsonObject(raw).str("text"); t != "" {
 			parts = append(parts, t)
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-func (c *codexConv) reasoning(it obj) {
+func (c *codexConv) reasoning(it jsonObj) {
 	var texts []string
 	for _, raw := range it.arr("summary") {
-		if t := asObj(raw).str("text"); t != "" {
+		if t := jsonObject(raw).str("text"); t != "" {
 			texts = append(texts, t)
 		}
 	}
 	if len(texts) == 0 {
 		for _, raw := range it.arr("content") {
-			if t := asObj(raw).str("text"); t != "" {
+			if t := jsonObject(raw).str("text"); t != "" {
 				texts = append(texts, t)
 			}
 		}
 	}
 	b := session.Thinking(strings.Join(texts, "\n\n"), "")
 	if enc := it.raw("encrypted_content"); len(enc) > 0 && string(enc) != "null" && json.Valid(enc) {
-		b.Extra.Set("encryptedContent", compact(enc))
+		b.Extra.Set("encryptedContent", compactRaw(enc))
 	}
 	if b.Thinking == "" {
 		b.Redacted = true
@@ -153,7 +153,7 @@ func (c *codexConv) call(id, name string, args json.RawMessage) {
 }
 
 // output converts a tool's output into a toolResult message.
-func (c *codexConv) output(it obj) {
+func (c *codexConv) output(it jsonObj) {
 	id := it.str("call_id")
 	m := &session.Message{Role: session.RoleToolResult, ToolCallID: id, ToolName: c.calls[id], Timestamp: c.t.UnixMilli()}
 	raw := it.raw("output")
@@ -161,13 +161,13 @@ func (c *codexConv) output(it obj) {
 	switch {
 	case json.Unmarshal(raw, &s) == nil:
 		m.Content = []session.Block{session.Text(s)}
-		if meta := asObj(json.RawMessage(s)).obj("metadata"); meta != nil && meta.has("exit_code") && meta.int("exit_code") != 0 {
+		if meta := jsonObject(json.RawMessage(s)).jsonObj("metadata"); meta != nil && meta.has("exit_code") && meta.int("exit_code") != 0 {
 			m.IsError = true
 		}
-	case asArray(raw) != nil:
-		m.Content = c.blocks(asArray(raw))
-	case asObj(raw) != nil:
-		o := asObj(raw)
+	case jsonArray(raw) != nil:
+		m.Content = c.blocks(jsonArray(raw))
+	case jsonObject(raw) != nil:
+		o := jsonObject(raw)
 		m.Content = []session.Block{session.Text(o.str("content"))}
 		if items := o.arr("content_items"); items != nil {
 			m.Content = c.blocks(items)
@@ -179,15 +179,15 @@ func (c *codexConv) output(it obj) {
 	if m.Content == nil {
 		m.Content = []session.Block{}
 	}
-	c.add(&node{msg: m}, "")
+	c.add(&convNode{msg: m}, "")
 }
 
 // event converts one event_msg.
-func (c *codexConv) event(ev obj, raw json.RawMessage) {
+func (c *codexConv) event(ev jsonObj, raw json.RawMessage) {
 	typ := ev.str("type")
 	switch typ {
 	case "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content":
-		count(c.p, "codex."+typ+" (duplicate)")
+		countUnknown(c.p, "codex."+typ+" (duplicate)")
 		return
 	case "token_count":
 		if c.usage(ev) {
@@ -195,8 +195,8 @@ func (c *codexConv) event(ev obj, raw json.RawMessage) {
 			return
 		}
 	case "thread_name_updated":
-		if name := orStr(ev.str("thread_name"), ev.str("name")); name != "" {
-			c.add(&node{typ: session.TypeSessionInfo, pl: session.SessionInfoEntry{Name: name}}, "")
+		if name := orDefault(ev.str("thread_name"), ev.str("name")); name != "" {
+			c.add(&convNode{typ: session.TypeSessionInfo, pl: session.SessionInfoEntry{Name: name}}, "")
 			return
 		}
 	case "task_started", "task_complete", "turn_started", "turn_complete", "turn_aborted":
@@ -205,13 +205,13 @@ func (c *codexConv) event(ev obj, raw json.RawMessage) {
 			c.last.msg.StopReason = session.StopAborted
 		}
 	}
-	c.custom("codex."+orStr(typ, "event_msg"), raw, true)
+	c.custom("codex."+orDefault(typ, "event_msg"), raw, true)
 }
 
 // usage gives a token_count's usage to the latest assistant message
 // without one; false when there is none, or the event has no usage.
-func (c *codexConv) usage(ev obj) bool {
-	last := ev.obj("info").obj("last_token_usage")
+func (c *codexConv) usage(ev jsonObj) bool {
+	last := ev.jsonObj("info").jsonObj("last_token_usage")
 	if last == nil && ev.has("input_tokens") {
 		last = ev // mid-2025 files: the usage members on the event
 	}
@@ -227,7 +227,7 @@ func (c *codexConv) usage(ev obj) bool {
 	if u.TotalTokens == 0 {
 		u.TotalTokens = in + out
 	}
-	setInt(&u.Extra, last, "reasoning_output_tokens", "reasoning")
+	setIntField(&u.Extra, last, "reasoning_output_tokens", "reasoning")
 	c.unbilled.msg.Usage = &u
 	c.unbilled = nil
 	return true

@@ -23,7 +23,7 @@ var (
 	codexOld = filepath.Join("testdata", "codex", "rollout-2025-08-18T01-16-13-"+codexOldID+".jsonl")
 )
 
-func ms(s string) int64 {
+func millisOf(s string) int64 {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		panic(err)
@@ -60,7 +60,7 @@ func TestCodexDetect(t *testing.T) {
 
 func TestCodexImport(t *testing.T) {
 	ctx := context.Background()
-	storeKinds(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
+	importStores(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
 		rep, err := Import(ctx, store, codexNew, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -85,24 +85,24 @@ func TestCodexImport(t *testing.T) {
 		}
 
 		store = reopen()
-		s := open(t, store, codexNewID)
+		s := openImported(t, store, codexNewID)
 		if s.Title() != "List and patch files" {
 			t.Errorf("title %q", s.Title())
 		}
 		h := s.Header()
-		if h.Cwd != "/home/dev/proj" || !h.Timestamp.Equal(time.UnixMilli(ms("2025-10-29T00:59:38.308Z"))) {
+		if h.Cwd != "/home/dev/proj" || !h.Timestamp.Equal(time.UnixMilli(millisOf("2025-10-29T00:59:38.308Z"))) {
 			t.Errorf("header: cwd %q, time %v", h.Cwd, h.Timestamp)
 		}
 
 		// Before the compaction: every call answered by its result.
-		comp := entryOfType(t, s, session.TypeCompaction)
+		comp := firstEntryOfType(t, s, session.TypeCompaction)
 		before, err := s.ContextAt(comp.ParentID())
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantRoles := []string{"custom", "user", "user", "assistant", "toolResult:call_1", "assistant",
 			"toolResult:call_2", "toolResult:call_3", "assistant", "user", "assistant", "toolResult:call_4", "assistant"}
-		if r := roles(before.Messages); !reflect.DeepEqual(r, wantRoles) {
+		if r := roleList(before.Messages); !reflect.DeepEqual(r, wantRoles) {
 			t.Errorf("roles before the compaction:\n got %v\nwant %v", r, wantRoles)
 		}
 		if len(before.Dangling) != 0 || len(before.Orphans) != 0 {
@@ -113,7 +113,7 @@ func TestCodexImport(t *testing.T) {
 			t.Errorf("developer message: %+v", m[0])
 		}
 		if m[2].Text() != "list the files" || len(m[2].Content) != 2 || m[2].Content[1].Type != session.BlockImage ||
-			m[2].Content[1].MimeType != "image/png" || m[2].Timestamp != ms("2025-10-29T00:59:39Z") {
+			m[2].Content[1].MimeType != "image/png" || m[2].Timestamp != millisOf("2025-10-29T00:59:39Z") {
 			t.Errorf("user message: %+v", m[2])
 		}
 		a := m[3]
@@ -146,7 +146,7 @@ func TestCodexImport(t *testing.T) {
 
 		// At the leaf: the summary, then what followed.
 		leaf := s.Context()
-		if r := roles(leaf.Messages); !reflect.DeepEqual(r, []string{"compactionSummary", "user", "assistant"}) {
+		if r := roleList(leaf.Messages); !reflect.DeepEqual(r, []string{"compactionSummary", "user", "assistant"}) {
 			t.Errorf("roles at the leaf: %v", r)
 		}
 		if leaf.Messages[0].Summary != "Summary: listed files, added c.go, viewed a screenshot." {
@@ -172,7 +172,7 @@ func TestCodexImport(t *testing.T) {
 
 func TestCodexImportOld(t *testing.T) {
 	ctx := context.Background()
-	storeKinds(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
+	importStores(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
 		rep, err := Import(ctx, store, codexOld, &Options{Format: Codex})
 		if err != nil || len(rep.Imported) != 1 {
 			t.Fatalf("%+v, %v", rep, err)
@@ -180,15 +180,15 @@ func TestCodexImportOld(t *testing.T) {
 		if u := rep.Imported[0].Unknown; !reflect.DeepEqual(u, map[string]int{"codex.state (bookkeeping)": 2}) {
 			t.Errorf("unknown: %v", u)
 		}
-		s := open(t, reopen(), codexOldID)
+		s := openImported(t, reopen(), codexOldID)
 		if s.Header().Cwd != "/home/dev/legacy" {
 			t.Errorf("cwd %q", s.Header().Cwd)
 		}
 		c := s.Context()
-		if r := roles(c.Messages); !reflect.DeepEqual(r, []string{"user", "user", "assistant", "toolResult:call_a", "assistant"}) {
+		if r := roleList(c.Messages); !reflect.DeepEqual(r, []string{"user", "user", "assistant", "toolResult:call_a", "assistant"}) {
 			t.Errorf("roles %v", r)
 		}
-		at := ms("2025-08-18T01:16:13.522Z")
+		at := millisOf("2025-08-18T01:16:13.522Z")
 		for _, m := range c.Messages {
 			if m.Timestamp != at {
 				t.Errorf("%s at %d, want the session's time", m.Role, m.Timestamp)
@@ -271,7 +271,7 @@ func TestCodexLongLine(t *testing.T) {
 	}
 	head := `{"timestamp":"2025-10-29T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}` + "\n" + `{"type":"response_item","payload":{"text":"`
 	tail := "\n" + `{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"after"}]}}` + "\n"
-	r := io.MultiReader(strings.NewReader(head), io.LimitReader(repeat('x'), CodexMaxLineBytes), strings.NewReader(tail))
+	r := io.MultiReader(strings.NewReader(head), io.LimitReader(repeatByte('x'), CodexMaxLineBytes), strings.NewReader(tail))
 	p, err := parseCodex(context.Background(), r, "long.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func TestCodexNameFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := p.Header
-	if h.ID != codexNewID || h.Timestamp.UnixMilli() != ms("2025-10-29T00:59:38Z") {
+	if h.ID != codexNewID || h.Timestamp.UnixMilli() != millisOf("2025-10-29T00:59:38Z") {
 		t.Errorf("header %+v", h)
 	}
 	if v, _ := h.Extra.Get("codexId"); string(v) != `"not valid!"` {

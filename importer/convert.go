@@ -19,25 +19,25 @@ import (
 // may use them too): tolerant access to decoded JSON, a bounded line
 // reader, stable ids and the linear chain of entries a reader builds.
 
-// obj is a JSON object read tolerantly: a member of an unexpected type
+// jsonObj is a JSON object read tolerantly: a member of an unexpected type
 // reads as its zero value, never as an error.
-type obj map[string]json.RawMessage
+type jsonObj map[string]json.RawMessage
 
-// asObj decodes raw as an object; anything else gives nil.
-func asObj(raw json.RawMessage) obj {
+// jsonObject decodes raw as an object; anything else gives nil.
+func jsonObject(raw json.RawMessage) jsonObj {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	var o obj
+	var o jsonObj
 	if json.Unmarshal(raw, &o) != nil {
 		return nil
 	}
 	return o
 }
 
-// asArray decodes raw as an array; anything else gives nil.
-func asArray(raw json.RawMessage) []json.RawMessage {
+// jsonArray decodes raw as an array; anything else gives nil.
+func jsonArray(raw json.RawMessage) []json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil
@@ -50,7 +50,7 @@ func asArray(raw json.RawMessage) []json.RawMessage {
 }
 
 // str is member k as a string ("" when absent or not a string).
-func (o obj) str(k string) string {
+func (o jsonObj) str(k string) string {
 	var s string
 	if json.Unmarshal(o[k], &s) != nil {
 		return ""
@@ -60,7 +60,7 @@ func (o obj) str(k string) string {
 
 // num is member k as a number (0 when absent or not a number; a numeric
 // string is read too, as JavaScript would).
-func (o obj) num(k string) float64 {
+func (o jsonObj) num(k string) float64 {
 	raw := bytes.TrimSpace(o[k])
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
@@ -76,7 +76,7 @@ func (o obj) num(k string) float64 {
 }
 
 // int is member k as a whole number, clamped to what an int64 holds.
-func (o obj) int(k string) int64 {
+func (o jsonObj) int(k string) int64 {
 	f := o.num(k)
 	switch {
 	case f != f: // NaN
@@ -90,30 +90,30 @@ func (o obj) int(k string) int64 {
 }
 
 // bool is member k as a boolean (false when absent or not a boolean).
-func (o obj) bool(k string) bool {
+func (o jsonObj) bool(k string) bool {
 	var b bool
 	return json.Unmarshal(o[k], &b) == nil && b
 }
 
-func (o obj) obj(k string) obj               { return asObj(o[k]) }
-func (o obj) arr(k string) []json.RawMessage { return asArray(o[k]) }
-func (o obj) has(k string) bool              { _, ok := o[k]; return ok }
-func (o obj) raw(k string) json.RawMessage   { return o[k] }
-func (o obj) rawOr(k, def string) json.RawMessage {
+func (o jsonObj) jsonObj(k string) jsonObj       { return jsonObject(o[k]) }
+func (o jsonObj) arr(k string) []json.RawMessage { return jsonArray(o[k]) }
+func (o jsonObj) has(k string) bool              { _, ok := o[k]; return ok }
+func (o jsonObj) raw(k string) json.RawMessage   { return o[k] }
+func (o jsonObj) rawOr(k, def string) json.RawMessage {
 	if v := bytes.TrimSpace(o[k]); len(v) > 0 {
 		return v
 	}
 	return json.RawMessage(def)
 }
 
-// parseTime reads an RFC 3339 time; ok is false for anything else.
-func parseTime(s string) (time.Time, bool) {
+// parseRFC3339 reads an RFC 3339 time; ok is false for anything else.
+func parseRFC3339(s string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
 }
 
-// msTime is a time in Unix milliseconds, zero for 0 or an absurd value.
-func msTime(ms int64) time.Time {
+// unixMillis is a time in Unix milliseconds, zero for 0 or an absurd value.
+func unixMillis(ms int64) time.Time {
 	if ms <= 0 || ms > 1<<50 {
 		return time.Time{}
 	}
@@ -147,9 +147,9 @@ func argsObject(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(`{"input":` + string(raw) + `}`)
 }
 
-// imageBlock turns a data: URL holding an image into an image block; ok
+// dataImage turns a data: URL holding an image into an image block; ok
 // is false for any other URL.
-func imageBlock(url, mime string) (session.Block, bool) {
+func dataImage(url, mime string) (session.Block, bool) {
 	rest, ok := strings.CutPrefix(url, "data:")
 	if !ok {
 		return session.Block{}, false
@@ -202,11 +202,11 @@ func (a *idAlloc) id(own string, line, part int) string {
 
 // ---- the chain ----
 
-// node is one entry to be: a message, or an entry of another type with
+// convNode is one entry to be: a message, or an entry of another type with
 // its payload. Readers fill nodes in log order and build them last, so
 // that a message can still be completed (its usage, a later block)
-// after the node is placed.
-type node struct {
+// after it is placed.
+type convNode struct {
 	id  string
 	t   time.Time
 	msg *session.Message
@@ -216,7 +216,7 @@ type node struct {
 
 // chain builds nodes into entries, each the child of the one before:
 // the linear tree of a format without branches.
-func chain(nodes []*node) ([]session.Entry, error) {
+func chainEntries(nodes []*convNode) ([]session.Entry, error) {
 	out := make([]session.Entry, 0, len(nodes))
 	parent := ""
 	for _, n := range nodes {
@@ -239,15 +239,15 @@ func chain(nodes []*node) ([]session.Entry, error) {
 	return out, nil
 }
 
-// customData is the payload of a custom entry keeping a record whole.
-type customData struct {
+// customPayload is the payload of a custom entry keeping a record whole.
+type customPayload struct {
 	CustomType string          `json:"customType"`
 	Data       json.RawMessage `json:"data,omitempty"`
 }
 
-// customMsg is the payload of a custom_message entry: text that takes
+// customMessagePayload is the payload of a custom_message entry: text that takes
 // part in the context (as the seed agents' extension messages do).
-type customMsg struct {
+type customMessagePayload struct {
 	CustomType string          `json:"customType"`
 	Content    string          `json:"content"`
 	Display    bool            `json:"display"`
@@ -256,17 +256,17 @@ type customMsg struct {
 
 // ---- bounded lines ----
 
-// lineReader reads lines of at most max bytes; a longer line is skipped
+// boundedReader reads lines of at most max bytes; a longer line is skipped
 // without being held in memory and reported as too long.
-type lineReader struct {
+type boundedReader struct {
 	r    *bufio.Reader
 	max  int
 	line int // the number of the line last returned, 1 based
 	buf  []byte
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+func newBoundedReader(r io.Reader, max int) *boundedReader {
+	return &boundedReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
 // errLineTooLong reports a line over the reader's cap.
@@ -275,7 +275,7 @@ var errLineTooLong = errors.New("line too long")
 // next returns the next line without its newline. At the end it returns
 // io.EOF; a line over the cap returns errLineTooLong (and the reader
 // moves past it).
-func (lr *lineReader) next() ([]byte, error) {
+func (lr *boundedReader) next() ([]byte, error) {
 	lr.buf = lr.buf[:0]
 	over := false
 	for {
@@ -308,15 +308,15 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 // count adds one record of type typ to p.Unknown.
-func count(p *Parsed, typ string) {
+func countUnknown(p *Parsed, typ string) {
 	if p.Unknown == nil {
 		p.Unknown = map[string]int{}
 	}
 	p.Unknown[typ]++
 }
 
-// cutLine splits b at its first newline.
-func cutLine(b []byte) (line, rest []byte, found bool) {
+// firstLineOf splits b at its first newline.
+func firstLineOf(b []byte) (line, rest []byte, found bool) {
 	line, rest, found = bytes.Cut(b, []byte("\n"))
 	return bytes.TrimRight(line, "\r"), rest, found
 }
@@ -331,8 +331,8 @@ func containsStr(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) 
 // isBlank reports a line of only white space.
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
-// notObject says why b is not a JSON object.
-func notObject(b []byte) error {
+// whyNotObject says why b is not a JSON object.
+func whyNotObject(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
@@ -342,7 +342,7 @@ func notObject(b []byte) error {
 
 // compact is raw without insignificant space: a member kept in Extra is
 // written as it is, and a log line must not break.
-func compact(raw json.RawMessage) json.RawMessage {
+func compactRaw(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		v, _ := json.Marshal(string(raw))
@@ -351,8 +351,8 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// setInt sets key in f to n when o holds a number under key.
-func setInt(f *session.Fields, o obj, key, as string) {
+// setIntField sets key in f to n when o holds a number under key.
+func setIntField(f *session.Fields, o jsonObj, key, as string) {
 	var n json.Number
 	if json.Unmarshal(o[key], &n) == nil {
 		f.Set(as, json.RawMessage(strconv.FormatInt(o.int(key), 10)))

@@ -10,11 +10,11 @@ import (
 	session "github.com/agentsession/session"
 )
 
-// storeKinds runs f against a MemoryStore and a FileStore in a temporary
+// importStores runs f against a MemoryStore and a FileStore in a temporary
 // directory. f imports with the store it is given, then calls reopen,
 // which for a FileStore closes it and opens the directory again, so that
 // what f asserts next was read back from disk.
-func storeKinds(t *testing.T, f func(t *testing.T, store session.Store, reopen func() session.Store)) {
+func importStores(t *testing.T, f func(t *testing.T, store session.Store, reopen func() session.Store)) {
 	t.Run("memory", func(t *testing.T) {
 		ms := session.NewMemoryStore()
 		f(t, ms, func() session.Store { return ms })
@@ -39,7 +39,7 @@ func storeKinds(t *testing.T, f func(t *testing.T, store session.Store, reopen f
 }
 
 // open opens session id and closes it at the end of the test.
-func open(t *testing.T, store session.Store, id string) *session.Session {
+func openImported(t *testing.T, store session.Store, id string) *session.Session {
 	t.Helper()
 	s, err := session.Open(context.Background(), store, id)
 	if err != nil {
@@ -50,7 +50,7 @@ func open(t *testing.T, store session.Store, id string) *session.Session {
 }
 
 // roles lists the roles of msgs, with a tool result's call id.
-func roles(msgs []*session.Message) []string {
+func roleList(msgs []*session.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		r := m.Role
@@ -62,8 +62,8 @@ func roles(msgs []*session.Message) []string {
 	return out
 }
 
-// entryOfType returns the first entry of type typ.
-func entryOfType(t *testing.T, s *session.Session, typ string) session.Entry {
+// firstEntryOfType returns the first entry of type typ.
+func firstEntryOfType(t *testing.T, s *session.Session, typ string) session.Entry {
 	t.Helper()
 	for e := range s.Entries() {
 		if e.Type() == typ {
@@ -87,7 +87,7 @@ func TestLineReader(t *testing.T) {
 		{strings.Repeat("y", 50), []string{"!"}},
 	}
 	for _, c := range cases {
-		lr := newLineReader(strings.NewReader(c.in), 10)
+		lr := newBoundedReader(strings.NewReader(c.in), 10)
 		var got []string
 		for {
 			b, err := lr.next()
@@ -130,22 +130,22 @@ func TestArgsObject(t *testing.T) {
 }
 
 func TestImageBlock(t *testing.T) {
-	b, ok := imageBlock("data:image/png;base64,AAAA", "")
+	b, ok := dataImage("data:image/png;base64,AAAA", "")
 	if !ok || b.Type != session.BlockImage || b.MimeType != "image/png" || b.Data != "AAAA" {
 		t.Errorf("data URL: %+v %v", b, ok)
 	}
 	for _, url := range []string{"https://x/y.png", "data:text/plain;base64,AAAA", "data:image/png", "file:///a.png"} {
-		if _, ok := imageBlock(url, ""); ok {
+		if _, ok := dataImage(url, ""); ok {
 			t.Errorf("%s read as an image", url)
 		}
 	}
 }
 
-// repeat is an endless reader of one byte, to feed a huge line without
+// repeatByte is an endless reader of one byte, to feed a huge line without
 // holding it.
-type repeat byte
+type repeatByte byte
 
-func (r repeat) Read(p []byte) (int, error) {
+func (r repeatByte) Read(p []byte) (int, error) {
 	for i := range p {
 		p[i] = byte(r)
 	}

@@ -121,12 +121,12 @@ func readOpenCode(ctx context.Context, path string) ([]*Parsed, error) {
 // parseOpenCode reads an export (or a JSON array of them) from data.
 func parseOpenCode(ctx context.Context, data []byte, source string) ([]*Parsed, error) {
 	var exports []json.RawMessage
-	if a := asArray(data); a != nil {
+	if a := jsonArray(data); a != nil {
 		exports = a
-	} else if asObj(data) != nil {
+	} else if jsonObject(data) != nil {
 		exports = []json.RawMessage{data}
 	} else {
-		return nil, fmt.Errorf("importer: %s: not an OpenCode export: %w", source, notObject(data))
+		return nil, fmt.Errorf("importer: %s: not an OpenCode export: %w", source, whyNotObject(data))
 	}
 	var all []*Parsed
 	byID := map[string]*Parsed{}
@@ -135,7 +135,7 @@ func parseOpenCode(ctx context.Context, data []byte, source string) ([]*Parsed, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := parseExport(asObj(raw), source)
+		p, err := parseExport(jsonObject(raw), source)
 		if err != nil {
 			if len(exports) == 1 {
 				return nil, err
@@ -163,7 +163,7 @@ func parseOpenCode(ctx context.Context, data []byte, source string) ([]*Parsed, 
 type ocConv struct {
 	p       *Parsed
 	ids     *idAlloc
-	nodes   []*node
+	nodes   []*convNode
 	entryOf map[string]string // OpenCode message id -> the entry id of its first entry
 	tail    string            // tail_start_id of the latest compaction request
 	msg     int               // index of the message being read
@@ -173,15 +173,15 @@ type ocConv struct {
 // when is the creation time of a message, or when it has none the time
 // of the message before (the session's for the first; the Unix epoch
 // when that is missing too).
-func (c *ocConv) when(info obj) time.Time {
-	if t := msTime(info.obj("time").int("created")); !t.IsZero() {
+func (c *ocConv) when(info jsonObj) time.Time {
+	if t := unixMillis(info.jsonObj("time").int("created")); !t.IsZero() {
 		c.last = t
 	}
 	return c.last
 }
 
-func parseExport(o obj, source string) (*Parsed, error) {
-	info := o.obj("info")
+func parseExport(o jsonObj, source string) (*Parsed, error) {
+	info := o.jsonObj("info")
 	if info == nil {
 		return nil, fmt.Errorf("importer: %s: not an OpenCode export (no info object)", source)
 	}
@@ -195,13 +195,13 @@ func parseExport(o obj, source string) (*Parsed, error) {
 		}
 		h.ID = "opencode-" + derivedID(source+"\x00"+h.ID, 0, 0)
 	}
-	h.Timestamp = msTime(info.obj("time").int("created"))
+	h.Timestamp = unixMillis(info.jsonObj("time").int("created"))
 	h.Cwd = info.str("directory")
 	h.Title = info.str("title")
 	if parent := info.str("parentID"); session.ValidateID(parent) == nil {
 		h.ParentSession = parent
 	}
-	h.Extra.Set("opencode", compact(o.raw("info")))
+	h.Extra.Set("opencode", compactRaw(o.raw("info")))
 
 	c := &ocConv{p: p, ids: newIDAlloc(h.ID), entryOf: map[string]string{}, last: h.Timestamp}
 	if c.last.IsZero() {
@@ -213,14 +213,14 @@ func parseExport(o obj, source string) (*Parsed, error) {
 	}
 	for i, raw := range msgs {
 		c.msg = i
-		m := asObj(raw)
+		m := jsonObject(raw)
 		if m == nil {
-			c.malformed(fmt.Errorf("message %d: %w", i, notObject(raw)))
+			c.malformed(fmt.Errorf("message %d: %w", i, whyNotObject(raw)))
 			continue
 		}
 		c.message(m, raw)
 	}
-	entries, err := chain(c.nodes)
+	entries, err := chainEntries(c.nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -232,29 +232,29 @@ func (c *ocConv) malformed(err error) {
 	c.p.Malformed = append(c.p.Malformed, LineError{Path: c.p.Source, Err: err})
 }
 
-// add places a node with the source id own (or a derived one) for part
+// add places a convNode with the source id own (or a derived one) for part
 // k of the current message.
-func (c *ocConv) add(n *node, own string, k int) *node {
+func (c *ocConv) add(n *convNode, own string, k int) *convNode {
 	n.id = c.ids.id(own, c.msg+1, k)
 	c.nodes = append(c.nodes, n)
 	return n
 }
 
 // custom keeps a part (or message) whole as a custom entry.
-func (c *ocConv) custom(typ string, raw json.RawMessage, own string, k int, counted bool, n *node) *node {
+func (c *ocConv) custom(typ string, raw json.RawMessage, own string, k int, counted bool, n *convNode) *convNode {
 	if !json.Valid(raw) {
 		raw, _ = json.Marshal(string(raw))
 	}
-	e := &node{t: n.t, typ: session.TypeCustom, pl: customData{CustomType: "opencode." + typ, Data: raw}}
+	e := &convNode{t: n.t, typ: session.TypeCustom, pl: customPayload{CustomType: "opencode." + typ, Data: raw}}
 	e.id = c.ids.id(own, c.msg+1, k)
 	if counted {
-		count(c.p, "opencode."+typ)
+		countUnknown(c.p, "opencode."+typ)
 	}
 	return e
 }
 
-func (c *ocConv) message(m obj, raw json.RawMessage) {
-	info := m.obj("info")
+func (c *ocConv) message(m jsonObj, raw json.RawMessage) {
+	info := m.jsonObj("info")
 	parts := m.arr("parts")
 	switch info.str("role") {
 	case session.RoleUser:
@@ -265,16 +265,16 @@ func (c *ocConv) message(m obj, raw json.RawMessage) {
 		}
 		c.assistant(info, parts)
 	default:
-		c.nodes = append(c.nodes, c.custom("message", raw, info.str("id"), -1, true, &node{t: c.when(info)}))
+		c.nodes = append(c.nodes, c.custom("message", raw, info.str("id"), -1, true, &convNode{t: c.when(info)}))
 	}
 }
 
-func (c *ocConv) user(info obj, parts []json.RawMessage) {
+func (c *ocConv) user(info jsonObj, parts []json.RawMessage) {
 	t := c.when(info)
 	m := &session.Message{Role: session.RoleUser, Timestamp: t.UnixMilli()}
-	var after []*node
+	var after []*convNode
 	for k, raw := range parts {
-		pt := asObj(raw)
+		pt := jsonObject(raw)
 		switch typ := pt.str("type"); {
 		case typ == "text" && !pt.bool("ignored"):
 			m.Content = append(m.Content, session.Text(pt.str("text")))
@@ -282,13 +282,13 @@ func (c *ocConv) user(info obj, parts []json.RawMessage) {
 			m.Content = append(m.Content, fileBlock(pt))
 		case typ == "compaction":
 			c.tail = pt.str("tail_start_id")
-			after = append(after, c.custom(typ, raw, pt.str("id"), k, false, &node{t: t}))
+			after = append(after, c.custom(typ, raw, pt.str("id"), k, false, &convNode{t: t}))
 		default:
-			after = append(after, c.custom(orStr(typ, "part"), raw, pt.str("id"), k, true, &node{t: t}))
+			after = append(after, c.custom(orDefault(typ, "part"), raw, pt.str("id"), k, true, &convNode{t: t}))
 		}
 	}
 	if len(m.Content) > 0 {
-		n := c.add(&node{t: t, msg: m}, info.str("id"), -1)
+		n := c.add(&convNode{t: t, msg: m}, info.str("id"), -1)
 		c.entryOf[info.str("id")] = n.id
 	} else if len(after) > 0 {
 		c.entryOf[info.str("id")] = after[0].id
@@ -298,24 +298,24 @@ func (c *ocConv) user(info obj, parts []json.RawMessage) {
 
 // fileBlock is an image block for an image given inline, else a text
 // block naming the file.
-func fileBlock(pt obj) session.Block {
+func fileBlock(pt jsonObj) session.Block {
 	mime, url := pt.str("mime"), pt.str("url")
-	if b, ok := imageBlock(url, mime); ok {
+	if b, ok := dataImage(url, mime); ok {
 		return b
 	}
-	name := orStr(pt.str("filename"), url)
+	name := orDefault(pt.str("filename"), url)
 	return session.Text(fmt.Sprintf("[file: %s (%s)]", name, mime))
 }
 
 // ocUsage reads an OpenCode tokens object and cost.
-func ocUsage(tokens obj, cost float64) *session.Usage {
-	cache := tokens.obj("cache")
+func ocUsage(tokens jsonObj, cost float64) *session.Usage {
+	cache := tokens.jsonObj("cache")
 	u := &session.Usage{Input: tokens.int("input"), Output: tokens.int("output"),
 		CacheRead: cache.int("read"), CacheWrite: cache.int("write"), TotalTokens: tokens.int("total")}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite + tokens.int("reasoning")
 	}
-	setInt(&u.Extra, tokens, "reasoning", "reasoning")
+	setIntField(&u.Extra, tokens, "reasoning", "reasoning")
 	u.Cost.Total = cost
 	return u
 }

@@ -27,7 +27,7 @@ func FuzzImportOpenCode(f *testing.F) {
 			return // not an export: refused with an error
 		}
 		for _, p := range ps {
-			fuzzStore(t, p)
+			fuzzStoreParsed(t, p)
 		}
 	})
 }

@@ -12,20 +12,20 @@ import (
 
 // ocStep is one model call of an assistant message being assembled.
 type ocStep struct {
-	n       *node   // the assistant message
-	results []*node // its tool results
-	after   []*node // parts kept as custom entries
+	n       *convNode   // the assistant message
+	results []*convNode // its tool results
+	after   []*convNode // parts kept as custom entries
 	billed  bool
 }
 
-func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
+func (c *ocConv) assistant(info jsonObj, parts []json.RawMessage) {
 	t := c.when(info)
 	msgID := info.str("id")
 	var (
 		step    *ocStep
-		made    []*node // the assistant messages made, in order
-		pending []*node // custom parts before any step
-		startID string  // the step-start part that opened the next step
+		made    []*convNode // the assistant messages made, in order
+		pending []*convNode // custom parts before any step
+		startID string      // the step-start part that opened the next step
 		billed  bool
 		floor   = t // the latest time placed: a step without its own time follows it
 	)
@@ -35,8 +35,8 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 		}
 		m := &session.Message{Role: session.RoleAssistant, StopReason: session.StopEnd,
 			Provider: info.str("providerID"), Model: info.str("modelID"), Timestamp: t.UnixMilli()}
-		n := &node{t: floor, msg: m}
-		if at := msTime(at); at.After(floor) {
+		n := &convNode{t: floor, msg: m}
+		if at := unixMillis(at); at.After(floor) {
 			n.t, floor = at, at
 		}
 		m.Timestamp = n.t.UnixMilli()
@@ -69,9 +69,9 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 		step = nil
 	}
 	for k, raw := range parts {
-		pt := asObj(raw)
+		pt := jsonObject(raw)
 		own := pt.str("id")
-		at := pt.obj("time").int("start")
+		at := pt.jsonObj("time").int("start")
 		switch typ := pt.str("type"); typ {
 		case "step-start":
 			flush()
@@ -83,18 +83,18 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 			s := open(own, k, at)
 			b := session.Thinking(pt.str("text"), "")
 			if md := pt.raw("metadata"); len(md) > 0 && json.Valid(md) && string(md) != "null" {
-				b.Extra.Set("metadata", compact(md))
+				b.Extra.Set("metadata", compactRaw(md))
 			}
 			s.n.msg.Content = append(s.n.msg.Content, b)
 		case "file":
 			s := open(own, k, at)
 			s.n.msg.Content = append(s.n.msg.Content, fileBlock(pt))
 		case "tool":
-			s := open(own, k, pt.obj("state").obj("time").int("start"))
+			s := open(own, k, pt.jsonObj("state").jsonObj("time").int("start"))
 			c.tool(s, pt, own, k)
 		case "step-finish":
 			s := open(own, k, 0)
-			s.n.msg.Usage = ocUsage(pt.obj("tokens"), pt.num("cost"))
+			s.n.msg.Usage = ocUsage(pt.jsonObj("tokens"), pt.num("cost"))
 			if r := stopReason(pt.str("reason")); r != "" {
 				s.n.msg.StopReason = r
 			}
@@ -105,7 +105,7 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 			if step != nil {
 				at = step.n.t
 			}
-			n := c.custom(orStr(typ, "part"), raw, own, k, true, &node{t: at})
+			n := c.custom(orDefault(typ, "part"), raw, own, k, true, &convNode{t: at})
 			if step != nil {
 				step.after = append(step.after, n)
 			} else {
@@ -120,25 +120,25 @@ func (c *ocConv) assistant(info obj, parts []json.RawMessage) {
 	c.nodes = append(c.nodes, pending...)
 	last := made[len(made)-1].msg
 	if !billed {
-		last.Usage = ocUsage(info.obj("tokens"), info.num("cost"))
+		last.Usage = ocUsage(info.jsonObj("tokens"), info.num("cost"))
 		if r := stopReason(info.str("finish")); r != "" {
 			last.StopReason = r
 		}
 	}
-	if e := info.obj("error"); e != nil {
+	if e := info.jsonObj("error"); e != nil {
 		last.StopReason = session.StopError
 		if e.str("name") == "MessageAbortedError" {
 			last.StopReason = session.StopAborted
 		}
-		last.ErrorMessage = orStr(e.obj("data").str("message"), orStr(e.str("name"), "error"))
+		last.ErrorMessage = orDefault(e.jsonObj("data").str("message"), orDefault(e.str("name"), "error"))
 	}
 	c.entryOf[msgID] = made[0].id
 }
 
 // tool adds a tool part's call to the step and its result after it.
-func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
-	st := pt.obj("state")
-	callID := orStr(pt.str("callID"), own)
+func (c *ocConv) tool(s *ocStep, pt jsonObj, own string, k int) {
+	st := pt.jsonObj("state")
+	callID := orDefault(pt.str("callID"), own)
 	if callID == "" {
 		callID = "call_" + derivedID(c.ids.source, c.msg+1, k)
 	}
@@ -155,13 +155,13 @@ func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
 	if status == "completed" {
 		res.Content = []session.Block{session.Text(st.str("output"))}
 		for _, a := range st.arr("attachments") {
-			res.Content = append(res.Content, fileBlock(asObj(a)))
+			res.Content = append(res.Content, fileBlock(jsonObject(a)))
 		}
 	} else {
 		res.IsError = true
 		res.Content = []session.Block{session.Text(st.str("error"))}
 	}
-	details := obj{}
+	details := jsonObj{}
 	for _, key := range []string{"title", "metadata", "time"} {
 		if v := st.raw(key); len(v) > 0 && json.Valid(v) {
 			details[key] = v
@@ -170,9 +170,9 @@ func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
 	if len(details) > 0 {
 		res.Details, _ = json.Marshal(details)
 	}
-	n := &node{t: s.n.t, msg: res}
-	if end := st.obj("time").int("end"); end > 0 {
-		n.t = msTime(end)
+	n := &convNode{t: s.n.t, msg: res}
+	if end := st.jsonObj("time").int("end"); end > 0 {
+		n.t = unixMillis(end)
 	}
 	res.Timestamp = n.t.UnixMilli()
 	n.id = c.ids.id(own, c.msg+1, k)
@@ -181,21 +181,21 @@ func (c *ocConv) tool(s *ocStep, pt obj, own string, k int) {
 
 // summary makes a compaction entry of a summary assistant message; false
 // when it holds no text to summarize with.
-func (c *ocConv) summary(info obj, parts []json.RawMessage) bool {
+func (c *ocConv) summary(info jsonObj, parts []json.RawMessage) bool {
 	t := c.when(info)
 	var texts []string
-	var after []*node
-	tokens, cost := info.obj("tokens"), info.num("cost")
+	var after []*convNode
+	tokens, cost := info.jsonObj("tokens"), info.num("cost")
 	for k, raw := range parts {
-		pt := asObj(raw)
+		pt := jsonObject(raw)
 		switch typ := pt.str("type"); typ {
 		case "text":
 			texts = append(texts, pt.str("text"))
 		case "step-start":
 		case "step-finish":
-			tokens, cost = pt.obj("tokens"), pt.num("cost")
+			tokens, cost = pt.jsonObj("tokens"), pt.num("cost")
 		default:
-			after = append(after, c.custom(orStr(typ, "part"), raw, pt.str("id"), k, true, &node{t: t}))
+			after = append(after, c.custom(orDefault(typ, "part"), raw, pt.str("id"), k, true, &convNode{t: t}))
 		}
 	}
 	text := strings.TrimSpace(strings.Join(texts, "\n"))
@@ -212,7 +212,7 @@ func (c *ocConv) summary(info obj, parts []json.RawMessage) bool {
 		cp.FirstKeptEntryID = id
 	}
 	c.tail = ""
-	n := c.add(&node{t: t, typ: session.TypeCompaction, pl: cp}, info.str("id"), -1)
+	n := c.add(&convNode{t: t, typ: session.TypeCompaction, pl: cp}, info.str("id"), -1)
 	c.entryOf[info.str("id")] = n.id
 	c.nodes = append(c.nodes, after...)
 	return true

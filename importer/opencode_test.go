@@ -44,7 +44,7 @@ func TestOpenCodeDetect(t *testing.T) {
 
 func TestOpenCodeImport(t *testing.T) {
 	ctx := context.Background()
-	storeKinds(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
+	importStores(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
 		rep, err := Import(ctx, store, ocExport, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +63,7 @@ func TestOpenCodeImport(t *testing.T) {
 		}
 
 		store = reopen()
-		s := open(t, store, ocID)
+		s := openImported(t, store, ocID)
 		h := s.Header()
 		if s.Title() != "Fix the build" || h.Cwd != "/home/dev/web" || h.ParentSession != "ses_parent0000000000000000" ||
 			h.Timestamp.UnixMilli() != ocT0-1000 {
@@ -74,13 +74,13 @@ func TestOpenCodeImport(t *testing.T) {
 		}
 
 		// Before the compaction: steps split, results after their calls.
-		comp := entryOfType(t, s, session.TypeCompaction)
+		comp := firstEntryOfType(t, s, session.TypeCompaction)
 		before, err := s.ContextAt(comp.ParentID())
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []string{"user", "assistant", "toolResult:toolu_01", "assistant", "toolResult:toolu_02", "assistant", "user", "assistant"}
-		if r := roles(before.Messages); !reflect.DeepEqual(r, want) {
+		if r := roleList(before.Messages); !reflect.DeepEqual(r, want) {
 			t.Errorf("roles:\n got %v\nwant %v", r, want)
 		}
 		if len(before.Dangling) != 1 || before.Dangling[0].CallID != "toolu_03" || len(before.Orphans) != 0 {
@@ -118,7 +118,7 @@ func TestOpenCodeImport(t *testing.T) {
 		// tail_start_id names), then what followed.
 		leaf := s.Context()
 		want = []string{"compactionSummary", "user", "assistant", "user", "assistant", "toolResult:toolu_08"}
-		if r := roles(leaf.Messages); !reflect.DeepEqual(r, want) {
+		if r := roleList(leaf.Messages); !reflect.DeepEqual(r, want) {
 			t.Errorf("roles at the leaf:\n got %v\nwant %v", r, want)
 		}
 		if !strings.HasPrefix(leaf.Messages[0].Summary, "Summary: fixed the build") || leaf.Messages[0].TokensBefore != 4000 {
@@ -145,7 +145,7 @@ func TestOpenCodeImport(t *testing.T) {
 func TestOpenCodeChildren(t *testing.T) {
 	const parent, child = "ses_parentAAAAAAAAAAAAAAAAAA", "ses_childBBBBBBBBBBBBBBBBBBBB"
 	ctx := context.Background()
-	storeKinds(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
+	importStores(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
 		rep, err := Import(ctx, store, ocParentChild, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -154,12 +154,12 @@ func TestOpenCodeChildren(t *testing.T) {
 			t.Fatalf("imported: %+v", rep.Imported)
 		}
 		store = reopen()
-		c := open(t, store, child)
+		c := openImported(t, store, child)
 		if c.Header().ParentSession != parent || c.Title() != "Child (@reviewer subagent)" {
 			t.Errorf("child header %+v", c.Header())
 		}
-		p := open(t, store, parent)
-		if r := roles(p.Context().Messages); !reflect.DeepEqual(r, []string{"user", "assistant"}) {
+		p := openImported(t, store, parent)
+		if r := roleList(p.Context().Messages); !reflect.DeepEqual(r, []string{"user", "assistant"}) {
 			t.Errorf("parent roles %v", r)
 		}
 		if u := p.Usage(); u.Cost.Total != 0.5 || u.Input != 10 {
