@@ -250,3 +250,34 @@ func envCwd(text string) string {
 	}
 	return strings.TrimSpace(cwd)
 }
+
+func (c *codexConv) turnContext(tc jsonObj, raw json.RawMessage) {
+	if m := tc.str("model"); m != "" && m != c.model {
+		c.model = m
+		c.add(&convNode{typ: session.TypeModelChange, pl: session.ModelChange{Provider: c.provider, ModelID: m}}, "")
+	}
+	if e := tc.str("effort"); e != "" && e != c.effort {
+		c.effort = e
+		c.add(&convNode{typ: session.TypeThinkingLevelChange, pl: session.ThinkingLevelChange{ThinkingLevel: e}}, "")
+	}
+	c.custom("codex.turn_context", raw, false)
+}
+
+func (c *codexConv) compacted(p jsonObj, raw json.RawMessage) {
+	summary := p.str("message")
+	if summary == "" {
+		for _, it := range p.arr("replacement_history") {
+			if o := jsonObject(it); o.str("type") == "message" {
+				if t := contentText(o.arr("content")); t != "" {
+					summary += t + "\n\n"
+				}
+			}
+		}
+	}
+	var details json.RawMessage
+	if h := p.raw("replacement_history"); len(h) > 0 && json.Valid(h) {
+		details = json.RawMessage(`{"replacement_history":` + string(h) + `}`)
+	}
+	c.add(&convNode{typ: session.TypeCompaction, pl: session.Compaction{
+		Summary: summary, TokensBefore: c.lastInput, Details: details}}, "")
+}

@@ -358,3 +358,11 @@ func setIntField(f *session.Fields, o jsonObj, key, as string) {
 		f.Set(as, json.RawMessage(strconv.FormatInt(o.int(key), 10)))
 	}
 }
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
