@@ -63,9 +63,10 @@
 //     cost kept in Details. The user message that asked for it keeps its
 //     compaction part as a custom entry "opencode.compaction".
 //   - Kept as custom entries "opencode.<type>" and counted in
-//     Parsed.Unknown: agent, subtask, snapshot, patch and retry parts,
-//     ignored text parts, and part or message types this reader does not
-//     know.
+//     Parsed.Unknown: agent, subtask, snapshot, patch and retry parts, and
+//     part or message types this reader does not know; ignored text parts
+//     (which OpenCode does not send to the model) too, counted as
+//     "opencode.text (ignored)".
 //   - A message without a creation time takes the time of the one
 //     before (the session's for the first).
 //   - A message that is not a JSON object is reported in Parsed.Malformed
@@ -280,6 +281,9 @@ func (c *ocConv) user(info jsonObj, parts []json.RawMessage) {
 			m.Content = append(m.Content, session.Text(pt.str("text")))
 		case typ == "file":
 			m.Content = append(m.Content, fileBlock(pt))
+		case typ == "text": // ignored: not sent to the model
+			after = append(after, c.custom(typ, raw, pt.str("id"), k, false, &convNode{t: t}))
+			countUnknown(c.p, "opencode.text (ignored)")
 		case typ == "compaction":
 			c.tail = pt.str("tail_start_id")
 			after = append(after, c.custom(typ, raw, pt.str("id"), k, false, &convNode{t: t}))

@@ -54,7 +54,7 @@ func TestOpenCodeImport(t *testing.T) {
 		}
 		got := rep.Imported[0]
 		wantUnknown := map[string]int{"opencode.agent": 1, "opencode.hologram": 1, "opencode.message": 1, "opencode.patch": 1,
-			"opencode.retry": 1, "opencode.snapshot": 1, "opencode.subtask": 1, "opencode.text": 1}
+			"opencode.retry": 1, "opencode.snapshot": 1, "opencode.subtask": 1, "opencode.text (ignored)": 1}
 		if got.ID != ocID || !reflect.DeepEqual(got.Unknown, wantUnknown) {
 			t.Errorf("imported %s, unknown %v", got.ID, got.Unknown)
 		}
