@@ -61,9 +61,10 @@
 //     entry "codex.session_meta" (a repeated one too).
 //   - Consecutive assistant-side items (assistant message text, reasoning,
 //     function/custom/local-shell calls) form one assistant message:
-//     text, thinking (the reasoning summary, or its raw content; the
-//     encrypted content is kept in the block's Extra; one with no text is
-//     a redacted thinking block) and toolCall blocks (arguments parsed
+//     text, thinking (the reasoning summary, or its raw content when it
+//     has none; the raw content beside a summary and the encrypted
+//     content are kept in the block's Extra as "reasoningContent" and
+//     "encryptedContent"; one with no text is a redacted thinking block) and toolCall blocks (arguments parsed
 //     from the JSON string; free text as {"input": ...}). Model and
 //     provider come from the latest turn_context and the session's
 //     model_provider (default "openai"); API "openai-responses".

@@ -124,7 +124,8 @@ func (c *codexConv) reasoning(it jsonObj) {
 			texts = append(texts, t)
 		}
 	}
-	if len(texts) == 0 {
+	summarized := len(texts) > 0
+	if !summarized {
 		for _, raw := range it.arr("content") {
 			if t := jsonObject(raw).str("text"); t != "" {
 				texts = append(texts, t)
@@ -132,6 +133,9 @@ func (c *codexConv) reasoning(it jsonObj) {
 		}
 	}
 	b := session.Thinking(strings.Join(texts, "\n\n"), "")
+	if content := it.raw("content"); summarized && len(it.arr("content")) > 0 {
+		b.Extra.Set("reasoningContent", compactRaw(content)) // the raw reasoning beside its summary
+	}
 	if enc := it.raw("encrypted_content"); len(enc) > 0 && string(enc) != "null" && json.Valid(enc) {
 		b.Extra.Set("encryptedContent", compactRaw(enc))
 	}

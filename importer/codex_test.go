@@ -239,6 +239,21 @@ func TestCodexTolerant(t *testing.T) {
 				t.Errorf("header %+v, %d entries", p.Header, len(p.Entries))
 			}
 		}},
+		{"reasoning", `{"type":"session_meta","payload":{"id":"s4"}}
+{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"short"}],"content":[{"type":"reasoning_text","text":"long"}]}}
+{"type":"response_item","payload":{"type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"raw only"}]}}
+{"type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"opaque"}}`, func(t *testing.T, p *Parsed) {
+			m, err := p.Entries[1].Message()
+			if err != nil || len(m.Content) != 3 {
+				t.Fatalf("%+v, %v", m, err)
+			}
+			b := m.Content
+			raw, _ := b[0].Extra.Get("reasoningContent")
+			if b[0].Thinking != "short" || !strings.Contains(string(raw), "long") || b[1].Thinking != "raw only" ||
+				!b[2].Redacted || b[2].Thinking != "" {
+				t.Errorf("thinking blocks: %+v", b)
+			}
+		}},
 		{"bad id", `{"type":"session_meta","payload":{"id":"a/b"}}`, func(t *testing.T, p *Parsed) {
 			if v, _ := p.Header.Extra.Get("codexId"); string(v) != `"a/b"` || session.ValidateID(p.Header.ID) != nil {
 				t.Errorf("header %+v", p.Header)
