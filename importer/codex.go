@@ -86,6 +86,9 @@
 //   - compacted: a compaction entry (summary = message, or the text of
 //     the replacement history when message is empty; the replacement
 //     history kept in Details; tokensBefore = the last turn's context).
+//     One with no readable summary (an encrypted remote compaction) is
+//     kept as custom "codex.compacted" instead: a compaction entry would
+//     leave the context empty.
 //   - Kept as custom entries "codex.<type>" and counted in
 //     Parsed.Unknown: every other event_msg kind, web_search_call and
 //     other response items without a message form, top-level types this

@@ -278,6 +278,13 @@ func (c *codexConv) compacted(p jsonObj, raw json.RawMessage) {
 			}
 		}
 	}
+	summary = strings.TrimSpace(summary)
+	if summary == "" {
+		// Nothing readable to resume from (an encrypted remote
+		// compaction): a compaction entry would empty the context.
+		c.custom("codex.compacted", raw, true)
+		return
+	}
 	var details json.RawMessage
 	if h := p.raw("replacement_history"); len(h) > 0 && json.Valid(h) {
 		details = json.RawMessage(`{"replacement_history":` + string(h) + `}`)

@@ -254,6 +254,13 @@ func TestCodexTolerant(t *testing.T) {
 				t.Errorf("thinking blocks: %+v", b)
 			}
 		}},
+		{"unreadable compaction", `{"type":"session_meta","payload":{"id":"s5"}}
+{"type":"compacted","payload":{"message":"","replacement_history":[{"type":"compaction","encrypted_content":"x"}]}}`,
+			func(t *testing.T, p *Parsed) {
+				if len(p.Entries) != 2 || p.Entries[1].Type() != session.TypeCustom || p.Unknown["codex.compacted"] != 1 {
+					t.Errorf("%d entries, unknown %v", len(p.Entries), p.Unknown)
+				}
+			}},
 		{"bad id", `{"type":"session_meta","payload":{"id":"a/b"}}`, func(t *testing.T, p *Parsed) {
 			if v, _ := p.Header.Extra.Get("codexId"); string(v) != `"a/b"` || session.ValidateID(p.Header.ID) != nil {
 				t.Errorf("header %+v", p.Header)
