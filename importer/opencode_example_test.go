@@ -33,5 +33,5 @@ func Example_openCode() {
 	// Output:
 	// ses_parentAAAAAAAAAAAAAAAAAA "Parent" parent="" cost=0.50
 	// ses_childBBBBBBBBBBBBBBBBBBBB "Child (@reviewer subagent)" parent="ses_parentAAAAAAAAAAAAAAAAAA" cost=0.50
-	// imported 0 skipped 1
+	// imported 0 skipped 2
 }
