@@ -1,0 +1,480 @@
+package importer
+
+// Claude Code transcripts: format notes and mapping.
+//
+// # The format (as Claude Code 1.x and 2.x write it)
+//
+// Claude Code writes one JSON Lines file per session,
+// ~/.claude/projects/<cwd with every "/" made "-">/<sessionId>.jsonl,
+// appending as the session goes. Each line is an object with a "type":
+//
+//   - "user", "assistant": a message. "message" is an Anthropic Messages
+//     API message: role, content (a string, or blocks text / thinking
+//     {thinking, signature} / redacted_thinking {data} / tool_use {id,
+//     name, input} / tool_result {tool_use_id, content (string or
+//     blocks), is_error} / image {source {type "base64", media_type,
+//     data}} / others); an assistant's also has id ("msg_..."), model,
+//     stop_reason (often null), stop_sequence and usage {input_tokens,
+//     output_tokens, cache_creation_input_tokens,
+//     cache_read_input_tokens, cache_creation, service_tier ...}. Tool
+//     results come back in user lines, with the tool's structured output
+//     in the line's "toolUseResult". Other line members: uuid,
+//     parentUuid (null for a root), isSidechain, sessionId, timestamp
+//     (ISO 8601), cwd, version, gitBranch, userType, requestId, isMeta
+//     (injected context hidden from the user), isApiErrorMessage (an API
+//     error written as an assistant message, model "<synthetic>"),
+//     agentId, todos, thinkingMetadata ...
+//   - "system": an event with a "subtype": "compact_boundary" (with
+//     compactMetadata {trigger, preTokens}; parentUuid null and
+//     logicalParentUuid naming the last line before the compaction,
+//     which may be in an older file), stop_hook_summary, informational,
+//     api_error, local_command, turn_duration ...
+//   - "summary" {summary, leafUuid}: the title of the branch ending at
+//     leafUuid. Claude Code also writes, into a new session's file,
+//     summaries of branches of other files.
+//   - "custom-title" {customTitle}: a name the user gave (/rename).
+//   - others, with or without a uuid: "progress" (hook, bash and agent
+//     progress, in the parentUuid chain in 2.1), "file-history-snapshot"
+//     {messageId, snapshot}, "queue-operation", and whatever comes next.
+//
+// uuid/parentUuid make a graph: editing or retrying a message starts a
+// branch from its parent, and every branch stays in the file; Claude
+// Code resumes the branch of the last line. Parents may come after their
+// children in the file, and real files hold parentUuids that name no
+// line (Claude Code issues 22526, 22107). One assistant API message is
+// written over several lines, one content block each, chained by
+// parentUuid, all with the same message.id and usage (output_tokens is
+// final on the last; older versions repeat the earlier blocks on each
+// line). A compaction writes a compact_boundary, then a user line with
+// isCompactSummary (the summary the conversation continues from, "This
+// session is being continued from a previous conversation ...") as its
+// child. Subagents (the Task tool) are sidechains: in 1.x their lines are
+// in the session's file with isSidechain true; later each is a file
+// agent-<agentId>.jsonl beside the session (2.0) or in
+// <sessionId>/subagents/ (2.1.2 and later, with agent-<agentId>.meta.json
+// {agentType, description, toolUseId}), its lines having isSidechain
+// true, agentId, and the parent's sessionId.
+//
+// # The mapping
+//
+//   - Header: id = the file name when a line has it as sessionId, else
+//     the first line's sessionId; timestamp, cwd of the first lines;
+//     title = the last custom-title, else the summary of the current
+//     branch, else the last summary of a branch in the file; version and
+//     gitBranch in the member "claude".
+//   - Entry ids are Claude's uuids (a re-import builds the same tree; a
+//     line without one gets derivedID), so a summary's leafUuid, a
+//     logicalParentUuid or a file-history-snapshot's messageId still
+//     names its entry. A uuid repeated with other content is kept as
+//     "<uuid>~<line>" and reported (ErrClaudeDuplicate); a repeated
+//     identical line is read once.
+//   - The tree: parents are ordered before children (file order
+//     otherwise); a parentUuid naming no line attaches the line to the
+//     graph line before it in the file (the likeliest parent, and the
+//     branch stays whole) and is reported (ErrClaudeMissingParent); a
+//     cycle is broken at its first line (ErrClaudeCycle).
+//   - An assistant line is an assistant message converted as this
+//     module converts an API response (anthropic.MessageFromResponse:
+//     provider "anthropic", api "anthropic-messages", model, usage,
+//     stopReason, thinking and redacted thinking), blocks of other types
+//     kept in place as they are. The lines of one API message (the same
+//     message.id, each the parent of the next) are merged into one
+//     message under the first line's uuid, the others' uuids listed in
+//     claude.uuids: a message holds all the tool calls its results
+//     answer, so contexts pair calls and results as the API did. The
+//     usage is the last line's, counted once per message.id. A null
+//     stop_reason is read as tool use when the message calls a tool,
+//     else as the end of the turn (claude.stopReasonInferred); an API
+//     error line is stopReason "error".
+//   - A user line is a user message; each tool_result block in it a
+//     toolResult message (its tool's name looked up from the call,
+//     is_error, content), the line's toolUseResult its details. A line
+//     that makes several messages chains them, the first under the
+//     line's uuid, the next "<uuid>.1" ...
+//   - A message keeps its line's other members (cwd, version, isMeta,
+//     requestId, ...) in its member "claude", and message members not
+//     mapped in claude.message.
+//   - compact_boundary + its compact summary make one compaction entry
+//     (the boundary's uuid): summary = the summary's text, tokensBefore =
+//     preTokens, firstKeptEntryId empty (Claude Code keeps nothing but
+//     the summary), details {boundary, summaryLine, summaryUuid}. Its
+//     parent is logicalParentUuid when that line is in the file, so the
+//     session stays one tree; else it is a root.
+//   - summary lines become label entries on the entry of their leafUuid;
+//     a summary of a branch not in the file is kept as a custom entry
+//     "claude.summary". custom-title lines make the title.
+//   - Every other line (system lines but compact boundaries, progress,
+//     file-history-snapshot, ...) is a custom entry "claude.<type>"
+//     holding the whole line, counted in Parsed.Unknown: in place when
+//     it is in the graph, else, like the labels, chained after the
+//     current leaf in file order (where it adds no branch).
+//   - Sidechains become child sessions (Parsed.Children, ParentSession
+//     the session): one per agentId, or per sidechain root in 1.x files,
+//     id "<session>_agent-<agentId>" or "<session>_sidechain-<uuid>";
+//     its meta.json kept in the header's claude member, its description
+//     the title. An agent file imported on its own (its session's file
+//     is not beside it) is a session with the same id and parent.
+//
+// Limits: a line is at most claudeMaxLineBytes (64 MiB, what a store
+// takes as one entry), a file at most claudeMaxLines lines (2,000,000)
+// and claudeMaxFileBytes (1 GiB), a session at most claudeMaxAgents
+// (10,000) subagent files; what is past them is reported, not read.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	session "github.com/agentsession/session"
+)
+
+// claudeMaxAgents bounds the subagent files read with one session.
+var claudeMaxAgents = 10_000
+
+func init() {
+	register(reader{format: Claude, sniff: claudeSniff, owned: claudeOwned, read: readClaude})
+}
+
+// claudeSniff recognises a transcript by its first lines: a parentUuid,
+// or a record only Claude Code writes.
+func claudeSniff(head []byte) bool {
+	seen := 0
+	for _, raw := range bytes.Split(head, []byte("\n")) {
+		l, err := claudeParseLine(bytes.TrimSpace(raw))
+		if err != nil {
+			continue
+		}
+		if _, ok := l.obj.Get("parentUuid"); ok && (l.uuid != "" || l.str("sessionId") != "") {
+			return true
+		}
+		switch l.typ {
+		case "summary":
+			if l.str("leafUuid") != "" {
+				return true
+			}
+		case "file-history-snapshot", "queue-operation", "custom-title":
+			if l.str("sessionId") != "" || l.get("snapshot") != nil {
+				return true
+			}
+		}
+		if seen++; seen >= 20 {
+			break
+		}
+	}
+	// A first line longer than the head.
+	t := bytes.TrimSpace(head)
+	return bytes.HasPrefix(t, []byte("{")) && bytes.Contains(t, []byte(`"parentUuid":`)) && bytes.Contains(t, []byte(`"sessionId":`))
+}
+
+// claudeOwned reports the subagent files a session's file reads along:
+// those under <dir>/<session>/subagents/, and agent-*.jsonl files beside
+// their session's file.
+func claudeOwned(path string) bool {
+	for d := filepath.Dir(path); ; {
+		up := filepath.Dir(d)
+		if filepath.Base(d) == "subagents" && clExists(filepath.Dir(up), filepath.Base(up)) {
+			return true
+		}
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if !clAgentFile(path) {
+		return false
+	}
+	sid := clPeekSession(path)
+	return sid != "" && clExists(filepath.Dir(path), sid)
+}
+
+func clExists(dir, sid string) bool {
+	st, err := os.Stat(filepath.Join(dir, sid+".jsonl"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+func clAgentFile(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasPrefix(b, "agent-") && strings.HasSuffix(b, ".jsonl")
+}
+
+// clPeekSession returns the sessionId of a file's first lines.
+func clPeekSession(path string) string {
+	head, err := readHead(path, 64<<10)
+	if err != nil {
+		return ""
+	}
+	const key = `"sessionId":"`
+	i := bytes.Index(head, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// readClaude reads a transcript and the subagents read along with it.
+func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
+	lines, bad, err := claudeReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	sids := map[string]bool{}
+	first := ""
+	for _, l := range lines {
+		if s := l.str("sessionId"); s != "" {
+			sids[s] = true
+			if first == "" {
+				first = s
+			}
+		}
+	}
+	if clAgentFile(path) && !sids[stem] {
+		return clLoneAgent(path, stem, first, lines, bad)
+	}
+	sid := clSessionID(stem, first, sids, path)
+	main := &clGroup{id: sid, source: path, bad: bad}
+	kids := &clKids{parent: sid, byKey: map[string]*clGroup{}}
+	side := map[string]*claudeLine{}
+	for _, l := range lines {
+		if l.uuid != "" && l.flag("isSidechain") {
+			side[l.uuid] = l
+		}
+	}
+	for _, l := range lines {
+		if l.flag("isSidechain") {
+			kids.add(clSideKey(l, side), path, l)
+		} else {
+			main.lines = append(main.lines, l)
+		}
+	}
+	if err := kids.agentFiles(ctx, filepath.Dir(path), stem, sid); err != nil {
+		return nil, err
+	}
+	p, err := main.parsed()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range kids.order {
+		c, err := g.parsed()
+		if err != nil {
+			return nil, err
+		}
+		p.Children = append(p.Children, c)
+	}
+	return []*Parsed{p}, nil
+}
+
+// clSessionID picks the session's id: the file's name when a line has it
+// as sessionId, else the first sessionId, else the file's name; one that
+// is not a valid id is replaced by one derived from it.
+func clSessionID(stem, first string, sids map[string]bool, path string) string {
+	for _, id := range []string{stem, first} {
+		if id != "" && (sids[id] || id == first) && session.ValidateID(id) == nil {
+			return id
+		}
+	}
+	if session.ValidateID(stem) == nil {
+		return stem
+	}
+	return "claude-" + derivedID(first+"\x00"+path, 0, 0)
+}
+
+// clChildID is the id of a child session: "<parent>_<key>", or one
+// derived from it when that is not a valid id.
+func clChildID(parent, key string) string {
+	if id := parent + "_" + key; session.ValidateID(id) == nil {
+		return id
+	}
+	if id := parent + "_" + derivedID(key, 0, 0); session.ValidateID(id) == nil {
+		return id
+	}
+	return "claude-" + derivedID(parent+"\x00"+key, 0, 0)
+}
+
+// clSideKey names the subagent a sidechain line belongs to: its agentId,
+// else (1.x) the root of its sidechain.
+func clSideKey(l *claudeLine, side map[string]*claudeLine) string {
+	if a := l.str("agentId"); a != "" {
+		return "agent-" + a
+	}
+	root := l
+	for range len(side) {
+		p := side[root.parent()]
+		if p == nil {
+			break
+		}
+		root = p
+	}
+	if root.uuid == "" {
+		return "sidechain-" + derivedID(l.path, root.n, 0)
+	}
+	return "sidechain-" + root.uuid
+}
+
+// clKids gathers the subagent sessions of one session.
+type clKids struct {
+	parent string
+	byKey  map[string]*clGroup
+	order  []*clGroup
+}
+
+func (k *clKids) group(key, source string) *clGroup {
+	g := k.byKey[key]
+	if g == nil {
+		g = &clGroup{id: clChildID(k.parent, key), parent: k.parent, source: source}
+		k.byKey[key] = g
+		k.order = append(k.order, g)
+	}
+	return g
+}
+
+func (k *clKids) add(key, source string, l *claudeLine) {
+	g := k.group(key, source)
+	g.lines = append(g.lines, l)
+}
+
+// agentFiles reads the subagent files of the session sid whose file is
+// dir/stem.jsonl.
+func (k *clKids) agentFiles(ctx context.Context, dir, stem, sid string) error {
+	var files []string
+	for _, s := range []string{stem, sid} {
+		root := filepath.Join(dir, s, "subagents")
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && clAgentFile(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if s == sid {
+			break
+		}
+	}
+	files = append(files, clBeside(dir, sid)...)
+	sort.Strings(files)
+	files = clDedupe(files)
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i >= claudeMaxAgents {
+			g := k.group("agent-limit", f)
+			g.bad = append(g.bad, LineError{Path: f, Err: ErrClaudeLine})
+			break
+		}
+		lines, bad, err := claudeReadFile(f)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")
+		agent := name
+		for _, l := range lines {
+			if a := l.str("agentId"); a != "" {
+				agent = a
+				break
+			}
+		}
+		g := k.group("agent-"+agent, f)
+		g.lines = append(g.lines, lines...)
+		g.bad = append(g.bad, bad...)
+		clAgentMeta(g, strings.TrimSuffix(f, ".jsonl")+".meta.json", agent)
+	}
+	return nil
+}
+
+func clDedupe(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// clAgentMeta takes a subagent's agentId and its meta.json (agentType,
+// description, toolUseId) into its header.
+func clAgentMeta(g *clGroup, path, agent string) {
+	if _, ok := g.meta.Get("agentId"); !ok {
+		g.meta.Set("agentId", clJSON(agent))
+	}
+	b, err := readHead(path, 1<<20)
+	if err != nil || !json.Valid(b) {
+		return
+	}
+	obj := clObject(bytes.TrimSpace(b))
+	if obj == nil {
+		return
+	}
+	g.meta.Set("agentMeta", clFieldsJSON(obj))
+	if d := clStr(clField(obj, "description")); d != "" {
+		g.title = d
+	}
+}
+
+// clBesideCache remembers the last directory scanned for agent files
+// beside their sessions, so that a directory of sessions is scanned
+// once, not once per session.
+var clBesideCache struct {
+	sync.Mutex
+	dir   string
+	mod   int64
+	bySID map[string][]string
+}
+
+// clBeside returns the agent-*.jsonl files in dir whose sessionId is sid.
+func clBeside(dir, sid string) []string {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	c := &clBesideCache
+	c.Lock()
+	defer c.Unlock()
+	if c.dir != dir || c.mod != st.ModTime().UnixNano() || c.bySID == nil {
+		c.dir, c.mod, c.bySID = dir, st.ModTime().UnixNano(), map[string][]string{}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if e.Type().IsRegular() && clAgentFile(p) {
+				s := clPeekSession(p)
+				c.bySID[s] = append(c.bySID[s], p)
+			}
+		}
+	}
+	return append([]string(nil), c.bySID[sid]...)
+}
+
+// clLoneAgent reads an agent file whose session's file is not beside it:
+// a session of its own, a child of that session.
+func clLoneAgent(path, stem, parent string, lines []*claudeLine, bad []LineError) ([]*Parsed, error) {
+	agent := strings.TrimPrefix(stem, "agent-")
+	for _, l := range lines {
+		if a := l.str("agentId"); a != "" {
+			agent = a
+			break
+		}
+	}
+	g := &clGroup{source: path, lines: lines, bad: bad}
+	if parent != "" && session.ValidateID(parent) == nil {
+		g.id, g.parent = clChildID(parent, "agent-"+agent), parent
+	} else {
+		g.id = clSessionID(stem, "", nil, path)
+	}
+	clAgentMeta(g, strings.TrimSuffix(path, ".jsonl")+".meta.json", agent)
+	p, err := g.parsed()
+	if err != nil {
+		return nil, err
+	}
+	return []*Parsed{p}, nil
+}
