@@ -94,7 +94,11 @@ func clText(raw json.RawMessage) string {
 
 // clContent returns the content of a line's message.
 func clContent(l *claudeLine) json.RawMessage {
-	msg := clObject(l.get("message"))
+	raw := l.get("message")
+	if jsonx.KindOf(raw) == jsonx.KindString {
+		return raw // a bare string: its text
+	}
+	msg := clObject(raw)
 	v, _ := msg.Get("content")
 	return v
 }
