@@ -47,16 +47,16 @@ type clBuilder struct {
 	byMsg   map[string]*clItem
 	names   map[string]string // tool call id -> tool name
 	lastT   time.Time
-	summary map[string]string // entry id -> summary (title) of the branch ending there
+	ids     map[string]string // uuid -> the id of its line
 }
 
 // parsed builds the session of g.
 func (g *clGroup) parsed() (*Parsed, error) {
 	p := &Parsed{Format: Claude, Source: g.source, Unknown: map[string]int{}}
 	bad := append([]LineError(nil), g.bad...)
-	nodes := clOrder(g.lines, g.id, &bad)
+	nodes, ids := clOrder(g.lines, g.id, &bad)
 	b := &clBuilder{g: g, p: p, byID: map[string]*clItem{}, alias: map[string]string{},
-		byMsg: map[string]*clItem{}, names: clToolNames(g.lines), summary: map[string]string{}}
+		byMsg: map[string]*clItem{}, names: clToolNames(g.lines), ids: ids}
 	pos := make(map[*claudeLine]int, len(g.lines))
 	for i, l := range g.lines {
 		pos[l] = i
@@ -239,7 +239,7 @@ func (b *clBuilder) tail(leaf string, noGraph bool) string {
 			}
 			b.keep(it, l)
 		case "summary":
-			text, target := l.str("summary"), b.alias[l.str("leafUuid")]
+			text, target := l.str("summary"), b.alias[b.ids[l.str("leafUuid")]]
 			if noGraph {
 				anyTitle = text
 			}

@@ -137,6 +137,19 @@ func TestClaudeTolerant(t *testing.T) {
 				t.Errorf("a~2: %v %v", e, ok)
 			}
 		}},
+		{"uuids that cannot be ids", []string{
+			`{"type":"user","uuid":"a b",` + clTS + `,"message":{"content":"one"}}`,
+			`{"type":"user","uuid":"` + strings.Repeat("x", 200) + `","parentUuid":"a b",` + clTS + `,"message":{"content":"two"}}`,
+		}, func(t *testing.T, p *Parsed, s *session.Session) {
+			if len(p.Entries) != 2 || p.Entries[1].ParentID() != p.Entries[0].ID() || len(p.Malformed) != 0 {
+				t.Errorf("entries %v, malformed %v", p.Entries, p.Malformed)
+			}
+			for _, e := range p.Entries {
+				if len(e.ID()) != 8 {
+					t.Errorf("id %q is not derived", e.ID())
+				}
+			}
+		}},
 		{"a cycle", []string{
 			`{"type":"user","uuid":"a","parentUuid":"b",` + clTS + `,"message":{"content":"one"}}`,
 			`{"type":"user","uuid":"b","parentUuid":"a",` + clTS + `,"message":{"content":"two"}}`,

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	session "github.com/agentsession/session"
 )
 
 // The uuid/parentUuid graph of a transcript made a tree we can store:
@@ -29,31 +33,43 @@ type clNode struct {
 
 // clOrder returns the graph lines of lines, their ids unique and their
 // parents resolved, every parent before its children (file order
-// otherwise), reporting what it had to change in bad. Lines without a
-// uuid get one derived from key (the session), their line and part.
-func clOrder(lines []*claudeLine, key string, bad *[]LineError) []*clNode {
+// otherwise), reporting what it had to change in bad; and the stored id
+// of each uuid. A line without a usable uuid (none, or not a short
+// printable string) gets an id derived from key (the session) and its
+// line.
+func clOrder(lines []*claudeLine, key string, bad *[]LineError) ([]*clNode, map[string]string) {
 	var nodes []*clNode
-	byID := map[string]*clNode{}
+	byUUID := map[string]*clNode{}
+	taken := map[string]bool{}
+	unique := func(id string) string {
+		base := id
+		for k := 2; taken[id]; k++ {
+			id = base + "." + strconv.Itoa(k)
+		}
+		taken[id] = true
+		return id
+	}
 	for _, l := range lines {
 		if !clDAG(l) {
 			continue
 		}
 		id := l.uuid
-		if id == "" {
+		if !clGoodID(id) {
 			id = derivedID(key, l.n, 0)
 		}
-		if prev, ok := byID[id]; ok {
+		if prev := byUUID[l.uuid]; prev != nil && l.uuid != "" {
 			if bytes.Equal(prev.l.raw, l.raw) {
 				continue // the same line written twice: nothing to keep
 			}
-			*bad = append(*bad, LineError{Path: l.path, Line: l.n, Err: fmt.Errorf("%w: %s (line %d): kept as %s~%d", ErrClaudeDuplicate, id, prev.l.n, id, l.n)})
-			id += "~" + strconv.Itoa(l.n)
-			if byID[id] != nil {
-				continue // a second identical duplicate of the same line number cannot happen; be safe
-			}
+			id = unique(id + "~" + strconv.Itoa(l.n))
+			*bad = append(*bad, LineError{Path: l.path, Line: l.n, Err: fmt.Errorf("%w: %.80q (line %d): kept as %.100q", ErrClaudeDuplicate, l.uuid, prev.l.n, id)})
+		} else {
+			id = unique(id)
 		}
 		n := &clNode{l: l, id: id}
-		byID[id] = n
+		if byUUID[l.uuid] == nil && l.uuid != "" {
+			byUUID[l.uuid] = n
+		}
 		nodes = append(nodes, n)
 	}
 	// Parents. A compact boundary has no parentUuid but a
@@ -62,21 +78,43 @@ func clOrder(lines []*claudeLine, key string, bad *[]LineError) []*clNode {
 	for i, n := range nodes {
 		p := n.l.parent()
 		if p == "" && n.l.typ == "system" && n.l.str("subtype") == "compact_boundary" {
-			if lp := n.l.str("logicalParentUuid"); byID[lp] != nil && lp != n.id {
-				p = lp
+			if lp := byUUID[n.l.str("logicalParentUuid")]; lp != nil && lp != n {
+				p = lp.l.uuid
 			}
 		}
-		if p != "" && (byID[p] == nil || p == n.id) {
+		switch pn := byUUID[p]; {
+		case p == "":
+			n.parent = ""
+		case pn != nil && pn != n:
+			n.parent = pn.id
+		default:
 			prev := ""
 			if i > 0 {
 				prev = nodes[i-1].id
 			}
-			*bad = append(*bad, LineError{Path: n.l.path, Line: n.l.n, Err: fmt.Errorf("%w: parentUuid %s: attached to %q", ErrClaudeMissingParent, p, prev)})
-			p = prev
+			*bad = append(*bad, LineError{Path: n.l.path, Line: n.l.n, Err: fmt.Errorf("%w: parentUuid %.80q: attached to %.100q", ErrClaudeMissingParent, p, prev)})
+			n.parent = prev
 		}
-		n.parent = p
 	}
-	return clTopo(nodes, bad)
+	ids := make(map[string]string, len(byUUID))
+	for u, n := range byUUID {
+		ids[u] = n.id
+	}
+	return clTopo(nodes, bad), ids
+}
+
+// clGoodID reports whether a uuid can be an entry id as it is: a short
+// printable string (Claude Code's are UUIDs).
+func clGoodID(id string) bool {
+	if id == "" || len(id) > session.MaxIDLength || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // clTopo orders nodes parents first, keeping file order where it can; a
