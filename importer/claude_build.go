@@ -39,15 +39,15 @@ type clItem struct {
 }
 
 type clBuilder struct {
-	g       *clGroup
-	p       *Parsed
-	items   []*clItem
-	byID    map[string]*clItem
-	alias   map[string]string // line id -> the entry its children hang from
-	byMsg   map[string]*clItem
-	names   map[string]string // tool call id -> tool name
-	lastT   time.Time
-	ids     map[string]string // uuid -> the id of its line
+	g     *clGroup
+	p     *Parsed
+	items []*clItem
+	byID  map[string]*clItem
+	alias map[string]string // line id -> the entry its children hang from
+	byMsg map[string]*clItem
+	names map[string]string // tool call id -> tool name
+	lastT time.Time
+	ids   map[string]string // uuid -> the id of its line
 }
 
 // parsed builds the session of g.
