@@ -141,15 +141,20 @@ func init() {
 	register(reader{format: Claude, sniff: claudeSniff, owned: claudeOwned, read: readClaude})
 }
 
-// claudeSniff recognises a transcript by its first lines: a parentUuid,
-// or a record only Claude Code writes.
+// claudeSniff recognises a transcript by its first lines: a top-level
+// parentUuid, or a record only Claude Code writes. A first line longer
+// than head is recognised by how Claude Code begins its lines.
 func claudeSniff(head []byte) bool {
-	seen := 0
-	for _, raw := range bytes.Split(head, []byte("\n")) {
+	whole := false
+	for i, raw := range bytes.Split(head, []byte("\n")) {
+		if i >= 20 {
+			break
+		}
 		l, err := claudeParseLine(bytes.TrimSpace(raw))
 		if err != nil {
 			continue
 		}
+		whole = true
 		if _, ok := l.obj.Get("parentUuid"); ok && (l.uuid != "" || l.str("sessionId") != "") {
 			return true
 		}
@@ -163,13 +168,17 @@ func claudeSniff(head []byte) bool {
 				return true
 			}
 		}
-		if seen++; seen >= 20 {
-			break
+	}
+	if whole {
+		return false
+	}
+	t := bytes.TrimSpace(head)
+	for _, p := range []string{`{"parentUuid":`, `{"type":"summary","summary":`, `{"type":"file-history-snapshot",`, `{"type":"queue-operation",`} {
+		if bytes.HasPrefix(t, []byte(p)) {
+			return true
 		}
 	}
-	// A first line longer than the head.
-	t := bytes.TrimSpace(head)
-	return bytes.HasPrefix(t, []byte("{")) && bytes.Contains(t, []byte(`"parentUuid":`)) && bytes.Contains(t, []byte(`"sessionId":`))
+	return false
 }
 
 // claudeOwned reports the subagent files a session's file reads along:

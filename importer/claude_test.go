@@ -311,12 +311,20 @@ func TestClaudeDetectAndOwned(t *testing.T) {
 			t.Errorf("owned(%s) = %v", p, got)
 		}
 	}
+	// A first line longer than the head.
+	if !claudeSniff([]byte(`{"parentUuid":null,"isSidechain":false,"message":{"content":"` + strings.Repeat("x", 100))) {
+		t.Error("a long first line is not recognised")
+	}
 	// Other formats are not Claude Code's.
 	for _, head := range []string{
 		`{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00Z","cwd":"/"}` + "\n" + `{"type":"message","id":"a","parentId":null}`,
 		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}`,
 		"{\n  \"info\": {\"id\": \"ses_1\"},\n  \"messages\": []\n}",
 		"not json",
+		// An export holding a Claude record kept as a custom entry.
+		`{"version":1,"header":{"id":"x"},"entries":[` + "\n" + `{"type":"custom","id":"a","parentId":null,"data":{"parentUuid":null,"sessionId":"s","uuid":"u"}}` + "\n]}",
+		// A first line longer than the head, of another format.
+		`{"type":"custom","data":{"parentUuid":null,"sessionId":"s","text":"` + strings.Repeat("x", 100),
 	} {
 		if claudeSniff([]byte(head)) {
 			t.Errorf("sniff(%q) = true", head)
