@@ -223,10 +223,12 @@ func (b *clBuilder) keep(it *clItem, l *claudeLine) {
 func (b *clBuilder) tail(leaf string, noGraph bool) string {
 	parent := leaf
 	custom, leafTitle, anyTitle := "", "", ""
+	seen := map[string]bool{}
 	for _, l := range b.g.lines {
-		if clDAG(l) {
-			continue
+		if clDAG(l) || seen[string(l.raw)] {
+			continue // a record repeated as it is (resumes write the summaries again) is kept once
 		}
+		seen[string(l.raw)] = true
 		it := &clItem{id: derivedID(b.g.id, l.n, 0), parent: parent, t: l.t}
 		if it.t.IsZero() {
 			it.t = b.byTime(parent)

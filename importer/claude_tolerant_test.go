@@ -161,11 +161,15 @@ func TestClaudeTolerant(t *testing.T) {
 		{"the title from the summary of the last branch", []string{
 			`{"type":"summary","summary":"Old title","leafUuid":"a"}`,
 			`{"type":"summary","summary":"Title","leafUuid":"b"}`,
+			`{"type":"summary","summary":"Title","leafUuid":"b"}`,
 			`{"type":"user","uuid":"a",` + clTS + `,"message":{"content":"q"}}`,
 			`{"type":"assistant","uuid":"b","parentUuid":"a",` + clTS + `,"message":{"id":"m","content":"r"}}`,
 		}, func(t *testing.T, p *Parsed, s *session.Session) {
 			if s.Title() != "Title" || s.Labels()["a"] != "Old title" || s.Labels()["b"] != "Title" {
 				t.Errorf("title %q, labels %v", s.Title(), s.Labels())
+			}
+			if len(p.Entries) != 4 {
+				t.Errorf("%d entries: a repeated summary is kept once", len(p.Entries))
 			}
 		}},
 		{"only a summary", []string{
