@@ -326,4 +326,3 @@ func clSideKey(l *claudeLine, side map[string]*claudeLine) string {
 	}
 	return "sidechain-" + root.uuid
 }
-
