@@ -62,12 +62,14 @@ package importer
 //     title = the last custom-title, else the summary of the current
 //     branch, else the last summary of a branch in the file; version and
 //     gitBranch in the member "claude".
-//   - Entry ids are Claude's uuids (a re-import builds the same tree; a
-//     line without one gets derivedID), so a summary's leafUuid, a
+//   - Entry ids are Claude's uuids, so a summary's leafUuid, a
 //     logicalParentUuid or a file-history-snapshot's messageId still
-//     names its entry. A uuid repeated with other content is kept as
-//     "<uuid>~<line>" and reported (ErrClaudeDuplicate); a repeated
-//     identical line is read once.
+//     names its entry. A line without a uuid, or with one that is no
+//     short printable string, gets derivedID(session id, line, 0): a
+//     re-import from anywhere builds the same tree (and an id already
+//     taken gets a ".2" suffix). A uuid repeated with other content is
+//     kept as "<uuid>~<line>" and reported (ErrClaudeDuplicate); a line
+//     repeated as it is (resumes write summaries again) is read once.
 //   - The tree: parents are ordered before children (file order
 //     otherwise); a parentUuid naming no line attaches the line to the
 //     graph line before it in the file (the likeliest parent, and the
@@ -114,6 +116,10 @@ package importer
 //     its meta.json kept in the header's claude member, its description
 //     the title. An agent file imported on its own (its session's file
 //     is not beside it) is a session with the same id and parent.
+//
+// Missing parents, duplicates and cycles are reported in
+// Parsed.Malformed with the line they concern, though the line is
+// imported (errors.Is tells them from unreadable lines, ErrClaudeLine).
 //
 // Limits: a line is at most claudeMaxLineBytes (64 MiB, what a store
 // takes as one entry), a file at most claudeMaxLines lines (2,000,000)
