@@ -256,7 +256,7 @@ func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
 	sid := clSessionID(stem, first, sids, path)
 	main := &clGroup{id: sid, source: path, bad: bad}
 	kids := &clKids{parent: sid, byKey: map[string]*clGroup{}}
-	side := map[string]*claudeLine{}
+	side, roots := map[string]*claudeLine{}, map[*claudeLine]*claudeLine{}
 	for _, l := range lines {
 		if l.uuid != "" && l.flag("isSidechain") {
 			side[l.uuid] = l
@@ -264,7 +264,7 @@ func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
 	}
 	for _, l := range lines {
 		if l.flag("isSidechain") {
-			kids.add(clSideKey(l, side), path, l)
+			kids.add(clSideKey(l, side, roots, sid), path, l)
 		} else {
 			main.lines = append(main.lines, l)
 		}
@@ -314,21 +314,30 @@ func clChildID(parent, key string) string {
 }
 
 // clSideKey names the subagent a sidechain line belongs to: its agentId,
-// else (1.x) the root of its sidechain.
-func clSideKey(l *claudeLine, side map[string]*claudeLine) string {
+// else (1.x) the root of its sidechain (roots remembers the roots found,
+// so that a long sidechain is walked once).
+func clSideKey(l *claudeLine, side map[string]*claudeLine, roots map[*claudeLine]*claudeLine, sid string) string {
 	if a := l.str("agentId"); a != "" {
 		return "agent-" + a
 	}
-	root := l
+	root, path := l, []*claudeLine(nil)
 	for range len(side) {
-		p := side[root.parent()]
-		if p == nil {
+		if r := roots[root]; r != nil {
+			root = r
 			break
 		}
+		p := side[root.parent()]
+		if p == nil || p == root {
+			break
+		}
+		path = append(path, root)
 		root = p
 	}
+	for _, x := range path {
+		roots[x] = root
+	}
 	if root.uuid == "" {
-		return "sidechain-" + derivedID(l.path, root.n, 0)
+		return "sidechain-" + derivedID(sid, root.n, 0)
 	}
 	return "sidechain-" + root.uuid
 }
