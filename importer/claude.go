@@ -114,7 +114,9 @@ package importer
 //     the session): one per agentId, or per sidechain root in 1.x files,
 //     id "<session>_agent-<agentId>" or "<session>_sidechain-<uuid>";
 //     its meta.json kept in the header's claude member, its description
-//     the title. An agent file imported on its own (its session's file
+//     the title, and the Task call that ran it (claude.toolUseId) from
+//     the meta.json or from the tool result whose toolUseResult names
+//     its agentId. An agent file imported on its own (its session's file
 //     is not beside it) is a session with the same id and parent.
 //
 // Missing parents, duplicates and cycles are reported in
@@ -272,6 +274,7 @@ func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
 	if err := kids.agentFiles(ctx, filepath.Dir(path), stem, sid); err != nil {
 		return nil, err
 	}
+	kids.calls(main.lines)
 	p, err := main.parsed()
 	if err != nil {
 		return nil, err

@@ -173,3 +173,27 @@ func clLoneAgent(path, stem, parent string, lines []*claudeLine, bad []LineError
 	}
 	return []*Parsed{p}, nil
 }
+
+// calls links each subagent to the tool call that ran it: a tool
+// result's toolUseResult names the agentId (2.x). The call's id goes in
+// the child's header (claude.toolUseId), where a meta.json does not put
+// it already.
+func (k *clKids) calls(lines []*claudeLine) {
+	for _, l := range lines {
+		agent := clStr(clField(clObject(l.get("toolUseResult")), "agentId"))
+		g := k.byKey["agent-"+agent]
+		if agent == "" || g == nil {
+			continue
+		}
+		if _, ok := g.meta.Get("toolUseId"); ok {
+			continue
+		}
+		for _, e := range clArray(clContent(l)) {
+			obj := clObject(e)
+			if clStr(clField(obj, "type")) == "tool_result" {
+				g.meta.Set("toolUseId", clJSON(clStr(clField(obj, "tool_use_id"))))
+				break
+			}
+		}
+	}
+}

@@ -89,7 +89,7 @@ func TestClaudeImportDirectory(t *testing.T) {
 
 func checkClaudeReport(t *testing.T, s Session) {
 	t.Helper()
-	if s.Format != Claude || s.Entries != 24 {
+	if s.Format != Claude || s.Entries != 25 {
 		t.Errorf("main: format %s, %d entries", s.Format, s.Entries)
 	}
 	wantUnknown := map[string]int{"claude.system": 1, "claude.progress": 1, "claude.file-history-snapshot": 1, "claude.queue-operation": 1, "claude.mystery-record": 1}
@@ -107,7 +107,7 @@ func checkClaudeReport(t *testing.T, s Session) {
 	for i, w := range []struct {
 		line int
 		err  error
-	}{{20, ErrClaudeLine}, {30, ErrClaudeMissingParent}} {
+	}{{21, ErrClaudeLine}, {31, ErrClaudeMissingParent}} {
 		m := s.Malformed[i]
 		if m.Line != w.line || !errors.Is(m.Err, w.err) || !strings.HasSuffix(m.Path, clMain+".jsonl") {
 			t.Errorf("malformed[%d] = %v, want line %d: %v", i, &m, w.line, w.err)
@@ -141,6 +141,8 @@ func checkClaudeMain(t *testing.T, ctx context.Context, store session.Store) {
 	}{
 		{clU(1), []string{clU(2)}},
 		{clU(2), []string{clU(5)}}, // u3 and u4 are merged into u2
+		{clU(8), []string{clU(24)}},
+		{clU(24), []string{clU(9)}},
 		{clU(9), []string{clU(10), clU(12)}},
 		{clU(10), []string{clU(11)}},
 		{clU(16), []string{clU(17)}},
@@ -204,7 +206,7 @@ func checkClaudeMain(t *testing.T, ctx context.Context, store session.Store) {
 		t.Fatal(err)
 	}
 	roles := clRoles(c.Messages)
-	want := "user assistant toolResult assistant toolResult toolResult assistant user assistant toolResult"
+	want := "user assistant toolResult assistant toolResult toolResult toolResult assistant user assistant toolResult"
 	if roles != want || len(c.Dangling)+len(c.Orphans)+len(c.Pending) != 0 {
 		t.Errorf("context at u14: %s (dangling %v, orphans %v, pending %v)", roles, c.Dangling, c.Orphans, c.Pending)
 	}
@@ -285,6 +287,13 @@ func checkClaudeChildren(t *testing.T, ctx context.Context, store session.Store)
 	c := s.Context()
 	if got := clRoles(c.Messages); got != "user assistant toolResult assistant" || len(c.Dangling)+len(c.Orphans) != 0 {
 		t.Errorf("sidechain context: %s", got)
+	}
+	s, err = session.Open(ctx, store, clMain+"_agent-a1b2c3d4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := s.Header(); !strings.Contains(string(mustGet(h.Extra, "claude")), `"toolUseId":"toolu_5"`) {
+		t.Errorf("agent not linked to its Task call: %s", mustGet(h.Extra, "claude"))
 	}
 	s, err = session.Open(ctx, store, clMain+"_agent-e5f6a7b8")
 	if err != nil {

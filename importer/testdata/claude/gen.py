@@ -67,7 +67,8 @@ main = [
     # Two parallel calls in one line; tokens as a string.
     asst(u(6), u(5), "msg_B", [{"type": "text", "text": "Two checks."},
                                 {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "go test ./..."}},
-                                {"type": "tool_use", "id": "toolu_3", "name": "Grep", "input": {"pattern": "Login"}}],
+                                {"type": "tool_use", "id": "toolu_3", "name": "Grep", "input": {"pattern": "Login"}},
+                                {"type": "tool_use", "id": "toolu_5", "name": "Task", "input": {"description": "Explore", "prompt": "Explore the repository"}}],
          stop="tool_use", usage={"input_tokens": "12", "output_tokens": 30.0, "cache_read_input_tokens": 7000, "cache_creation_input_tokens": None}),
     # A 1.x sidechain (a Task subagent) written into the session's file.
     user(u(101), None, "Find the callers of Login", side=True),
@@ -76,7 +77,10 @@ main = [
     asst(u(104), u(103), "msg_S2", [{"type": "text", "text": "Two callers."}], stop="end_turn", side=True),
     user(u(7), u(6), [result("toolu_2", [{"type": "text", "text": "FAIL auth_test.go:12"}], True)], toolUseResult="Error: exit status 1"),
     user(u(8), u(7), [result("toolu_3", [{"type": "text", "text": "auth.go:3"}], False)]),
-    asst(u(9), u(8), "msg_C", [{"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}, {"type": "text", "text": "The test fails at line 12."}], stop="end_turn"),
+    # The Task call's result names the subagent (agent-a1b2c3d4.jsonl).
+    user(u(24), u(8), [result("toolu_5", [{"type": "text", "text": "It is a Go module."}])],
+         toolUseResult={"status": "completed", "agentId": "a1b2c3d4", "totalTokens": 120}),
+    asst(u(9), u(24), "msg_C", [{"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}, {"type": "text", "text": "The test fails at line 12."}], stop="end_turn"),
     # A branch: the reply first (out of order), then the prompt it answers.
     asst(u(11), u(10), "msg_D", [{"type": "text", "text": "I see the error dialog."}], stop="end_turn"),
     user(u(10), u(9), [{"type": "text", "text": "Here is a screenshot"},
