@@ -1,0 +1,73 @@
+package importer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+)
+
+// FuzzImportClaude imports arbitrary content as a Claude Code
+// transcript: it must not panic, whatever it reads must be storable
+// (Import into a MemoryStore succeeds), and every leaf's context must
+// build. Memory stays bounded by the reader's limits (claudeMaxLineBytes,
+// claudeMaxLines, claudeMaxFileBytes), lowered here so that the fuzzer's
+// inputs reach them.
+//
+// CI: go test ./importer/ -run '^$' -fuzz FuzzImportClaude -fuzztime 2000x
+func FuzzImportClaude(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/claude/projects/*/*.jsonl")
+	sub, _ := filepath.Glob("testdata/claude/projects/*/*/subagents/*.jsonl")
+	for _, p := range append(seeds, sub...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, lines := range [][]string{
+		{`{"type":"user","uuid":"a","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"base64","data":"x"}}]}]}}`},
+		{`{"type":"system","subtype":"compact_boundary","uuid":"c","logicalParentUuid":"c"}`, `{"type":"user","uuid":"d","parentUuid":"c","isCompactSummary":true,"message":{"content":"s"}}`},
+		{`{"type":"assistant","uuid":"a","message":{"id":"m","content":[]}}`, `{"type":"assistant","uuid":"b","parentUuid":"a","message":{"id":"m","content":"x"}}`},
+		{`{"type":"user","uuid":"a","isSidechain":true,"agentId":"../x"}`, `{"type":"summary","leafUuid":"a","summary":"t"}`},
+	} {
+		f.Add([]byte(strings.Join(lines, "\n")))
+	}
+	defer func(l, n int, b int64) { claudeMaxLineBytes, claudeMaxLines, claudeMaxFileBytes = l, n, b }(claudeMaxLineBytes, claudeMaxLines, claudeMaxFileBytes)
+	claudeMaxLineBytes, claudeMaxLines, claudeMaxFileBytes = 4<<10, 200, 256<<10
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "s1.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := readClaude(ctx, path)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		store := session.NewMemoryStore()
+		rep := &Report{}
+		for _, p := range ps {
+			if err := write(ctx, store, p, "", &Options{}, rep); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+		}
+		for _, imp := range rep.Imported {
+			s, err := session.Open(ctx, store, imp.ID)
+			if err != nil {
+				t.Fatalf("open %s: %v", imp.ID, err)
+			}
+			if s.Len() != imp.Entries {
+				t.Fatalf("%s: %d entries stored, %d read", imp.ID, s.Len(), imp.Entries)
+			}
+			for _, leaf := range s.Leaves() {
+				if _, err := s.ContextAt(leaf.ID()); err != nil {
+					t.Fatalf("context at %s: %v", leaf.ID(), err)
+				}
+			}
+		}
+	})
+}
