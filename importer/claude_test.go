@@ -80,7 +80,7 @@ func TestClaudeImportDirectory(t *testing.T) {
 
 			// A second import stores nothing twice.
 			rep, err = Import(ctx, store, "testdata/claude/projects", nil)
-			if err != nil || len(rep.Imported) != 0 || len(rep.Skipped) != 1 {
+			if err != nil || len(rep.Imported) != 0 || len(rep.Skipped) != len(want) {
 				t.Fatalf("re-import: %v, imported %d, skipped %d", err, len(rep.Imported), len(rep.Skipped))
 			}
 		})
