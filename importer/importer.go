@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,8 +230,11 @@ func readHead(path string, n int) ([]byte, error) {
 	}
 	defer f.Close()
 	buf := make([]byte, n)
-	k, err := f.Read(buf)
-	if k == 0 && err != nil {
+	k, err := io.ReadFull(f, buf)
+	if k == 0 && err == io.EOF {
+		return nil, fmt.Errorf("%w (the file is empty)", ErrUnknownFormat)
+	}
+	if err != nil && err != io.ErrUnexpectedEOF {
 		return nil, err
 	}
 	return buf[:k], nil

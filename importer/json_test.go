@@ -241,3 +241,13 @@ func writeFile(t *testing.T, path, data string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
 }
+
+// An empty file is no session of any format: a clear error, not EOF.
+func TestImportEmptyFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty.jsonl")
+	require.NoError(t, os.WriteFile(p, nil, 0o600))
+	rep, err := importer.Import(context.Background(), session.NewMemoryStore(), p, nil)
+	require.ErrorIs(t, err, importer.ErrUnknownFormat)
+	require.Len(t, rep.Errors, 1)
+	assert.Contains(t, rep.Errors[0].Error(), "empty")
+}
