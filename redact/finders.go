@@ -107,7 +107,7 @@ func findURLPassword(s string, add func(start, end int)) {
 			continue // no scheme
 		}
 		end := i
-		for end < len(s) && end-i < maxValue && strings.IndexByte("/?# \t\r\n'\"<>`", s[end]) < 0 {
+		for end < len(s) && end-i < maxValue && strings.IndexByte("/ \t\r\n'\"<>`", s[end]) < 0 {
 			end++
 		}
 		auth := s[i:end]
@@ -203,7 +203,7 @@ func highEntropy(v string) bool {
 		}
 		prev = cl
 	}
-	return lower && upper && digit && changes*4 >= len(v) && entropy(v) >= 3.5
+	return lower && upper && digit && changes*5 >= len(v)*2 && entropy(v) >= 3.5
 }
 
 // entropy is the Shannon entropy of s in bits per byte.

@@ -217,7 +217,8 @@ type span struct{ start, end, rule int }
 // they found; where matches overlap, the earlier rule wins.
 func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	var buf [16]span
-	spans := buf[:0]
+	spans := markers(s, buf[:0])
+	found := len(spans)
 	for i := range r.rules {
 		if !mask.has(i) {
 			continue
@@ -235,7 +236,7 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 			spans = append(spans, span{start, end, i})
 		})
 	}
-	if len(spans) == 0 {
+	if len(spans) == found {
 		return s, false
 	}
 	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
@@ -243,6 +244,9 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	b.Grow(len(s))
 	last := 0
 	for _, sp := range spans {
+		if sp.rule < 0 {
+			continue // a marker, kept
+		}
 		b.WriteString(s[last:sp.start])
 		b.WriteString(r.rules[sp.rule].repl)
 		rep.count(r.rules[sp.rule].Name, 1)
@@ -250,6 +254,28 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	}
 	b.WriteString(s[last:])
 	return b.String(), true
+}
+
+// marker starts the text that replaces a secret.
+const marker = "[REDACTED:"
+
+// markers appends to spans the replacements of earlier passes (or of an
+// earlier redaction) in s, rule -1: no rule matches across them, so that
+// "[REDACTED:token]" is not taken for the password of a URL or a value.
+func markers(s string, spans []span) []span {
+	for i := 0; ; {
+		k := strings.Index(s[i:], marker)
+		if k < 0 {
+			return spans
+		}
+		start := i + k
+		end := strings.IndexByte(s[start:], ']')
+		if end < 0 {
+			return spans
+		}
+		i = start + end + 1
+		spans = append(spans, span{start, i, -1})
+	}
 }
 
 // each calls add with the bounds of every match of the rule in s.

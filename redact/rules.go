@@ -26,7 +26,7 @@ var defaultRules = sync.OnceValue(func() []Rule {
 		prefixed("openrouter-key", `sk-or-v1-[0-9a-f]{64}`, nil, "sk-or-"),
 		prefixed("openai-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}\b)`, looksRandom, "sk-"),
 		prefixed("aws-access-key-id", `A(?:KIA|SIA)[A-Z0-9]{16}\b`, nil, "akia", "asia"),
-		prefixed("github-token", `gh(?:[pousr]_[A-Za-z0-9]{36,255}\b|ithub_pat_[A-Za-z0-9_]{22,255})`, nil,
+		prefixed("github-token", `g(?:h[pousr]_[A-Za-z0-9]{36,255}\b|ithub_pat_[A-Za-z0-9_]{22,255})`, nil,
 			"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 		prefixed("gitlab-token", `glpat-[A-Za-z0-9_\-]{20,}`, nil, "glpat-"),
 		prefixed("google-api-key", `AIza[0-9A-Za-z_\-]{35}`, nil, "aiza"),
@@ -37,7 +37,7 @@ var defaultRules = sync.OnceValue(func() []Rule {
 		prefixed("stripe-key", `(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})`, nil,
 			"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
 		prefixed("npm-token", `npm_[A-Za-z0-9]{36}\b`, nil, "npm_"),
-		prefixed("huggingface-token", `hf_[A-Za-z0-9]{30,}\b`, looksRandom, "hf_"),
+		prefixed("huggingface-token", `hf_[A-Za-z0-9]{30,}\b`, mixedCase, "hf_"),
 		prefixed("sendgrid-key", `SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, nil, "sg."),
 		prefixed("digitalocean-token", `do[opr]_v1_[a-f0-9]{64}`, nil, "_v1_"),
 		prefixed("pypi-token", `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`, nil, "pypi-"),
@@ -87,6 +87,14 @@ func looksRandom(s string) bool {
 		return false
 	}
 	return entropy(s) >= 3.2
+}
+
+// mixedCase tells a generated key of letters from a word: capitals and
+// small letters, and little repetition.
+func mixedCase(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' }) >= 0 &&
+		strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 &&
+		entropy(s) >= 3.5
 }
 
 // pemBody accepts a private key block with a body, not a template such
