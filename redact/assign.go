@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -40,54 +41,72 @@ func assignRule(name string, class keyClass, valueOK func(string) bool, keywords
 // word or two: "db_password", "GITHUB_TOKEN", "clientSecret", "x-api-key"
 // name one; "token_type", "max_tokens", "password_hash" do not.
 func classify(key string) keyClass {
-	var words [2]string // the last two words, folded
+	if len(key) > 64 {
+		return 0
+	}
+	var buf [64]byte
+	fk := buf[:len(key)]
+	for i := 0; i < len(key); i++ {
+		fk[i] = fold[key[i]]
+	}
+	var w [2][2]int // the bounds of the last two words
 	n := 0
-	splitWords(key, func(w string) {
-		words[0], words[1] = words[1], w
+	splitWords(key, func(a, b int) {
+		w[0], w[1] = w[1], [2]int{a, b}
 		n++
 	})
 	if n == 0 {
 		return 0
 	}
-	last, prev := words[1], words[0]
-	fk := foldString(key)
+	last := fk[w[1][0]:w[1][1]]
+	var prev []byte
+	if n > 1 {
+		prev = fk[w[0][0]:w[0][1]]
+	}
+	ends := func(suffixes ...string) bool {
+		for _, x := range suffixes {
+			if bytes.HasSuffix(last, []byte(x)) {
+				return true
+			}
+		}
+		return false
+	}
+	keyAfter := func(words ...string) bool {
+		if string(last) != "key" {
+			return false
+		}
+		for _, x := range words {
+			if string(prev) == x {
+				return true
+			}
+		}
+		return false
+	}
 	var c keyClass
 	switch {
-	case strings.HasSuffix(last, "password"), strings.HasSuffix(last, "passwd"),
-		strings.HasSuffix(last, "passphrase"), last == "pass", last == "pwd" && n > 1:
+	case ends("password", "passwd", "passphrase"), string(last) == "pass", string(last) == "pwd" && n > 1:
 		c |= keyPassword
-	case strings.HasSuffix(last, "secret"), strings.HasSuffix(last, "secretkey"),
-		strings.HasSuffix(last, "privatekey"), last == "key" && oneOf(prev, "secret", "private", "signing", "encryption", "master"):
+	case ends("secret", "secretkey", "privatekey"), keyAfter("secret", "private", "signing", "encryption", "master"):
 		c |= keySecret
-	case strings.HasSuffix(last, "token"):
+	case ends("token"):
 		c |= keyToken
-	case strings.HasSuffix(last, "apikey"), strings.HasSuffix(last, "accesskey"), strings.HasSuffix(last, "authkey"),
-		last == "key" && oneOf(prev, "api", "access", "auth", "app", "subscription", "license", "account"):
+	case ends("apikey", "accesskey", "authkey"), keyAfter("api", "access", "auth", "app", "subscription", "license", "account"):
 		c |= keyAPI
 	}
-	if strings.Contains(fk, "aws") && strings.Contains(fk, "secret") {
+	if bytes.Contains(fk, []byte("aws")) && bytes.Contains(fk, []byte("secret")) {
 		c |= keyAWS
 	}
 	return c
 }
 
-func oneOf(s string, list ...string) bool {
-	for _, l := range list {
-		if s == l {
-			return true
-		}
-	}
-	return false
-}
-
-// splitWords calls fn with each word of an identifier, folded: words are
-// separated by anything but letters and digits, and by case
+// splitWords calls fn with the bounds of each word of an identifier:
+// words are separated by anything but letters and digits, and by case
 // ("apiKey", "APIKey" and "api_key" are all "api", "key").
-func splitWords(s string, fn func(string)) {
+func splitWords(s string, fn func(start, end int)) {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			fn(foldString(s[start:end]))
+			fn(start, end)
 		}
 		start = -1
 	}
