@@ -12,7 +12,7 @@ import (
 
 // maxValue bounds the values the finders read: scans stay linear on
 // hostile text, and longer values are not taken for secrets.
-const maxValue = 8192
+const maxValue = 4096
 
 // keyClass is the kind of secret a key names.
 type keyClass uint8
@@ -141,6 +141,7 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
 // findAssign finds the values assigned to keys of the class.
 func findAssign(s string, class keyClass, valueOK func(string) bool, add func(start, end int)) {
+	var w watermark
 	for p := 0; p < len(s); p++ {
 		c := s[p]
 		if c != '=' && c != ':' {
@@ -164,7 +165,7 @@ func findAssign(s string, class keyClass, valueOK func(string) bool, add func(st
 		if key == "" || classify(key)&class == 0 || isEnvPWD(key) {
 			continue
 		}
-		vs, ve, quoted := valueAfter(s, p+op)
+		vs, ve, quoted := valueAfter(s, p+op, &w)
 		if vs < 0 {
 			continue
 		}
@@ -203,10 +204,15 @@ func keyBefore(s string, p int) string {
 	return s[b:e]
 }
 
+// watermark remembers where the last unquoted value ended, so that the
+// values starting inside it (password=password=...) are not scanned
+// again: each byte is scanned once.
+type watermark struct{ from, end int }
+
 // valueAfter returns the bounds of the value that starts after the
 // operator (ending at p), and whether it was quoted; vs < 0 if there is
-// none.
-func valueAfter(s string, p int) (vs, ve int, quoted bool) {
+// none or it is longer than maxValue.
+func valueAfter(s string, p int, w *watermark) (vs, ve int, quoted bool) {
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
 		p++
 	}
@@ -226,11 +232,16 @@ func valueAfter(s string, p int) (vs, ve int, quoted bool) {
 		return -1, -1, false
 	}
 	e := p
-	for e < len(s) && !isValueEnd(s[e]) {
-		if e-p > maxValue {
-			return -1, -1, false
+	if p >= w.from && p < w.end {
+		e = w.end
+	} else {
+		for e < len(s) && !isValueEnd(s[e]) {
+			e++
 		}
-		e++
+		w.from, w.end = p, e
+	}
+	if e-p > maxValue {
+		return -1, -1, false
 	}
 	return p, e, false
 }

@@ -214,36 +214,61 @@ func (r *Redactor) rulesOn(s string, rep *Report) string {
 type span struct{ start, end, rule int }
 
 // pass runs once every rule that mask lets through and replaces what
-// they found; where matches overlap, the earlier rule wins.
+// they found; where matches overlap, the earlier rule wins (and, within a
+// rule, the earlier and then the longer match).
 func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
-	var buf [16]span
-	spans := markers(s, buf[:0])
-	found := len(spans)
+	var buf, nbuf, mbuf [16]span
+	kept := markers(s, buf[:0]) // sorted, without overlaps
+	found := len(kept)
+	found0 := found
+	news, merged := nbuf[:0], mbuf[:0]
 	for i := range r.rules {
 		if !mask.has(i) {
 			continue
 		}
-		c := &r.rules[i]
-		c.each(s, func(start, end int) {
-			if start >= end {
-				return
+		news = news[:0]
+		r.rules[i].each(s, func(start, end int) {
+			if start < end {
+				news = append(news, span{start, end, i})
 			}
-			for _, o := range spans {
-				if start < o.end && o.start < end {
-					return
-				}
-			}
-			spans = append(spans, span{start, end, i})
 		})
+		if len(news) == 0 {
+			continue
+		}
+		slices.SortFunc(news, func(a, b span) int {
+			if a.start != b.start {
+				return a.start - b.start
+			}
+			return b.end - a.end
+		})
+		// Merge the new spans that overlap nothing into kept.
+		merged = merged[:0]
+		k, lastEnd := 0, -1
+		for _, n := range news {
+			if n.start < lastEnd {
+				continue // overlaps a new one kept before it
+			}
+			for k < len(kept) && kept[k].end <= n.start {
+				merged = append(merged, kept[k])
+				k++
+			}
+			if k < len(kept) && kept[k].start < n.end {
+				continue // overlaps one of an earlier rule
+			}
+			merged = append(merged, n)
+			lastEnd = n.end
+			found++
+		}
+		merged = append(merged, kept[k:]...)
+		kept, merged = merged, kept
 	}
-	if len(spans) == found {
+	if found == found0 {
 		return s, false
 	}
-	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
-	for _, sp := range spans {
+	for _, sp := range kept {
 		if sp.rule < 0 {
 			continue // a marker, kept
 		}
