@@ -170,7 +170,11 @@ func findAssign(s string, class keyClass, valueOK func(string) bool, add func(st
 			continue
 		}
 		v := s[vs:ve]
-		if !plausibleValue(v, quoted, c == ':' && op == 1, s[ve:]) {
+		// "key: value" and "key = value" unquoted hold the rest of the
+		// line (YAML, INI); "key=value" may be followed by more (a
+		// command line, a query string).
+		spaced := c == ':' && op == 1 || s[p-1] == ' ' || s[p+op] == ' ' || s[p+op] == '\t'
+		if !plausibleValue(v, quoted, spaced, s[ve:]) {
 			continue
 		}
 		if valueOK != nil && !valueOK(v) {
@@ -259,9 +263,9 @@ var typeNames = map[string]bool{
 }
 
 // plausibleValue rejects empty values, placeholders and, unquoted, what
-// reads as code or prose rather than a secret. colon is an unquoted
-// "key: value", rest what follows the value.
-func plausibleValue(v string, quoted, colon bool, rest string) bool {
+// reads as code or prose rather than a secret. whole tells that an
+// unquoted value must be the rest of its line, rest is what follows it.
+func plausibleValue(v string, quoted, whole bool, rest string) bool {
 	if len(v) < 3 || isPlaceholder(v) {
 		return false
 	}
@@ -278,9 +282,10 @@ func plausibleValue(v string, quoted, colon bool, rest string) bool {
 	if strings.Contains(v, "://") {
 		return false // a URL; its password is url-password's
 	}
-	if colon {
+	if whole {
 		// YAML "password: x" holds the rest of the line; prose
-		// "password: the one you chose" goes on.
+		// "password: the one you chose" and code "apiKey = await f()"
+		// go on.
 		for i := 0; i < len(rest) && rest[i] != '\n' && i < 256; i++ {
 			if c := rest[i]; c == '#' {
 				break

@@ -64,6 +64,7 @@ var shapes = []struct {
 	{"password in json text", `{"user": "bob", "password": "correct horse battery staple"}`, "correct horse battery staple", "password"},
 	{"password in yaml", "database:\n  db_password: s3cr3tP4ss\n  host: db", "s3cr3tP4ss", "password"},
 	{"password env quoted with space", "DB_PASSWORD='p@ss w0rd'", "p@ss w0rd", "password"},
+	{"password in ini", "[client]\nuser = root\npassword = Kq2!vL9x\n", "Kq2!vL9x", "password"},
 	{"password flag", "mysqldump --password=Kx9vLq2w prod > dump.sql", "Kx9vLq2w", "password"},
 	{"camel case api key", `const apiKey = "a8f5f167f44f4964e6c998dee827110c";`, "a8f5f167f44f4964e6c9", "api-key"},
 	{"api key header", "X-API-Key: 4f3c2b1a9e8d7c6b5a4f3e2d1c0b9a8f", "4f3c2b1a9e8d7c6b5a4f", "api-key"},
@@ -78,6 +79,7 @@ var shapes = []struct {
 	{"macos home", "file:///Users/bob/Library/Logs/x.log", "bob", "home-path"},
 	{"windows home", `C:\Users\carol\Desktop\notes.txt`, "carol", "home-path"},
 	{"windows home escaped", `"C:\\Users\\dave\\AppData"`, "dave", "home-path"},
+	{"windows home with slashes", "C:/Users/frank/go/bin", "frank", "home-path"},
 	{"configured home", "cd /srv/people/erin/src", "erin", "home-path"},
 }
 
@@ -121,6 +123,7 @@ var lookAlikes = []struct{ name, in string }{
 	{"jwt header alone", "header eyJhbGciOiJIUzI1NiJ9 only"},
 	{"akia in prose", "keys start with AKIA or ASIA"},
 	{"pwd variable", "PWD=/srv/app\nOLDPWD=/srv"},
+	{"code assignment", "const apiKey = await getApiKeyForModel(model);\nconst token = tokens[0]; let password = prompt()"},
 	{"comparison", `if password == "" { return }`},
 }
 
