@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"iter"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -29,15 +30,17 @@ func skipBlanks(s string, i int) int {
 	return i
 }
 
-// findBearer finds the token after "Bearer" (any case) that starts a word.
-func findBearer(s string, add func(start, end int)) {
+// findScheme calls add with the credentials that follow the HTTP
+// authentication scheme (a word, any case, then blanks) when ok takes
+// them.
+func findScheme(s, scheme string, ok func(v string) bool, add func(start, end int)) {
 	for i := 0; ; {
-		i = indexFold(s, "bearer", i)
+		i = indexFold(s, scheme, i)
 		if i < 0 {
 			return
 		}
 		at := i
-		i += len("bearer")
+		i += len(scheme)
 		if at > 0 && isWord(s[at-1]) {
 			continue
 		}
@@ -46,43 +49,30 @@ func findBearer(s string, add func(start, end int)) {
 			continue
 		}
 		ve := tokenAt(s, vs)
-		v := s[vs:ve]
-		if len(v) < 12 || isPlaceholder(v) || !hasDigit(v) {
-			continue
+		if ok(s[vs:ve]) {
+			add(vs, ve)
+			i = ve
 		}
-		add(vs, ve)
-		i = ve
 	}
+}
+
+// findBearer finds the token after "Bearer".
+func findBearer(s string, add func(start, end int)) {
+	findScheme(s, "bearer", func(v string) bool {
+		return len(v) >= 12 && !isPlaceholder(v) && hasDigit(v)
+	}, add)
 }
 
 // findBasic finds the credentials of "Basic <base64 of user:password>".
 func findBasic(s string, add func(start, end int)) {
-	for i := 0; ; {
-		i = indexFold(s, "basic", i)
-		if i < 0 {
-			return
-		}
-		at := i
-		i += len("basic")
-		if at > 0 && isWord(s[at-1]) {
-			continue
-		}
-		vs := skipBlanks(s, i)
-		if vs == i {
-			continue
-		}
-		ve := tokenAt(s, vs)
-		v := strings.TrimRight(s[vs:ve], "=")
+	findScheme(s, "basic", func(v string) bool {
+		v = strings.TrimRight(v, "=")
 		if len(v) < 6 {
-			continue
+			return false
 		}
 		dec, err := base64.RawStdEncoding.DecodeString(v)
-		if err != nil || !utf8.Valid(dec) || strings.IndexByte(string(dec), ':') < 1 || !printable(dec) {
-			continue
-		}
-		add(vs, ve)
-		i = ve
-	}
+		return err == nil && utf8.Valid(dec) && strings.IndexByte(string(dec), ':') > 0 && printable(dec)
+	}, add)
 }
 
 func printable(b []byte) bool {
@@ -96,16 +86,11 @@ func printable(b []byte) bool {
 
 // findURLPassword finds the password of scheme://user:password@host.
 func findURLPassword(s string, add func(start, end int)) {
-	for i := 0; ; {
-		k := strings.Index(s[i:], "://")
-		if k < 0 {
-			return
-		}
-		at := i + k
-		i = at + 3
+	for at := range indices(s, "://") {
 		if at == 0 || !isAlnum(s[at-1]) {
 			continue // no scheme
 		}
+		i := at + 3
 		end := i
 		for end < len(s) && end-i < maxValue && strings.IndexByte("/ \t\r\n'\"<>`", s[end]) < 0 {
 			end++
@@ -125,7 +110,6 @@ func findURLPassword(s string, add func(start, end int)) {
 			continue
 		}
 		add(ps, pe)
-		i = end
 	}
 }
 
@@ -133,13 +117,7 @@ func findURLPassword(s string, add func(start, end int)) {
 // NAME=value (an environment file or a shell's export), whatever NAME:
 // the keys rules did not recognise.
 func findEnvEntropy(s string, add func(start, end int)) {
-	for i := 0; ; {
-		k := strings.IndexByte(s[i:], '=')
-		if k < 0 {
-			return
-		}
-		p := i + k
-		i = p + 1
+	for p := range indices(s, "=") {
 		if !envLine(s, p) {
 			continue
 		}
@@ -157,7 +135,20 @@ func findEnvEntropy(s string, add func(start, end int)) {
 			continue
 		}
 		add(vs, ve)
-		i = ve
+	}
+}
+
+// indices yields the index of every sep in s that does not overlap an
+// earlier one.
+func indices(s, sep string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := 0; ; {
+			k := strings.Index(s[i:], sep)
+			if k < 0 || !yield(i+k) {
+				return
+			}
+			i += k + len(sep)
+		}
 	}
 }
 

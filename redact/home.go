@@ -82,13 +82,8 @@ func windowsHome(s string, i int) int {
 func findDirs(dirs []string) finder {
 	return func(s string, add func(start, end int)) {
 		for _, d := range dirs {
-			for i := 0; ; {
-				k := strings.Index(s[i:], d)
-				if k < 0 {
-					break
-				}
-				start, end := i+k, i+k+len(d)
-				i = end
+			for start := range indices(s, d) {
+				end := start + len(d)
 				if start > 0 && isPathChar(s[start-1]) {
 					continue
 				}

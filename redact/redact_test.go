@@ -166,11 +166,8 @@ func TestLookAlikes(t *testing.T) {
 	}
 	r := testRedactor()
 	for _, c := range lookAlikes {
-		t.Run(c.name, func(t *testing.T) {
-			out, rep := r.String(c.in)
-			if out != c.in || rep.Total() != 0 {
-				t.Errorf("changed to %q (%v)", out, rep.Counts)
-			}
-		})
+		if out, rep := r.String(c.in); out != c.in || rep.Total() != 0 {
+			t.Errorf("%s: changed to %q (%v)", c.name, out, rep.Counts)
+		}
 	}
 }
