@@ -65,9 +65,10 @@
 //	api-key             ... to keys ending in api_key, apiKey, access_key,
 //	                    auth_key, app_key, X-API-Key
 //	high-entropy        the value of NAME=value at the start of a line (an env
-//	                    file, an export) when it is 20+ characters of mixed
-//	                    case and digits with a Shannon entropy of 3.5 bits or
-//	                    more per byte, whatever NAME
+//	                    file, an export; NAME in capitals, digits and _) when
+//	                    it is 20+ characters of mixed case and digits with a
+//	                    Shannon entropy of 3.5 bits or more per byte, whatever
+//	                    NAME
 //	home-path           /home/<user>, /Users/<user>, C:\Users\<user> (also
 //	                    C:\\Users\\<user> and C:/Users/<user>), replaced by "~"
 //

@@ -171,3 +171,26 @@ func TestLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrent shares one Redactor between goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	r := testRedactor()
+	done := make(chan string)
+	for g := range 4 {
+		go func() {
+			for i := range shapes {
+				c := shapes[(i+g)%len(shapes)]
+				if out, _ := r.String(c.in); strings.Contains(out, c.secret) {
+					done <- c.name
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 4 {
+		if name := <-done; name != "" {
+			t.Errorf("%s: secret left", name)
+		}
+	}
+}
