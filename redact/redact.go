@@ -1,23 +1,51 @@
-// Package redact finds secrets and personal paths in text and JSON and
-// replaces them before a session leaves the machine (export --redact) or
-// reaches disk at all (session.Redact, the Store middleware).
-//
-// It imports nothing of this module, so that the session package can use
-// it.
-//
-// CONTRACT (skeleton, filled in by the issue-17 work): the names below are
-// what export, the CLI and session.Redact build on; keep them.
 package redact
 
 import (
-	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
 // Rule is one kind of secret: a name for reports and a finder.
+//
+// A rule of the host's own is a Pattern (and, optionally, Keywords and
+// Valid); the built-in rules (DefaultRules) have finders of their own and
+// may be filtered or reordered but not changed. Rules earlier in a list
+// win where two matches overlap.
 type Rule struct {
+	// Name identifies the rule in a Report and in the replacement text
+	// "[REDACTED:<Name>]".
 	Name string
+	// Keywords, when not empty, make the rule run only on text holding at
+	// least one of them (compared ignoring ASCII case): a cheap filter
+	// that spares running Pattern on text that cannot match. Every match
+	// must contain one of them.
+	Keywords []string
+	// Pattern finds the secrets. When it has a group named "secret",
+	// only that group is replaced (keys and prefixes stay readable).
+	Pattern *regexp.Regexp
+	// Valid, when set, is asked about every match (the part that would be
+	// replaced) and rejects look-alikes by returning false.
+	Valid func(match string) bool
+	// Replace, when not empty, is the replacement text instead of
+	// "[REDACTED:<Name>]".
+	Replace string
+
+	// Built-in rules: a hand-written finder, or a pattern whose match
+	// must start a word (checked outside the regexp, which keeps its
+	// literal prefix fast).
+	find      finder
+	wordStart bool
+	// assign is the kind of key that assignment rules look for (also in
+	// JSON members, see Redactor.JSON), valueOK what their values must be.
+	assign  keyClass
+	valueOK func(v string) bool
 }
+
+// finder calls add with the bounds of every secret in s, in order.
+type finder func(s string, add func(start, end int))
 
 // Options configures a Redactor. The zero value (or nil) gives the
 // default rules and the current user's home directory.
@@ -25,27 +53,37 @@ type Options struct {
 	// Rules replaces the default rules (DefaultRules) when non-nil.
 	Rules []Rule
 	// Home lists home directories whose absolute paths are replaced by
-	// "~"; nil means the current user's.
+	// "~"; nil means the current user's (os.UserHomeDir), an empty
+	// non-nil slice none. The rule "home-path" of DefaultRules replaces
+	// /home/<user>, /Users/<user> and C:\Users\<user> whatever Home is.
 	Home []string
 	// Custom, when set, runs after the rules on every string: the host's
-	// own redactor. It returns the new string and how many it replaced.
+	// own redactor. It returns the new string and how many it replaced,
+	// which the Report counts under "custom".
 	Custom func(s string) (string, int)
 }
 
 // Report counts what was redacted, per rule name. It never holds a
 // secret.
 type Report struct {
-	Counts map[string]int
+	Counts map[string]int `json:"counts"`
 }
 
 // Add adds o's counts to r.
 func (r *Report) Add(o Report) {
 	for k, n := range o.Counts {
-		if r.Counts == nil {
-			r.Counts = map[string]int{}
-		}
-		r.Counts[k] += n
+		r.count(k, n)
 	}
+}
+
+func (r *Report) count(name string, n int) {
+	if n == 0 {
+		return
+	}
+	if r.Counts == nil {
+		r.Counts = map[string]int{}
+	}
+	r.Counts[name] += n
 }
 
 // Total is the number of redactions of every rule.
@@ -59,7 +97,18 @@ func (r Report) Total() int {
 
 // Redactor replaces secrets. It is safe for concurrent use.
 type Redactor struct {
-	opts Options
+	opts   Options
+	rules  []compiled
+	filter *prefilter
+	// keyed lists the rules that also judge a JSON member by its key.
+	keyed []int
+}
+
+// compiled is a rule ready to run.
+type compiled struct {
+	Rule
+	repl   string
+	secret int // submatch of Pattern replaced (0: the whole match)
 }
 
 // New returns a Redactor.
@@ -68,55 +117,220 @@ func New(opts *Options) *Redactor {
 	if opts != nil {
 		r.opts = *opts
 	}
+	rules := r.opts.Rules
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	home := r.opts.Home
+	if home == nil {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = []string{h}
+		}
+	}
+	if hr, ok := homeRule(home); ok {
+		rules = append([]Rule{hr}, rules...)
+	}
+	for _, ru := range rules {
+		if ru.find == nil && ru.Pattern == nil {
+			continue // matches nothing
+		}
+		c := compiled{Rule: ru, repl: ru.Replace}
+		if c.repl == "" {
+			c.repl = "[REDACTED:" + ru.Name + "]"
+		}
+		if ru.Pattern != nil {
+			c.secret = max(ru.Pattern.SubexpIndex("secret"), 0)
+		}
+		if ru.assign != 0 {
+			r.keyed = append(r.keyed, len(r.rules))
+		}
+		r.rules = append(r.rules, c)
+	}
+	kws := make([][]string, len(r.rules))
+	for i, c := range r.rules {
+		kws[i] = c.Keywords
+	}
+	r.filter = newPrefilter(kws)
 	return r
 }
 
-// DefaultRules returns the built-in rules.
-func DefaultRules() []Rule { return nil }
+// homeRule replaces the given home directories by "~".
+func homeRule(dirs []string) (Rule, bool) {
+	var clean []string
+	for _, d := range dirs {
+		d = strings.TrimRight(d, `/\`)
+		if len(d) < 2 || d == filepath.VolumeName(d) {
+			continue // "/", "C:": not a home worth replacing
+		}
+		clean = append(clean, d)
+	}
+	if len(clean) == 0 {
+		return Rule{}, false
+	}
+	// Longest first, so that a home inside another is replaced whole.
+	slices.SortFunc(clean, func(a, b string) int { return len(b) - len(a) })
+	return Rule{
+		Name:     "home-path",
+		Keywords: clean,
+		Replace:  "~",
+		find:     findDirs(clean),
+	}, true
+}
+
+// maxPasses bounds how often String goes over its own output: a pass
+// that replaced something is followed by another, so that what the
+// replacements brought together is found too.
+const maxPasses = 4
 
 // String returns s with every secret replaced, and what was replaced.
 func (r *Redactor) String(s string) (string, Report) {
 	var rep Report
+	s = r.rulesOn(s, &rep)
 	if r.opts.Custom != nil {
 		out, n := r.opts.Custom(s)
-		if n > 0 {
-			rep.Counts = map[string]int{"custom": n}
-		}
+		rep.count("custom", n)
 		s = out
 	}
 	return s, rep
 }
 
-// JSON returns the JSON value v with every string in it (object keys
-// excepted) passed through String; the result is valid JSON. v that is
-// not valid JSON is an error.
-func (r *Redactor) JSON(v []byte) ([]byte, Report, error) {
-	var x any
-	if err := json.Unmarshal(v, &x); err != nil {
-		return nil, Report{}, err
+// rulesOn runs the rules on s until nothing more is found.
+func (r *Redactor) rulesOn(s string, rep *Report) string {
+	for range maxPasses {
+		mask := r.filter.scan(s)
+		if mask == 0 {
+			break
+		}
+		out, changed := r.pass(s, mask, rep)
+		if !changed {
+			break
+		}
+		s = out
 	}
-	var rep Report
-	x = r.walk(x, &rep)
-	out, err := json.Marshal(x)
-	return out, rep, err
+	return s
 }
 
-func (r *Redactor) walk(x any, rep *Report) any {
-	switch t := x.(type) {
-	case string:
-		s, n := r.String(t)
-		rep.Add(n)
-		return s
-	case []any:
-		for i := range t {
-			t[i] = r.walk(t[i], rep)
+// span is a match to replace: s[start:end] by rule's replacement.
+type span struct{ start, end, rule int }
+
+// pass runs once every rule that mask lets through and replaces what
+// they found; where matches overlap, the earlier rule wins (and, within a
+// rule, the earlier and then the longer match).
+func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
+	var buf, nbuf, mbuf [16]span
+	kept := markers(s, buf[:0]) // sorted, without overlaps
+	found := len(kept)
+	found0 := found
+	news, merged := nbuf[:0], mbuf[:0]
+	for i := range r.rules {
+		if !mask.has(i) {
+			continue
 		}
-	case map[string]any:
-		for k, v := range t {
-			t[k] = r.walk(v, rep)
+		news = news[:0]
+		r.rules[i].each(s, func(start, end int) {
+			if start < end {
+				news = append(news, span{start, end, i})
+			}
+		})
+		if len(news) == 0 {
+			continue
 		}
+		slices.SortFunc(news, func(a, b span) int {
+			if a.start != b.start {
+				return a.start - b.start
+			}
+			return b.end - a.end
+		})
+		// Merge the new spans that overlap nothing into kept.
+		merged = merged[:0]
+		k, lastEnd := 0, -1
+		for _, n := range news {
+			if n.start < lastEnd {
+				continue // overlaps a new one kept before it
+			}
+			for k < len(kept) && kept[k].end <= n.start {
+				merged = append(merged, kept[k])
+				k++
+			}
+			if k < len(kept) && kept[k].start < n.end {
+				continue // overlaps one of an earlier rule
+			}
+			merged = append(merged, n)
+			lastEnd = n.end
+			found++
+		}
+		merged = append(merged, kept[k:]...)
+		kept, merged = merged, kept
 	}
-	return x
+	if found == found0 {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, sp := range kept {
+		if sp.rule < 0 {
+			continue // a marker, kept
+		}
+		b.WriteString(s[last:sp.start])
+		b.WriteString(r.rules[sp.rule].repl)
+		rep.count(r.rules[sp.rule].Name, 1)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
 }
 
-var _ = strings.Contains
+// marker starts the text that replaces a secret.
+const marker = "[REDACTED:"
+
+// markers appends to spans the replacements of earlier passes (or of an
+// earlier redaction) in s, rule -1: no rule matches across them, so that
+// "[REDACTED:token]" is not taken for the password of a URL or a value.
+func markers(s string, spans []span) []span {
+	for i := 0; ; {
+		k := strings.Index(s[i:], marker)
+		if k < 0 {
+			return spans
+		}
+		start := i + k
+		end := strings.IndexByte(s[start:], ']')
+		if end < 0 {
+			return spans
+		}
+		i = start + end + 1
+		spans = append(spans, span{start, i, -1})
+	}
+}
+
+// each calls add with the bounds of every match of the rule in s.
+func (c *compiled) each(s string, add func(start, end int)) {
+	if c.find != nil {
+		c.find(s, add)
+		return
+	}
+	for pos := 0; pos <= len(s); {
+		m := c.Pattern.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			return
+		}
+		start, end := pos+m[0], pos+m[1]
+		next := max(end, start+1)
+		if c.wordStart && start > 0 && isWord(s[start-1]) {
+			pos = start + 1
+			continue
+		}
+		ss, se := start, end
+		if c.secret > 0 {
+			if m[2*c.secret] < 0 {
+				pos = next
+				continue
+			}
+			ss, se = pos+m[2*c.secret], pos+m[2*c.secret+1]
+		}
+		if c.Valid == nil || c.Valid(s[ss:se]) {
+			add(ss, se)
+		}
+		pos = next
+	}
+}

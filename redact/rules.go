@@ -1,0 +1,128 @@
+package redact
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// DefaultRules returns the built-in rules, most specific first (see the
+// package documentation for the list). The slice is the caller's: filter
+// it (say, without "high-entropy") and pass it as Options.Rules.
+func DefaultRules() []Rule { return slicesClone(defaultRules()) }
+
+func slicesClone(r []Rule) []Rule { return append([]Rule(nil), r...) }
+
+var defaultRules = sync.OnceValue(func() []Rule {
+	return []Rule{
+		{
+			Name:     "private-key",
+			Keywords: []string{"private key"},
+			Pattern: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+				`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)`),
+			Valid: pemBody,
+		},
+		prefixed("anthropic-key", `sk-ant-[A-Za-z0-9_\-]{20,}`, looksRandom, "sk-ant-"),
+		prefixed("openrouter-key", `sk-or-v1-[0-9a-f]{64}`, nil, "sk-or-"),
+		prefixed("openai-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}\b)`, looksRandom, "sk-"),
+		prefixed("aws-access-key-id", `A(?:KIA|SIA)[A-Z0-9]{16}\b`, nil, "akia", "asia"),
+		prefixed("github-token", `g(?:h[pousr]_[A-Za-z0-9]{36,255}\b|ithub_pat_[A-Za-z0-9_]{22,255})`, nil,
+			"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+		prefixed("gitlab-token", `glpat-[A-Za-z0-9_\-]{20,}`, nil, "glpat-"),
+		prefixed("google-api-key", `AIza[0-9A-Za-z_\-]{35}`, nil, "aiza"),
+		prefixed("google-oauth-token", `ya29\.[0-9A-Za-z_\-]{20,}`, nil, "ya29."),
+		prefixed("slack-token", `x(?:ox[abposre]|app)-[0-9A-Za-z\-]{10,}`, hasDigit, "xox", "xapp-"),
+		prefixed("slack-webhook", `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{10,}`, nil,
+			"hooks.slack.com"),
+		prefixed("stripe-key", `(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})`, nil,
+			"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+		prefixed("npm-token", `npm_[A-Za-z0-9]{36}\b`, nil, "npm_"),
+		prefixed("huggingface-token", `hf_[A-Za-z0-9]{30,}\b`, mixedCase, "hf_"),
+		prefixed("sendgrid-key", `SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, nil, "sg."),
+		prefixed("digitalocean-token", `do[opr]_v1_[a-f0-9]{64}`, nil, "_v1_"),
+		prefixed("pypi-token", `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`, nil, "pypi-"),
+		prefixed("shopify-token", `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, nil, "shpat_", "shpca_", "shppa_", "shpss_"),
+		prefixed("groq-key", `gsk_[A-Za-z0-9]{48,}`, nil, "gsk_"),
+		prefixed("xai-key", `xai-[A-Za-z0-9]{70,}`, nil, "xai-"),
+		prefixed("perplexity-key", `pplx-[A-Za-z0-9]{40,}`, nil, "pplx-"),
+		prefixed("jwt", `eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, nil, "eyj"),
+		{Name: "bearer-token", Keywords: []string{"bearer"}, find: findBearer},
+		{Name: "basic-auth", Keywords: []string{"basic"}, find: findBasic},
+		{Name: "url-password", Keywords: []string{"://"}, find: findURLPassword},
+		assignRule("aws-secret-key", keyAWS, awsSecret, "aws"),
+		assignRule("password", keyPassword, nil, "pass", "pwd"),
+		assignRule("secret", keySecret, nil, "secret", "key"),
+		assignRule("token", keyToken, nil, "token"),
+		assignRule("api-key", keyAPI, nil, "key"),
+		{Name: "high-entropy", Keywords: []string{"="}, find: findEnvEntropy},
+		{Name: "home-path", Keywords: []string{"home/", "users"}, Replace: "~", find: findHomes},
+	}
+})
+
+// prefixed is a rule for a token with a known prefix, which must start a
+// word.
+func prefixed(name, pattern string, valid func(string) bool, keywords ...string) Rule {
+	return Rule{
+		Name:      name,
+		Keywords:  keywords,
+		Pattern:   regexp.MustCompile(pattern),
+		Valid:     valid,
+		wordStart: true,
+	}
+}
+
+// isWord reports ASCII letters, digits and '_'.
+func isWord(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func isAlnum(c byte) bool { return c != '_' && isWord(c) }
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// looksRandom tells a generated key from words that happen to share its
+// prefix ("sk-learn-..."): digits and letters, and little repetition.
+func looksRandom(s string) bool {
+	if !hasDigit(s) {
+		return false
+	}
+	return entropy(s) >= 3.2
+}
+
+// mixedCase tells a generated key of letters from a word: capitals and
+// small letters, and little repetition.
+func mixedCase(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' }) >= 0 &&
+		strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 &&
+		entropy(s) >= 3.5
+}
+
+// pemBody accepts a private key block with a body, not a template such
+// as "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----".
+func pemBody(m string) bool {
+	body := m[strings.Index(m[5:], "-----")+10:] // past the BEGIN line
+	if i := strings.Index(body, "-----END"); i >= 0 {
+		body = body[:i]
+	}
+	n := 0
+	for i := 0; i < len(body); i++ {
+		if isAlnum(body[i]) || body[i] == '+' || body[i] == '/' {
+			n++
+		}
+	}
+	return n >= 40
+}
+
+// awsSecret accepts the shape of an AWS secret access key: 40 characters
+// of base64.
+func awsSecret(v string) bool {
+	if len(v) != 40 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && c != '/' && c != '+' {
+			return false
+		}
+	}
+	return looksRandom(v)
+}
