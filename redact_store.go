@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -102,60 +103,74 @@ func (rs *RedactStore) note(rep redact.Report) {
 type redactCodec struct{ rs *RedactStore }
 
 func (c redactCodec) EncodeHeader(_ context.Context, h Header) (Header, error) {
-	var rep redact.Report
-	h.Title = c.rs.str(h.Title, &rep)
-	for i, f := range h.Extra {
-		if f.Key == headerMetaKey {
-			continue
-		}
-		v, _, err := c.rs.value(f.Value, false, &rep)
-		if err != nil {
-			return h, fmt.Errorf("session: header member %q: %w", f.Key, err)
-		}
-		h.Extra[i].Value = v
-	}
+	h, rep, err := RedactHeader(c.rs.r, h)
 	c.rs.note(rep)
-	return h, nil
+	return h, err
 }
 
 func (redactCodec) DecodeHeader(_ context.Context, h Header) (Header, error) { return h, nil }
 
 func (c redactCodec) EncodeEntry(_ context.Context, _ string, e Entry) (Entry, error) {
-	var rep redact.Report
-	raw := e.bytes()
-	out, changed, err := c.rs.value(raw, true, &rep)
-	if err != nil {
-		return Entry{}, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
-	}
-	if !changed {
-		c.rs.note(rep)
-		return e, nil
-	}
-	ne, err := parseEntry(out)
-	if err != nil {
-		return Entry{}, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
-	}
+	e, rep, err := RedactEntry(c.rs.r, e)
 	c.rs.note(rep)
-	return ne, nil
+	return e, err
 }
 
 func (redactCodec) DecodeEntry(_ context.Context, _ string, e Entry) (Entry, error) { return e, nil }
 
 func (redactCodec) DecodeInfo(context.Context, *SessionInfo) error { return nil }
 
-// str redacts one string.
-func (rs *RedactStore) str(s string, rep *redact.Report) string {
-	out, r := rs.r.String(s)
-	rep.Add(r)
-	return out
+// RedactHeader returns h with its title and the members of Extra
+// redacted by r (see RedactStore for what is left alone: the id, the
+// working directory, the parent and the metadata), and what r replaced.
+// Exports (package export) redact with it, as RedactStore does.
+func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
+	var rep redact.Report
+	out, n := r.String(h.Title)
+	rep.Add(n)
+	h.Title = out
+	if len(h.Extra) > 0 {
+		h.Extra = slices.Clone(h.Extra) // the caller's header is not changed
+	}
+	for i, f := range h.Extra {
+		if f.Key == headerMetaKey {
+			continue
+		}
+		v, _, err := redactValue(r, f.Value, false, &rep)
+		if err != nil {
+			return h, rep, fmt.Errorf("session: header member %q: %w", f.Key, err)
+		}
+		h.Extra[i].Value = v
+	}
+	return h, rep, nil
 }
 
-// value returns the JSON value v with its strings redacted (see
+// RedactEntry returns e with every string of its payload redacted by r,
+// its type, id, parent and timestamp kept, and an image's data left
+// alone (binary, which a rule could only damage); e itself, byte for
+// byte, when nothing was replaced.
+func RedactEntry(r *redact.Redactor, e Entry) (Entry, redact.Report, error) {
+	var rep redact.Report
+	out, changed, err := redactValue(r, e.bytes(), true, &rep)
+	if err != nil {
+		return Entry{}, rep, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
+	}
+	if !changed {
+		return e, rep, nil
+	}
+	ne, err := parseEntry(out)
+	if err != nil {
+		return Entry{}, rep, fmt.Errorf("session: redacting entry %s: %w", e.id, err)
+	}
+	return ne, rep, nil
+}
+
+// redactValue returns the JSON value v with its strings redacted (see
 // RedactStore), in a new slice, or v itself when nothing changed
 // (changed false). With entry, v is an entry and its envelope members
 // are kept.
-func (rs *RedactStore) value(v []byte, entry bool, rep *redact.Report) (out []byte, changed bool, err error) {
-	w := redactWalk{rs: rs, raw: v, rep: rep}
+func redactValue(r *redact.Redactor, v []byte, entry bool, rep *redact.Report) (out []byte, changed bool, err error) {
+	w := redactWalk{r: r, raw: v, rep: rep}
 	var c jsonx.Cursor
 	c.Reset(v)
 	w.walk(&c, entry)
@@ -166,7 +181,7 @@ func (rs *RedactStore) value(v []byte, entry bool, rep *redact.Report) (out []by
 }
 
 type redactWalk struct {
-	rs    *RedactStore
+	r     *redact.Redactor
 	raw   []byte
 	rep   *redact.Report
 	edits []edit
@@ -178,7 +193,7 @@ func (w *redactWalk) str(start int, tok []byte) {
 	if err != nil {
 		return // the cursor has already met it: Err reports it
 	}
-	out, r := w.rs.r.String(s)
+	out, r := w.r.String(s)
 	w.rep.Add(r)
 	if out != s {
 		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out)})
@@ -262,7 +277,7 @@ func (rs *RedactStore) UpdateState(ctx context.Context, scope StateScope, owner 
 	var rep redact.Report
 	out := make(State, len(delta))
 	for k, v := range delta {
-		if out[k], _, err = rs.value(v, false, &rep); err != nil {
+		if out[k], _, err = redactValue(rs.r, v, false, &rep); err != nil {
 			return fmt.Errorf("session: state %q: %w", k, err)
 		}
 	}

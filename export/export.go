@@ -162,26 +162,18 @@ func ids(es []session.Entry) []string {
 	return out
 }
 
-// redactEnvelope replaces secrets in the header's strings and in every
-// entry. What makes the tree (an entry's type, id, parentId and
-// timestamp; the header's id, version and timestamp) is kept whatever
-// the redactor says, so that the envelope still imports.
+// redactEnvelope replaces secrets in the header and in every entry as
+// session.Redact does on the way to a store (session.RedactHeader and
+// RedactEntry): what makes the tree (an entry's type, id, parentId and
+// timestamp; the header's id and working directory) and an image's data
+// are left alone, so that the envelope still imports and shows.
 func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 	r := opts.Redactor
 	rep := &redact.Report{Counts: map[string]int{}}
-	hb, err := env.Header.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	out, hr, err := r.JSON(hb)
+	h, hr, err := session.RedactHeader(r, env.Header)
 	if err != nil {
 		return fmt.Errorf("export: redact header: %w", err)
 	}
-	var h session.Header
-	if err := json.Unmarshal(out, &h); err != nil {
-		return fmt.Errorf("export: redacted header: %w", err)
-	}
-	h.ID, h.Version, h.Timestamp = env.Header.ID, env.Header.Version, env.Header.Timestamp
 	env.Header = h
 	rep.Add(hr)
 	for i, e := range env.Entries {
@@ -190,9 +182,9 @@ func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 				return err
 			}
 		}
-		ne, er, err := redactEntry(r, e)
+		ne, er, err := session.RedactEntry(r, e)
 		if err != nil {
-			return fmt.Errorf("export: redact entry %s: %w", e.ID(), err)
+			return fmt.Errorf("export: %w", err)
 		}
 		env.Entries[i] = ne
 		rep.Add(er)
@@ -202,38 +194,6 @@ func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 		opts.Report.Add(*rep)
 	}
 	return nil
-}
-
-func redactEntry(r *redact.Redactor, e session.Entry) (session.Entry, redact.Report, error) {
-	out, rep, err := r.JSON(e.JSON())
-	if err != nil {
-		return e, rep, err
-	}
-	if rep.Total() == 0 {
-		return e, rep, nil // nothing replaced: keep the entry's own bytes
-	}
-	ne, err := session.ParseEntry(out)
-	if err == nil && ne.ID() == e.ID() && ne.ParentID() == e.ParentID() && ne.Type() == e.Type() && ne.Timestamp() == e.Timestamp() {
-		return ne, rep, nil
-	}
-	// The redactor changed the envelope: put the entry's own back.
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(out, &obj); err != nil {
-		return e, rep, err
-	}
-	for _, k := range []string{"type", "id", "parentId", "timestamp"} {
-		if v, ok := e.Field(k); ok {
-			obj[k] = v
-		} else {
-			delete(obj, k)
-		}
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return e, rep, err
-	}
-	ne, err = session.ParseEntry(b)
-	return ne, rep, err
 }
 
 // gatherBlobs reads every blob the entries refer to into env.Blobs.

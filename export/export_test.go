@@ -3,6 +3,7 @@ package export_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -304,4 +305,26 @@ func BenchmarkReadJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Redacting an export leaves an image's data alone: base64 can hold what
+// looks like a key (an AWS key id here), and rewriting it would break
+// the image. The text beside it is redacted.
+func TestRedactKeepsImageData(t *testing.T) {
+	ctx := context.Background()
+	img, err := base64.StdEncoding.DecodeString("AKIAIOSFODNN7EXAMPLQ")
+	require.NoError(t, err)
+	s := session.New()
+	_, err = s.Append(ctx, session.User(session.Text("my key is AKIAIOSFODNN7EXAMPLQ"), session.Image("image/png", img)))
+	require.NoError(t, err)
+	var rep redact.Report
+	env, err := export.Build(ctx, s, &export.Options{Redactor: redact.New(&redact.Options{Home: []string{}}), Report: &rep})
+	require.NoError(t, err)
+	require.Len(t, env.Entries, 1)
+	m, err := env.Entries[0].Message()
+	require.NoError(t, err)
+	require.Len(t, m.Content, 2)
+	assert.NotContains(t, m.Content[0].Text, "AKIAIOSFODNN7EXAMPLQ")
+	assert.Equal(t, base64.StdEncoding.EncodeToString(img), m.Content[1].Data, "the image is the same")
+	assert.Equal(t, 1, rep.Total(), "Options.Report has the count")
 }
