@@ -114,7 +114,7 @@ func newSample(t testing.TB) *sample {
 	switched, err := s.AppendModelChange(ctx, "anthropic", "claude-opus-4-1")
 	require.NoError(t, err)
 	add(session.UserText("Fix it with a directory per subtest."))
-	a := add(opus(session.AssistantText("Fixed: each subtest now gets its own t.TempDir(), and "+onlyA+".")).WithUsage(usage(4020, 210, 3410, 0.0431)))
+	a := add(opus(session.AssistantText("Fixed: each subtest now gets its own t.TempDir(), and " + onlyA + ".")).WithUsage(usage(4020, 210, 3410, 0.0431)))
 
 	// Back to before the fix, to try the other way.
 	require.NoError(t, s.Branch(ctx, switched.ID()))

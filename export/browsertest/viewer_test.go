@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,6 +45,15 @@ func settle() chromedp.Action[chromedp.Void] {
 		chromedp.EvalAwaitPromise)
 }
 
+// colorScheme makes the page see prefers-color-scheme as scheme.
+func (b *browser) colorScheme(t *testing.T, scheme string) {
+	t.Helper()
+	_, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+	})
+	require.NoError(t, err)
+}
+
 const nodes = `document.getElementsByTagName("*").length`
 
 func TestSmallSession(t *testing.T) {
@@ -76,6 +86,17 @@ func TestSmallSession(t *testing.T) {
 	assert.Equal(t, 1, b.number(t, `document.querySelectorAll("details.thinking:not([open])").length`), "thinking starts collapsed")
 	assert.Equal(t, 240, b.number(t, `document.querySelector("#list img.image").naturalWidth`), "the image shows, from the page itself")
 	b.shot(t, "small-desktop.png")
+
+	// The label in the side panel jumps to its entry; under it, the
+	// compaction, the model change, the fork and the other branch's
+	// summary: the README's screenshot.
+	b.do(t, chromedp.Click(chromedp.CSS(`#labels .nav-item`)), settle())
+	assert.Equal(t, 1, b.number(t, `document.querySelectorAll(".item.flash").length`), "the labelled entry is shown")
+	b.do(t, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector(".item.flash"); f.classList.remove("flash"); f.scrollIntoView(); })()`), settle())
+	b.shot(t, "small-desktop-fork.png")
+	b.colorScheme(t, "dark")
+	b.shot(t, "small-desktop-dark.png")
+	b.colorScheme(t, "light")
 
 	// Tool output folds and unfolds.
 	fold := `document.querySelector(".role-tool .fold pre").textContent.length`

@@ -237,7 +237,7 @@ Renderer.prototype.entry = function (i) {
 Renderer.prototype.fork = function (i, kids, onPath) {
   var nav = el("nav", "fork");
   nav.setAttribute("aria-label", "Branches from here");
-  nav.append(el("span", "fork-title", "\u2442 " + kids.length + " branches from here"));
+  nav.append(el("span", "fork-title", kids.length + " branches from here"));
   var self = this;
   kids.forEach(function (c) {
     var b = el("button", "fork-btn" + (onPath(c) ? " active" : ""), self.tree.snippet(self.tree.shownFrom(c), 48));
