@@ -47,7 +47,7 @@ Tree.prototype.depths = function () {
     var j = i;
     while (j >= 0 && depth[j] === -1) { depth[j] = -2; stack.push(j); j = this.parent[j]; }
     var d = j >= 0 && depth[j] >= 0 ? depth[j] : -1;
-    if (j >= 0 && depth[j] === -2) { this.parent[j] = -1; d = -1; } // a cycle: cut it
+    if (j >= 0 && depth[j] === -2) { this.parent[stack[stack.length - 1]] = -1; d = -1; } // a cycle: cut its last link
     while (stack.length) { var k = stack.pop(); d++; depth[k] = d; }
   }
   return depth;
@@ -94,13 +94,6 @@ Tree.prototype.path = function (leaf) {
   var out = [];
   for (var j = leaf, steps = 0; j >= 0 && steps <= this.n; j = this.parent[j], steps++) out.push(j);
   return out.reverse();
-};
-
-// children lists the children of i in log order.
-Tree.prototype.children = function (i) {
-  var out = [];
-  for (var c = this.first[i]; c >= 0; c = this.next[c]) out.push(c);
-  return out;
 };
 
 // leafUnder follows the latest child down from i to a leaf.
@@ -178,9 +171,10 @@ function toolNames(content) {
   return names.length ? "tool: " + names.join(", ") : "";
 }
 
-// lastUserBefore finds, walking up from leaf, the nearest user message.
+// lastUserBefore finds, walking up from leaf, the nearest user message
+// (within a few hundred entries: the panel lists many leaves).
 Tree.prototype.lastUserBefore = function (leaf) {
-  for (var j = leaf, steps = 0; j >= 0 && steps <= this.n; j = this.parent[j], steps++) {
+  for (var j = leaf, steps = 0; j >= 0 && steps <= 500; j = this.parent[j], steps++) {
     var m = this.message(j);
     if (m && m.role === "user") return j;
   }

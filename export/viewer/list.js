@@ -56,12 +56,6 @@ List.prototype.range = function (from, to) {
   return frag;
 };
 
-// set replaces the items (a new path) and shows item k.
-List.prototype.set = function (items, k, align) {
-  this.items = items;
-  this.show(k || 0, align);
-};
-
 // show renders a window around item k and brings it into view.
 List.prototype.show = function (k, align) {
   var n = this.items.length;

@@ -1,0 +1,66 @@
+package browsertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/export"
+)
+
+// A page of entries no well-behaved writer makes: the viewer shows what
+// it can, runs none of the session's text, and throws nothing.
+func TestHostileEnvelope(t *testing.T) {
+	b := newBrowser(t)
+	lines := []string{
+		// A parent cycle, and an entry whose parent does not exist.
+		`{"type":"message","id":"c1","parentId":"c2","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"in a cycle"}}`,
+		`{"type":"message","id":"c2","parentId":"c1","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"in a cycle too"}}`,
+		`{"type":"message","id":"o1","parentId":"nowhere","timestamp":"nonsense","message":{"role":"user","content":[{"type":"text","text":"</script><script>window.pwned=1</script><img src=x onerror=window.pwned=2>"}]}}`,
+		// Members of the wrong types, blocks of unknown types, images that
+		// must not load.
+		`{"type":"message","id":"o2","parentId":"o1","timestamp":"2026-01-01T00:00:03Z","message":{"role":"assistant","content":[{"type":"mystery","x":1},null,7,{"type":"image","mimeType":"text/html","data":"PHNjcmlwdD4="},{"type":"image","mimeType":"image/png","data":"blob:sha256:0000000000000000000000000000000000000000000000000000000000000000"},{"type":"toolCall","name":{"not":"a string"},"arguments":"not an object"}],"usage":{"input":"many","cost":{"total":"free"}}}}`,
+		`{"type":"message","id":"o3","parentId":"o2","timestamp":"2026-01-01T00:00:04Z","message":{"role":"robot","content":{"odd":true}}}`,
+		`{"type":"compaction","id":"o4","parentId":"o3","timestamp":"2026-01-01T00:00:05Z","summary":{"not":"text"},"tokensBefore":"lots"}`,
+		`{"type":"label","id":"o5","parentId":"o4","timestamp":"2026-01-01T00:00:06Z","targetId":"o2","label":"<b>bold</b>"}`,
+		`{"type":"something_new","id":"o6","parentId":"o5","timestamp":"2026-01-01T00:00:07Z","payload":[1,2,3]}`,
+		`{"type":"message","id":"o7","parentId":"o6","timestamp":"2026-01-01T00:00:08Z"}`,
+	}
+	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "o7"}
+	env.Header.ID = "hostile"
+	for _, l := range lines {
+		e, err := session.ParseEntry([]byte(l))
+		require.NoError(t, err, l)
+		env.Entries = append(env.Entries, e)
+	}
+	env.Tree.Leaves = []string{"o7", "c1", "missing"}
+	env.Tree.Labels = map[string]string{"o2": "<b>bold</b>", "missing": "x"}
+	path := filepath.Join(t.TempDir(), "hostile.html")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, export.WriteHTML(context.Background(), f, env, "<i>hostile</i>"))
+	require.NoError(t, f.Close())
+
+	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
+	assert.Equal(t, "undefined", eval[string](t, b, `typeof window.pwned`), "no text of the session ran")
+	text := b.listText(t)
+	assert.Contains(t, text, "</script><script>window.pwned=1</script>", "it shows as text")
+	assert.Contains(t, text, "<b>bold</b>")
+	assert.Contains(t, text, "something_new")
+	assert.Equal(t, 0, b.number(t, `document.querySelectorAll("#list img").length`), "no image from a wrong type or a missing blob")
+	assert.Equal(t, "<i>hostile</i>", eval[string](t, b, `document.getElementById("title").textContent`))
+
+	// The other branch, through the cycle, shows too.
+	b.do(t, chromedp.Click(chromedp.CSS(`#branches .nav-item:not(.active)`)), settle())
+	text = b.listText(t)
+	assert.Contains(t, text, "in a cycle too")
+	assert.Contains(t, text, "in a cycle")
+	assert.NotContains(t, text, "something_new")
+	b.noErrors(t)
+}
