@@ -32,14 +32,17 @@ func TestHostileEnvelope(t *testing.T) {
 		`{"type":"something_new","id":"o6","parentId":"o5","timestamp":"2026-01-01T00:00:07Z","payload":[1,2,3]}`,
 		`{"type":"message","id":"o7","parentId":"o6","timestamp":"2026-01-01T00:00:08Z"}`,
 	}
-	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "o7"}
+	png := chart(t)
+	ref := session.BlobRef(png)
+	lines = append(lines, `{"type":"message","id":"o8","parentId":"o7","timestamp":"2026-01-01T00:00:09Z","message":{"role":"user","content":[{"type":"image","mimeType":"image/png","data":"`+ref+`"}]}}`)
+	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "o8", Blobs: map[string][]byte{ref: png}}
 	env.Header.ID = "hostile"
 	for _, l := range lines {
 		e, err := session.ParseEntry([]byte(l))
 		require.NoError(t, err, l)
 		env.Entries = append(env.Entries, e)
 	}
-	env.Tree.Leaves = []string{"o7", "c1", "missing"}
+	env.Tree.Leaves = []string{"o8", "c1", "missing"}
 	env.Tree.Labels = map[string]string{"o2": "<b>bold</b>", "missing": "x"}
 	path := filepath.Join(t.TempDir(), "hostile.html")
 	f, err := os.Create(path)
@@ -53,7 +56,8 @@ func TestHostileEnvelope(t *testing.T) {
 	assert.Contains(t, text, "</script><script>window.pwned=1</script>", "it shows as text")
 	assert.Contains(t, text, "<b>bold</b>")
 	assert.Contains(t, text, "something_new")
-	assert.Equal(t, 0, b.number(t, `document.querySelectorAll("#list img").length`), "no image from a wrong type or a missing blob")
+	assert.Equal(t, 1, b.number(t, `document.querySelectorAll("#list img").length`), "no image from a wrong type or a missing blob")
+	assert.Equal(t, 240, b.number(t, `document.querySelector("#list img").naturalWidth`), "the image of Envelope.Blobs shows")
 	assert.Equal(t, "<i>hostile</i>", eval[string](t, b, `document.getElementById("title").textContent`))
 
 	// The other branch, through the cycle, shows too.
@@ -62,5 +66,14 @@ func TestHostileEnvelope(t *testing.T) {
 	assert.Contains(t, text, "in a cycle too")
 	assert.Contains(t, text, "in a cycle")
 	assert.NotContains(t, text, "something_new")
+	b.noErrors(t)
+}
+
+// A session with no entries says so.
+func TestEmptySession(t *testing.T) {
+	b := newBrowser(t)
+	path := writePage(t, session.New())
+	b.do(t, chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#status`)))
+	assert.Equal(t, "This session has no entries.", eval[string](t, b, `document.getElementById("status").textContent`))
 	b.noErrors(t)
 }

@@ -16,6 +16,7 @@ function App(env) {
   this.tree = new Tree(env);
   this.onPathOf = new Int32Array(this.tree.n).fill(-1); // entry -> item index, on the current path
   this.leaf = -1;
+  this.items = [];
   this.renderer = new Renderer(this.tree, { branch: function (c) { self.jump(c); } });
   this.list = new List(this.renderer, {
     onPath: function (i) { return self.onPathOf[i] >= 0 || self.hiddenOnPath(i); },
