@@ -56,9 +56,15 @@ func TestHostileEnvelope(t *testing.T) {
 	assert.Contains(t, text, "</script><script>window.pwned=1</script>", "it shows as text")
 	assert.Contains(t, text, "<b>bold</b>")
 	assert.Contains(t, text, "something_new")
+	assert.NotContains(t, text, "NaN", "numbers of the wrong type show as 0")
 	assert.Equal(t, 1, b.number(t, `document.querySelectorAll("#list img").length`), "no image from a wrong type or a missing blob")
 	assert.Equal(t, 240, b.number(t, `document.querySelector("#list img").naturalWidth`), "the image of Envelope.Blobs shows")
 	assert.Equal(t, "<i>hostile</i>", eval[string](t, b, `document.getElementById("title").textContent`))
+
+	// A link to an entry of another branch opens there.
+	b.do(t, chromedp.Navigate(fileURL(path)+"#c2"), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
+	assert.Contains(t, b.listText(t), "in a cycle too")
+	b.do(t, chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
 
 	// The other branch, through the cycle, shows too.
 	b.do(t, chromedp.Click(chromedp.CSS(`#branches .nav-item:not(.active)`)), settle())

@@ -214,6 +214,15 @@ function start() {
   var leaf = app.tree.defaultLeaf();
   if (leaf < 0) { $("status").textContent = "This session has no entries."; return; }
   app.show(leaf, "top", 0);
+  // A link to the page with #<entry id> opens at that entry.
+  var toHash = function () {
+    var id = "";
+    try { id = decodeURIComponent(location.hash.slice(1)); } catch (err) { return; }
+    var want = id ? app.tree.index(id) : -1;
+    if (want >= 0) app.jump(want);
+  };
+  toHash();
+  window.addEventListener("hashchange", toHash);
   marks.push(Math.round(performance.now()));
   document.body.dataset.marks = marks.join(",");
   document.body.dataset.ready = "true";

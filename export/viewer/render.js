@@ -11,10 +11,14 @@ function el(tag, cls, text) {
   return n;
 }
 
-function fmtInt(n) { return Number(n || 0).toLocaleString("en-US"); }
+function fmtInt(n) {
+  n = Number(n);
+  return (isFinite(n) ? n : 0).toLocaleString("en-US");
+}
 
 function fmtCost(c) {
-  c = Number(c) || 0;
+  c = Number(c);
+  if (!isFinite(c)) c = 0;
   return "$" + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c.toFixed(4));
 }
 
