@@ -20,6 +20,9 @@ import (
 // the usual names on PATH, else /usr/bin/chromium.
 func chromePath() string {
 	if p := os.Getenv("AGENTSESSION_CHROME"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -71,7 +74,7 @@ func newBrowser(t *testing.T) *browser {
 	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Skipf("Chromium at %s does not start (%v): the browser test is skipped", path, err)
+		t.Fatalf("Chromium at %s does not start: %v", path, err)
 	}
 	b := &browser{ctx: ctx}
 	messages := chromedp.Console(ctx)
