@@ -83,3 +83,37 @@ func TestEmptySession(t *testing.T) {
 	assert.Equal(t, "This session has no entries.", eval[string](t, b, `document.getElementById("status").textContent`))
 	b.noErrors(t)
 }
+
+// A branch that starts with a label entry (labels are appended under the
+// leaf, and the conversation goes on under them) switches from its fork.
+func TestForkThroughLabel(t *testing.T) {
+	b := newBrowser(t)
+	lines := []string{
+		`{"type":"message","id":"f0","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"the fork"}}`,
+		`{"type":"label","id":"f1","parentId":"f0","timestamp":"2026-01-01T00:00:01Z","targetId":"f0","label":"here"}`,
+		`{"type":"message","id":"f2","parentId":"f1","timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"under the label"}}`,
+		`{"type":"message","id":"f3","parentId":"f0","timestamp":"2026-01-01T00:00:03Z","message":{"role":"user","content":"straight on"}}`,
+	}
+	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "f3"}
+	env.Header.ID = "fork"
+	for _, l := range lines {
+		e, err := session.ParseEntry([]byte(l))
+		require.NoError(t, err, l)
+		env.Entries = append(env.Entries, e)
+	}
+	path := filepath.Join(t.TempDir(), "fork.html")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, export.WriteHTML(context.Background(), f, env, ""))
+	require.NoError(t, f.Close())
+
+	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
+	assert.Contains(t, b.listText(t), "straight on")
+	assert.Equal(t, 2, b.number(t, `document.querySelectorAll(".fork .fork-btn").length`))
+	b.do(t, chromedp.Click(chromedp.CSS(`.fork .fork-btn:not(.active)`)), settle())
+	text := eval[string](t, b, `Array.from(document.querySelectorAll("#list .entry"), e => e.innerText).join("\n")`)
+	assert.Contains(t, text, "under the label")
+	assert.NotContains(t, text, "straight on")
+	assert.Equal(t, "true", eval[string](t, b, `document.querySelector("#branches .nav-item.active").getAttribute("aria-current")`))
+	b.noErrors(t)
+}

@@ -17,7 +17,7 @@ function App(env) {
   this.onPathOf = new Int32Array(this.tree.n).fill(-1); // entry -> item index, on the current path
   this.leaf = -1;
   this.items = [];
-  this.renderer = new Renderer(this.tree, { branch: function (c) { self.jump(c); } });
+  this.renderer = new Renderer(this.tree, { branch: function (c) { self.branch(c); } });
   this.list = new List(this.renderer, {
     onPath: function (i) { return self.onPathOf[i] >= 0 || self.hiddenOnPath(i); },
     moved: function (k) { self.moved(k); }
@@ -158,6 +158,14 @@ App.prototype.jump = function (i) {
     void node.offsetWidth;
     node.classList.add("flash");
   }
+};
+
+// branch switches to the branch that starts with child c of a fork and
+// shows its first entry.
+App.prototype.branch = function (c) {
+  var t = this.tree;
+  this.show(t.leafUnder(c), "top", 0);
+  this.jump(t.shownFrom(c));
 };
 
 App.prototype.moved = function (k) {

@@ -31,7 +31,6 @@ function Tree(env) {
   }
   this.parent = parent;
   this.first = first;
-  this.lastChild = last;
   this.next = next;
   this.depth = this.depths();
   this.labels = this.readLabels();
@@ -96,9 +95,16 @@ Tree.prototype.path = function (leaf) {
   return out.reverse();
 };
 
-// leafUnder follows the latest child down from i to a leaf.
+// down is the latest child of i that starts a branch (see branchesAt), or
+// -1.
+Tree.prototype.down = function (i) {
+  var kids = this.branchesAt(i);
+  return kids.length ? kids[kids.length - 1] : -1;
+};
+
+// leafUnder follows the latest branch down from i to a leaf.
 Tree.prototype.leafUnder = function (i) {
-  for (var steps = 0; this.lastChild[i] >= 0 && steps <= this.n; steps++) i = this.lastChild[i];
+  for (var steps = 0, c; (c = this.down(i)) >= 0 && steps <= this.n; steps++) i = c;
   return i;
 };
 
@@ -128,9 +134,9 @@ Tree.prototype.branchesAt = function (i) {
 };
 
 // shownFrom is the first entry at or under i (following the latest
-// child) that the stream shows.
+// branch, as leafUnder does) that the stream shows.
 Tree.prototype.shownFrom = function (i) {
-  for (var steps = 0; this.hidden(i) && this.lastChild[i] >= 0 && steps <= this.n; steps++) i = this.lastChild[i];
+  for (var steps = 0, c; this.hidden(i) && (c = this.down(i)) >= 0 && steps <= this.n; steps++) i = c;
   return i;
 };
 
