@@ -134,6 +134,7 @@ func viewport(w, h int64, mobile bool) chromedp.Action[chromedp.Void] {
 // directory, and in $AGENTSESSION_SCREENSHOTS when it is set.
 func (b *browser) shot(t *testing.T, name string) {
 	t.Helper()
+	b.do(t, settle()) // a frame drawn with the latest changes
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)
 	dirs := []string{screenshotDir(t)}
