@@ -2,8 +2,7 @@ package browsertest
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"io"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -13,6 +12,18 @@ import (
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/export"
 )
+
+// envelopePage writes the page of env holding the entries of lines, as
+// stored, into a file of t's and returns its path.
+func envelopePage(t *testing.T, env *export.Envelope, title string, lines []string) string {
+	t.Helper()
+	for _, l := range lines {
+		e, err := session.ParseEntry([]byte(l))
+		require.NoError(t, err, l)
+		env.Entries = append(env.Entries, e)
+	}
+	return pageFile(t, func(w io.Writer) error { return export.WriteHTML(context.Background(), w, env, title) })
+}
 
 // A page of entries no well-behaved writer makes: the viewer shows what
 // it can, runs none of the session's text, and throws nothing.
@@ -37,18 +48,9 @@ func TestHostileEnvelope(t *testing.T) {
 	lines = append(lines, `{"type":"message","id":"o8","parentId":"o7","timestamp":"2026-01-01T00:00:09Z","message":{"role":"user","content":[{"type":"image","mimeType":"image/png","data":"`+ref+`"}]}}`)
 	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "o8", Blobs: map[string][]byte{ref: png}}
 	env.Header.ID = "hostile"
-	for _, l := range lines {
-		e, err := session.ParseEntry([]byte(l))
-		require.NoError(t, err, l)
-		env.Entries = append(env.Entries, e)
-	}
 	env.Tree.Leaves = []string{"o8", "c1", "missing"}
 	env.Tree.Labels = map[string]string{"o2": "<b>bold</b>", "missing": "x"}
-	path := filepath.Join(t.TempDir(), "hostile.html")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	require.NoError(t, export.WriteHTML(context.Background(), f, env, "<i>hostile</i>"))
-	require.NoError(t, f.Close())
+	path := envelopePage(t, env, "<i>hostile</i>", lines)
 
 	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
 	assert.Equal(t, "undefined", eval[string](t, b, `typeof window.pwned`), "no text of the session ran")
@@ -96,16 +98,7 @@ func TestForkThroughLabel(t *testing.T) {
 	}
 	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "f3"}
 	env.Header.ID = "fork"
-	for _, l := range lines {
-		e, err := session.ParseEntry([]byte(l))
-		require.NoError(t, err, l)
-		env.Entries = append(env.Entries, e)
-	}
-	path := filepath.Join(t.TempDir(), "fork.html")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	require.NoError(t, export.WriteHTML(context.Background(), f, env, ""))
-	require.NoError(t, f.Close())
+	path := envelopePage(t, env, "", lines)
 
 	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
 	assert.Contains(t, b.listText(t), "straight on")

@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,10 +22,17 @@ import (
 // writePage exports s as HTML into a file of t's and returns its path.
 func writePage(t *testing.T, s *session.Session) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "session.html")
+	return pageFile(t, func(w io.Writer) error { return export.HTML(context.Background(), w, s, nil) })
+}
+
+// pageFile writes a page with write into a file of t's and returns its
+// path.
+func pageFile(t *testing.T, write func(io.Writer) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "page.html")
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	require.NoError(t, export.HTML(context.Background(), f, s, nil))
+	require.NoError(t, write(f))
 	require.NoError(t, f.Close())
 	return path
 }
