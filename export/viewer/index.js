@@ -1,0 +1,188 @@
+// index.js: the session's tree, indexed once in O(n).
+//
+// Entries are kept as the envelope gives them; the index holds, per entry
+// (by its position in the log): its parent, its children (a first-child /
+// next-sibling list), its depth, and the labels. Every walk is bounded
+// by the number of entries, so a hostile file with a parent cycle cannot
+// hang the page.
+
+function Tree(env) {
+  var entries = Array.isArray(env.entries) ? env.entries : [];
+  var n = entries.length;
+  this.env = env;
+  this.entries = entries;
+  this.n = n;
+  this.byId = new Map();
+  for (var i = 0; i < n; i++) {
+    var e = entries[i];
+    if (!e || typeof e !== "object") { entries[i] = e = {}; }
+    if (typeof e.id === "string" && !this.byId.has(e.id)) this.byId.set(e.id, i);
+  }
+  var parent = new Int32Array(n).fill(-1);
+  var first = new Int32Array(n).fill(-1);
+  var last = new Int32Array(n).fill(-1);
+  var next = new Int32Array(n).fill(-1);
+  for (i = 0; i < n; i++) {
+    var p = this.byId.get(entries[i].parentId);
+    if (p === undefined || p === i) continue;
+    parent[i] = p;
+    if (last[p] < 0) first[p] = i; else next[last[p]] = i;
+    last[p] = i;
+  }
+  this.parent = parent;
+  this.first = first;
+  this.next = next;
+  this.depth = this.depths();
+  this.labels = this.readLabels();
+  this.leaves = this.readLeaves();
+}
+
+// depths computes every entry's distance from its root: each entry is
+// settled once, walking up only through entries not yet settled. A cycle
+// is cut where it closes.
+Tree.prototype.depths = function () {
+  var n = this.n, depth = new Int32Array(n).fill(-1), stack = [];
+  for (var i = 0; i < n; i++) {
+    var j = i;
+    while (j >= 0 && depth[j] === -1) { depth[j] = -2; stack.push(j); j = this.parent[j]; }
+    var d = j >= 0 && depth[j] >= 0 ? depth[j] : -1;
+    if (j >= 0 && depth[j] === -2) { this.parent[stack[stack.length - 1]] = -1; d = -1; } // a cycle: cut its last link
+    while (stack.length) { var k = stack.pop(); d++; depth[k] = d; }
+  }
+  return depth;
+};
+
+Tree.prototype.readLabels = function () {
+  var out = new Map(), given = this.env.tree && this.env.tree.labels;
+  if (given && typeof given === "object") {
+    for (var id in given) {
+      if (Object.prototype.hasOwnProperty.call(given, id) && this.byId.has(id) && typeof given[id] === "string") out.set(this.byId.get(id), given[id]);
+    }
+    return out;
+  }
+  for (var i = 0; i < this.n; i++) { // no tree given: fold the label entries
+    var e = this.entries[i];
+    if (e.type !== "label" || !this.byId.has(e.targetId)) continue;
+    if (e.label) out.set(this.byId.get(e.targetId), String(e.label)); else out.delete(this.byId.get(e.targetId));
+  }
+  return out;
+};
+
+Tree.prototype.readLeaves = function () {
+  var out = [], seen = new Set(), given = this.env.tree && this.env.tree.leaves;
+  if (Array.isArray(given)) {
+    for (var k = 0; k < given.length; k++) {
+      var i = this.byId.get(given[k]);
+      if (i !== undefined && !seen.has(i)) { seen.add(i); out.push(i); }
+    }
+  }
+  if (!out.length) {
+    for (i = 0; i < this.n; i++) if (this.first[i] < 0 && !this.hidden(i)) out.push(i);
+  }
+  out.sort(function (a, b) { return a - b; });
+  return out;
+};
+
+Tree.prototype.index = function (id) {
+  var i = this.byId.get(id);
+  return i === undefined ? -1 : i;
+};
+
+// path returns the positions from the root to leaf, root first.
+Tree.prototype.path = function (leaf) {
+  var out = [];
+  for (var j = leaf, steps = 0; j >= 0 && steps <= this.n; j = this.parent[j], steps++) out.push(j);
+  return out.reverse();
+};
+
+// down is the latest child of i that starts a branch (see branchesAt), or
+// -1.
+Tree.prototype.down = function (i) {
+  var kids = this.branchesAt(i);
+  return kids.length ? kids[kids.length - 1] : -1;
+};
+
+// leafUnder follows the latest branch down from i to a leaf.
+Tree.prototype.leafUnder = function (i) {
+  for (var steps = 0, c; (c = this.down(i)) >= 0 && steps <= this.n; steps++) i = c;
+  return i;
+};
+
+// defaultLeaf is the envelope's leaf, else its branch, else the latest leaf.
+Tree.prototype.defaultLeaf = function () {
+  var i = this.index(this.env.leaf);
+  if (i < 0) i = this.index(this.env.branch);
+  if (i < 0 && this.leaves.length) i = this.leaves[this.leaves.length - 1];
+  return i;
+};
+
+// hidden says whether an entry is left out of the stream: labels are
+// shown on the entries they name instead, and the markers that record a
+// move of the leaf (custom entries of type "agentsession.leaf") say
+// nothing to a reader.
+Tree.prototype.hidden = function (i) {
+  var e = this.entries[i];
+  return e.type === "label" || (e.type === "custom" && e.customType === "agentsession.leaf");
+};
+
+// branchesAt lists the children of i that start a branch worth showing:
+// not a marker or label with nothing under it.
+Tree.prototype.branchesAt = function (i) {
+  var out = [];
+  for (var c = this.first[i]; c >= 0; c = this.next[c]) if (!this.hidden(c) || this.first[c] >= 0) out.push(c);
+  return out;
+};
+
+// shownFrom is the first entry at or under i (following the latest
+// branch, as leafUnder does) that the stream shows.
+Tree.prototype.shownFrom = function (i) {
+  for (var steps = 0, c; this.hidden(i) && (c = this.down(i)) >= 0 && steps <= this.n; steps++) i = c;
+  return i;
+};
+
+// message returns an entry's message, or null.
+Tree.prototype.message = function (i) {
+  var e = this.entries[i];
+  if (e.type === "message" && e.message && typeof e.message === "object") return e.message;
+  return null;
+};
+
+// textOf gives the plain text of a message's content (string or blocks).
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  var parts = [];
+  for (var k = 0; k < content.length; k++) {
+    var b = content[k];
+    if (b && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+  }
+  return parts.join("\n");
+}
+
+// snippet describes entry i in a line, for the side panel.
+Tree.prototype.snippet = function (i, max) {
+  var e = this.entries[i], m = this.message(i), s = "";
+  if (m) s = textOf(m.content) || (m.role === "assistant" ? toolNames(m.content) : "") || m.command || m.role || "";
+  else if (e.summary) s = e.summary;
+  else if (e.type === "custom_message") s = textOf(e.content);
+  else s = e.type || "entry";
+  s = String(s).replace(/\s+/g, " ").trim();
+  return s.length > max ? s.slice(0, max - 1) + "\u2026" : s;
+};
+
+function toolNames(content) {
+  if (!Array.isArray(content)) return "";
+  var names = [];
+  for (var k = 0; k < content.length; k++) if (content[k] && content[k].type === "toolCall") names.push(String(content[k].name));
+  return names.length ? "tool: " + names.join(", ") : "";
+}
+
+// lastUserBefore finds, walking up from leaf, the nearest user message
+// (within a few hundred entries: the panel lists many leaves).
+Tree.prototype.lastUserBefore = function (leaf) {
+  for (var j = leaf, steps = 0; j >= 0 && steps <= 500; j = this.parent[j], steps++) {
+    var m = this.message(j);
+    if (m && m.role === "user") return j;
+  }
+  return leaf;
+};

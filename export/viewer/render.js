@@ -1,0 +1,253 @@
+// render.js: one entry to DOM nodes. Every text of the session goes in
+// through textContent or a property (never innerHTML), so no text of a
+// session can become markup.
+
+var FOLD_CHARS = 1200, FOLD_LINES = 20, PREVIEW_LINES = 8;
+
+function el(tag, cls, text) {
+  var n = document.createElement(tag);
+  if (cls) n.className = cls;
+  if (text !== undefined && text !== null) n.textContent = String(text);
+  return n;
+}
+
+function fmtInt(n) {
+  n = Number(n);
+  return (isFinite(n) ? n : 0).toLocaleString("en-US");
+}
+
+function fmtCost(c) {
+  c = Number(c);
+  if (!isFinite(c)) c = 0;
+  return "$" + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c.toFixed(4));
+}
+
+// fmtTime shows an ISO timestamp or Unix milliseconds as UTC, the same
+// on every machine.
+function fmtTime(ts) {
+  if (ts === undefined || ts === null || ts === "") return "";
+  var d = new Date(typeof ts === "number" ? ts : String(ts));
+  if (isNaN(d.getTime())) return String(ts);
+  return d.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+}
+
+function imageSrc(block, blobs) {
+  var mime = String(block.mimeType || "");
+  var data = typeof block.data === "string" ? block.data : "";
+  if (data.indexOf("blob:sha256:") === 0) data = blobs && typeof blobs[data] === "string" ? blobs[data] : "";
+  if (!data || !/^image\/[a-z0-9.+-]+$/i.test(mime) || !/^[A-Za-z0-9+/=\s]+$/.test(data)) return "";
+  return "data:" + mime + ";base64," + data.replace(/\s+/g, "");
+}
+
+function Renderer(tree, actions) {
+  this.tree = tree;
+  this.blobs = tree.env.blobs || null;
+  this.actions = actions;
+}
+
+// foldable shows long text folded to its first lines, with a toggle.
+Renderer.prototype.foldable = function (text, cls) {
+  text = String(text);
+  var lines = text.split("\n");
+  var pre = el("pre", cls);
+  if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) { pre.textContent = text; return pre; }
+  var box = el("div", "fold");
+  var preview = lines.slice(0, PREVIEW_LINES).join("\n");
+  if (preview.length > FOLD_CHARS) preview = preview.slice(0, FOLD_CHARS);
+  pre.textContent = preview + "\n\u2026";
+  var more = lines.length > 1 ? fmtInt(lines.length) + " lines" : fmtInt(text.length) + " characters";
+  var btn = el("button", "fold-toggle", "Show all " + more);
+  btn.type = "button";
+  btn.setAttribute("aria-expanded", "false");
+  btn.addEventListener("click", function () {
+    var open = btn.getAttribute("aria-expanded") !== "true";
+    pre.textContent = open ? text : preview + "\n\u2026";
+    btn.textContent = open ? "Collapse" : "Show all " + more;
+    btn.setAttribute("aria-expanded", String(open));
+    box.classList.toggle("open", open);
+  });
+  box.append(pre, btn);
+  return box;
+};
+
+// text renders prose, with ``` fences as code blocks.
+Renderer.prototype.text = function (s) {
+  var box = el("div", "text");
+  var parts = String(s).split(/^```[^\n]*\n?/m);
+  for (var k = 0; k < parts.length; k++) {
+    if (!parts[k]) continue;
+    if (k % 2 === 1) box.append(this.foldable(parts[k].replace(/\n$/, ""), "code"));
+    else box.append(el("p", null, parts[k].replace(/^\n+|\n+$/g, "")));
+  }
+  return box;
+};
+
+Renderer.prototype.block = function (b) {
+  if (!b || typeof b !== "object") return el("pre", "raw", JSON.stringify(b));
+  switch (b.type) {
+    case "text":
+      return this.text(b.text || "");
+    case "thinking": {
+      var d = el("details", "thinking");
+      d.append(el("summary", null, b.redacted ? "Thinking (redacted)" : "Thinking"));
+      if (!b.redacted) d.append(this.text(b.thinking || ""));
+      return d;
+    }
+    case "toolCall": {
+      var call = el("div", "tool-call");
+      var head = el("div", "tool-head");
+      head.append(el("span", "tool-icon", "\u2699"), el("span", "tool-name", b.name || "tool"));
+      if (b.id) head.append(el("span", "muted", b.id));
+      var args = b.arguments;
+      var argText = typeof args === "string" ? args : JSON.stringify(args === undefined ? {} : args, null, 2);
+      call.append(head, this.foldable(argText, "args"));
+      return call;
+    }
+    case "image": {
+      var src = imageSrc(b, this.blobs);
+      if (!src) return el("div", "note", "[image " + (b.mimeType || "") + " not included in this export]");
+      var img = el("img", "image");
+      img.alt = "image (" + b.mimeType + ")";
+      img.loading = "lazy";
+      img.src = src;
+      return img;
+    }
+  }
+  return this.foldable(JSON.stringify(b, null, 2), "raw");
+};
+
+Renderer.prototype.content = function (body, content) {
+  if (typeof content === "string") { body.append(this.text(content)); return; }
+  if (!Array.isArray(content)) return;
+  for (var k = 0; k < content.length; k++) body.append(this.block(content[k]));
+};
+
+Renderer.prototype.usage = function (m) {
+  var u = m.usage;
+  if (!u || typeof u !== "object") return null;
+  var parts = ["in " + fmtInt(u.input), "out " + fmtInt(u.output)];
+  if (u.cacheRead) parts.push("cache read " + fmtInt(u.cacheRead));
+  if (u.cacheWrite) parts.push("cache write " + fmtInt(u.cacheWrite));
+  if (u.totalTokens) parts.push("total " + fmtInt(u.totalTokens));
+  var line = el("div", "usage", parts.join(" \u00b7 "));
+  if (u.cost && typeof u.cost === "object" && u.cost.total !== undefined) line.append(el("span", "cost", fmtCost(u.cost.total)));
+  return line;
+};
+
+var ROLE_NAMES = { user: "User", assistant: "Assistant", toolResult: "Tool result", bashExecution: "Shell", custom: "Extension" };
+
+Renderer.prototype.card = function (i, kind, role, extra) {
+  var e = this.tree.entries[i];
+  var art = el("article", "entry " + kind);
+  art.dataset.pos = String(i);
+  var head = el("div", "entry-head");
+  head.append(el("span", "role", role));
+  if (extra) head.append(el("span", "muted", extra));
+  var label = this.tree.labels.get(i);
+  if (label !== undefined) head.append(el("span", "badge label", "\u2691 " + label));
+  head.append(el("span", "spacer"), el("time", null, fmtTime(e.timestamp)));
+  art.append(head);
+  return art;
+};
+
+Renderer.prototype.message = function (i, m) {
+  var role = String(m.role || "message");
+  var art, body = el("div", "entry-body");
+  if (role === "assistant") {
+    art = this.card(i, "role-assistant", "Assistant", m.model ? m.model : "");
+    this.content(body, m.content);
+    if (m.stopReason === "error" || m.stopReason === "aborted" || m.errorMessage) body.append(el("div", "error", (m.stopReason || "error") + (m.errorMessage ? ": " + m.errorMessage : "")));
+    art.append(body);
+    var u = this.usage(m);
+    if (u) art.append(u);
+    return art;
+  }
+  if (role === "toolResult") {
+    art = this.card(i, "role-tool" + (m.isError ? " is-error" : ""), m.isError ? "Tool error" : "Tool result", m.toolName || "");
+    var text = textOf(m.content);
+    if (text) body.append(this.foldable(text, "output"));
+    if (Array.isArray(m.content)) for (var k = 0; k < m.content.length; k++) if (m.content[k] && m.content[k].type === "image") body.append(this.block(m.content[k]));
+    art.append(body);
+    return art;
+  }
+  if (role === "bashExecution") {
+    art = this.card(i, "role-bash", "Shell", m.exitCode !== undefined && m.exitCode !== null ? "exit " + m.exitCode : "");
+    body.append(el("pre", "command", "$ " + (m.command || "")), this.foldable(m.output || "", "output"));
+    art.append(body);
+    return art;
+  }
+  art = this.card(i, "role-" + (role === "user" ? "user" : "other"), ROLE_NAMES[role] || role, m.customType || "");
+  this.content(body, m.content);
+  art.append(body);
+  return art;
+};
+
+Renderer.prototype.summary = function (i, title, extra, text) {
+  var art = this.card(i, "summary", title, extra);
+  var body = el("div", "entry-body");
+  body.append(this.foldable(String(text || ""), "summary-text"));
+  art.append(body);
+  return art;
+};
+
+Renderer.prototype.marker = function (i, text, data) {
+  var e = this.tree.entries[i];
+  var div = el("div", "marker");
+  div.dataset.pos = String(i);
+  div.append(el("span", null, text));
+  var label = this.tree.labels.get(i);
+  if (label !== undefined) div.append(el("span", "badge label", "\u2691 " + label));
+  div.append(el("time", null, fmtTime(e.timestamp)));
+  if (data !== undefined) {
+    var d = el("details", "marker-data");
+    d.append(el("summary", null, "data"), this.foldable(JSON.stringify(data, null, 2), "raw"));
+    div.append(d);
+  }
+  return div;
+};
+
+// entry renders entry i.
+Renderer.prototype.entry = function (i) {
+  var t = this.tree, e = t.entries[i], m = t.message(i);
+  if (m) return this.message(i, m);
+  switch (e.type) {
+    case "compaction":
+      return this.summary(i, "Compaction summary", e.tokensBefore ? fmtInt(e.tokensBefore) + " tokens before" : "", e.summary);
+    case "branch_summary": {
+      var from = t.index(e.fromId);
+      return this.summary(i, "Branch summary", from >= 0 ? "of: " + t.snippet(from, 60) : "", e.summary);
+    }
+    case "custom_message": {
+      var art = this.card(i, "role-other", "Extension message", e.customType || "");
+      var body = el("div", "entry-body");
+      this.content(body, e.content);
+      art.append(body);
+      return art;
+    }
+    case "model_change":
+      return this.marker(i, "Model \u2192 " + [e.provider, e.modelId || e.model].filter(Boolean).join(" / "));
+    case "thinking_level_change":
+      return this.marker(i, "Thinking level \u2192 " + e.thinkingLevel);
+    case "session_info":
+      return this.marker(i, "Title \u2192 " + (e.name || ""));
+    case "custom":
+      return this.marker(i, "Custom \u00b7 " + (e.customType || ""), e.data);
+  }
+  return this.marker(i, String(e.type || "entry"), e);
+};
+
+// fork renders the branch switch shown under an entry with more than one
+// branch below it.
+Renderer.prototype.fork = function (i, kids, onPath) {
+  var nav = el("nav", "fork");
+  nav.setAttribute("aria-label", "Branches from here");
+  nav.append(el("span", "fork-title", kids.length + " branches from here"));
+  var self = this;
+  kids.forEach(function (c) {
+    var b = el("button", "fork-btn" + (onPath(c) ? " active" : ""), self.tree.snippet(self.tree.shownFrom(c), 48));
+    b.type = "button";
+    b.addEventListener("click", function () { self.actions.branch(c); });
+    nav.append(b);
+  });
+  return nav;
+};
