@@ -164,9 +164,10 @@ func ids(es []session.Entry) []string {
 
 // redactEnvelope replaces secrets in the header and in every entry as
 // session.Redact does on the way to a store (session.RedactHeader and
-// RedactEntry): what makes the tree (an entry's type, id, parentId and
-// timestamp; the header's id and working directory) and an image's data
-// are left alone, so that the envelope still imports and shows.
+// RedactEntry), and the working directory too: what makes the tree (an
+// entry's type, id, parentId and timestamp; the header's id) and an
+// image's data are left alone, so that the envelope still imports and
+// shows.
 func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 	r := opts.Redactor
 	rep := &redact.Report{Counts: map[string]int{}}
@@ -174,8 +175,13 @@ func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("export: redact header: %w", err)
 	}
-	env.Header = h
 	rep.Add(hr)
+	// A store keeps the working directory as it is (listings filter by
+	// it); an export leaving the machine has its home path replaced too.
+	cwd, cr := r.String(h.Cwd)
+	h.Cwd = cwd
+	rep.Add(cr)
+	env.Header = h
 	for i, e := range env.Entries {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
