@@ -287,11 +287,13 @@
 // tokens.go, fileops.go, summary.go, usage.go, retry.go, writers.go), the stores this module ships
 // (store.go, memstore.go, filestore*.go, blob.go, fsops.go), the
 // lifecycle (lifecycle.go, meta.go, state.go, events.go, tenant.go,
-// page.go) and the wrapper that observes one (observe.go). It imports
-// the standard library, uuid, klauspost/compress, fsnotify, and two
-// internal packages:
-// internal/jsonx (the JSON scanner) and internal/names (ids, cursors and
-// the seed layout's names). It never imports the packages beside it:
+// page.go), the wrappers that observe, redact or transform one
+// (observe.go, redact_store.go, store_wrap.go). It imports the standard
+// library, uuid, klauspost/compress, fsnotify, package redact (the
+// secret rules Redact applies; it imports nothing of the module but
+// internal/jsonx) and two internal packages: internal/jsonx (the JSON
+// scanner) and internal/names (ids, cursors and the seed layout's
+// names). It never imports the other packages beside it:
 //
 //   - storekit: for those who write a Store (cursors, stored strings, the
 //     checklist of what a store must do); storetest: the conformance
@@ -299,7 +301,12 @@
 //   - provider/anthropic, provider/openai: request bodies from a
 //     session's messages, and messages from responses, sharing
 //     provider/internal/wire.
-//   - pgstore: the PostgreSQL store, a module of its own.
+//   - export: JSON, Markdown and HTML exports; importer: sessions of
+//     Claude Code, Codex, OpenCode and exports into any store; encrypt:
+//     encryption at rest as a store middleware.
+//   - pgstore: the PostgreSQL store, a module of its own; search: the
+//     full-text index, a module of its own (SQLite); export/browsertest:
+//     the HTML viewer's test in a real browser, a module of its own.
 //   - cmd/agentsession: the command-line tool; examples/: runnable
 //     examples.
 //   - internal/codecgen: the generator of message_codec.go (go generate).

@@ -4,6 +4,8 @@
 // reads back, so that the files or rows hold no conversation in clear.
 // It passes storetest like any store.
 //
+// It imports the session package and the module's internal naming rules.
+//
 // # Keys
 //
 // The host provides master keys (Key: an id and at least 32 random

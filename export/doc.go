@@ -2,6 +2,9 @@
 // versioned JSON envelope (read back by Read and by package importer), a
 // Markdown transcript and a single self-contained HTML page.
 //
+// It imports the session package, package redact and the module's
+// internal JSON cursor.
+//
 // # The JSON envelope
 //
 // JSON writes an Envelope (see its doc for the shape): the header line

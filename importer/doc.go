@@ -3,6 +3,11 @@
 // session.Store, keeping the tree, timestamps, models, usage, tool calls
 // and results, and subagents as child sessions.
 //
+// It imports the session package, package export (its envelope),
+// provider/anthropic (Claude Code's assistant lines are Anthropic
+// responses, read as live replies are) and the module's internal JSON
+// cursor.
+//
 // # Importing
 //
 // Import takes a file or a directory. Each file's format is detected from
