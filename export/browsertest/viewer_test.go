@@ -92,7 +92,16 @@ func TestSmallSession(t *testing.T) {
 	}
 	assert.NotContains(t, text, onlyA, "the other branch is not on the path")
 	assert.Equal(t, 1, b.number(t, `document.querySelectorAll("details.thinking:not([open])").length`), "thinking starts collapsed")
-	assert.Equal(t, 240, b.number(t, `document.querySelector("#list img.image").naturalWidth`), "the image shows, from the page itself")
+	// An image decodes after the page shows it: wait for it (a busy
+	// machine lags), then read its width; -1 is an image that failed.
+	width, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](`new Promise(r => {
+		const i = document.querySelector("#list img.image");
+		if (i.complete) { r(i.naturalWidth > 0 ? i.naturalWidth : -1); return; }
+		i.addEventListener("load", () => r(i.naturalWidth));
+		i.addEventListener("error", () => r(-1));
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, 240, int(width), "the image shows, from the page itself")
 	b.shot(t, "small-desktop.png")
 
 	// The label in the side panel jumps to its entry; under it, the
