@@ -38,8 +38,8 @@ type Hit struct {
 	Cwd       string    // the session's working directory
 	Time      time.Time // the message's (or entry's) time
 	// Snippet is the part of the entry's text around the best match, on
-	// one line (runs of white space made one space), each matched word
-	// between the marks; "…" where text was left out.
+	// one line (runs of white space made one space), each matched word or
+	// phrase between the marks; "…" where text was left out.
 	Snippet string
 	// Score is the entry's relevance to the query (BM25): higher is
 	// better. Scores compare hits of one search only.

@@ -168,6 +168,19 @@ func (x *Index) indexSession(ctx context.Context, store session.Store, info sess
 		last = log.Entries[n-1].ID()
 	}
 	err = x.write(ctx, func(tx *sql.Tx) error {
+		if from > 0 {
+			// Another process may have indexed the tail since the
+			// fingerprints were read: append only onto what was read.
+			var indexed int
+			var last string
+			err := tx.QueryRowContext(ctx, `SELECT indexed, last FROM sessions WHERE id = ?`, info.ID).Scan(&indexed, &last)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if indexed != fp.indexed || last != fp.last {
+				return errStale
+			}
+		}
 		if from == 0 {
 			if err := dropSession(ctx, tx, info.ID); err != nil {
 				return err
@@ -181,6 +194,9 @@ func (x *Index) indexSession(ctx context.Context, store session.Store, info sess
 			info.ID, info.Title, info.Cwd, info.Updated.UnixNano(), info.Entries, info.Size, from+len(log.Entries), last)
 		return err
 	})
+	if errors.Is(err, errStale) {
+		return x.indexSession(ctx, store, info, nil, st) // whole, as it is now
+	}
 	if err != nil {
 		return err
 	}
@@ -193,6 +209,10 @@ func (x *Index) indexSession(ctx context.Context, store session.Store, info sess
 	return nil
 }
 
+// errStale says the index changed under an update, which then reads the
+// session whole.
+var errStale = errors.New("search: the index changed meanwhile")
+
 // write runs fn in a write transaction.
 func (x *Index) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -201,6 +221,9 @@ func (x *Index) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		if errors.Is(err, errStale) {
+			return err
+		}
 		return fmt.Errorf("search: write the index: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
