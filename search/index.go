@@ -47,18 +47,25 @@ var schema = []string{
 		indexed INTEGER NOT NULL,
 		last TEXT NOT NULL
 	) WITHOUT ROWID`,
-	// docs holds what is known of each indexed entry; its rowid is the
-	// rowid of the entry's row in text.
+	// docs holds each indexed entry: where it is, and its text deflated
+	// (compress.go); its rowid is the rowid of the entry in text.
 	`CREATE TABLE IF NOT EXISTS docs (
 		rowid INTEGER PRIMARY KEY,
 		session TEXT NOT NULL,
 		entry TEXT NOT NULL,
 		role TEXT NOT NULL,
-		time INTEGER NOT NULL
+		time INTEGER NOT NULL,
+		prompt BLOB,
+		body BLOB
 	)`,
 	`CREATE INDEX IF NOT EXISTS docs_session ON docs(session)`,
+	`CREATE VIEW IF NOT EXISTS text_content (rowid, prompt, body) AS
+		SELECT rowid, ` + inflateFunc + `(prompt), ` + inflateFunc + `(body) FROM docs`,
+	// text is the full-text index; its text is read from text_content
+	// (for snippets, and for deletes) and is not kept twice.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(
-		prompt, body, tokenize = 'unicode61 remove_diacritics 2'
+		prompt, body, content = 'text_content', content_rowid = 'rowid',
+		tokenize = 'unicode61 remove_diacritics 2'
 	)`,
 }
 
@@ -79,15 +86,19 @@ type Options struct {
 	// BusyTimeout is how long, in milliseconds, a call waits for another
 	// process that holds the index's write lock (0: DefaultBusyTimeout).
 	BusyTimeout int
+	// Progress, when set, is called by Update after each session it
+	// reads or drops, with the counts so far (a progress line).
+	Progress func(UpdateStats)
 }
 
 // Index is a full-text index of the sessions of one store, kept in an
 // SQLite file. It is safe for concurrent use, and several processes may
 // use the same file at once.
 type Index struct {
-	db   *sql.DB
-	path string
-	max  int
+	db       *sql.DB
+	path     string
+	max      int
+	progress func(UpdateStats)
 
 	mu     sync.Mutex // serializes Update within the process
 	closed bool
@@ -139,7 +150,7 @@ func Open(path string, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: open %s: %w", path, err)
 	}
-	x := &Index{db: db, path: path, max: o.MaxEntryText}
+	x := &Index{db: db, path: path, max: o.MaxEntryText, progress: o.Progress}
 	if err := x.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -170,8 +181,8 @@ func (x *Index) init(ctx context.Context) error {
 	case id != appID:
 		return fmt.Errorf("%w: %s is an SQLite database of something else", ErrNotIndex, x.path)
 	case version != schemaVersion:
-		for _, t := range []string{"text", "docs", "sessions"} {
-			if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+		for _, drop := range []string{"DROP TABLE IF EXISTS text", "DROP VIEW IF EXISTS text_content", "DROP TABLE IF EXISTS docs", "DROP TABLE IF EXISTS sessions"} {
+			if _, err := tx.ExecContext(ctx, drop); err != nil {
 				return fmt.Errorf("search: rebuild %s: %w", x.path, err)
 			}
 		}

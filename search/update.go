@@ -85,6 +85,9 @@ func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, e
 			if err := x.indexSession(ctx, store, info, fp, &st); err != nil {
 				return st, err
 			}
+			if x.progress != nil {
+				x.progress(st)
+			}
 		}
 		if page.Next == "" {
 			break
@@ -99,6 +102,9 @@ func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, e
 			return st, err
 		}
 		st.Removed++
+		if x.progress != nil {
+			x.progress(st)
+		}
 	}
 	return st, nil
 }
@@ -234,7 +240,9 @@ func (x *Index) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // dropSession removes a session's entries and fingerprint.
 func dropSession(ctx context.Context, tx *sql.Tx, id string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM text WHERE rowid IN (SELECT rowid FROM docs WHERE session = ?)`, id); err != nil {
+	// An external content table is told what it indexed, to remove it.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO text (text, rowid, prompt, body)
+		SELECT 'delete', rowid, `+inflateFunc+`(prompt), `+inflateFunc+`(body) FROM docs WHERE session = ?`, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE session = ?`, id); err != nil {
@@ -249,7 +257,7 @@ func insertDocs(ctx context.Context, tx *sql.Tx, id string, docs []doc) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	meta, err := tx.PrepareContext(ctx, `INSERT INTO docs (session, entry, role, time) VALUES (?, ?, ?, ?)`)
+	meta, err := tx.PrepareContext(ctx, `INSERT INTO docs (session, entry, role, time, prompt, body) VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -260,7 +268,7 @@ func insertDocs(ctx context.Context, tx *sql.Tx, id string, docs []doc) error {
 	}
 	defer text.Close()
 	for _, d := range docs {
-		res, err := meta.ExecContext(ctx, id, d.entry, d.role, d.time.UnixMilli())
+		res, err := meta.ExecContext(ctx, id, d.entry, d.role, d.time.UnixMilli(), deflate(d.prompt), deflate(d.body))
 		if err != nil {
 			return err
 		}

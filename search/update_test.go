@@ -53,6 +53,7 @@ func TestUpdateIncremental(t *testing.T) {
 	st = f.update()
 	require.Equal(t, 1, st.Removed)
 	require.Empty(t, f.search("beta", nil))
+	checkIntegrity(t, f.path)
 }
 
 func TestUpdateArchived(t *testing.T) {
