@@ -147,3 +147,15 @@ func TestSearchCommandDefaultIndex(t *testing.T) {
 		assert.False(t, strings.Contains(e.Name(), "search"), "the store holds %s", e.Name())
 	}
 }
+
+// On a color terminal the matches are highlighted, and the sessions'
+// own escape sequences are still taken out.
+func TestSearchCommandColor(t *testing.T) {
+	root, _, _ := searchStore(t)
+	index := filepath.Join(t.TempDir(), "index.sqlite")
+	out, errOut, code := runTTY(terminal{outTTY: true, color: true, rows: 1000}, "search", "--no-pager", "--root", root, "--index", index, "flaky")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "\x1b[1;33mflaky\x1b[0m")
+	assert.NotContains(t, out, "\x1b[31m")
+	assert.NotContains(t, out, "«")
+}
