@@ -22,6 +22,9 @@ type UpdateStats struct {
 	// message entry whose message is not an object): they are not
 	// searchable.
 	Unreadable int
+	// Failed counts the sessions the store could not read (see
+	// SessionError).
+	Failed int
 	// Skipped counts sessions that vanished between the listing and the
 	// read (deleted meanwhile); the next update drops them.
 	Skipped int
@@ -52,7 +55,9 @@ func (f *fingerprint) same(info session.SessionInfo) bool {
 // (session.TailLoader); one that was rewritten is indexed again whole.
 //
 // Each session is written in a transaction of its own: an Update that
-// fails or is cancelled keeps what it did, and the next one goes on.
+// fails or is cancelled keeps what it did, and the next one goes on. A
+// session the store cannot read is a *SessionError, returned with the
+// stats once the other sessions are indexed.
 // Two processes may update the same index at once; the second waits for
 // the first's transactions (Options.BusyTimeout).
 func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, error) {
@@ -66,6 +71,7 @@ func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, e
 	if err != nil {
 		return st, err
 	}
+	var failed []error
 	opts := session.ListOptions{Archived: true, Limit: 500}
 	for {
 		page, err := store.List(ctx, opts)
@@ -82,7 +88,16 @@ func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, e
 					continue
 				}
 			}
-			if err := x.indexSession(ctx, store, info, fp, &st); err != nil {
+			err := x.indexSession(ctx, store, info, fp, &st)
+			var se *SessionError
+			if errors.As(err, &se) && ctx.Err() == nil {
+				// One session the store cannot read does not keep the
+				// others out; it is tried again by the next Update.
+				st.Failed++
+				failed = append(failed, err)
+				continue
+			}
+			if err != nil {
 				return st, err
 			}
 			if x.progress != nil {
@@ -106,8 +121,23 @@ func (x *Index) Update(ctx context.Context, store session.Store) (UpdateStats, e
 			x.progress(st)
 		}
 	}
-	return st, nil
+	return st, errors.Join(failed...)
 }
+
+// SessionError is the error of an Update for a session the store could
+// not read: the others are indexed all the same, and the session is
+// tried again by the next Update. Update returns these joined (see
+// errors.Join); errors.As finds the first.
+type SessionError struct {
+	ID  string
+	Err error
+}
+
+func (e *SessionError) Error() string {
+	return fmt.Sprintf("search: read session %s: %v", e.ID, e.Err)
+}
+
+func (e *SessionError) Unwrap() error { return e.Err }
 
 // fingerprints reads what the index knows of every session.
 func (x *Index) fingerprints(ctx context.Context) (map[string]*fingerprint, error) {
@@ -154,7 +184,7 @@ func (x *Index) indexSession(ctx context.Context, store session.Store, info sess
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("search: read session %s: %w", info.ID, err)
+		return &SessionError{ID: info.ID, Err: err}
 	}
 	docs := make([]doc, 0, len(log.Entries))
 	for _, e := range log.Entries {

@@ -206,3 +206,37 @@ func checkIntegrity(t *testing.T, path string) {
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM text`).Scan(&texts))
 	require.Equal(t, docs, texts)
 }
+
+// failingStore is a FileStore whose Load fails for one session, as a
+// store does for a file it cannot read.
+type failingStore struct {
+	session.Store
+	bad string
+}
+
+func (s failingStore) Load(ctx context.Context, id string) (*session.Log, error) {
+	if id == s.bad {
+		return nil, fmt.Errorf("%w: unreadable for the test", session.ErrCorrupt)
+	}
+	return s.Store.Load(ctx, id)
+}
+
+// A session the store cannot read is reported, and the others indexed.
+func TestUpdateSessionError(t *testing.T) {
+	f := newFixture(t)
+	bad := f.session("bad", [2]string{"broken badger", "ok"})
+	f.session("good", [2]string{"good badger", "ok"})
+	st, err := f.idx.Update(f.ctx, failingStore{f.store, bad.ID()})
+	var se *search.SessionError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, bad.ID(), se.ID)
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	require.Equal(t, 1, st.Failed)
+	require.Equal(t, 1, st.Indexed)
+	require.Len(t, f.search("badger", nil), 1)
+
+	// It is tried again, and indexed once it can be read.
+	st = f.update()
+	require.Equal(t, search.UpdateStats{Sessions: 2, Unchanged: 1, Indexed: 1, Entries: 3}, st)
+	require.Len(t, f.search("badger", nil), 2)
+}

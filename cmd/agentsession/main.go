@@ -271,7 +271,8 @@
 // --index FILE, default a file named after the root under the user's
 // cache directory ($XDG_CACHE_HOME or ~/.cache on Linux, then
 // agentsession/search); deleting it is safe. It writes only the index,
-// never the store. Several processes may search at once.
+// never the store. Several processes may search at once. A session that
+// cannot be read is left out with a warning, and tried again next time.
 //
 // --json prints one object per hit and line: {"sessionId", "title",
 // "cwd", "entryId", "role", "prompt", "time", "snippet", "score"}: prompt

@@ -71,7 +71,14 @@ func (c *call) search(query, indexPath string, limit int) int {
 	defer idx.Close()
 	_, err = idx.Update(c.ctx, store)
 	p.end()
-	if err != nil {
+	var se *search.SessionError
+	if errors.As(err, &se) {
+		// The sessions that could not be read are left out; the others
+		// are searched.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "agentsession: warning: %s\n", line)
+		}
+	} else if err != nil {
 		return c.fail("%v", err)
 	}
 	// The matches are marked with control characters no text keeps
