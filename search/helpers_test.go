@@ -102,8 +102,11 @@ var hostileQueries = []string{
 	`rowid`, `rank`, `MATCH`, `text`,
 }
 
-// nonFTS reports whether err is something other than an empty query.
-func nonFTS(err error) bool { return err != nil && !errors.Is(err, search.ErrEmptyQuery) }
+// nonFTS reports whether err is something other than a query refused
+// for what it is (empty, or too long).
+func nonFTS(err error) bool {
+	return err != nil && !errors.Is(err, search.ErrEmptyQuery) && !errors.Is(err, search.ErrQueryTooLong)
+}
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -21,6 +21,9 @@ var (
 	// ErrEmptyQuery says a query holds nothing to search for: no word
 	// with a letter or a digit in it.
 	ErrEmptyQuery = errors.New("search: the query has no words to search for")
+	// ErrQueryTooLong says a query is over MaxQueryBytes or
+	// MaxQueryTerms.
+	ErrQueryTooLong = errors.New("search: the query is too long")
 	// ErrClosed is the error of any call on a closed Index.
 	ErrClosed = errors.New("search: index is closed")
 	// ErrNotIndex says the file at the index path is not an index this

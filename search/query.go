@@ -12,6 +12,13 @@ import (
 // SearchOptions.Limit is 0.
 const DefaultLimit = 50
 
+// Limits of a query: longer ones fail with ErrQueryTooLong, which
+// bounds the work one query can ask for.
+const (
+	MaxQueryBytes = 4 << 10
+	MaxQueryTerms = 64
+)
+
 // Default marks of a match in Hit.Snippet.
 const (
 	DefaultMarkStart = "«"
@@ -52,8 +59,9 @@ type Hit struct {
 // The query is words and "quoted phrases", all of which must match; a
 // word ending in * matches the words it begins (pars* finds parser).
 // Matching ignores case and diacritics. Every other character is taken
-// as text, never as operator syntax: any query is valid, and one with no
-// letter or digit fails with ErrEmptyQuery.
+// as text, never as operator syntax: any query is valid, but one with no
+// letter or digit fails with ErrEmptyQuery, and one over MaxQueryBytes
+// or MaxQueryTerms with ErrQueryTooLong.
 func (x *Index) Search(ctx context.Context, query string, opts *SearchOptions) ([]Hit, error) {
 	var o SearchOptions
 	if opts != nil {
@@ -68,9 +76,15 @@ func (x *Index) Search(ctx context.Context, query string, opts *SearchOptions) (
 	if x.isClosed() {
 		return nil, ErrClosed
 	}
-	expr := matchExpr(query)
-	if expr == "" {
+	if len(query) > MaxQueryBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrQueryTooLong, len(query), MaxQueryBytes)
+	}
+	expr, n := matchExpr(query)
+	switch {
+	case n == 0:
 		return nil, fmt.Errorf("%w: %q", ErrEmptyQuery, query)
+	case n > MaxQueryTerms:
+		return nil, fmt.Errorf("%w: %d words and phrases, over %d", ErrQueryTooLong, n, MaxQueryTerms)
 	}
 	hits, err := x.searchColumn(ctx, "prompt", expr, o, o.Limit)
 	if err != nil {
@@ -129,9 +143,9 @@ func (x *Index) searchColumn(ctx context.Context, column, expr string, o SearchO
 // a syntax error: each word or phrase becomes an FTS5 string (quotes
 // doubled), optionally followed by the prefix operator, and the strings
 // are joined by spaces (AND). Terms without a letter or digit, which
-// the tokenizer would make nothing of, are left out; "" when none is
-// left.
-func matchExpr(query string) string {
+// the tokenizer would make nothing of, are left out; n is the number of
+// terms kept.
+func matchExpr(query string) (expr string, n int) {
 	var out []string
 	for _, t := range splitQuery(query) {
 		if !hasToken(t.text) {
@@ -143,7 +157,7 @@ func matchExpr(query string) string {
 		}
 		out = append(out, s)
 	}
-	return strings.Join(out, " ")
+	return strings.Join(out, " "), len(out)
 }
 
 type term struct {

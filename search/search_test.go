@@ -183,6 +183,22 @@ func TestEmptyQuery(t *testing.T) {
 	}
 }
 
+func TestQueryTooLong(t *testing.T) {
+	f := newFixture(t)
+	f.session("long", [2]string{"a b c", "ok"})
+	f.update()
+	ok := strings.Repeat("a ", search.MaxQueryTerms)
+	require.Len(t, f.search(ok, nil), 1)
+	for _, q := range []string{
+		ok + "b",
+		strings.Repeat(`"a b" `, search.MaxQueryTerms+1),
+		`"` + strings.Repeat("a ", search.MaxQueryBytes/2) + `"`, // one phrase, too many bytes
+	} {
+		_, err := f.idx.Search(f.ctx, q, nil)
+		require.ErrorIs(t, err, search.ErrQueryTooLong)
+	}
+}
+
 func TestSearchOptions(t *testing.T) {
 	f := newFixture(t)
 	var ids []string

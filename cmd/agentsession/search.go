@@ -84,8 +84,11 @@ func (c *call) search(query, indexPath string, limit int) int {
 	// The matches are marked with control characters no text keeps
 	// (markText takes the others out), then as the output wants.
 	hits, err := idx.Search(c.ctx, query, &search.SearchOptions{Limit: limit, MarkStart: "\x02", MarkEnd: "\x03"})
-	if errors.Is(err, search.ErrEmptyQuery) {
+	switch {
+	case errors.Is(err, search.ErrEmptyQuery):
 		return c.usageError("the query %q has no words to search for", query)
+	case errors.Is(err, search.ErrQueryTooLong):
+		return c.usageError("the query is too long (at most %d words and phrases, %d bytes)", search.MaxQueryTerms, search.MaxQueryBytes)
 	}
 	if err != nil {
 		return c.fail("%v", err)

@@ -112,6 +112,7 @@ func TestSearchCommandErrors(t *testing.T) {
 	}{
 		{"no query", []string{"search", "--root", root, "--index", index}, "expected QUERY..."},
 		{"empty query", []string{"search", "--root", root, "--index", index, `"`, "*"}, "has no words to search for"},
+		{"long query", []string{"search", "--root", root, "--index", index, strings.Repeat("a ", 100)}, "the query is too long"},
 		{"bad limit", []string{"search", "--root", root, "--index", index, "--limit", "0", "x"}, "--limit must be 1 or more"},
 		{"no root", []string{"search", "--root", filepath.Join(root, "missing"), "--index", index, "x"}, "missing"},
 		{"not an index", []string{"search", "--root", root, "--index", write(t, "notes.txt", "plain text, not SQLite\n"), "x"}, "not a search index"},
