@@ -34,6 +34,9 @@ var corpus struct {
 }
 
 func benchCorpus(b *testing.B) string {
+	if testing.Short() {
+		b.Skip("the corpus is 1,000 sessions, ~400 MB: not with -short")
+	}
 	corpus.once.Do(func() {
 		corpus.dir = os.Getenv("SEARCH_BENCH_DIR")
 		if corpus.dir == "" {
