@@ -60,6 +60,7 @@ func init() {
 	commands = []*command{
 		cmdContext, cmdTree, cmdVerify, cmdCheckpoints, cmdSnapshots, cmdDiff, cmdLs,
 		cmdShow, cmdStats, cmdWatch,
+		cmdSearch,
 		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete,
 		cmdExport, cmdImport,

@@ -115,6 +115,7 @@ func TestJSONEverywhere(t *testing.T) {
 		"diff":        {{"diff", "--json", ws.file}, {"diff", "--json", "--dir", ws.proj, ws.file}},
 		"restore":     {{"restore", "--json", "--dry-run", "--to", ws.e1, "--dir", ws.proj, ws.file}},
 		"ls":          {{"ls", "--json", "--all", "--root", root}},
+		"search":      {{"search", "--json", "--root", root, "--index", filepath.Join(dir, "index.sqlite"), "hello"}},
 		"compact":     {{"compact", "--json", "--dry-run", "--keep-tokens", "1", p}, {"compact", "--json", "--keep-tokens", "1", "--root", croot, "s-two"}},
 		"fork":        {{"fork", "--json", "--out", filepath.Join(dir, "forks"), p}},
 		"migrate":     {{"migrate", "--json", v2}},

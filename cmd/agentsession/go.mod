@@ -4,12 +4,14 @@ go 1.25.0
 
 require (
 	github.com/agentsession/session v0.0.0
+	github.com/agentsession/session/search v0.0.0
 	github.com/agentsession/session/workspace v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.8.0 // indirect
@@ -17,10 +19,17 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.47.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
+	modernc.org/libc v1.76.0 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.58.0 // indirect
 )
 
 // The CLI is a module of its own so that what it brings (the workspace's
@@ -28,5 +37,7 @@ require (
 // the library. The modules are developed side by side; a release tags
 // them all.
 replace github.com/agentsession/session => ../../
+
+replace github.com/agentsession/session/search => ../../search
 
 replace github.com/agentsession/session/workspace => ../../workspace

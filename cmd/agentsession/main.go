@@ -17,6 +17,7 @@
 //	agentsession show [--json] FILE|ID
 //	agentsession stats [--since DATE] [--daily] [--json]
 //	agentsession watch [--json] [ID]
+//	agentsession search [--index FILE] [--limit N] [--json] QUERY...
 //	agentsession compact [--dry-run] [--keep-tokens N] [--instructions TEXT] [--json] FILE|ID
 //	agentsession fork [--at ID] [--title TEXT] [--labels] [--out DIR] [--json] FILE|ID
 //	agentsession restore --to ENTRY --dir DIR [--expect ENTRY] [--ignore PATTERN]... [--dry-run] [--force] [--json] FILE|ID
@@ -250,6 +251,35 @@
 // (null when it ended, and for the other kinds), op the operation of an
 // "operation" change, error that of an "error" one, and remote tells a
 // change another process made.
+//
+// # search
+//
+// Finds the entries of the sessions of the store at --root (archived ones
+// included) whose text holds every word and "quoted phrase" of QUERY (the
+// arguments, joined by spaces; quote a phrase for the shell too:
+// '"flaky test"'). A word ending in * matches the words it begins; case
+// and diacritics are ignored; any other character is text, never syntax.
+// Matches in user prompts come first, then those in all other text
+// (assistant replies, thinking, tool calls and results, bash executions,
+// custom messages, summaries), each group best first (BM25), --limit N
+// entries in all (default 20). Hits are printed by session, in the order
+// of its best hit: the session's id and title, then each matching entry's
+// id, role and time, and the matching part of its text with the matches
+// marked.
+//
+// It first brings the index up to date: the first run reads every
+// session, later runs only the sessions that changed since (a progress
+// line on a terminal). The index is a cache kept outside the store, in
+// --index FILE, default a file named after the root under the user's
+// cache directory ($XDG_CACHE_HOME or ~/.cache on Linux, then
+// agentsession/search); deleting it is safe. It writes only the index,
+// never the store. Several processes may search at once. A session that
+// cannot be read is left out with a warning, and tried again next time.
+//
+// --json prints one object per hit and line: {"sessionId", "title",
+// "cwd", "entryId", "role", "prompt", "time", "snippet", "score"}: prompt
+// tells a match in a user prompt, snippet marks each match with « and »,
+// and score is higher for better matches.
 //
 // # compact
 //
