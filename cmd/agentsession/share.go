@@ -132,42 +132,33 @@ type exportJSON struct {
 	Redacted map[string]int `json:"redacted,omitempty"`
 }
 
-// countingWriter counts what goes through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // writeOut writes to stdout (out "-") or to the file out, which it
 // replaces only once the whole export is written (a temporary file
 // beside it, renamed), so a failed export leaves no half file. It
-// returns the size written.
+// returns the size of the file.
 func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64, error) {
 	if out == "-" || out == "" {
-		cw := &countingWriter{w: stdout}
-		err := write(cw)
-		return cw.n, err
+		return 0, write(stdout) // --json, the only reader of the size, needs -o
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	cw := &countingWriter{w: tmp}
-	if err := write(cw); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return 0, err
 	}
-	if err := tmp.Close(); err != nil {
+	st, err := tmp.Stat()
+	if err == nil {
+		err = tmp.Close()
+	} else {
+		tmp.Close()
+	}
+	if err != nil {
 		return 0, err
 	}
-	return cw.n, os.Rename(tmp.Name(), out)
+	return st.Size(), os.Rename(tmp.Name(), out)
 }
 
 var cmdImport = &command{
