@@ -76,9 +76,14 @@
 //     cached = CacheRead, output = Output, total = TotalTokens,
 //     reasoning tokens in Usage.Extra "reasoning"). One with nothing to
 //     attach to (info null, a repeat) is kept as custom "codex.token_count".
-//   - user messages become user messages (text and images); developer
-//     and system messages become custom_message entries "codex.developer"
-//     / "codex.system" (not displayed), which stay in the context.
+//   - user messages become user messages (text and images), but for the
+//     blocks Codex writes into the user's turn itself (a whole
+//     <environment_context> or <user_instructions> message), which become
+//     custom_message entries "codex.environment_context" /
+//     "codex.user_instructions", so that a session is not titled after
+//     them; developer and system messages become custom_message entries
+//     "codex.developer" / "codex.system" (not displayed). All of them
+//     stay in the context.
 //   - turn_context: a model_change when the model changes, a
 //     thinking_level_change when the effort does, and the payload kept as
 //     custom "codex.turn_context".

@@ -50,7 +50,7 @@ func Example_codex() {
 	// codex c3c4b301-27c8-4c70-b6e4-46b99fdf0236
 	// not imported: [codex.state (bookkeeping) x2]
 	// cwd: /home/dev/legacy
-	// user: "<environment_context"
+	// custom: "<environment_context"
 	// user: "hello codex"
 	// assistant: "", 1 tool call(s)
 	// result of shell: "hi\n"

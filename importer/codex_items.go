@@ -60,6 +60,13 @@ func (c *codexConv) message(it jsonObj, raw json.RawMessage) {
 		if c.p.Header.Cwd == "" {
 			c.p.Header.Cwd = envCwd(m.Text())
 		}
+		if tag := injectedTag(m.Text()); tag != "" {
+			// What Codex itself puts in the user's turn (the environment,
+			// AGENTS.md instructions): context the model sees, as a
+			// developer message is, not a prompt to title the session by.
+			c.add(&convNode{typ: session.TypeCustomMessage, pl: customMessagePayload{CustomType: "codex." + tag, Content: m.Text()}}, "")
+			return
+		}
 		c.add(&convNode{msg: m}, "")
 	default:
 		// developer and system instructions: context, not a turn.
@@ -72,6 +79,21 @@ func (c *codexConv) message(it jsonObj, raw json.RawMessage) {
 		}
 		c.add(&convNode{typ: session.TypeCustomMessage, pl: customMessagePayload{CustomType: typ, Content: text}}, "")
 	}
+}
+
+// injectedTags are the blocks Codex writes into a user message itself.
+var injectedTags = []string{"environment_context", "user_instructions"}
+
+// injectedTag returns the tag of text when it is one whole block Codex
+// injects ("<environment_context>...</environment_context>"), else "".
+func injectedTag(text string) string {
+	t := strings.TrimSpace(text)
+	for _, tag := range injectedTags {
+		if strings.HasPrefix(t, "<"+tag+">") && strings.HasSuffix(t, "</"+tag+">") {
+			return tag
+		}
+	}
+	return ""
 }
 
 // blocks converts message content items: text, and images given as data:

@@ -100,7 +100,7 @@ func TestCodexImport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantRoles := []string{"custom", "user", "user", "assistant", "toolResult:call_1", "assistant",
+		wantRoles := []string{"custom", "custom", "user", "assistant", "toolResult:call_1", "assistant",
 			"toolResult:call_2", "toolResult:call_3", "assistant", "user", "assistant", "toolResult:call_4", "assistant"}
 		if r := roleList(before.Messages); !reflect.DeepEqual(r, wantRoles) {
 			t.Errorf("roles before the compaction:\n got %v\nwant %v", r, wantRoles)
@@ -111,6 +111,9 @@ func TestCodexImport(t *testing.T) {
 		m := before.Messages
 		if m[0].CustomType != "codex.developer" || !strings.Contains(m[0].Text(), "workspace-write") {
 			t.Errorf("developer message: %+v", m[0])
+		}
+		if m[1].CustomType != "codex.environment_context" || !strings.Contains(m[1].Text(), "/home/dev/proj") {
+			t.Errorf("environment: %+v", m[1])
 		}
 		if m[2].Text() != "list the files" || len(m[2].Content) != 2 || m[2].Content[1].Type != session.BlockImage ||
 			m[2].Content[1].MimeType != "image/png" || m[2].Timestamp != millisOf("2025-10-29T00:59:39Z") {
@@ -185,8 +188,18 @@ func TestCodexImportOld(t *testing.T) {
 			t.Errorf("cwd %q", s.Header().Cwd)
 		}
 		c := s.Context()
-		if r := roleList(c.Messages); !reflect.DeepEqual(r, []string{"user", "user", "assistant", "toolResult:call_a", "assistant"}) {
+		// The environment Codex injects as a user message is context, as
+		// its developer messages are: the model sees it, and the session
+		// is not titled after it.
+		if r := roleList(c.Messages); !reflect.DeepEqual(r, []string{"custom", "user", "assistant", "toolResult:call_a", "assistant"}) {
 			t.Errorf("roles %v", r)
+		}
+		if c.Messages[0].CustomType != "codex.environment_context" {
+			t.Errorf("environment: %+v", c.Messages[0])
+		}
+		page, err := reopen().List(ctx, session.ListOptions{})
+		if err != nil || len(page.Sessions) != 1 || strings.HasPrefix(page.Sessions[0].Title, "<") {
+			t.Errorf("listed: %+v, %v", page, err)
 		}
 		at := millisOf("2025-08-18T01:16:13.522Z")
 		for _, m := range c.Messages {

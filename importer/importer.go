@@ -68,7 +68,10 @@ type Parsed struct {
 	// Unknown counts records of types the reader does not model, by type
 	// (kept as custom entries where they had a place in the tree).
 	Unknown map[string]int
-	// Malformed lists the records that could not be read.
+	// Malformed lists the records that could not be read, and those read
+	// only with a repair (a Claude Code line whose parent is missing is
+	// attached to the line before it): errors.Is with the reader's
+	// sentinel errors tells which.
 	Malformed []LineError
 	// Blobs holds blob data by reference ("blob:sha256:<hex>") that the
 	// entries refer to; Import puts them into the store first when it is

@@ -462,7 +462,8 @@
 // in the store (the same id and entries) is skipped, so an import can
 // be run again; one cut short is completed. Records of types the
 // importer does not model are kept as custom entries and counted; a
-// malformed line is reported with its number, and the rest imports.
+// malformed line is reported with its number, as is a line read with a
+// repair (a parent missing from the file), and the rest imports.
 // --dry-run reads and reports, and writes nothing. It ends with a
 // summary: imported, skipped, errors; the exit status is 2 when a file
 // failed.

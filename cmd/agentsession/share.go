@@ -261,7 +261,7 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 		case "imported":
 			fmt.Fprintf(c.stdout, "%s %s (%s, %s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), l.Source)
 			for _, m := range l.Malformed {
-				fmt.Fprintf(c.stderr, "  skipped a malformed record: %s\n", m)
+				fmt.Fprintf(c.stderr, "  reported: %s\n", m)
 			}
 			if n := len(l.Unknown); n > 0 {
 				fmt.Fprintf(c.stderr, "  kept records of types it does not model: %s\n", countList(l.Unknown))
