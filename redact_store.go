@@ -187,13 +187,15 @@ type redactWalk struct {
 	edits []edit
 }
 
-// str redacts the string token at start.
-func (w *redactWalk) str(start int, tok []byte) {
+// str redacts the string token at start, the value of the member key
+// ("" when it is no member's: the key judges the value too, see
+// redact.Redactor.Member).
+func (w *redactWalk) str(key string, start int, tok []byte) {
 	s, err := jsonx.Unquote(tok)
 	if err != nil {
 		return // the cursor has already met it: Err reports it
 	}
-	out, r := w.r.String(s)
+	out, r := w.r.Member(key, s)
 	w.rep.Add(r)
 	if out != s {
 		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out)})
@@ -206,7 +208,7 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 	switch c.Kind() {
 	case jsonx.KindString:
 		start := c.Pos()
-		w.str(start, c.Skip())
+		w.str("", start, c.Skip())
 	case jsonx.KindArray:
 		as, _ := c.Array()
 		for as.Next() {
@@ -241,10 +243,10 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 				dataAt, data = start, tok // an image's is left alone
 				continue
 			}
-			w.str(start, tok)
+			w.str(key, start, tok)
 		}
 		if dataAt >= 0 && !image {
-			w.str(dataAt, data)
+			w.str("data", dataAt, data)
 		}
 	default:
 		c.Skip()

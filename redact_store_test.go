@@ -163,9 +163,6 @@ func TestRedactStoreKeepsCleanEntriesAndImages(t *testing.T) {
 // TestRedactStoreDefaultRules runs the default rules of package redact:
 // an Anthropic key never reaches the store.
 func TestRedactStoreDefaultRules(t *testing.T) {
-	if len(redact.DefaultRules()) == 0 {
-		t.Skip("package redact has no default rules yet")
-	}
 	key := "sk-ant-api03-" + strings.Repeat("aB3_x-Z9", 10)
 	root := filepath.Join(t.TempDir(), "sessions")
 	fs1, err := session.OpenFileStore(root, nil)
@@ -175,4 +172,37 @@ func TestRedactStoreDefaultRules(t *testing.T) {
 	require.NoError(t, fs1.Close())
 	grepTree(t, filepath.Dir(root), key)
 	assert.Positive(t, rs.Report().Total())
+}
+
+// A secret that only its member's name gives away (a tool call's
+// {"password": ...}, a custom entry's {"apiKey": ...}) is redacted by the
+// middleware as by redact's JSON: the key judges the value.
+func TestRedactStoreKeyedMembers(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	fs1, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	rs := session.Redact(fs1, redact.New(&redact.Options{Home: []string{}}))
+	s, err := session.Create(ctx, rs, nil)
+	require.NoError(t, err)
+	args, _ := json.Marshal(map[string]any{"user": "ops", "password": "hunter2secretpw"})
+	require.NoError(t, s.SaveTurn(ctx, []*session.Message{
+		session.UserText("log in"),
+		session.Assistant(session.ToolCall("call-1", "login", args)),
+		session.ToolResult("call-1", "login", "ok"),
+	}, nil))
+	_, err = s.AppendCustom(ctx, "app.config", map[string]any{"apiKey": "abcd1234efgh5678ijkl", "max_tokens": "4096"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, fs1.Close())
+	grepTree(t, filepath.Dir(root), "hunter2secretpw", "abcd1234efgh5678ijkl")
+	assert.Equal(t, 2, rs.Report().Total(), "%v", rs.Report().Counts)
+
+	// What is no secret stays: the user name and max_tokens.
+	fs2 := openFS(t, root, nil)
+	again, err := session.Open(ctx, fs2, s.ID())
+	require.NoError(t, err)
+	defer again.Close()
+	m := again.Context().Messages[1]
+	assert.Contains(t, string(m.Content[0].Arguments), `"user":"ops"`)
 }

@@ -195,6 +195,13 @@ func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 		env.Entries[i] = ne
 		rep.Add(er)
 	}
+	if len(env.Tree.Labels) > 0 { // a label is an entry too, counted there
+		labels := make(map[string]string, len(env.Tree.Labels))
+		for id, l := range env.Tree.Labels {
+			labels[id], _ = r.String(l)
+		}
+		env.Tree.Labels = labels
+	}
 	env.Redacted = rep
 	if opts.Report != nil {
 		opts.Report.Add(*rep)

@@ -329,3 +329,32 @@ func TestRedactKeepsImageData(t *testing.T) {
 	assert.Equal(t, base64.StdEncoding.EncodeToString(img), m.Content[1].Data, "the image is the same")
 	assert.Equal(t, 1, rep.Total(), "Options.Report has the count")
 }
+
+// Every way an export shows a label or the title goes through the
+// redactor: the tree's labels, the Markdown and the page's title.
+func TestRedactLabelsAndTitle(t *testing.T) {
+	ctx := context.Background()
+	const secret = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	s := session.New()
+	e, err := s.Append(ctx, session.UserText("deploy"))
+	require.NoError(t, err)
+	require.NoError(t, s.Label(ctx, e.ID(), "label "+secret))
+	require.NoError(t, s.SetTitle(ctx, "deploy with "+secret))
+	opts := func() *export.Options {
+		return &export.Options{Redactor: redact.New(&redact.Options{Home: []string{}})}
+	}
+	env, err := export.Build(ctx, s, opts())
+	require.NoError(t, err)
+	assert.NotContains(t, env.Tree.Labels[e.ID()], secret)
+	assert.Contains(t, s.Labels()[e.ID()], secret, "the session's own labels are not changed")
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"json":     func(b *bytes.Buffer) error { return export.JSON(ctx, b, s, opts()) },
+		"markdown": func(b *bytes.Buffer) error { return export.Markdown(ctx, b, s, opts()) },
+		"html":     func(b *bytes.Buffer) error { return export.HTML(ctx, b, s, opts()) },
+	} {
+		var b bytes.Buffer
+		require.NoError(t, write(&b), name)
+		assert.NotContains(t, b.String(), secret, name)
+		assert.NotContains(t, b.String(), "ghp_1234567890", name)
+	}
+}

@@ -105,7 +105,12 @@ func HTML(ctx context.Context, w io.Writer, s *session.Session, opts *Options) e
 	if err != nil {
 		return err
 	}
-	return WriteHTML(ctx, w, env, s.Title())
+	title := s.Title()
+	if opts != nil && opts.Redactor != nil {
+		// Counted already: the title is in the header or an entry.
+		title, _ = opts.Redactor.String(title)
+	}
+	return WriteHTML(ctx, w, env, title)
 }
 
 // WriteHTML writes the page of an envelope (one Build gave, or Read read)

@@ -171,3 +171,23 @@ func (r *Redactor) keyedValue(class keyClass, s string) *compiled {
 	}
 	return nil
 }
+
+// Member returns value, the string value of a JSON object member named
+// key ("" for a string that is no member's), redacted as JSON redacts
+// it: by the rules, and whole when key names a secret ("password",
+// "apiKey", "GITHUB_TOKEN") and the value is not a placeholder. Callers
+// that walk JSON themselves (session.Redact, which leaves some members
+// alone) redact each string with it.
+func (r *Redactor) Member(key, value string) (string, Report) {
+	out, rep := r.String(value)
+	if out != value || key == "" {
+		return out, rep
+	}
+	if class := r.keyClass(jsonx.AppendString(nil, key)); class != 0 {
+		if c := r.keyedValue(class, value); c != nil {
+			rep.count(c.Name, 1)
+			return c.repl, rep
+		}
+	}
+	return out, rep
+}

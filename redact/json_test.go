@@ -160,3 +160,30 @@ func TestReportAdd(t *testing.T) {
 }
 
 func regexpMust(p string) *regexp.Regexp { return regexp.MustCompile(p) }
+
+// Member judges a value by its key as JSON does, for callers that walk
+// JSON themselves.
+func TestMember(t *testing.T) {
+	r := redact.New(&redact.Options{Home: []string{}})
+	for _, tc := range []struct {
+		key, value string
+		redacted   bool
+	}{
+		{"password", "hunter2secretpw", true},
+		{"apiKey", "abcd1234efgh5678ijkl", true},
+		{"GITHUB_TOKEN", "abcd1234efgh5678ijkl", true},
+		{"password", "<your-password>", false}, // a placeholder
+		{"max_tokens", "4096", false},
+		{"user", "ops", false},
+		{"", "hunter2secretpw", false}, // no key, no rule
+		{"note", "sk-ant-api03-" + strings.Repeat("aB3_x-Z9", 10), true},
+	} {
+		out, rep := r.Member(tc.key, tc.value)
+		if got := out != tc.value; got != tc.redacted || (rep.Total() > 0) != tc.redacted {
+			t.Errorf("Member(%q, %q) = %q, %v", tc.key, tc.value, out, rep.Counts)
+		}
+		if tc.redacted && strings.Contains(out, tc.value) {
+			t.Errorf("Member(%q, %q) kept the secret: %q", tc.key, tc.value, out)
+		}
+	}
+}
