@@ -131,6 +131,14 @@ var readers []reader
 
 func register(r reader) { readers = append(readers, r) }
 
+// ErrNoSessions is the error of a directory with no session file of a
+// known format under it.
+var ErrNoSessions = errors.New("importer: no session file of a known format here")
+
+// ErrNothingRead is the error of a file of which no record could be
+// read: it imports as no session at all, not as an empty one.
+var ErrNothingRead = errors.New("importer: no record could be read")
+
 // ErrUnknownFormat is returned for a file no reader recognises.
 var ErrUnknownFormat = errors.New("importer: unknown session format")
 
@@ -162,9 +170,19 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 		}
 		return rep, nil
 	}
-	files, err := walk(path, opts)
+	// A symlink to the directory is walked (WalkDir does not follow a
+	// root that is a link).
+	dir, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, err
+	}
+	files, err := walk(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: ErrNoSessions})
+		return rep, &rep.Errors[0]
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -178,8 +196,10 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 	return rep, nil
 }
 
-// walk lists the files under dir that some reader recognises (or the
-// one Options.Format names), skipping files another file reads along.
+// walk lists the files under dir that some reader recognises (of the
+// format Options.Format names, when it does: in a directory a forced
+// format picks among the files, it does not make every file one),
+// skipping files another file reads along.
 func walk(dir string, opts *Options) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -189,8 +209,8 @@ func walk(dir string, opts *Options) ([]string, error) {
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}
-		r, err := detect(p, opts.Format)
-		if err != nil || (r.owned != nil && r.owned(p)) {
+		r, err := detect(p, "")
+		if err != nil || (opts.Format != "" && r.format != opts.Format) || (r.owned != nil && r.owned(p)) {
 			return nil // not a session file: a directory holds other things too
 		}
 		files = append(files, p)
@@ -259,6 +279,13 @@ func importFile(ctx context.Context, store session.Store, path string, opts *Opt
 	for _, p := range ps {
 		if p.Source == "" {
 			p.Source = path
+		}
+		if len(p.Entries) == 0 && len(p.Malformed) > 0 {
+			// Not a session of this format (a file read with a forced
+			// format, or one broken through): no empty session for it.
+			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: fmt.Errorf("%w as %s (%d records reported, the first: %v)",
+				ErrNothingRead, r.format, len(p.Malformed), &p.Malformed[0])})
+			continue
 		}
 		if err := write(ctx, store, p, "", opts, rep); err != nil {
 			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: err})

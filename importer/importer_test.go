@@ -327,3 +327,82 @@ func TestImportRepeatedIDs(t *testing.T) {
 		})
 	}
 }
+
+// A dry run reads the store, without writing to it, so that it reports
+// what the import would do: import, skip, resume or refuse.
+func TestImportDryRunAsTheStoreStands(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	whole, other := filepath.Join(dir, "whole.json"), filepath.Join(dir, "other.json")
+	src := chain(t, 10)
+	writeEnvelope(t, src, whole, nil)
+	store := session.NewMemoryStore()
+	dry := &importer.Options{DryRun: true}
+
+	rep, err := importer.Import(ctx, store, whole, dry)
+	require.NoError(t, err)
+	require.Len(t, rep.Imported, 1)
+	_, err = store.Load(ctx, src.ID())
+	require.ErrorIs(t, err, session.ErrNotFound, "a dry run writes nothing")
+
+	// Half of it stored: the dry run says it would resume.
+	env, err := export.Build(ctx, src, nil)
+	require.NoError(t, err)
+	require.NoError(t, store.Create(ctx, env.Header))
+	require.NoError(t, store.Append(ctx, src.ID(), session.AppendOptions{}, env.Entries[:4]...))
+	rep, err = importer.Import(ctx, store, whole, dry)
+	require.NoError(t, err)
+	require.Len(t, rep.Imported, 1)
+	assert.Equal(t, 4, rep.Imported[0].Resumed)
+	log, err := store.Load(ctx, src.ID())
+	require.NoError(t, err)
+	assert.Len(t, log.Entries, 4, "a dry run writes nothing")
+
+	// All of it stored: skipped.
+	_, err = importer.Import(ctx, store, whole, nil)
+	require.NoError(t, err)
+	rep, err = importer.Import(ctx, store, whole, dry)
+	require.NoError(t, err)
+	assert.Len(t, rep.Skipped, 1)
+
+	// Other content under the id (fewer entries than stored): a
+	// conflict, in the dry run too.
+	writeEnvelope(t, chain(t, 5), other, nil)
+	_, err = importer.Import(ctx, store, other, dry)
+	require.ErrorIs(t, err, session.ErrConflict)
+}
+
+// In a directory, a forced format picks the files of that format; it
+// does not make every file a session. A file of which nothing can be
+// read is an error, not an empty session; a directory with no session
+// file is an error; a symlink to a directory is walked.
+func TestImportDirectoryEdges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeEnvelope(t, chain(t, 3), filepath.Join(dir, "a.json"), nil)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.py"), []byte("print('hi')\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.jsonl"), []byte("{\"x\":1}\nnot json\n"), 0o600))
+
+	store := session.NewMemoryStore()
+	rep, err := importer.Import(ctx, store, dir, &importer.Options{Format: importer.Claude})
+	require.ErrorIs(t, err, importer.ErrNoSessions, "no Claude Code file here")
+	assert.Empty(t, rep.Imported)
+
+	rep, err = importer.Import(ctx, store, dir, &importer.Options{Format: importer.JSON})
+	require.NoError(t, err)
+	assert.Len(t, rep.Imported, 1)
+	assert.Empty(t, rep.Errors, "notes.py and junk.jsonl are no JSON exports: left alone")
+
+	// Forced on one file, a format that reads nothing of it: an error.
+	_, err = importer.Import(ctx, store, filepath.Join(dir, "notes.py"), &importer.Options{Format: importer.Codex, DryRun: true})
+	require.Error(t, err)
+
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	rep, err = importer.Import(ctx, session.NewMemoryStore(), link, &importer.Options{DryRun: true})
+	require.NoError(t, err)
+	assert.Len(t, rep.Imported, 1, "the symlinked directory is walked")
+
+	_, err = importer.Import(ctx, store, t.TempDir(), nil)
+	require.ErrorIs(t, err, importer.ErrNoSessions)
+}

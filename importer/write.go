@@ -60,12 +60,15 @@ func write(ctx context.Context, store session.Store, p *Parsed, parent string, o
 	if err := session.ValidateID(h.ID); err != nil {
 		return fmt.Errorf("importer: %s: %w", p.Source, err)
 	}
-	skipped := false
-	if !opts.DryRun {
-		var err error
-		if skipped, err = store1(ctx, store, h, p, &s); err != nil {
-			return err
-		}
+	var skipped bool
+	var err error
+	if opts.DryRun {
+		skipped, err = check(ctx, store, h.ID, p, &s)
+	} else {
+		skipped, err = store1(ctx, store, h, p, &s)
+	}
+	if err != nil {
+		return err
 	}
 	if skipped {
 		rep.Skipped = append(rep.Skipped, s)
@@ -98,17 +101,40 @@ func store1(ctx context.Context, store session.Store, h session.Header, p *Parse
 			return false, fmt.Errorf("importer: session %s exists and cannot be read: %w", h.ID, err)
 		}
 		stored = log.Entries
-		if err := samePrefix(ctx, store, h.ID, stored, p.Entries); err != nil {
-			return false, err
+		if skipped, err := compare(ctx, store, h.ID, stored, p, s); err != nil || skipped {
+			return skipped, err
 		}
-		if len(stored) == len(p.Entries) {
-			return true, nil
-		}
-		s.Resumed = len(stored)
 	case err != nil:
 		return false, err
 	}
 	return false, appendRest(ctx, store, h, stored, p.Entries)
+}
+
+// check is store1 with nothing written (Options.DryRun): what the
+// import would do, skip, resume or refuse, as the store stands.
+func check(ctx context.Context, store session.Store, id string, p *Parsed, s *Session) (skipped bool, err error) {
+	log, err := store.Load(ctx, id)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("importer: session %s exists and cannot be read: %w", id, err)
+	}
+	return compare(ctx, store, id, log.Entries, p, s)
+}
+
+// compare decides about a session the store holds already: skipped when
+// it holds every entry of the import, a conflict when what it holds is
+// not the import's first entries, else resumed after them.
+func compare(ctx context.Context, store session.Store, id string, stored []session.Entry, p *Parsed, s *Session) (skipped bool, err error) {
+	if err := samePrefix(ctx, store, id, stored, p.Entries); err != nil {
+		return false, err
+	}
+	if len(stored) == len(p.Entries) {
+		return true, nil
+	}
+	s.Resumed = len(stored)
+	return false, nil
 }
 
 // samePrefix checks that the stored entries are the first ones of the

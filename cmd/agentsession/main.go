@@ -470,8 +470,10 @@
 //
 // --json prints one object per session and line: {"status" ("imported",
 // "skipped" or "error"), "id", "parentSession", "format", "source",
-// "entries", "unknown" (counts by record type), "malformed" (one
-// "file:line: why" each), "error"}.
+// "entries", "resumed" (the entries an earlier import cut short had
+// stored), "warnings", "unknown" (counts by record type), "malformed"
+// (one "file:line: why" each), "error"}. --dry-run reads the store (and
+// creates no --root) to say what would be imported, skipped or refused.
 //
 // # bench
 //

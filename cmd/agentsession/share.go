@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -140,8 +141,22 @@ func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64,
 	if out == "-" || out == "" {
 		return 0, write(stdout) // --json, the only reader of the size, needs -o
 	}
+	// An existing -o file keeps its mode, and a symlink its target (the
+	// file it names is the one replaced); a new file is the user's only
+	// (0600): an export holds a whole conversation.
+	var mode os.FileMode = 0o600
+	if real, err := filepath.EvalSymlinks(out); err == nil {
+		out = real
+		if st, err := os.Stat(out); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
+		return 0, err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
@@ -183,6 +198,8 @@ type importJSON struct {
 	Format        string         `json:"format,omitempty"`
 	Source        string         `json:"source"`
 	Entries       int            `json:"entries,omitempty"`
+	Resumed       int            `json:"resumed,omitempty"` // entries a cut-short import had stored already
+	Warnings      []string       `json:"warnings,omitempty"`
 	Unknown       map[string]int `json:"unknown,omitempty"`
 	Malformed     []string       `json:"malformed,omitempty"`
 	Error         string         `json:"error,omitempty"`
@@ -195,14 +212,20 @@ func (c *call) importSessions(args []string, from string, dry bool) int {
 	default:
 		return c.usageError("unknown --from %q: claude, codex, opencode or json", from)
 	}
-	if err := os.MkdirAll(c.root, 0o700); err != nil && !dry {
-		return c.fail("%v", err)
+	var store session.Store
+	if _, err := os.Stat(c.root); dry && errors.Is(err, fs.ErrNotExist) {
+		store = session.NewMemoryStore() // nothing there yet: a dry run creates nothing
+	} else {
+		if err := os.MkdirAll(c.root, 0o700); err != nil {
+			return c.fail("%v", err)
+		}
+		files, err := session.OpenFileStore(c.root, nil)
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		defer files.Close()
+		store = files
 	}
-	store, err := session.OpenFileStore(c.root, nil)
-	if err != nil {
-		return c.fail("%v", err)
-	}
-	defer store.Close()
 	prog := c.progress("importing")
 	total := &importer.Report{}
 	for _, a := range args {
@@ -232,7 +255,7 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 	add := func(st string, ss []importer.Session) {
 		for _, s := range ss {
 			o := importJSON{Status: st, ID: s.ID, ParentSession: s.ParentSession, Format: string(s.Format),
-				Source: s.Source, Entries: s.Entries, Unknown: s.Unknown}
+				Source: s.Source, Entries: s.Entries, Resumed: s.Resumed, Warnings: s.Warnings, Unknown: s.Unknown}
 			for _, m := range s.Malformed {
 				o.Malformed = append(o.Malformed, m.Error())
 			}
@@ -259,7 +282,14 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 	for _, l := range lines {
 		switch l.Status {
 		case "imported":
-			fmt.Fprintf(c.stdout, "%s %s (%s, %s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), l.Source)
+			resumed := ""
+			if l.Resumed > 0 {
+				resumed = fmt.Sprintf(", completing an import cut short after %d", l.Resumed)
+			}
+			fmt.Fprintf(c.stdout, "%s %s (%s, %s%s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), resumed, l.Source)
+			for _, w := range l.Warnings {
+				fmt.Fprintf(c.stderr, "  warning: %s\n", w)
+			}
 			for _, m := range l.Malformed {
 				fmt.Fprintf(c.stderr, "  reported: %s\n", m)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -95,4 +96,47 @@ func TestExportUsage(t *testing.T) {
 	var line map[string]any
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(stdout)), &line), stdout+errOut)
 	assert.Equal(t, "error", line["status"])
+}
+
+// A dry run creates no store; after a real import it says what it
+// would skip.
+func TestImportDryRun(t *testing.T) {
+	lc := newLCFixture(t)
+	exp := writeExport(t, lc.root, "p-parent")
+	root := filepath.Join(t.TempDir(), "new")
+	stdout, errOut, code := runCLI("import", "--dry-run", "--root", root, exp)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, stdout, "would import 1, skipped 0")
+	_, err := os.Stat(root)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a dry run creates nothing")
+
+	_, errOut, code = runCLI("import", "--root", root, exp)
+	require.Equal(t, exitOK, code, errOut)
+	stdout, errOut, code = runCLI("import", "--dry-run", "--root", root, exp)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, stdout, "would import 0, skipped 1")
+}
+
+// -o replaces an existing file whole, keeping its mode, and through a
+// symlink replaces the file it names.
+func TestExportOutKeepsModeAndLink(t *testing.T) {
+	lc := newLCFixture(t)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.md")
+	require.NoError(t, os.WriteFile(target, []byte("old"), 0o640))
+	link := filepath.Join(dir, "link.md")
+	require.NoError(t, os.Symlink(target, link))
+	_, errOut, code := runCLI("export", "--root", lc.root, "-o", link, "p-parent")
+	require.Equal(t, exitOK, code, errOut)
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link stays a link")
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "fix the build")
+	st, err = os.Stat(target)
+	require.NoError(t, err)
+	if runtime.GOOS != "windows" {
+		assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
+	}
 }
