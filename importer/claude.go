@@ -61,7 +61,10 @@ package importer
 //     the first line's sessionId; timestamp, cwd of the first lines;
 //     title = the last custom-title, else the summary of the current
 //     branch, else the last summary of a branch in the file; version and
-//     gitBranch in the member "claude".
+//     gitBranch in the member "claude". (A store keeps the header of the
+//     first import: a title given later comes in as a session_info
+//     entry, which Session.Title prefers; a summary written later labels
+//     its entry but leaves the stored header's title as it was.)
 //   - Entry ids are Claude's uuids, so a summary's leafUuid, a
 //     logicalParentUuid or a file-history-snapshot's messageId still
 //     names its entry. A line without a uuid, or with one that is no
@@ -71,7 +74,7 @@ package importer
 //     kept as "<uuid>~<line>" and reported (ErrClaudeDuplicate); a line
 //     repeated as it is (resumes write summaries again) is read once.
 //   - The tree: parents are ordered before children (file order
-//     otherwise); a parentUuid naming no line attaches the line to the
+//     otherwise; records outside the graph in place, see below); a parentUuid naming no line attaches the line to the
 //     graph line before it in the file (the likeliest parent, and the
 //     branch stays whole) and is reported (ErrClaudeMissingParent); a
 //     cycle is broken at its first line (ErrClaudeCycle).
@@ -84,10 +87,19 @@ package importer
 //     message under the first line's uuid, the others' uuids listed in
 //     claude.uuids: a message holds all the tool calls its results
 //     answer, so contexts pair calls and results as the API did. The
-//     usage is the last line's, counted once per message.id. A null
+//     usage is the last line's; when lines of one message.id make
+//     several entries (another line between them), each later entry
+//     holds what its usage adds to the earlier ones' (claude.usageAdded),
+//     so the message is counted once and no entry changes when another
+//     part is appended. A null
 //     stop_reason is read as tool use when the message calls a tool,
 //     else as the end of the turn (claude.stopReasonInferred); an API
 //     error line is stopReason "error".
+//   - A user line with isMeta (what Claude Code injects: the caveat
+//     before a local command's output, a skill's text) that holds only
+//     text is a custom_message "claude.meta" (not displayed, its line's
+//     members in details): in the context as the model saw it, but no
+//     prompt that titles the session or counts as a turn.
 //   - A user line is a user message; each tool_result block in it a
 //     toolResult message (its tool's name looked up from the call,
 //     is_error, content), the line's toolUseResult its details. A line
@@ -104,12 +116,33 @@ package importer
 //     session stays one tree; else it is a root.
 //   - summary lines become label entries on the entry of their leafUuid;
 //     a summary of a branch not in the file is kept as a custom entry
-//     "claude.summary". custom-title lines make the title.
+//     "claude.summary". custom-title lines become session_info entries
+//     (the title).
 //   - Every other line (system lines but compact boundaries, progress,
 //     file-history-snapshot, ...) is a custom entry "claude.<type>"
-//     holding the whole line, counted in Parsed.Unknown: in place when
-//     it is in the graph, else, like the labels, chained after the
-//     current leaf in file order (where it adds no branch).
+//     holding the whole line, counted in Parsed.Unknown, in place.
+//   - Records outside the graph (no uuid: summaries, titles, snapshots,
+//     queue operations ...) are placed where they are in the file: once
+//     every graph line before them is placed, under the entry of the
+//     graph line last before them (the entries that line's children
+//     hang from then hang after the record, so it adds no branch);
+//     records before the first graph line are chained at the root. A
+//     label whose leafUuid comes later in the file is placed after it.
+//
+// # Importing again
+//
+// Claude Code appends to a session's file as the session goes on; the
+// entries made from a file are the first entries made from the file
+// grown, byte for byte, so importing it again resumes (Report.Imported
+// with Session.Resumed) rather than conflicting. This holds whatever
+// lines are appended (turns, tool use, branches from an edit, records
+// outside the graph), except where an entry made from the last lines
+// must change: a file cut inside an assistant message written over
+// several lines (the merged message grows), between a compact boundary
+// and its summary, or before the parent of a line already in it (a
+// parent written after its child, a summary's leafUuid). Those report a
+// ConflictError, nothing is overwritten; deleting the session and
+// importing again takes the file as it now is.
 //   - Sidechains become child sessions (Parsed.Children, ParentSession
 //     the session): one per agentId, or per sidechain root in 1.x files,
 //     id "<session>_agent-<agentId>" or "<session>_sidechain-<uuid>";

@@ -204,9 +204,12 @@ func clField(f session.Fields, k string) []byte { v, _ := f.Get(k); return v }
 
 // message maps the gathered message with the provider's own conversion
 // (anthropic.MessageFromResponse), blocks it does not know kept in
-// place. withUsage false leaves the usage zero: another line of the same
-// API message carries it.
-func (a *clAssistant) message(withUsage bool) *session.Message {
+// place. counted is the usage earlier entries of the same API message
+// already hold (nil for none): the message's usage is what its last
+// line adds to it, so that the message's tokens are counted once
+// however many entries it makes, and an entry, once built, does not
+// change when a later part of its message is appended to the file.
+func (a *clAssistant) message(counted *anthropic.Usage) (*session.Message, anthropic.Usage) {
 	get := func(k string) []byte { return clField(a.last, k) }
 	resp := &anthropic.Response{
 		ID: a.msgID, Model: clStr(get("model")), StopReason: clStr(get("stop_reason")),
@@ -216,11 +219,23 @@ func (a *clAssistant) message(withUsage bool) *session.Message {
 		resp.StopDetails = &anthropic.StopDetails{Type: clStr(clField(d, "type")), Category: clStr(clField(d, "category")), Explanation: clStr(clField(d, "explanation"))}
 	}
 	usage := clObject(get("usage"))
-	if withUsage {
-		u := func(k string) int64 { return clInt(clField(usage, k)) }
+	u := func(k string) int64 { return clInt(clField(usage, k)) }
+	total := anthropic.Usage{
+		InputTokens: u("input_tokens"), OutputTokens: u("output_tokens"),
+		CacheCreationInputTokens: u("cache_creation_input_tokens"), CacheReadInputTokens: u("cache_read_input_tokens"),
+	}
+	resp.Usage = total
+	if counted != nil {
+		d := func(x, y int64) int64 { return max(x-y, 0) }
 		resp.Usage = anthropic.Usage{
-			InputTokens: u("input_tokens"), OutputTokens: u("output_tokens"),
-			CacheCreationInputTokens: u("cache_creation_input_tokens"), CacheReadInputTokens: u("cache_read_input_tokens"),
+			InputTokens: d(total.InputTokens, counted.InputTokens), OutputTokens: d(total.OutputTokens, counted.OutputTokens),
+			CacheCreationInputTokens: d(total.CacheCreationInputTokens, counted.CacheCreationInputTokens),
+			CacheReadInputTokens:     d(total.CacheReadInputTokens, counted.CacheReadInputTokens),
+		}
+		total = anthropic.Usage{
+			InputTokens: max(total.InputTokens, counted.InputTokens), OutputTokens: max(total.OutputTokens, counted.OutputTokens),
+			CacheCreationInputTokens: max(total.CacheCreationInputTokens, counted.CacheCreationInputTokens),
+			CacheReadInputTokens:     max(total.CacheReadInputTokens, counted.CacheReadInputTokens),
 		}
 	}
 	known := make([]bool, len(a.blocks))
@@ -266,7 +281,7 @@ func (a *clAssistant) message(withUsage bool) *session.Message {
 			m.Content = append(m.Content, clBlock(raw))
 		}
 	}
-	if withUsage && m.Usage != nil {
+	if m.Usage != nil {
 		m.Usage.Extra = clExtra(usage, "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 	}
 	m.Timestamp = a.first.t.UnixMilli()
@@ -286,10 +301,13 @@ func (a *clAssistant) message(withUsage bool) *session.Message {
 	if len(a.uuids) > 1 {
 		meta.Set("uuids", clJSON(a.uuids))
 	}
+	if counted != nil {
+		meta.Set("usageAdded", json.RawMessage("true")) // the usage is what this part adds
+	}
 	if len(meta) > 0 {
 		m.Extra.Set("claude", clFieldsJSON(meta))
 	}
-	return m
+	return m, total
 }
 
 // clFieldsJSON encodes f as a JSON object.

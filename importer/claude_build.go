@@ -8,11 +8,12 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/provider/anthropic"
 )
 
 // One session (the main transcript, or one subagent) built from its
-// lines: the graph lines in tree order, then the records outside the
-// graph chained after the main leaf.
+// lines: the graph lines in tree order, each record outside the graph
+// placed where it is in the file (claude_records.go).
 
 // clGroup is the lines of one session.
 type clGroup struct {
@@ -30,12 +31,13 @@ type clItem struct {
 	t          time.Time
 	msg        *session.Message
 	asst       *clAssistant
-	noUsage    bool // a later line of the same API message has it
 	comp       *session.Compaction
 	compDone   bool // its summary was found
 	custom     string
 	data       json.RawMessage
 	label      *session.Label
+	info       *session.SessionInfoEntry
+	cmsg       *customMessagePayload
 }
 
 type clBuilder struct {
@@ -43,11 +45,11 @@ type clBuilder struct {
 	p     *Parsed
 	items []*clItem
 	byID  map[string]*clItem
-	alias map[string]string // line id -> the entry its children hang from
-	byMsg map[string]*clItem
+	alias map[string]string // node id -> the entry it made (or was merged into)
+	hang  map[string]string // node id -> the entry its children hang from, when not alias's ("" for roots)
 	names map[string]string // tool call id -> tool name
 	lastT time.Time
-	ids   map[string]string // uuid -> the id of its line
+	ids   map[string]string // uuid -> the id of its node
 }
 
 // parsed builds the session of g.
@@ -56,28 +58,25 @@ func (g *clGroup) parsed() (*Parsed, error) {
 	bad := append([]LineError(nil), g.bad...)
 	nodes, ids := clOrder(g.lines, g.id, &bad)
 	b := &clBuilder{g: g, p: p, byID: map[string]*clItem{}, alias: map[string]string{},
-		byMsg: map[string]*clItem{}, names: clToolNames(g.lines), ids: ids}
-	pos := make(map[*claudeLine]int, len(g.lines))
-	for i, l := range g.lines {
-		pos[l] = i
-	}
-	var last *clNode // the graph line last in the file: Claude Code's current leaf
-	for _, n := range nodes {
-		b.node(n)
-		if last == nil || pos[n.l] > pos[last.l] {
-			last = n
-		}
-	}
-	leaf := ""
-	if last != nil {
-		leaf = b.alias[last.id]
-	}
-	title := b.tail(leaf, len(nodes) == 0)
+		hang: map[string]string{}, names: clToolNames(g.lines), ids: ids}
+	title := b.build(nodes)
 	if title == "" {
 		title = g.title
 	}
+	counted := map[string]*anthropic.Usage{} // API message id -> the usage its entries hold so far
 	for _, it := range b.items {
-		e, err := it.entry()
+		var e session.Entry
+		var err error
+		if it.asst != nil {
+			prev := counted[it.asst.msgID]
+			m, total := it.asst.message(prev)
+			if it.asst.msgID != "" {
+				counted[it.asst.msgID] = &total
+			}
+			e, err = messageEntry(it.id, it.parent, it.t, m)
+		} else {
+			e, err = it.entry()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("importer: %s: entry %s: %w", g.source, it.id, err)
 		}
@@ -149,33 +148,30 @@ func (b *clBuilder) push(it *clItem) *clItem {
 // node adds the entries of one graph line.
 func (b *clBuilder) node(n *clNode) {
 	l := n.l
-	parent := b.alias[n.parent]
-	pe := b.byID[parent]
+	parent := b.hangOf(n.parent)
+	pe := b.byID[b.alias[n.parent]] // the entry of its parent line, which it may be merged into
 	it := &clItem{id: n.id, parent: parent, t: l.t}
 	switch l.typ {
 	case "assistant":
 		msgID := clStr(clField(clObject(l.get("message")), "id"))
 		if pe != nil && pe.asst != nil && msgID != "" && pe.asst.msgID == msgID {
 			pe.asst.add(l) // the next block of the same API message
-			b.alias[n.id] = pe.id
+			b.alias[n.id], b.hang[n.id] = pe.id, parent
 			return
 		}
 		it.asst = newClAssistant(l)
-		if prev := b.byMsg[msgID]; prev != nil && msgID != "" {
-			prev.noUsage = true // its usage repeats on this later part
-		}
 		b.push(it)
-		if msgID != "" {
-			b.byMsg[msgID] = it
-		}
 	case "user":
+		if b.meta(it, l) {
+			break
+		}
 		if pe != nil && pe.comp != nil && !pe.compDone && clCompactSummary(l) {
 			pe.comp.Summary, pe.compDone = clText(clContent(l)), true
 			det := clObject(pe.comp.Details)
 			det.Set("summaryLine", clFieldsJSON(clObject(clLineMeta(l, "parentUuid"))))
 			det.Set("summaryUuid", clJSON(n.id))
 			pe.comp.Details = clFieldsJSON(det)
-			b.alias[n.id] = pe.id
+			b.alias[n.id], b.hang[n.id] = pe.id, parent
 			return
 		}
 		for i, m := range clUserMessages(l, b.names) {
@@ -214,80 +210,19 @@ func (b *clBuilder) keep(it *clItem, l *claudeLine) {
 	b.push(it)
 }
 
-// tail chains the records outside the graph after the main leaf:
-// summary lines become labels of their branch's last entry (a summary
-// of a branch not in the file is kept as a custom entry), others custom
-// entries. It returns the session's title: the last custom-title, else
-// the summary of the main leaf, else the last summary of a branch in the
-// file (any summary when the file has no graph at all).
-func (b *clBuilder) tail(leaf string, noGraph bool) string {
-	parent := leaf
-	custom, leafTitle, anyTitle := "", "", ""
-	seen := map[string]bool{}
-	for _, l := range b.g.lines {
-		if clDAG(l) || seen[string(l.raw)] {
-			continue // a record repeated as it is (resumes write the summaries again) is kept once
-		}
-		seen[string(l.raw)] = true
-		it := &clItem{id: derivedID(b.g.id, l.n, 0), parent: parent, t: l.t}
-		if it.t.IsZero() {
-			it.t = b.byTime(parent)
-		}
-		switch l.typ {
-		case "custom-title":
-			if s := l.str("customTitle"); s != "" {
-				custom = s
-				continue
-			}
-			b.keep(it, l)
-		case "summary":
-			text, target := l.str("summary"), b.alias[b.ids[l.str("leafUuid")]]
-			if noGraph {
-				anyTitle = text
-			}
-			if target == "" || text == "" {
-				it.custom, it.data = "claude.summary", json.RawMessage(l.raw)
-				b.push(it)
-				break
-			}
-			it.label = &session.Label{TargetID: target, Label: text}
-			b.push(it)
-			if target == leaf {
-				leafTitle = text
-			}
-			anyTitle = text
-		default:
-			b.keep(it, l)
-		}
-		parent = it.id
-	}
-	switch {
-	case custom != "":
-		return custom
-	case leafTitle != "":
-		return leafTitle
-	}
-	return anyTitle
-}
-
-func (b *clBuilder) byTime(id string) time.Time {
-	if it := b.byID[id]; it != nil {
-		return it.t
-	}
-	return b.lastT
-}
-
 // entry builds the item's entry.
 func (it *clItem) entry() (session.Entry, error) {
 	switch {
-	case it.asst != nil:
-		return messageEntry(it.id, it.parent, it.t, it.asst.message(!it.noUsage))
 	case it.msg != nil:
 		return messageEntry(it.id, it.parent, it.t, it.msg)
 	case it.comp != nil:
 		return session.NewEntry(session.TypeCompaction, it.id, it.parent, it.t, it.comp)
 	case it.label != nil:
 		return session.NewEntry(session.TypeLabel, it.id, it.parent, it.t, it.label)
+	case it.info != nil:
+		return session.NewEntry(session.TypeSessionInfo, it.id, it.parent, it.t, it.info)
+	case it.cmsg != nil:
+		return session.NewEntry(session.TypeCustomMessage, it.id, it.parent, it.t, it.cmsg)
 	}
 	return customEntry(it.id, it.parent, it.t, it.custom, it.data)
 }

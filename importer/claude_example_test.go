@@ -31,7 +31,7 @@ func ExampleImport_claude() {
 		fmt.Printf("%s: %.40s\n", m.Role, m.Text())
 	}
 	// Output:
-	// 5e55a1de-0000-4000-8000-000000000001: 25 entries, 2 unreadable lines, parent ""
+	// 5e55a1de-0000-4000-8000-000000000001: 26 entries, 2 unreadable lines, parent ""
 	// 5e55a1de-0000-4000-8000-000000000001_sidechain-00000101-aaaa-4bbb-8ccc-000000000101: 4 entries, 0 unreadable lines, parent "5e55a1de-0000-4000-8000-000000000001"
 	// 5e55a1de-0000-4000-8000-000000000001_agent-e5f6a7b8: 2 entries, 0 unreadable lines, parent "5e55a1de-0000-4000-8000-000000000001"
 	// 5e55a1de-0000-4000-8000-000000000001_agent-a1b2c3d4: 2 entries, 0 unreadable lines, parent "5e55a1de-0000-4000-8000-000000000001"

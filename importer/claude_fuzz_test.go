@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,9 @@ import (
 // FuzzImportClaude imports arbitrary content as a Claude Code
 // transcript: it must not panic, whatever it reads must be storable
 // (Import into a MemoryStore succeeds), and every leaf's context must
-// build. Memory stays bounded by the reader's limits (claudeMaxLineBytes,
+// build; a file imported after its first half was resumes that import,
+// or reports a conflict (an entry it made changed: a message cut in the
+// middle), never fails otherwise. Memory stays bounded by the reader's limits (claudeMaxLineBytes,
 // claudeMaxLines, claudeMaxFileBytes), lowered here so that the fuzzer's
 // inputs reach them.
 //
@@ -49,9 +53,24 @@ func FuzzImportClaude(f *testing.F) {
 			t.Fatalf("read: %v", err)
 		}
 		store := session.NewMemoryStore()
+		if i := bytes.IndexByte(data[len(data)/2:], '\n'); i >= 0 {
+			half := filepath.Join(t.TempDir(), "s1.jsonl")
+			if err := os.WriteFile(half, data[:len(data)/2+i+1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := readClaude(ctx, half)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			for _, p := range hs {
+				if err := write(ctx, store, p, "", &Options{}, &Report{}); err != nil {
+					t.Fatalf("write the first half: %v", err)
+				}
+			}
+		}
 		rep := &Report{}
 		for _, p := range ps {
-			if err := write(ctx, store, p, "", &Options{}, rep); err != nil {
+			if err := write(ctx, store, p, "", &Options{}, rep); err != nil && !errors.Is(err, session.ErrConflict) {
 				t.Fatalf("write: %v", err)
 			}
 		}

@@ -89,7 +89,7 @@ func TestClaudeImportDirectory(t *testing.T) {
 
 func checkClaudeReport(t *testing.T, s Session) {
 	t.Helper()
-	if s.Format != Claude || s.Entries != 25 {
+	if s.Format != Claude || s.Entries != 26 {
 		t.Errorf("main: format %s, %d entries", s.Format, s.Entries)
 	}
 	wantUnknown := map[string]int{"claude.system": 1, "claude.progress": 1, "claude.file-history-snapshot": 1, "claude.queue-operation": 1, "claude.mystery-record": 1}
