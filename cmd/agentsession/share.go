@@ -284,7 +284,7 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 		case "imported":
 			resumed := ""
 			if l.Resumed > 0 {
-				resumed = fmt.Sprintf(", completing an import cut short after %d", l.Resumed)
+				resumed = fmt.Sprintf(", %d of them stored before: the rest appended", l.Resumed)
 			}
 			fmt.Fprintf(c.stdout, "%s %s (%s, %s%s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), resumed, l.Source)
 			for _, w := range l.Warnings {
