@@ -34,6 +34,12 @@ import (
 // home directory in it would hide the sessions from a listing by their
 // directory.
 //
+// The default rules replace home directories too ("/home/ada/app/x.go"
+// becomes "~/app/x.go"), in tool arguments and results as anywhere: a
+// host that needs its stored paths whole passes a Redactor without them
+// (redact.Options.Home empty and the "home-path" rule left out of
+// Rules).
+//
 // What is read back is what was stored: redacted. A Session writing
 // through a RedactStore keeps its own entries as it made them until it
 // is opened again.
