@@ -28,13 +28,16 @@
 //
 // Import never overwrites. A session whose id the store holds already is
 // compared with the one read, entry by entry, byte for byte (an image's
-// blob reference and its data count as the same):
+// blob reference and its data count as the same, and so does an entry
+// whose long strings the store cut to its limit with a notice, as a
+// FileStore does past MaxStringChars):
 //
 //   - the same entries: it is skipped (Report.Skipped), so importing a
 //     directory again stores nothing twice;
 //   - the stored entries are the first ones of the import: an earlier
-//     import stopped half way, and the rest is appended (Session.Resumed
-//     says how many were there);
+//     import stopped half way, or the session grew in its agent since,
+//     and the rest is appended (Session.Resumed says how many were
+//     there);
 //   - anything else: a *ConflictError (matching session.ErrConflict), and
 //     the stored session is left as it is.
 //

@@ -406,3 +406,30 @@ func TestImportDirectoryEdges(t *testing.T) {
 	_, err = importer.Import(ctx, store, t.TempDir(), nil)
 	require.ErrorIs(t, err, importer.ErrNoSessions)
 }
+
+// A FileStore cuts strings past its MaxStringChars with a notice: a
+// session stored so is the same as its import, and importing it again
+// skips it rather than calling it a conflict.
+func TestReimportTruncatedStrings(t *testing.T) {
+	ctx := context.Background()
+	src := session.New()
+	_, err := src.Append(ctx, session.UserText(strings.Repeat("long tool output ", 40)))
+	require.NoError(t, err)
+	_, err = src.Append(ctx, session.AssistantText("ok"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "s.json")
+	writeEnvelope(t, src, path, nil)
+
+	fs, err := session.OpenFileStore(t.TempDir(), &session.FileStoreOptions{MaxStringChars: 100})
+	require.NoError(t, err)
+	defer fs.Close()
+	_, err = importer.Import(ctx, fs, path, nil)
+	require.NoError(t, err)
+	log, err := fs.Load(ctx, src.ID())
+	require.NoError(t, err)
+	require.Contains(t, string(log.Entries[0].JSON()), "characters truncated]", "the store cut it")
+
+	rep, err := importer.Import(ctx, fs, path, nil)
+	require.NoError(t, err)
+	assert.Len(t, rep.Skipped, 1)
+}
