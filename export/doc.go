@@ -8,27 +8,31 @@
 // # The JSON envelope
 //
 // JSON writes an Envelope (see its doc for the shape): the header line
-// and every entry exactly as the store holds them, byte for byte, one
+// and every entry exactly as the session holds them, byte for byte, one
 // entry a line, so that an import gives back the same log and the same
-// context at every leaf. "tree" repeats what the entries say (roots,
+// context at every leaf. (A session opened from a FileStore holds its
+// images inline: the store resolves the blob references it moved them
+// to when it loads the log, so the export carries them.) "tree" repeats what the entries say (roots,
 // leaves, labels) for viewers that do not walk parent links. Options
 // narrow or complete it:
 //
 //   - Branch exports the path from the root to one entry only (an
 //     unknown entry is ErrUnknownBranch).
-//   - Blobs puts the data of every "blob:sha256:" reference found in the
-//     entries into "blobs" (base64), read from the session's store when
-//     it is a session.BlobStore, so the file stands alone; references it
-//     cannot read are listed in "unresolvedBlobs".
+//   - Blobs puts the data of every "blob:sha256:" reference still in the
+//     entries (a store that loads logs without resolving them, or one a
+//     host wrote itself) into "blobs" (base64), read from the session's
+//     store when it is a session.BlobStore, so the file stands alone;
+//     references it cannot read are listed in "unresolvedBlobs".
 //   - Redactor passes every string of the header and of the entries
 //     through a redact.Redactor (the members that make the tree excepted)
 //     and records the counts in "redacted", never the secrets.
 //
 // The envelope is written by streaming: exporting the W10k workload
-// (30,000 entries, 67 MB of JSON) takes 12 to 40 ms and 3.4 MB of
-// allocations on the project's 2-core machine (BenchmarkExportJSON/W10k);
-// reading it back takes about 0.7 s (BenchmarkReadJSON), one validating
-// pass over the input.
+// (30,000 entries, 67 MB of JSON) takes about 10 ms and 3.3 MB of
+// allocations on the project's 2-core machine, 17 ms beside two CPU hogs
+// (BenchmarkExportJSON/W10k, medians); reading it back about 0.24 s, 0.63
+// s beside the hogs (BenchmarkReadJSON), one validating pass over the
+// input. The README has the commands.
 //
 // # Versions and reading
 //

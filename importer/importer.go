@@ -66,7 +66,10 @@ type Parsed struct {
 	// stores them after it with Header.ParentSession set to this one.
 	Children []*Parsed
 	// Unknown counts records of types the reader does not model, by type
-	// (kept as custom entries where they had a place in the tree).
+	// ("codex.web_search_call"): kept as custom entries of that type. A
+	// name that ends with a reason in parentheses ("codex.user_message
+	// (duplicate)", "codex.state (bookkeeping)") counts records not
+	// stored, for that reason.
 	Unknown map[string]int
 	// Malformed lists the records that could not be read, and those read
 	// only with a repair (a Claude Code line whose parent is missing is
@@ -181,7 +184,11 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 		return nil, err
 	}
 	if len(files) == 0 {
-		rep.Errors = append(rep.Errors, LineError{Path: path, Err: ErrNoSessions})
+		err := error(ErrNoSessions)
+		if opts.Format != "" {
+			err = fmt.Errorf("%w (of format %s)", ErrNoSessions, opts.Format)
+		}
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
 		return rep, &rep.Errors[0]
 	}
 	for i, f := range files {

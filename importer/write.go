@@ -147,7 +147,11 @@ func samePrefix(ctx context.Context, store session.Store, id string, stored, ent
 	blobs, _ := session.BlobsOf(store)
 	for i, e := range stored {
 		if !sameEntry(ctx, blobs, e, entries[i]) {
-			return &ConflictError{ID: id, Reason: fmt.Sprintf("entry %d is %s there, %s here", i+1, e.ID(), entries[i].ID())}
+			reason := fmt.Sprintf("entry %d is %s there, %s here", i+1, e.ID(), entries[i].ID())
+			if e.ID() == entries[i].ID() {
+				reason = fmt.Sprintf("entry %d (%s) differs: an export of the same session redacted, or edited?", i+1, e.ID())
+			}
+			return &ConflictError{ID: id, Reason: reason}
 		}
 	}
 	return nil

@@ -290,11 +290,17 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 			for _, w := range l.Warnings {
 				fmt.Fprintf(c.stderr, "  warning: %s\n", w)
 			}
+			// Under its session, on stdout: what was read with a
+			// repair or not at all, and records of types not modelled.
 			for _, m := range l.Malformed {
-				fmt.Fprintf(c.stderr, "  reported: %s\n", m)
+				fmt.Fprintf(c.stdout, "  reported: %s\n", m)
 			}
-			if n := len(l.Unknown); n > 0 {
-				fmt.Fprintf(c.stderr, "  kept records of types it does not model: %s\n", countList(l.Unknown))
+			kept, counted := splitUnknown(l.Unknown)
+			if len(kept) > 0 {
+				fmt.Fprintf(c.stdout, "  kept as custom entries, types it does not model: %s\n", countList(kept))
+			}
+			if len(counted) > 0 {
+				fmt.Fprintf(c.stdout, "  counted, not stored (the reason in parentheses): %s\n", countList(counted))
 			}
 		case "error":
 			fmt.Fprintf(c.stderr, "agentsession: %s: %s\n", l.Source, l.Error)
@@ -303,6 +309,21 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 	fmt.Fprintf(c.stdout, "%s %d, skipped %d (already in the store), errors %d\n",
 		verb, len(rep.Imported), len(rep.Skipped), len(rep.Errors))
 	return status
+}
+
+// splitUnknown tells the records kept as custom entries ("codex.x")
+// from those only counted, whose names give the reason
+// ("codex.user_message (duplicate)"; see importer.Session.Unknown).
+func splitUnknown(m map[string]int) (kept, counted map[string]int) {
+	kept, counted = map[string]int{}, map[string]int{}
+	for k, n := range m {
+		if strings.HasSuffix(k, ")") && strings.Contains(k, " (") {
+			counted[k] = n
+		} else {
+			kept[k] = n
+		}
+	}
+	return kept, counted
 }
 
 // errText is an error's message without the path the line already names.
