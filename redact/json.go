@@ -145,13 +145,16 @@ func (r *Redactor) keyClass(key []byte) keyClass {
 	if len(key) < 5 || len(r.keyed) == 0 {
 		return 0
 	}
-	var k string
 	if bytes.IndexByte(key, '\\') >= 0 {
-		k, _ = jsonx.Unquote(key)
-	} else {
-		k = view(key[1 : len(key)-1])
+		k, _ := jsonx.Unquote(key)
+		return r.nameClass(k)
 	}
-	if len(k) > 64 {
+	return r.nameClass(view(key[1 : len(key)-1]))
+}
+
+// nameClass is keyClass of a key already decoded.
+func (r *Redactor) nameClass(k string) keyClass {
+	if len(k) > 64 || len(r.keyed) == 0 {
 		return 0
 	}
 	return classify(k)
@@ -183,7 +186,7 @@ func (r *Redactor) Member(key, value string) (string, Report) {
 	if out != value || key == "" {
 		return out, rep
 	}
-	if class := r.keyClass(jsonx.AppendString(nil, key)); class != 0 {
+	if class := r.nameClass(key); class != 0 {
 		if c := r.keyedValue(class, value); c != nil {
 			rep.count(c.Name, 1)
 			return c.repl, rep
