@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -81,39 +80,25 @@ func claudeReadFile(path string) (lines []*claudeLine, bad []LineError, err erro
 
 // claudeRead reads transcript lines from r.
 func claudeRead(r io.Reader, path string) (lines []*claudeLine, bad []LineError, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
-	for n := 1; ; n++ {
-		buf = buf[:0]
-		long := false
-		for {
-			chunk, rerr := br.ReadSlice('\n')
-			if !long && len(buf)+len(chunk) > claudeMaxLineBytes+1 {
-				long, buf = true, buf[:0]
-			}
-			if !long {
-				buf = append(buf, chunk...)
-			}
-			if rerr == bufio.ErrBufferFull {
-				continue
-			}
-			if rerr != nil && rerr != io.EOF {
-				return lines, bad, rerr
-			}
-			if rerr == io.EOF && len(chunk) == 0 && len(buf) == 0 && !long {
-				return lines, bad, nil
-			}
-			break
+	lr := newBoundedReader(r, claudeMaxLineBytes)
+	for {
+		raw, rerr := lr.next()
+		switch {
+		case rerr == io.EOF:
+			return lines, bad, nil
+		case rerr != nil && !errors.Is(rerr, errLineTooLong):
+			return lines, bad, rerr
 		}
+		n := lr.line
 		if n > claudeMaxLines {
 			bad = append(bad, LineError{Path: path, Line: n, Err: fmt.Errorf("%w: more than %d lines: the rest is not read", ErrClaudeLine, claudeMaxLines)})
 			return lines, bad, nil
 		}
-		if long {
+		if rerr != nil {
 			bad = append(bad, LineError{Path: path, Line: n, Err: fmt.Errorf("%w: longer than %d bytes", ErrClaudeLine, claudeMaxLineBytes)})
 			continue
 		}
-		text := bytes.TrimSpace(buf)
+		text := bytes.TrimSpace(raw)
 		if len(text) == 0 {
 			continue // a blank line holds no record
 		}
