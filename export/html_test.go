@@ -69,7 +69,7 @@ func scripts(t testing.TB, doc string) (all []script, rest string) {
 	t.Helper()
 	var out strings.Builder
 	for {
-		i := strings.Index(strings.ToLower(doc), "<script")
+		i := strings.Index(asciiLower(doc), "<script")
 		if i < 0 {
 			out.WriteString(doc)
 			return all, out.String()
@@ -80,11 +80,24 @@ func scripts(t testing.TB, doc string) (all []script, rest string) {
 		require.GreaterOrEqual(t, j, 0, "a script tag ends")
 		open := doc[:j+1]
 		doc = doc[j+1:]
-		k := strings.Index(strings.ToLower(doc), "</script")
+		k := strings.Index(asciiLower(doc), "</script")
 		require.GreaterOrEqual(t, k, 0, "a script element is closed")
 		all = append(all, script{open, doc[:k]})
 		doc = doc[k+len("</script"):]
 	}
+}
+
+// asciiLower folds A-Z only, as an HTML tokenizer matches tag names,
+// and keeps every byte where it was: strings.ToLower would move offsets
+// for text like the Kelvin sign, which it folds to a one-byte "k".
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // dataOf reads the envelope out of a page, as the viewer does: the
