@@ -54,9 +54,12 @@ func BenchmarkAppendW10k(b *testing.B) {
 }
 
 // BenchmarkAgentLoop measures one turn of an agent loop (save the turn's
-// three messages, then ask for the messages to send to the model) when the
-// session already holds 100 or 1,000 turns. The cost must not grow with
-// the history: compare the two with benchstat.
+// three messages, then ask for the messages to send to the model, and the
+// context) when the session already holds 100 or 1,000 turns. Keeping the
+// context up to date costs the same at any length; what grows with the
+// history is the copy of the messages handed out (the copy rule, see
+// Context), which BenchmarkMessagesCopy measures per message: compare
+// the two sizes with benchstat.
 func BenchmarkAgentLoop(b *testing.B) {
 	ctx := context.Background()
 	const extra = 200 // turns added before the session is rebuilt at its size

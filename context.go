@@ -15,10 +15,14 @@ import (
 // list rebuilt from the path root → leaf by the seed format's rules, and
 // the settings in force there.
 //
-// The slices are shared with the session that produced them (which is
-// what makes asking for the context after every append cheap): read them,
-// append to them (their capacity is capped, so appending copies), but do
-// not change their elements or the messages; Clone a message to edit it.
+// The copy rule: Messages (and what ForModel builds from them) are deep
+// copies that belong to the caller. Edit them, append to them, keep them:
+// the session does not see it (what it keeps changes only by appends).
+// The copies of one call share a few allocations, so the cost is a copy
+// of the list's bytes, measured beside the agent loop in the README
+// ("The copy rule"). The other slices (EntryIDs, Dangling, Orphans,
+// Unresolved) are shared with the session: read them, or append to them
+// (their capacity is capped, so appending copies).
 type Context struct {
 	// LeafID is the entry the context was built at ("" for an empty path).
 	LeafID string
@@ -680,14 +684,14 @@ func entryMillis(e Entry) int64 {
 	return t.UnixMilli()
 }
 
-// snapshot returns the public view of pc. Slices are shared, with their
-// capacity capped.
+// snapshot returns the public view of pc: its messages are copies (see
+// copyMessages); the other slices are shared, with their capacity capped.
 func (pc *pathCtx) snapshot(t *tree) *Context {
 	c := &Context{
 		ThinkingLevel: pc.thinking,
 		Mode:          pc.mode,
 		ModeData:      cloneRaw(pc.modeData),
-		Messages:      pc.msgs[:len(pc.msgs):len(pc.msgs)],
+		Messages:      copyMessages(pc.msgs),
 		EntryIDs:      pc.ids[:len(pc.ids):len(pc.ids)],
 		Dangling:      pc.pair.dangling[:len(pc.pair.dangling):len(pc.pair.dangling)],
 		Orphans:       pc.pair.orphans[:len(pc.pair.orphans):len(pc.pair.orphans)],

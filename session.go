@@ -423,9 +423,9 @@ func (s *Session) ContextAt(id string) (*Context, error) {
 
 // Messages returns the messages to send to the model at the leaf: the
 // context's messages with tool pairing repaired (see Context.ForModel). It
-// implements Conversation. The slice and messages are shared: do not modify
-// them. Appending to the slice is safe: it has no spare capacity, so
-// append copies it.
+// implements Conversation. The slice and the messages are the caller's:
+// deep copies, made in a few allocations, so editing them changes
+// nothing in the session (see Context for the rule).
 func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -434,7 +434,7 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	return slices.Clip(s.leafCtx().forModel()), nil
+	return copyMessages(s.leafCtx().forModel()), nil
 }
 
 // Reload rereads the session from its store, to see what other handles

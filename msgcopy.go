@@ -1,0 +1,135 @@
+package session
+
+import "encoding/json"
+
+// The copy rule: what Messages, Context and ContextAt return belongs to
+// the caller. The session keeps its messages to itself and hands out deep
+// copies, so a host may edit, append to or keep what it got without
+// changing the session (a change goes in through an append).
+//
+// Copying must stay cheap beside what a host does next with the list
+// (convert it to a request and marshal it, which reads every byte): the
+// copies of one call share a handful of allocations, one per kind of
+// thing copied (messages, blocks, usages, fields, bytes), sized by a
+// first pass. Strings are immutable and stay shared.
+
+// copyMessages returns deep copies of msgs in a slice without spare
+// capacity.
+func copyMessages(msgs []*Message) []*Message {
+	if msgs == nil {
+		return nil
+	}
+	var c copier
+	for _, m := range msgs {
+		c.count(m)
+	}
+	c.alloc(len(msgs))
+	out := make([]*Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = c.message(m)
+	}
+	return out
+}
+
+// copier hands out the pieces of the copies from its slabs.
+type copier struct {
+	nBlocks, nUsages, nFields, nInts, nBytes int
+
+	msgs   []Message
+	blocks []Block
+	usages []Usage
+	fields []Field
+	ints   []int
+	bytes  []byte
+}
+
+func (c *copier) count(m *Message) {
+	c.nBlocks += len(m.Content)
+	c.countFields(m.Extra)
+	c.nBytes += len(m.Details)
+	for i := range m.Content {
+		c.nBytes += len(m.Content[i].Arguments)
+		c.countFields(m.Content[i].Extra)
+	}
+	if m.Usage != nil {
+		c.nUsages++
+		c.countFields(m.Usage.Extra)
+		c.countFields(m.Usage.Cost.Extra)
+	}
+	if m.ExitCode != nil {
+		c.nInts++
+	}
+}
+
+func (c *copier) countFields(f Fields) {
+	c.nFields += len(f)
+	for _, x := range f {
+		c.nBytes += len(x.Value)
+	}
+}
+
+func (c *copier) alloc(n int) {
+	c.msgs = make([]Message, n)
+	c.blocks = make([]Block, c.nBlocks)
+	c.usages = make([]Usage, c.nUsages)
+	c.fields = make([]Field, c.nFields)
+	c.ints = make([]int, c.nInts)
+	c.bytes = make([]byte, c.nBytes)
+}
+
+func (c *copier) message(m *Message) *Message {
+	cp := &c.msgs[0]
+	c.msgs = c.msgs[1:]
+	*cp = *m
+	if m.Content != nil {
+		cp.Content = c.blocks[:len(m.Content):len(m.Content)]
+		c.blocks = c.blocks[len(m.Content):]
+		for i := range m.Content {
+			b := &cp.Content[i]
+			*b = m.Content[i]
+			b.Arguments = c.raw(b.Arguments)
+			b.Extra = c.copyFields(b.Extra)
+		}
+	}
+	cp.Details = c.raw(m.Details)
+	cp.Extra = c.copyFields(m.Extra)
+	if m.Usage != nil {
+		u := &c.usages[0]
+		c.usages = c.usages[1:]
+		*u = *m.Usage
+		u.Extra = c.copyFields(u.Extra)
+		u.Cost.Extra = c.copyFields(u.Cost.Extra)
+		cp.Usage = u
+	}
+	if m.ExitCode != nil {
+		v := &c.ints[0]
+		c.ints = c.ints[1:]
+		*v = *m.ExitCode
+		cp.ExitCode = v
+	}
+	return cp
+}
+
+func (c *copier) copyFields(f Fields) Fields {
+	if f == nil {
+		return nil
+	}
+	out := Fields(c.fields[:len(f):len(f)])
+	c.fields = c.fields[len(f):]
+	for i, x := range f {
+		out[i] = Field{Key: x.Key, Value: c.raw(x.Value)}
+	}
+	return out
+}
+
+// raw copies b into the byte slab, without spare capacity, so that an
+// append to one copy never writes into the next.
+func (c *copier) raw(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	out := json.RawMessage(c.bytes[:len(b):len(b)])
+	c.bytes = c.bytes[len(b):]
+	copy(out, b)
+	return out
+}

@@ -1,0 +1,132 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsession/session"
+)
+
+// copyRuleSession holds every kind of member a copy must not share:
+// blocks, tool-call arguments, details, usage and cost with unknown
+// members, an exit code, unknown message members.
+func copyRuleSession(t *testing.T) *session.Session {
+	t.Helper()
+	ctx := context.Background()
+	s := session.New()
+	u := session.UserText("list the files")
+	u.Extra = session.Fields{{Key: "x-host", Value: json.RawMessage(`{"a":1}`)}}
+	a := session.Assistant(session.Text("reading"), session.ToolCall("c1", "ls", json.RawMessage(`{"path":"."}`)))
+	a.Usage = &session.Usage{Input: 10, Output: 5, Cost: session.Cost{Total: 0.5, Extra: session.Fields{{Key: "k", Value: json.RawMessage(`1`)}}}}
+	r := session.ToolResult("c1", "ls", "a.go b.go")
+	r.Details = json.RawMessage(`{"lines":2}`)
+	b := session.BashExecution("ls", "a.go", 0)
+	for _, m := range []*session.Message{u, a, r, b, session.AssistantText("two files")} {
+		_, err := s.Append(ctx, m)
+		require.NoError(t, err)
+	}
+	return s
+}
+
+// vandalize changes everything a host could change in what it was given.
+func vandalize(msgs []*session.Message) {
+	for _, m := range msgs {
+		m.Role = "vandal"
+		for i := range m.Content {
+			m.Content[i].Text = "changed"
+			for j := range m.Content[i].Arguments {
+				m.Content[i].Arguments[j] = ' '
+			}
+		}
+		m.Content = append(m.Content, session.Text("appended"))
+		for j := range m.Details {
+			m.Details[j] = ' '
+		}
+		if m.Usage != nil {
+			m.Usage.Input = -1
+			for i := range m.Usage.Cost.Extra {
+				m.Usage.Cost.Extra[i].Value[0] = '9'
+			}
+		}
+		if m.ExitCode != nil {
+			*m.ExitCode = 99
+		}
+		for i := range m.Extra {
+			m.Extra[i].Value[0] = ' '
+		}
+	}
+}
+
+func encodeAll(t *testing.T, msgs []*session.Message) string {
+	t.Helper()
+	b, err := json.Marshal(msgs)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestReturnedMessagesAreCopies: whatever a host does to the messages it
+// got from Messages, Context or ContextAt, the session, its later answers
+// and what it writes stay as they were.
+func TestReturnedMessagesAreCopies(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		get  func(s *session.Session) []*session.Message
+	}{
+		{"Messages", func(s *session.Session) []*session.Message {
+			m, err := s.Messages(ctx)
+			require.NoError(t, err)
+			return m
+		}},
+		{"Context", func(s *session.Session) []*session.Message { return s.Context().Messages }},
+		{"ContextAt", func(s *session.Session) []*session.Message {
+			c, err := s.ContextAt(s.LeafID())
+			require.NoError(t, err)
+			return c.Messages
+		}},
+		{"ForModel", func(s *session.Session) []*session.Message { return s.Context().ForModel() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := copyRuleSession(t)
+			before := encodeAll(t, tc.get(s))
+			var log []string
+			for e := range s.Entries() {
+				log = append(log, string(e.JSON()))
+			}
+
+			vandalize(tc.get(s))
+
+			assert.Equal(t, before, encodeAll(t, tc.get(s)), "the session's answer is unchanged")
+			m, err := s.Messages(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "user", m[0].Role)
+			var after []string
+			for e := range s.Entries() {
+				after = append(after, string(e.JSON()))
+			}
+			assert.Equal(t, log, after, "the entries are unchanged")
+			f, err := s.Fork(ctx, nil)
+			require.NoError(t, err)
+			assert.Equal(t, before, encodeAll(t, tc.get(f)), "a fork copies what was written")
+		})
+	}
+}
+
+// TestCopiesAreIndependent: two answers never share a message, and
+// appending to one copy's content does not reach the next message.
+func TestCopiesAreIndependent(t *testing.T) {
+	s := copyRuleSession(t)
+	a, b := s.Context().Messages, s.Context().Messages
+	require.Equal(t, len(a), len(b))
+	for i := range a {
+		assert.NotSame(t, a[i], b[i])
+	}
+	first := encodeAll(t, a[1:])
+	a[0].Content = append(a[0].Content, session.Text("x"))
+	a[0].Content[len(a[0].Content)-1].Text = "y"
+	assert.Equal(t, first, encodeAll(t, a[1:]), "an append to one copy's blocks stays in it")
+}
