@@ -62,6 +62,17 @@ type CompactionOptions struct {
 	// FileOp tells which file a tool call reads or modifies; default
 	// DefaultFileOp.
 	FileOp FileOpFunc
+
+	// MaxMessages is a trigger beside the token one, as OpenCode has:
+	// compaction is also due when the context holds more than MaxMessages
+	// messages (a compaction summary counts as one). It works with or
+	// without a ContextWindow; 0 means no such trigger.
+	MaxMessages int
+	// KeepRecentMessages is at most how many recent messages a compaction
+	// keeps (fewer when KeepRecentTokens keeps fewer); default half of
+	// MaxMessages, and no bound when MaxMessages is 0. It must be less
+	// than MaxMessages, or a compaction could leave the context due again.
+	KeepRecentMessages int
 }
 
 func (o *CompactionOptions) withDefaults() CompactionOptions {
@@ -87,12 +98,19 @@ func (o *CompactionOptions) withDefaults() CompactionOptions {
 	if c.FileOp == nil {
 		c.FileOp = DefaultFileOp
 	}
+	if c.KeepRecentMessages <= 0 && c.MaxMessages > 0 {
+		c.KeepRecentMessages = max(1, c.MaxMessages/2)
+	}
 	return c
 }
 
 // check refuses settings with which a due compaction could not bring the
 // context under the window (ErrCompactionSettings); o has its defaults.
 func (o *CompactionOptions) check() error {
+	if o.MaxMessages < 0 || (o.MaxMessages > 0 && o.KeepRecentMessages >= o.MaxMessages) {
+		return fmt.Errorf("%w: KeepRecentMessages %d keeps as many messages as MaxMessages %d allows: a compaction could leave the context due again; keep fewer",
+			ErrCompactionSettings, o.KeepRecentMessages, o.MaxMessages)
+	}
 	if o.ContextWindow <= 0 {
 		return nil
 	}
@@ -108,7 +126,8 @@ func (o *CompactionOptions) check() error {
 }
 
 // NeedsCompaction reports whether the context at the leaf takes more than
-// the context window minus the reserve. It is false without a window.
+// the context window minus the reserve, or holds more than MaxMessages
+// messages. It is false with neither a window nor MaxMessages.
 // The context's size is ContextTokens: the usage the latest reply
 // reported, where it did, and estimates after it, so a model (or a proxy,
 // or a test double) that reports too little usage delays compaction.
@@ -121,13 +140,26 @@ func (o *CompactionOptions) check() error {
 // sizes.
 func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
 	o := opts.withDefaults()
-	if o.ContextWindow <= 0 {
+	if o.ContextWindow <= 0 && o.MaxMessages == 0 {
 		return false
 	}
 	if o.check() != nil {
 		return true
 	}
-	return s.ContextTokens(o.Estimator) > o.ContextWindow-o.ReserveTokens
+	if o.MaxMessages > 0 && s.contextLen() > o.MaxMessages {
+		return true
+	}
+	return o.ContextWindow > 0 && s.ContextTokens(o.Estimator) > o.ContextWindow-o.ReserveTokens
+}
+
+// contextLen is the number of messages of the context at the leaf.
+func (s *Session) contextLen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0
+	}
+	return len(s.leafCtx().msgs)
 }
 
 // CompactionPlan is what a compaction of the context at a leaf would do:
@@ -290,13 +322,18 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut
 	for k := len(msgs) - 1; k >= start; k-- {
 		kept[k] = kept[k+1] + o.Estimator.EstimateTokens(msgs[k])
 	}
-	if kept[start] <= o.KeepRecentTokens {
+	// byCount: KeepRecentMessages keeps less than KeepRecentTokens would.
+	byCount := o.KeepRecentMessages > 0 && len(msgs)-start > o.KeepRecentMessages
+	if kept[start] <= o.KeepRecentTokens && !byCount {
 		return start, kept[start], start // it all fits in what is kept
 	}
 	// reach: the latest index whose suffix holds KeepRecentTokens.
 	reach := len(msgs) - 1
 	for reach > start && kept[reach] < o.KeepRecentTokens {
 		reach--
+	}
+	if byCount && len(msgs)-o.KeepRecentMessages > reach {
+		return cutByCount(msgs, start, len(msgs)-o.KeepRecentMessages, kept, valid, boundary)
 	}
 	before, after := -1, -1
 	for k := reach; k > start; k-- {
@@ -324,14 +361,41 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut
 	// latest valid point (its own start, before, if there is none).
 	for k := reach; k > start; k-- {
 		if valid[k] {
-			turn := k
-			for turn > start && !boundary[turn] {
-				turn--
-			}
-			return k, kept[k], turn
+			return k, kept[k], turnOf(k, start, boundary)
 		}
 	}
 	return start, kept[start], start
+}
+
+// cutByCount is findCut when KeepRecentMessages decides: the first turn
+// boundary from reach on, so that no more than that many are kept; when
+// the last turn alone holds more, the first point from reach on where a
+// context may start; and when there is none, the latest before reach.
+func cutByCount(msgs []*Message, start, reach int, kept []int64, valid, boundary []bool) (cut int, keptTokens int64, turn int) {
+	for k := reach; k < len(msgs); k++ {
+		if boundary[k] {
+			return k, kept[k], k
+		}
+	}
+	for k := reach; k < len(msgs); k++ {
+		if valid[k] {
+			return k, kept[k], turnOf(k, start, boundary)
+		}
+	}
+	for k := reach - 1; k > start; k-- {
+		if valid[k] {
+			return k, kept[k], turnOf(k, start, boundary)
+		}
+	}
+	return start, kept[start], start
+}
+
+// turnOf is where the turn holding msgs[k] starts.
+func turnOf(k, start int, boundary []bool) int {
+	for k > start && !boundary[k] {
+		k--
+	}
+	return k
 }
 
 // SummaryKind says what a summary request covers.
