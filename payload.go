@@ -194,6 +194,10 @@ func (c ModelChange) ref() (ModelRef, bool) {
 
 // Compaction is the payload of a compaction entry: the history before
 // FirstKeptEntryID is replaced in the context by Summary.
+//
+// pi writes the first four and FromHook; oh-my-pi adds ShortSummary,
+// PreserveData and FromExtension. None of them changes the context: it
+// starts with Summary whatever else the entry holds.
 type Compaction struct {
 	Summary          string          `json:"summary"`
 	FirstKeptEntryID string          `json:"firstKeptEntryId"`
@@ -201,6 +205,15 @@ type Compaction struct {
 	TokensAfter      int64           `json:"tokensAfter,omitempty"`
 	Details          json.RawMessage `json:"details,omitempty"`
 	FromHook         bool            `json:"fromHook,omitempty"`
+	// ShortSummary is a recap of a line or two, for listings and a
+	// collapsed view (oh-my-pi's shortSummary).
+	ShortSummary string `json:"shortSummary,omitempty"`
+	// PreserveData is state an extension keeps across the compaction
+	// (oh-my-pi's preserveData), any JSON.
+	PreserveData json.RawMessage `json:"preserveData,omitempty"`
+	// FromExtension says an extension made the compaction, not the agent
+	// (oh-my-pi's name for pi's fromHook).
+	FromExtension bool `json:"fromExtension,omitempty"`
 }
 
 // BranchSummary is the payload of a branch_summary entry: a summary of the
@@ -210,6 +223,9 @@ type BranchSummary struct {
 	Summary  string          `json:"summary"`
 	Details  json.RawMessage `json:"details,omitempty"`
 	FromHook bool            `json:"fromHook,omitempty"`
+	// FromExtension says an extension wrote the summary (oh-my-pi's name
+	// for pi's fromHook).
+	FromExtension bool `json:"fromExtension,omitempty"`
 }
 
 // Custom is the payload of a custom entry: extension state that never
@@ -238,6 +254,9 @@ type SessionInit struct {
 	SystemPrompt json.RawMessage `json:"systemPrompt,omitempty"`
 	Task         string          `json:"task,omitempty"`
 	Tools        []string        `json:"tools,omitempty"`
+	// OutputSchema is the JSON Schema the session's final answer must
+	// follow (oh-my-pi's subagents with structured output), any JSON.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // ModeChange is the payload of a mode_change entry ("none" leaves a mode).

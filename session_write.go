@@ -368,15 +368,35 @@ func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry,
 	return s.AppendEntry(ctx, TypeThinkingLevelChange, ThinkingLevelChange{ThinkingLevel: level})
 }
 
-// AppendModelChange records a change of model, in pi's form.
-func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+// AppendModelChange records a change of model. With no role (or the
+// role "default") it is the model of the conversation, written in pi's
+// form ({"provider","modelId"}), which every seed agent reads. A role
+// names another of the agent's models, as oh-my-pi has them ("smol",
+// "slow", "plan", ...; Context.Models holds the latest per role): it is
+// written in oh-my-pi's form ({"model":"provider/modelId","role"}),
+// which pi (that knows no roles) does not take for a change of its own
+// model. At most one role.
+func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string, role ...string) (Entry, error) {
 	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}
 	if provider == "" && modelID == "" {
 		return Entry{}, errors.New("session: AppendModelChange needs a provider or a model id")
 	}
-	return s.AppendEntry(ctx, TypeModelChange, ModelChange{Provider: provider, ModelID: modelID})
+	if len(role) > 1 {
+		return Entry{}, fmt.Errorf("session: AppendModelChange takes one role, got %d", len(role))
+	}
+	if len(role) == 0 || role[0] == "" || role[0] == "default" {
+		return s.AppendEntry(ctx, TypeModelChange, ModelChange{Provider: provider, ModelID: modelID})
+	}
+	if strings.Contains(provider, "/") || (provider == "" && strings.Contains(modelID, "/")) {
+		return Entry{}, fmt.Errorf("session: model %q of provider %q: the role form (provider/modelId) cannot hold a slash in the provider, or in a model id without one", modelID, provider)
+	}
+	model := modelID
+	if provider != "" {
+		model = provider + "/" + modelID
+	}
+	return s.AppendEntry(ctx, TypeModelChange, ModelChange{Model: model, Role: role[0]})
 }
 
 // AppendCompaction appends a compaction entry. From then on the context
