@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -16,15 +19,42 @@ type Checkpoint struct {
 	Name    string
 	EntryID string
 	Time    time.Time // when the label was set
+	// Metadata is what the host stored with the checkpoint
+	// (CheckpointOptions.Metadata), nil when none.
+	Metadata json.RawMessage
+}
+
+// CheckpointOptions configures CheckpointWith. The zero value (or nil)
+// names the current point of the conversation, with no metadata.
+type CheckpointOptions struct {
+	// At is the entry to name: an entry id, or the name of a checkpoint
+	// (see Resolve); default the leaf. A label or title entry stands for
+	// the entry it follows, as the leaf does.
+	At string
+	// Metadata is stored with the checkpoint (any value encoding/json
+	// takes, or json.RawMessage; nil for none): the host's own record of
+	// the point, such as the files it touched or a commit. It is a member
+	// of the label entry, which pi ignores.
+	Metadata any
 }
 
 // Checkpoint names the current point of the conversation (the leaf, or
 // the entry the leaf's trailing labels and title changes follow) so that
-// Rewind can come back to it. It is a label, and idempotent: naming the
-// same entry with the same name again adds nothing. An entry holds one
-// label: if it already has another one, Checkpoint fails with ErrExists
-// rather than rename it (Label renames on purpose).
-func (s *Session) Checkpoint(ctx context.Context, name string) (cp Checkpoint, err error) {
+// Rewind and Fork can come back to it. It is CheckpointWith with no
+// options.
+func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, error) {
+	return s.CheckpointWith(ctx, name, nil)
+}
+
+// CheckpointWith names an entry (opts.At, the current point by default)
+// as a checkpoint, with the host's metadata. It is a label, and
+// idempotent: naming the same entry with the same name and metadata again
+// adds nothing; with other metadata, it records the new metadata (a new
+// label entry of the same name). An entry holds one label: if it already
+// has another one, CheckpointWith fails with ErrExists rather than rename
+// it (Label renames on purpose). An entry that does not exist is
+// ErrNotFound.
+func (s *Session) CheckpointWith(ctx context.Context, name string, opts *CheckpointOptions) (cp Checkpoint, err error) {
 	start := s.begin()
 	anchor, same := s.LeafID(), false
 	defer func() {
@@ -36,10 +66,25 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (cp Checkpoint, e
 	if strings.TrimSpace(name) == "" {
 		return Checkpoint{}, fmt.Errorf("session: a checkpoint needs a name")
 	}
+	var o CheckpointOptions
+	if opts != nil {
+		o = *opts
+	}
+	meta, err := marshalRaw(o.Metadata)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("session: checkpoint metadata: %w", err)
+	}
 	if err := s.lock(ctx); err != nil {
 		return Checkpoint{}, err
 	}
 	target := s.leaf
+	if o.At != "" {
+		var ok bool
+		if target, ok = s.resolveLocked(o.At); !ok {
+			s.mu.Unlock()
+			return Checkpoint{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, o.At)
+		}
+	}
 	for target >= 0 {
 		k := s.t.nodes[target].e.kind
 		if k != kindLabel && k != kindSessionInfo && s.t.nodes[target].flags&fMarker == 0 {
@@ -53,12 +98,20 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (cp Checkpoint, e
 	}
 	id := s.t.nodes[target].e.id
 	old := s.t.labels[id]
+	var oldMeta json.RawMessage
+	if old == name {
+		for _, c := range s.checkpoints() {
+			if c.EntryID == id {
+				oldMeta = c.Metadata
+			}
+		}
+	}
 	s.mu.Unlock()
-	switch old {
-	case name:
+	switch {
+	case old == name && jsonEqual(oldMeta, meta):
 		same = true
-	case "":
-		if err := s.Label(ctx, id, name); err != nil {
+	case old == "" || old == name:
+		if err := s.label(ctx, id, Label{TargetID: id, Label: name, Metadata: meta}); err != nil {
 			return Checkpoint{}, err
 		}
 	default:
@@ -69,7 +122,63 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (cp Checkpoint, e
 			return c, nil
 		}
 	}
-	return Checkpoint{Name: name, EntryID: id}, nil
+	return Checkpoint{Name: name, EntryID: id, Metadata: meta}, nil
+}
+
+// jsonEqual reports whether two JSON values are the same value (nil and
+// null are).
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return isNullRaw(a) && isNullRaw(b)
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func isNullRaw(r json.RawMessage) bool {
+	r = bytes.TrimSpace(r)
+	return len(r) == 0 || string(r) == "null"
+}
+
+// Resolve returns the entry that ref names: the entry with that id or,
+// when no entry has it, the checkpoint of that name (of several of that
+// name, the one named last). It is the rule Rewind, Fork (ForkOptions.At)
+// and CheckpointWith (CheckpointOptions.At) follow; ErrNotFound when ref
+// names neither.
+func (s *Session) Resolve(ref string) (Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Entry{}, ErrClosed
+	}
+	i, ok := s.resolveLocked(ref)
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, ref)
+	}
+	return s.t.nodes[i].e, nil
+}
+
+// resolveLocked is Resolve for callers that hold mu.
+func (s *Session) resolveLocked(ref string) (int32, bool) {
+	if i, ok := s.t.lookup(ref); ok && s.t.nodes[i].flags&fMarker == 0 {
+		return i, true
+	}
+	target := int32(-1)
+	for _, c := range s.checkpoints() {
+		if c.Name != ref {
+			continue
+		}
+		if i, ok := s.t.lookup(c.EntryID); ok && s.t.nodes[i].flags&fMarker == 0 {
+			target = i // later ones win
+		}
+	}
+	return target, target >= 0
 }
 
 // Checkpoints lists the named entries (labels), oldest label first.
@@ -104,7 +213,7 @@ func (s *Session) checkpoints() []checkpoint {
 		if e.payload(&l); l.TargetID == "" {
 			continue
 		}
-		at[l.TargetID] = checkpoint{Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time()}, int32(i)}
+		at[l.TargetID] = checkpoint{Checkpoint{Name: l.Label, EntryID: l.TargetID, Time: e.Time(), Metadata: l.Metadata}, int32(i)}
 	}
 	var out []checkpoint
 	for id, c := range at {
@@ -126,7 +235,7 @@ type RewindResult struct {
 
 // Rewind moves the leaf back to an entry (by id) or, if no entry has that
 // id, to a checkpoint (by name; of several of that name, the one named
-// last), like Branch: nothing is deleted, and the path left behind stays
+// last: see Resolve), like Branch: nothing is deleted, and the path left behind stays
 // reachable from RewindResult.From.
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
 	start := s.begin()
@@ -138,19 +247,8 @@ func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err 
 		return RewindResult{}, err
 	}
 	defer s.mu.Unlock()
-	target, ok := s.t.lookup(to)
-	if !ok || s.t.nodes[target].flags&fMarker != 0 {
-		target = -1
-		for _, c := range s.checkpoints() {
-			if c.Name != to {
-				continue
-			}
-			if i, ok := s.t.lookup(c.EntryID); ok && s.t.nodes[i].flags&fMarker == 0 {
-				target = i // later ones win
-			}
-		}
-	}
-	if target < 0 {
+	target, ok := s.resolveLocked(to)
+	if !ok {
 		return RewindResult{}, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, to)
 	}
 	res = RewindResult{From: s.leafID(), To: s.t.nodes[target].e.id, Left: s.t.leftBehind(s.leaf, target)}

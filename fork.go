@@ -14,7 +14,8 @@ import (
 // ForkOptions configures Fork. The zero value (or nil) forks the whole
 // path to the leaf into a new session of the same store.
 type ForkOptions struct {
-	// At is the entry the fork ends at; default the leaf.
+	// At is where the fork ends: an entry id or a checkpoint name (see
+	// Session.Resolve); default the leaf.
 	At string
 	// ID is the new session's id; default a new UUIDv7.
 	ID string
@@ -62,9 +63,9 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	at := s.leaf
 	if o.At != "" {
 		var ok bool
-		if at, ok = s.t.lookup(o.At); !ok || s.t.nodes[at].flags&fMarker != 0 {
+		if at, ok = s.resolveLocked(o.At); !ok {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: entry %s", ErrNotFound, o.At)
+			return nil, fmt.Errorf("%w: no checkpoint or entry %q", ErrNotFound, o.At)
 		}
 	}
 	path := s.t.pathTo(at)

@@ -240,6 +240,9 @@ type Custom struct {
 type Label struct {
 	TargetID string `json:"targetId"`
 	Label    string `json:"label,omitempty"`
+	// Metadata is the host's record of a checkpoint (see
+	// CheckpointOptions), an extra member pi ignores.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // SessionInfoEntry is the payload of a session_info entry: the session's

@@ -501,6 +501,12 @@ func (s *Session) SetTitle(ctx context.Context, title string) error {
 // Label sets the label of entry id, or clears it when label is empty. As
 // in the seed format the label entry is appended under the leaf.
 func (s *Session) Label(ctx context.Context, id, label string) error {
+	return s.label(ctx, id, Label{TargetID: id, Label: label})
+}
+
+// label appends l, once its target is known to be an entry a user may
+// label.
+func (s *Session) label(ctx context.Context, id string, l Label) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -510,7 +516,7 @@ func (s *Session) Label(ctx context.Context, id, label string) error {
 	if !ok {
 		return fmt.Errorf("%w: entry %s", ErrNotFound, id)
 	}
-	_, err := s.AppendEntry(ctx, TypeLabel, Label{TargetID: id, Label: label})
+	_, err := s.AppendEntry(ctx, TypeLabel, l)
 	return err
 }
 
