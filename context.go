@@ -305,6 +305,7 @@ type pathCtx struct {
 	path []int32 // root .. leaf
 
 	thinking  string
+	thought   bool // a thinking_level_change on the path set thinking
 	model     ModelRef
 	hasModel  bool
 	models    map[string]ModelRef
@@ -428,6 +429,7 @@ func (pc *pathCtx) applySetting(t *tree, i int32) {
 		} else {
 			pc.thinking = "off"
 		}
+		pc.thought = true
 	case kindModelChange:
 		c, ok := modelChangeOf(e)
 		if !ok {

@@ -39,6 +39,7 @@ type Session struct {
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
+	turns  turnCount // the number of turns at a leaf (resume.go)
 	obs    Observer // from an ObservedStore; nil: nothing is measured
 	hub    *Hub     // the store's, for ChangeOperation; nil: none
 	// What the last load skipped, kept so Log and Verify can report it.
@@ -114,6 +115,17 @@ func New() *Session {
 	return s
 }
 
+// NewWithID returns a session kept in memory only, on a fresh
+// MemoryStore, with the given id (any id ValidateID accepts): what a host
+// that names its conversations itself (Dive's session.New(id)) needs
+// for tests and for sessions that need not outlive the process.
+func NewWithID(id string) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	return Create(context.Background(), NewMemoryStore(), &CreateOptions{ID: id})
+}
+
 // Create creates a session in store and returns its handle.
 func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, error) {
 	if opts == nil {
@@ -185,6 +197,7 @@ func (s *Session) reset(log *Log) {
 	s.last = lastID(log.Entries)
 	s.pc = nil
 	s.usage = usageCache{leaf: -2}
+	s.turns = turnCount{}
 	s.malformed, s.partial, s.zeroed, s.torn = log.Malformed, log.Partial, log.Zeroed, log.Torn
 	s.blobErrs = log.Unresolved
 }
