@@ -40,8 +40,8 @@ type Session struct {
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
 	turns  turnCount // the number of turns at a leaf (resume.go)
-	obs    Observer // from an ObservedStore; nil: nothing is measured
-	hub    *Hub     // the store's, for ChangeOperation; nil: none
+	obs    Observer  // from an ObservedStore; nil: nothing is measured
+	hub    *Hub      // the store's, for ChangeOperation; nil: none
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	partial   []LineError
