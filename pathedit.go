@@ -1,9 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"cmp"
 	"fmt"
 	"strings"
 
