@@ -491,6 +491,9 @@ func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionO
 	// The store says a compaction runs (SessionInfo.Compacting) until it
 	// ends, well or not: one whose process crashed stays visible.
 	marker, marks := findAbility[CompactionMarker](s.store)
+	if marks && !s.Persisted() {
+		marks = false // the store knows nothing of the session yet
+	}
 	if marks {
 		if err := marker.MarkCompacting(ctx, s.id, s.now().UTC()); err != nil {
 			return nil, err

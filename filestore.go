@@ -273,10 +273,24 @@ func (s *FileStore) tick() time.Time {
 // name and then linked into place, so a crash never leaves a session
 // file without its header.
 func (s *FileStore) Create(ctx context.Context, h Header) error {
+	return s.create(ctx, h, nil)
+}
+
+// CreateWithEntries implements EntryCreator: the header and the entries
+// are one file, written whole and linked into place as Create's is, so a
+// crash leaves the session with all of them or no session at all.
+func (s *FileStore) CreateWithEntries(ctx context.Context, h Header, entries []Entry) error {
+	return s.create(ctx, h, entries)
+}
+
+func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := ValidateID(h.ID); err != nil {
+		return err
+	}
+	if err := checkEntries(entries); err != nil {
 		return err
 	}
 	if s.fileOnly {
@@ -303,6 +317,20 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
+	if len(entries) > 0 {
+		// The entries go in as an append would write them (size limits,
+		// blobs written first), after the header.
+		lines, err := s.storedLines(ctx, nil, entries)
+		if err != nil {
+			return err
+		}
+		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
+			return fmt.Errorf("session: create %s: %w", h.ID, err)
+		}
+		for _, l := range lines {
+			line = append(append(line, l...), '\n')
+		}
+	}
 	dir := names.CwdDir(h.Cwd)
 	if err := mkdirRoot(s.r, dir); err != nil {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
@@ -332,6 +360,9 @@ func (s *FileStore) Create(ctx context.Context, h Header) error {
 	}
 	rel := filepath.Join(dir, fileName(h))
 	s.markOwn(h.ID, ChangeCreated, nil)
+	if len(entries) > 0 {
+		s.markOwn(h.ID, "", entries)
+	}
 	ino, err := s.writeNew(rel, line, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {

@@ -19,7 +19,10 @@ import (
 // handle further behind than the marks go back, or whose file was
 // replaced, reads the whole file, as Load does.
 
-var _ TailLoader = (*FileStore)(nil)
+var (
+	_ TailLoader   = (*FileStore)(nil)
+	_ EntryCreator = (*FileStore)(nil)
+)
 
 // mark says where the lines after the first n entries of a file start:
 // at byte off, line number line+1.

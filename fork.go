@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -136,7 +135,7 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	if u, ok := store.(*UserStore); ok {
 		meta.User = u.user // a fork into a user's view is that user's
 	}
-	f, err = Create(ctx, store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id,
+	fh, err := newHeader(store, &CreateOptions{ID: o.ID, Cwd: o.Cwd, Title: o.Title, ParentSession: s.id,
 		ProjectID: meta.ProjectID, AppVersion: meta.AppVersion, User: meta.User, App: meta.App, Metadata: meta.Metadata})
 	if err != nil {
 		return nil, err
@@ -156,26 +155,12 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 		entries = append(entries, e)
 		parent = id
 	}
-	if len(entries) > 0 {
-		if err := f.appendEntries(ctx, entries); err != nil {
-			return nil, errors.Join(err, f.Close(), store.Delete(ctx, f.id))
-		}
+	// The header and the entries in one step where the store can: a
+	// crash leaves the whole fork or none of it.
+	if err := createWithEntries(ctx, store, fh, entries); err != nil {
+		return nil, err
 	}
-	return f, nil
-}
-
-// appendEntries stores entries built elsewhere at the end of a new
-// session's log and indexes them; the leaf becomes the last.
-func (s *Session) appendEntries(ctx context.Context, entries []Entry) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if err := s.store.Append(ctx, s.id, AppendOptions{IfEmpty: true}, entries...); err != nil {
-		return err
-	}
-	s.reset(&Log{Header: s.header, Entries: entries})
-	return nil
+	return newSession(store, &Log{Header: fh, Entries: entries}), nil
 }
 
 // ListChildren lists the sessions of store whose parent is session

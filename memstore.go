@@ -50,6 +50,7 @@ type memSession struct {
 var (
 	_ Store            = (*MemoryStore)(nil)
 	_ TailLoader       = (*MemoryStore)(nil)
+	_ EntryCreator     = (*MemoryStore)(nil)
 	_ Archiver         = (*MemoryStore)(nil)
 	_ Subscriber       = (*MemoryStore)(nil)
 	_ SharedStateStore = (*MemoryStore)(nil)
@@ -74,10 +75,18 @@ func (s *MemoryStore) tick() time.Time {
 
 // Create implements Store.
 func (s *MemoryStore) Create(ctx context.Context, h Header) error {
+	return s.CreateWithEntries(ctx, h, nil)
+}
+
+// CreateWithEntries implements EntryCreator.
+func (s *MemoryStore) CreateWithEntries(ctx context.Context, h Header, entries []Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := ValidateID(h.ID); err != nil {
+		return err
+	}
+	if err := checkEntries(entries); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -90,8 +99,19 @@ func (s *MemoryStore) Create(ctx context.Context, h Header) error {
 	if err := memLimits.checkWrite(0, 0, 1, func(int) int { return int(ms.size - 1) }); err != nil {
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
+	if err := memLimits.checkWrite(ms.size, 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
+		return fmt.Errorf("session: create %s: %w", h.ID, err)
+	}
+	ms.entries = slices.Clone(entries)
+	for k, e := range entries {
+		ms.ids[e.id] = k
+		ms.note(e)
+	}
 	s.sessions[h.ID] = ms
 	s.hub.Publish(Change{Kind: ChangeCreated, Session: h.ID, Time: ms.updated})
+	if len(entries) > 0 && s.hub.Active() {
+		s.hub.Publish(ChangesOf(h.ID, entries, ms.updated)...)
+	}
 	return nil
 }
 

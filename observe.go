@@ -112,6 +112,15 @@ func (o *ObservedStore) Create(ctx context.Context, h Header) error {
 	return err
 }
 
+// CreateWithEntries implements EntryCreator, in one step when the store
+// beneath can; it is reported as a create.
+func (o *ObservedStore) CreateWithEntries(ctx context.Context, h Header, entries []Entry) error {
+	start := time.Now()
+	err := createWithEntries(ctx, o.store, h, entries)
+	o.report(ctx, OpCreate, h.ID, start, len(entries), entriesBytes(entries), err)
+	return err
+}
+
 // Append implements Store.
 func (o *ObservedStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
 	start := time.Now()
@@ -284,6 +293,7 @@ func (o slogObserver) Observe(ctx context.Context, e Event) {
 
 var (
 	_ Archiver         = (*ObservedStore)(nil)
+	_ EntryCreator     = (*ObservedStore)(nil)
 	_ Subscriber       = (*ObservedStore)(nil)
 	_ SharedStateStore = (*ObservedStore)(nil)
 	_ CompactionMarker = (*ObservedStore)(nil)

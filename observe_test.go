@@ -137,7 +137,7 @@ func TestObserverEvents(t *testing.T) {
 				err = f.Close()
 			}
 			return err
-		}, []string{"create 0", "append 45", "fork 45"}},
+		}, []string{"create 45", "fork 45"}}, // the fork is created with its entries in one step (EntryCreator)
 		{"reopen", func() error {
 			require.NoError(t, s.Close())
 			s, err = session.Open(ctx, store, s.ID())

@@ -130,7 +130,9 @@ func (s *Session) prune(ctx context.Context, o PruneOptions) (PruneResult, error
 	}
 	ro := s.rewriteOptions()
 	ro.DropUnreadable = o.DropUnreadable
-	if err := s.store.Rewrite(ctx, s.id, ro, s.header, entries); err != nil {
+	if s.deferred {
+		// Not in the store yet: the handle's log is the whole session.
+	} else if err := s.store.Rewrite(ctx, s.id, ro, s.header, entries); err != nil {
 		return PruneResult{}, err
 	}
 	leaf := s.leafID()

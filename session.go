@@ -40,8 +40,10 @@ type Session struct {
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
 	turns  turnCount // the number of turns at a leaf (resume.go)
-	obs    Observer  // from an ObservedStore; nil: nothing is measured
-	hub    *Hub      // the store's, for ChangeOperation; nil: none
+	// deferred: the session is not in its store yet (CreateOptions.Deferred).
+	deferred bool
+	obs      Observer // from an ObservedStore; nil: nothing is measured
+	hub      *Hub     // the store's, for ChangeOperation; nil: none
 	// What the last load skipped, kept so Log and Verify can report it.
 	malformed []LineError
 	partial   []LineError
@@ -104,6 +106,15 @@ type CreateOptions struct {
 	User       string
 	App        string
 	Metadata   map[string]string
+
+	// Deferred holds the session back from the store until its first
+	// assistant message is appended, as pi's CLI does: a session left
+	// after a prompt that got no reply never reaches the store, and never
+	// clutters listings. Until then the handle keeps what is appended;
+	// then the header and every entry so far are written in one step, in
+	// order (see EntryCreator), and the session goes on as any other.
+	// Persist writes it earlier. See Session.Persisted.
+	Deferred bool
 }
 
 // New returns a session kept in memory only, on a fresh MemoryStore.
@@ -128,6 +139,21 @@ func NewWithID(id string) (*Session, error) {
 
 // Create creates a session in store and returns its handle.
 func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, error) {
+	h, err := newHeader(store, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil && opts.Deferred {
+		return createDeferred(ctx, store, h, opts.ID != "")
+	}
+	if err := store.Create(ctx, h); err != nil {
+		return nil, err
+	}
+	return newSession(store, &Log{Header: h}), nil
+}
+
+// newHeader is the header of a new session of store made with opts.
+func newHeader(store Store, opts *CreateOptions) (Header, error) {
 	if opts == nil {
 		opts = &CreateOptions{}
 	}
@@ -135,7 +161,7 @@ func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, er
 	if id == "" {
 		u, err := uuid.NewV7()
 		if err != nil {
-			return nil, fmt.Errorf("session: new id: %w", err)
+			return Header{}, fmt.Errorf("session: new id: %w", err)
 		}
 		id = u.String()
 	}
@@ -148,12 +174,9 @@ func Create(ctx context.Context, store Store, opts *CreateOptions) (*Session, er
 		m.User = u.user // as the view stamps it
 	}
 	if err := setHeaderMeta(&h, m); err != nil {
-		return nil, fmt.Errorf("session: metadata: %w", err)
+		return Header{}, fmt.Errorf("session: metadata: %w", err)
 	}
-	if err := store.Create(ctx, h); err != nil {
-		return nil, err
-	}
-	return newSession(store, &Log{Header: h}), nil
+	return h, nil
 }
 
 // Open opens an existing session of store.
@@ -481,7 +504,7 @@ func (s *Session) Flush(ctx context.Context) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if f, ok := s.store.(Flusher); ok {
+	if f, ok := s.store.(Flusher); ok && !s.deferred {
 		return f.Flush(ctx, s.id)
 	}
 	return nil
@@ -501,6 +524,9 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.deferred {
+		return nil // nothing reached the store: nothing to flush or let go
+	}
 	var err error
 	if f, ok := s.store.(Flusher); ok {
 		err = f.Flush(context.Background(), s.id)

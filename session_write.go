@@ -76,11 +76,21 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 			}
 		}
 		opts := AppendOptions{IfLast: s.last, IfEmpty: s.last == ""}
-		err = s.store.Append(ctx, s.id, opts, entries...)
+		deferred := s.deferred
+		if deferred {
+			err = s.persistWith(ctx, entries, false)
+		} else {
+			err = s.store.Append(ctx, s.id, opts, entries...)
+		}
 		if err == nil {
 			s.pending = nil
 			s.apply(entries, leafAfter, msgs)
 			return entries, nil
+		}
+		if deferred {
+			// Nothing is pending: persistWith tells a write that landed
+			// from one that did not when it is tried again.
+			return nil, err
 		}
 		if !errors.Is(err, ErrConflict) {
 			if !errors.Is(err, ErrTooLarge) {

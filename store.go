@@ -78,6 +78,41 @@ type TailLoader interface {
 	LoadTail(ctx context.Context, id string, n int, last string) (*Log, error)
 }
 
+// EntryCreator is an optional Store ability: creating a session with its
+// first entries in one step, all or none (ErrExists, ErrInvalidID and the
+// append's errors as Create and Append give them). A deferred session
+// (CreateOptions.Deferred) and a fork reach their store this way, so that
+// a crash leaves the whole session or none of it. Without the ability
+// they are created, then appended to, and deleted again if the append
+// fails; a crash between the two leaves a session with no entries.
+type EntryCreator interface {
+	CreateWithEntries(ctx context.Context, h Header, entries []Entry) error
+}
+
+// createWithEntries creates a session holding entries on any store: in
+// one step where the store can, else Create, Append and, when the append
+// fails, Delete.
+func createWithEntries(ctx context.Context, store Store, h Header, entries []Entry) error {
+	if ec, ok := store.(EntryCreator); ok {
+		return ec.CreateWithEntries(ctx, h, entries)
+	}
+	if err := store.Create(ctx, h); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := store.Append(ctx, h.ID, AppendOptions{IfEmpty: true}, entries...); err != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if derr := store.Delete(dctx, h.ID); derr != nil {
+			return errors.Join(err, fmt.Errorf("session: removing the session %s the append left empty: %w", h.ID, derr))
+		}
+		return err
+	}
+	return nil
+}
+
 // loadTail is LoadTail on any store: the store's own, or its Load cut
 // to the tail.
 func loadTail(ctx context.Context, store Store, id string, n int, last string) (*Log, error) {

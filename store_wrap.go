@@ -56,6 +56,7 @@ type WrappedStore struct {
 var (
 	_ Store            = (*WrappedStore)(nil)
 	_ TailLoader       = (*WrappedStore)(nil)
+	_ EntryCreator     = (*WrappedStore)(nil)
 	_ Archiver         = (*WrappedStore)(nil)
 	_ CompactionMarker = (*WrappedStore)(nil)
 	_ Flusher          = (*WrappedStore)(nil)
@@ -113,6 +114,20 @@ func (w *WrappedStore) Create(ctx context.Context, h Header) error {
 		return err
 	}
 	return w.inner.Create(ctx, in)
+}
+
+// CreateWithEntries implements EntryCreator: the header and the entries
+// encoded, and created in one step when the store beneath can.
+func (w *WrappedStore) CreateWithEntries(ctx context.Context, h Header, entries []Entry) error {
+	hin, err := w.codec.EncodeHeader(ctx, h.Clone())
+	if err != nil {
+		return err
+	}
+	in, err := w.EncodeEntries(ctx, h.ID, entries)
+	if err != nil {
+		return err
+	}
+	return createWithEntries(ctx, w.inner, hin, in)
 }
 
 // Append implements Store.

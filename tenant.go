@@ -33,6 +33,7 @@ type UserStore struct {
 var (
 	_ Store            = (*UserStore)(nil)
 	_ TailLoader       = (*UserStore)(nil)
+	_ EntryCreator     = (*UserStore)(nil)
 	_ Archiver         = (*UserStore)(nil)
 	_ Subscriber       = (*UserStore)(nil)
 	_ SharedStateStore = (*UserStore)(nil)
@@ -139,6 +140,20 @@ func (u *UserStore) Create(ctx context.Context, h Header) error {
 		return err
 	}
 	err = u.store.Create(ctx, in)
+	if errors.Is(err, ErrExists) {
+		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
+	}
+	return err
+}
+
+// CreateWithEntries implements EntryCreator, in one step when the store
+// beneath can.
+func (u *UserStore) CreateWithEntries(ctx context.Context, h Header, entries []Entry) error {
+	in, err := u.header(h, true)
+	if err != nil {
+		return err
+	}
+	err = createWithEntries(ctx, u.store, in, entries)
 	if errors.Is(err, ErrExists) {
 		return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 	}

@@ -154,6 +154,9 @@ func (s *Session) takeTurn(ctx context.Context) (func(), error) {
 // knows when the log still starts with them (TailLoader), the whole log
 // otherwise. Callers hold mu.
 func (s *Session) reload(ctx context.Context) error {
+	if s.deferred {
+		return nil // no other writer can know of it yet
+	}
 	if n := len(s.t.nodes); n > 0 {
 		tail, err := loadTail(ctx, s.store, s.id, n, s.last)
 		switch {

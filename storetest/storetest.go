@@ -101,6 +101,8 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"MessagePagination", testMessagePagination},
 		{"Events", testEvents},
 		{"SlowSubscriber", testSlowSubscriber},
+		{"CreateWithEntries", testCreateWithEntries},
+		{"DeferredSession", testDeferredSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
