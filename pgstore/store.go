@@ -58,8 +58,9 @@ type Store struct {
 }
 
 var (
-	_ session.Store      = (*Store)(nil)
-	_ session.TailLoader = (*Store)(nil)
+	_ session.Store        = (*Store)(nil)
+	_ session.TailLoader   = (*Store)(nil)
+	_ session.EntryCreator = (*Store)(nil)
 )
 
 // New returns a Store on pool. It checks that the schema is at
@@ -195,6 +196,53 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 	if err := session.ValidateID(h.ID); err != nil {
 		return err
 	}
+	return mapErr(ctx, s.createIn(ctx, s.pool, h), "create "+h.ID)
+}
+
+// CreateWithEntries implements session.EntryCreator: the session's row
+// and its entries are inserted in one transaction, so a crash or a
+// refused entry leaves no session behind.
+func (s *Store) CreateWithEntries(ctx context.Context, h session.Header, entries []session.Entry) error {
+	if err := session.ValidateID(h.ID); err != nil {
+		return err
+	}
+	if err := check(entries); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return mapErr(ctx, s.createIn(ctx, s.pool, h), "create "+h.ID)
+	}
+	if err := s.lim.CheckLog(h, entries); err != nil {
+		return fmt.Errorf("pgstore: create %s: %w", h.ID, err)
+	}
+	var res string
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		if err := s.createIn(ctx, tx, h); err != nil {
+			return err
+		}
+		var err error
+		res, _, _, err = s.appendIn(ctx, tx, h.ID, session.AppendOptions{IfEmpty: true}, entries)
+		if err == nil && res != "" {
+			err = errRefused // roll the create back
+		}
+		return err
+	})
+	if errors.Is(err, errRefused) {
+		return s.refusal(h.ID, session.AppendOptions{IfEmpty: true}, res)
+	}
+	return mapErr(ctx, err, "create "+h.ID)
+}
+
+// errRefused rolls back a transaction whose append the database refused.
+var errRefused = errors.New("pgstore: refused")
+
+// queryer is what a statement runs on: the pool, or a transaction.
+type queryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// createIn inserts the session's row with q.
+func (s *Store) createIn(ctx context.Context, q queryer, h session.Header) error {
 	if err := s.lim.CheckLog(h, nil); err != nil {
 		return fmt.Errorf("pgstore: create %s: the header: %w", h.ID, err)
 	}
@@ -207,7 +255,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 	m := metaOf(h, &f)
 	// The insert and its notification, in one statement.
 	var got string
-	err = s.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO agentsession_sessions
+	err = q.QueryRow(ctx, `WITH ins AS (INSERT INTO agentsession_sessions
 		(id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, created_at, updated_at, size,
 			fold, meta, project_id, user_id, app, metadata_pairs)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $8, '{}', $9, $10, $11, $12, $13)
@@ -218,7 +266,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: session %s", session.ErrExists, h.ID)
 	}
-	return mapErr(ctx, err, "create "+h.ID)
+	return err // the caller maps it
 }
 
 // headerStrings returns the header's strings as its JSON holds them
@@ -308,8 +356,28 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	if err := s.lim.CheckAppend(0, 0, entries); err != nil {
 		return fmt.Errorf("pgstore: append to %s: %w", id, err)
 	}
-	ids := make([]string, len(entries))
-	raws := make([][]byte, len(entries))
+	res, ids, raws, err := s.appendIn(ctx, s.pool, id, opts, entries)
+	if err != nil {
+		return mapErr(ctx, err, "append to "+id)
+	}
+	switch why, _, _ := strings.Cut(res, ":"); why {
+	case "notempty", "last", "dup":
+		// Refused: unless the entries are there already, as after a
+		// retry of an append whose answer was lost.
+		done, err := s.storedAs(ctx, id, ids, raws)
+		if err != nil || done {
+			return err
+		}
+	}
+	return s.refusal(id, opts, res)
+}
+
+// appendIn makes the append with q (the pool, or a transaction): its
+// answer ("" when it was made, else why it was refused), and the ids and
+// lines it sent.
+func (s *Store) appendIn(ctx context.Context, q queryer, id string, opts session.AppendOptions, entries []session.Entry) (res string, ids []string, raws [][]byte, err error) {
+	ids = make([]string, len(entries))
+	raws = make([][]byte, len(entries))
 	size := 0
 	for i, e := range entries {
 		ids[i] = e.ID()
@@ -320,57 +388,54 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	if t, ok := titleOf(entries); ok {
 		title = utf8Bytes(t)
 	}
-	var res string
 	args := []any{id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes,
 		[]byte(nil), []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin}
 	const call = `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9,
 		$10::bytea, $11::bytea, $12::bytea, $13::bytea, $14::bytea[], $15::text)`
-	var err error
 	if changes, firstUser := foldDelta(entries); !changes {
 		// The usual append (messages): one statement, which sets the
 		// fold's first user message itself when it has none.
 		if firstUser != "" {
 			args[9] = utf8Bytes(firstUser)
 		}
-		err = s.pool.QueryRow(ctx, call, args...).Scan(&res)
-	} else {
-		// A title, metadata or a compaction: the fold is read under the
-		// row's lock, the entries folded in, and the append made, in
-		// one transaction.
-		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-			var foldRaw, header, first []byte
-			err := tx.QueryRow(ctx, `SELECT fold, first_user, header FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&foldRaw, &first, &header)
-			if errors.Is(err, pgx.ErrNoRows) {
-				res = "notfound"
-				return nil
-			} else if err != nil {
-				return err
-			}
-			f := readFold(foldRaw)
-			if len(first) > 0 {
-				f.FirstUser = string(first) // set by appends of messages
-			}
-			for _, e := range entries {
-				f.Add(e)
-			}
-			m := metaOf(headerOf(header), &f)
-			args[9], args[10], args[11], args[12], args[13] = utf8Bytes(f.FirstUser), foldJSON(&f), m.meta, m.projectID, m.pairs
-			return tx.QueryRow(ctx, call, args...).Scan(&res)
-		})
+		err = q.QueryRow(ctx, call, args...).Scan(&res)
+		return res, ids, raws, err
 	}
-	if err != nil {
-		return mapErr(ctx, err, "append to "+id)
-	}
-	why, arg, _ := strings.Cut(res, ":")
-	switch why {
-	case "notempty", "last", "dup":
-		// Refused: unless the entries are there already, as after a
-		// retry of an append whose answer was lost.
-		done, err := s.storedAs(ctx, id, ids, raws)
-		if err != nil || done {
+	// A title, metadata or a compaction: the fold is read under the row's
+	// lock, the entries folded in, and the append made, in one
+	// transaction (the caller's, when q is one).
+	fold := func(tx pgx.Tx) error {
+		var foldRaw, header, first []byte
+		err := tx.QueryRow(ctx, `SELECT fold, first_user, header FROM agentsession_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&foldRaw, &first, &header)
+		if errors.Is(err, pgx.ErrNoRows) {
+			res = "notfound"
+			return nil
+		} else if err != nil {
 			return err
 		}
+		f := readFold(foldRaw)
+		if len(first) > 0 {
+			f.FirstUser = string(first) // set by appends of messages
+		}
+		for _, e := range entries {
+			f.Add(e)
+		}
+		m := metaOf(headerOf(header), &f)
+		args[9], args[10], args[11], args[12], args[13] = utf8Bytes(f.FirstUser), foldJSON(&f), m.meta, m.projectID, m.pairs
+		return tx.QueryRow(ctx, call, args...).Scan(&res)
 	}
+	if tx, ok := q.(pgx.Tx); ok {
+		err = fold(tx)
+	} else {
+		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fold)
+	}
+	return res, ids, raws, err
+}
+
+// refusal is the error of an append the database answered res to (nil
+// for "").
+func (s *Store) refusal(id string, opts session.AppendOptions, res string) error {
+	why, arg, _ := strings.Cut(res, ":")
 	switch why {
 	case "":
 		return nil
