@@ -64,9 +64,11 @@
 // check this against the contexts pi itself builds.
 //
 // A Session keeps the context at its leaf up to date as entries are
-// appended, so asking for it after every append costs O(new entries), not
-// O(history). Messages are decoded once and shared: treat what Context
-// and Messages return as read-only.
+// appended, so keeping it costs O(new entries), not O(history). Messages
+// are decoded once; what Context, ContextAt, Messages and Resume return
+// are deep copies that belong to the caller (the copy rule): editing them
+// changes nothing in the session, and the copy of a whole context costs a
+// few allocations and a pass over its bytes.
 //
 // # Tool-call pairing
 //

@@ -52,8 +52,9 @@ var errEmptyRaw = errors.New("empty raw JSON value")
 // cost stays present; an absent totalTokens stays absent). A Message built
 // in Go gets the members the seed agents always write for its role.
 //
-// Messages handed out by a Session are shared with it: treat them as
-// read-only and Clone one before changing it.
+// Messages handed out by a Session (Messages, Context, ContextAt,
+// Resume) are deep copies that belong to the caller: editing them changes
+// nothing in the session (see Context for the copy rule).
 type Message struct {
 	Role string
 	// Content holds the blocks. A message whose content was a JSON string
