@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -36,4 +37,41 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// BenchmarkConvertMarshalW10k converts the W10k context and writes the
+// request's body with AppendJSON, both into buffers reused from one
+// request to the next: what a host pays per request (see
+// convtest.BenchConvertMarshal); ns/msg is per message of the context.
+func BenchmarkConvertMarshalW10k(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return openai.Request{Model: "gpt-5", Messages: m}.AppendJSON(buf)
+	})
+}
+
+// BenchmarkConvertMarshalW10kJSONMarshal is BenchmarkConvertMarshalW10k
+// with json.Marshal(request): MarshalJSON's bytes, then encoding/json's
+// own pass over them (it validates them and escapes <, >, &).
+func BenchmarkConvertMarshalW10kJSONMarshal(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return json.Marshal(openai.Request{Model: "gpt-5", Messages: m})
+	})
+}
+
+// BenchmarkConvertMarshalW10kEncodingJSON is BenchmarkConvertMarshalW10k
+// with encoding/json writing the request by reflection (the reference
+// types of the tests, as this package marshalled before AppendJSON).
+func BenchmarkConvertMarshalW10kEncodingJSON(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return json.Marshal(openai.Reference(openai.Request{Model: "gpt-5", Messages: m}))
+	})
 }

@@ -135,9 +135,11 @@ import (
 const maxToolIDLen = 40
 
 // Request is the body of a Chat Completions request. Fields the host does
-// not set are left out of the JSON. To send members this type does not
-// have, embed it in a struct of your own: it has no MarshalJSON of its
-// own, so encoding/json promotes its fields.
+// not set are left out of the JSON. AppendJSON writes it (and
+// MarshalJSON, so json.Marshal, through it); members this type does not
+// have go in Extra. Embedding a Request in a struct of one's own no
+// longer adds that struct's fields: the promoted MarshalJSON writes the
+// Request alone.
 type Request struct {
 	Model               string         `json:"model"`
 	Messages            []Message      `json:"messages"`
@@ -150,6 +152,12 @@ type Request struct {
 	Stop                []string       `json:"stop,omitempty"`
 	Stream              bool           `json:"stream,omitempty"`
 	StreamOptions       *StreamOptions `json:"stream_options,omitempty"`
+	// Extra is a JSON object whose members are written after the
+	// request's own (seed, top_p, response_format, a compatible
+	// server's own members, ...). Give a member of the request in its
+	// field, not here: a member written twice is an error for most
+	// servers.
+	Extra json.RawMessage `json:"-"`
 }
 
 // StreamOptions configures a streamed response.
@@ -474,22 +482,3 @@ func toolResult(m *session.Message, id string, images []Part) (Message, []Part) 
 // errorPrefix marks a failed tool's output: tool messages have no error
 // flag.
 const errorPrefix = "Error: "
-
-// MarshalJSON writes the message's members; see Message.
-func (m Message) MarshalJSON() ([]byte, error) {
-	var content any
-	switch {
-	case m.Parts != nil:
-		content = m.Parts
-	case m.Content != "" || m.Role != "assistant" || len(m.ToolCalls) == 0:
-		content = m.Content
-	}
-	return wire.Marshal(struct {
-		Role             string     `json:"role"`
-		Content          any        `json:"content,omitempty"`
-		ReasoningContent string     `json:"reasoning_content,omitempty"`
-		ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
-		ToolCallID       string     `json:"tool_call_id,omitempty"`
-		Name             string     `json:"name,omitempty"`
-	}{m.Role, content, m.ReasoningContent, m.ToolCalls, m.ToolCallID, m.Name})
-}
