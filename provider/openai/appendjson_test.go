@@ -123,3 +123,80 @@ func fuzzMessage(d *convtest.Data) openai.Message {
 	}
 	return m
 }
+
+var itemTypes = []string{"message", "function_call", "function_call_output", "reasoning", "item_reference"}
+
+var partTypes = []string{"input_text", "output_text", "input_image", "input_file"}
+
+// FuzzAppendJSONResponses is FuzzAppendJSON for ResponsesRequest: every
+// item type (and an unknown one), parts of every type, output as a
+// string or parts, summaries nil and not, tools with raw parameters
+// valid and not.
+func FuzzAppendJSONResponses(f *testing.F) {
+	f.Add([]byte("seed"))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 200, 201, 202, 203, 0xff, 0xe2, 0x80, 0xa9, '<', '&'})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d := convtest.NewData(in)
+		req := openai.ResponsesRequest{Model: d.String(), Instructions: d.String(), Include: d.Strings(), Stream: d.Bool(),
+			MaxOutputTokens: d.N(3) * 1000, PromptCacheKey: d.String()}
+		if d.N(4) > 0 {
+			req.Input = make([]openai.InputItem, d.N(6))
+			for i := range req.Input {
+				req.Input[i] = fuzzItem(d)
+			}
+		}
+		for range d.N(3) {
+			tool := openai.ResponsesTool{Type: d.String(), Name: d.String(), Description: d.String(), Parameters: d.Raw()}
+			if d.Bool() {
+				strict := d.Bool()
+				tool.Strict = &strict
+			}
+			req.Tools = append(req.Tools, tool)
+		}
+		switch d.N(3) {
+		case 1:
+			req.ToolChoice = d.String()
+		case 2:
+			req.ToolChoice = d.Raw()
+		}
+		if d.Bool() {
+			req.Reasoning = &openai.ReasoningConfig{Effort: d.String(), Summary: d.String()}
+		}
+		if d.Bool() {
+			store := d.Bool()
+			req.Store = &store
+		}
+		if d.Bool() {
+			b := d.Bool()
+			req.ParallelToolCalls = &b
+		}
+		if d.Bool() {
+			temp := d.Float()
+			req.Temperature = &temp
+		}
+		checkResponsesJSON(t, req)
+	})
+}
+
+func fuzzItem(d *convtest.Data) openai.InputItem {
+	it := openai.InputItem{Type: itemTypes[d.N(len(itemTypes))], ID: d.String(), Role: d.String(), CallID: d.String(),
+		Name: d.String(), Arguments: d.String(), Output: d.String(), EncryptedContent: d.String()}
+	parts := func() []openai.InputContent {
+		if d.N(4) == 0 {
+			return nil
+		}
+		out := []openai.InputContent{}
+		for range d.N(3) {
+			out = append(out, openai.InputContent{Type: partTypes[d.N(len(partTypes))], Text: d.String(), ImageURL: d.String(), Detail: d.String()})
+		}
+		return out
+	}
+	it.Content, it.OutputParts = parts(), parts()
+	if d.Bool() {
+		it.Summary = []openai.SummaryText{}
+		for range d.N(3) {
+			it.Summary = append(it.Summary, openai.SummaryText{Type: "summary_text", Text: d.String()})
+		}
+	}
+	return it
+}

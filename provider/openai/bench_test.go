@@ -75,3 +75,26 @@ func BenchmarkConvertMarshalW10kEncodingJSON(b *testing.B) {
 		return json.Marshal(openai.Reference(openai.Request{Model: "gpt-5", Messages: m}))
 	})
 }
+
+// BenchmarkConvertMarshalW10kResponses is BenchmarkConvertMarshalW10k for
+// the Responses API: Input, then ResponsesRequest.AppendJSON.
+func BenchmarkConvertMarshalW10kResponses(b *testing.B) {
+	opts := &openai.ResponsesOptions{System: "You are a careful coding agent.", Model: "gpt-5"}
+	convtest.BenchConvertMarshal(b, func(dst []openai.InputItem, msgs []*session.Message) []openai.InputItem {
+		return openai.AppendInput(dst, msgs, opts)
+	}, func(buf []byte, items []openai.InputItem) ([]byte, error) {
+		return openai.ResponsesRequest{Model: "gpt-5", Input: items}.AppendJSON(buf)
+	})
+}
+
+// BenchmarkConvertMarshalW10kResponsesEncodingJSON is
+// BenchmarkConvertMarshalW10kResponses with encoding/json writing the
+// request by reflection (the reference types of the tests).
+func BenchmarkConvertMarshalW10kResponsesEncodingJSON(b *testing.B) {
+	opts := &openai.ResponsesOptions{System: "You are a careful coding agent.", Model: "gpt-5"}
+	convtest.BenchConvertMarshal(b, func(dst []openai.InputItem, msgs []*session.Message) []openai.InputItem {
+		return openai.AppendInput(dst, msgs, opts)
+	}, func(buf []byte, items []openai.InputItem) ([]byte, error) {
+		return json.Marshal(openai.ReferenceResponses(openai.ResponsesRequest{Model: "gpt-5", Input: items}))
+	})
+}
