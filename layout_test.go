@@ -29,7 +29,7 @@ func TestImportRules(t *testing.T) {
 		"storetest":                  {mod, mod + "/storekit"},
 		"provider/anthropic":         {mod, mod + "/provider/internal/wire"},
 		"provider/openai":            {mod, mod + "/provider/internal/wire"},
-		"provider/internal/wire":     {mod},
+		"provider/internal/wire":     {mod, mod + "/internal/jsonx"},
 		"provider/internal/convtest": {mod, mod + "/internal/workload", mod + "/internal/compattest"},
 		"internal/compattest":        {mod, "github.com/stretchr/testify/require"},
 		"compat":                     {}, // tests only

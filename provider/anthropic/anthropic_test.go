@@ -35,6 +35,7 @@ func TestGolden(t *testing.T) {
 			req := request(c.Msgs, msgs)
 			check(t, c.Msgs, req)
 			convtest.Golden(t, c.Name, req)
+			checkJSON(t, req)
 		})
 	}
 	cases := map[string][]*session.Message{}
@@ -69,6 +70,7 @@ func TestGolden(t *testing.T) {
 			}
 			check(t, v.msgs, req)
 			convtest.Golden(t, v.name, req)
+			checkJSON(t, req)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package anthropic_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -39,4 +40,41 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// BenchmarkConvertMarshalW10k converts the W10k context and writes the
+// request's body with AppendJSON, both into buffers reused from one
+// request to the next: what a host pays per request (see
+// convtest.BenchConvertMarshal); ns/msg is per message of the context.
+func BenchmarkConvertMarshalW10k(b *testing.B) {
+	opts := &anthropic.Options{Model: "claude-sonnet-4-5"}
+	convtest.BenchConvertMarshal(b, func(dst []anthropic.Message, msgs []*session.Message) []anthropic.Message {
+		return anthropic.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []anthropic.Message) ([]byte, error) {
+		return anthropic.Request{Model: opts.Model, MaxTokens: 1024, Messages: m}.AppendJSON(buf)
+	})
+}
+
+// BenchmarkConvertMarshalW10kJSONMarshal is BenchmarkConvertMarshalW10k
+// with json.Marshal(request): MarshalJSON's bytes, then encoding/json's
+// own pass over them (it validates them and escapes <, >, &).
+func BenchmarkConvertMarshalW10kJSONMarshal(b *testing.B) {
+	opts := &anthropic.Options{Model: "claude-sonnet-4-5"}
+	convtest.BenchConvertMarshal(b, func(dst []anthropic.Message, msgs []*session.Message) []anthropic.Message {
+		return anthropic.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []anthropic.Message) ([]byte, error) {
+		return json.Marshal(anthropic.Request{Model: opts.Model, MaxTokens: 1024, Messages: m})
+	})
+}
+
+// BenchmarkConvertMarshalW10kEncodingJSON is BenchmarkConvertMarshalW10k
+// with encoding/json writing the request by reflection (the reference
+// types of the tests, as this package marshalled before AppendJSON).
+func BenchmarkConvertMarshalW10kEncodingJSON(b *testing.B) {
+	opts := &anthropic.Options{Model: "claude-sonnet-4-5"}
+	convtest.BenchConvertMarshal(b, func(dst []anthropic.Message, msgs []*session.Message) []anthropic.Message {
+		return anthropic.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []anthropic.Message) ([]byte, error) {
+		return json.Marshal(anthropic.Reference(anthropic.Request{Model: opts.Model, MaxTokens: 1024, Messages: m}))
+	})
 }

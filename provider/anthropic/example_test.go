@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -132,4 +133,25 @@ data: {"type":"message_stop"}
 	fmt.Println(msg.Text(), msg.StopReason, msg.Usage.Input, msg.Usage.Output, err)
 	// Output:
 	// Hello, world. stop 40 5 <nil>
+}
+
+// A request written with AppendJSON into a buffer reused from one
+// request to the next; a tool schema that is not valid JSON is a
+// *MarshalError, as encoding/json fails on it.
+func ExampleRequest_AppendJSON() {
+	req := anthropic.Request{Model: "claude-sonnet-4-5", MaxTokens: 1024,
+		Messages: anthropic.Messages([]*session.Message{session.UserText("Hi.")}, nil),
+		Tools:    []anthropic.Tool{{Name: "ls", InputSchema: json.RawMessage(`{ "type": "object" }`)}},
+	}
+	var buf []byte
+	buf, err := req.AppendJSON(buf[:0])
+	fmt.Println(string(buf), err)
+
+	req.Tools[0].InputSchema = json.RawMessage(`{"type":`)
+	_, err = req.AppendJSON(buf[:0])
+	var me *anthropic.MarshalError
+	fmt.Println(errors.As(err, &me), me.Member)
+	// Output:
+	// {"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"Hi."}]}],"tools":[{"name":"ls","input_schema":{"type":"object"}}]} <nil>
+	// true input_schema
 }

@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -36,4 +37,64 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// BenchmarkConvertMarshalW10k converts the W10k context and writes the
+// request's body with AppendJSON, both into buffers reused from one
+// request to the next: what a host pays per request (see
+// convtest.BenchConvertMarshal); ns/msg is per message of the context.
+func BenchmarkConvertMarshalW10k(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return openai.Request{Model: "gpt-5", Messages: m}.AppendJSON(buf)
+	})
+}
+
+// BenchmarkConvertMarshalW10kJSONMarshal is BenchmarkConvertMarshalW10k
+// with json.Marshal(request): MarshalJSON's bytes, then encoding/json's
+// own pass over them (it validates them and escapes <, >, &).
+func BenchmarkConvertMarshalW10kJSONMarshal(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return json.Marshal(openai.Request{Model: "gpt-5", Messages: m})
+	})
+}
+
+// BenchmarkConvertMarshalW10kEncodingJSON is BenchmarkConvertMarshalW10k
+// with encoding/json writing the request by reflection (the reference
+// types of the tests, as this package marshalled before AppendJSON).
+func BenchmarkConvertMarshalW10kEncodingJSON(b *testing.B) {
+	opts := &openai.Options{System: "You are a careful coding agent."}
+	convtest.BenchConvertMarshal(b, func(dst []openai.Message, msgs []*session.Message) []openai.Message {
+		return openai.AppendMessages(dst, msgs, opts)
+	}, func(buf []byte, m []openai.Message) ([]byte, error) {
+		return json.Marshal(openai.Reference(openai.Request{Model: "gpt-5", Messages: m}))
+	})
+}
+
+// BenchmarkConvertMarshalW10kResponses is BenchmarkConvertMarshalW10k for
+// the Responses API: Input, then ResponsesRequest.AppendJSON.
+func BenchmarkConvertMarshalW10kResponses(b *testing.B) {
+	opts := &openai.ResponsesOptions{System: "You are a careful coding agent.", Model: "gpt-5"}
+	convtest.BenchConvertMarshal(b, func(dst []openai.InputItem, msgs []*session.Message) []openai.InputItem {
+		return openai.AppendInput(dst, msgs, opts)
+	}, func(buf []byte, items []openai.InputItem) ([]byte, error) {
+		return openai.ResponsesRequest{Model: "gpt-5", Input: items}.AppendJSON(buf)
+	})
+}
+
+// BenchmarkConvertMarshalW10kResponsesEncodingJSON is
+// BenchmarkConvertMarshalW10kResponses with encoding/json writing the
+// request by reflection (the reference types of the tests).
+func BenchmarkConvertMarshalW10kResponsesEncodingJSON(b *testing.B) {
+	opts := &openai.ResponsesOptions{System: "You are a careful coding agent.", Model: "gpt-5"}
+	convtest.BenchConvertMarshal(b, func(dst []openai.InputItem, msgs []*session.Message) []openai.InputItem {
+		return openai.AppendInput(dst, msgs, opts)
+	}, func(buf []byte, items []openai.InputItem) ([]byte, error) {
+		return json.Marshal(openai.ReferenceResponses(openai.ResponsesRequest{Model: "gpt-5", Input: items}))
+	})
 }

@@ -91,3 +91,21 @@ data: [DONE]
 	// thinking Greet back. reasoning_content
 	// Hello, world. stop 40 9 <nil>
 }
+
+// A request written with AppendJSON into a buffer reused from one
+// request to the next; json.Marshal gives the same bytes, with <, > and &
+// escaped as encoding/json escapes them.
+func ExampleRequest_AppendJSON() {
+	req := openai.Request{Model: "gpt-5", Messages: openai.Messages([]*session.Message{session.UserText("Is 1 < 2 & 3 > 2?")}, nil)}
+	var buf []byte
+	buf, err := req.AppendJSON(buf[:0])
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(buf))
+	std, _ := json.Marshal(req)
+	fmt.Println(string(std))
+	// Output:
+	// {"model":"gpt-5","messages":[{"role":"user","content":"Is 1 < 2 & 3 > 2?"}]}
+	// {"model":"gpt-5","messages":[{"role":"user","content":"Is 1 \u003c 2 \u0026 3 \u003e 2?"}]}
+}

@@ -26,7 +26,9 @@ func TestGolden(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			msgs := openai.Messages(c.Msgs, &openai.Options{System: system})
 			check(t, c.Msgs, msgs)
-			convtest.Golden(t, c.Name, openai.Request{Model: "gpt-5", Messages: msgs})
+			req := openai.Request{Model: "gpt-5", Messages: msgs}
+			convtest.Golden(t, c.Name, req)
+			checkJSON(t, req)
 		})
 	}
 	variants := []struct {
@@ -67,6 +69,7 @@ func TestGolden(t *testing.T) {
 				v.edit(&req)
 			}
 			convtest.Golden(t, v.name, req)
+			checkJSON(t, req)
 		})
 	}
 }

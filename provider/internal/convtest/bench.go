@@ -71,3 +71,25 @@ func BenchConvert[M any](b *testing.B, appendMessages func(dst []M, msgs []*sess
 		PerMessage(b, len(msgs))
 	})
 }
+
+// BenchConvertMarshal benchmarks converting the W10k context and
+// marshalling the request, as a host does for every request: convert
+// appends the messages to dst (a slice reused from one request to the
+// next), marshal appends the request's body for them to buf (reused too)
+// and returns it. It reports ns/msg, the time per message of the
+// context, converted and marshalled.
+func BenchConvertMarshal[M any](b *testing.B, convert func(dst []M, msgs []*session.Message) []M, marshal func(buf []byte, m []M) ([]byte, error)) {
+	msgs := W10k(b)
+	b.ReportAllocs()
+	var dst []M
+	var buf []byte
+	var err error
+	for b.Loop() {
+		dst = convert(dst[:0], msgs)
+		if buf, err = marshal(buf[:0], dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+	PerMessage(b, len(msgs))
+}

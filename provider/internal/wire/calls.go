@@ -55,13 +55,19 @@ func (c *Calls) Turn() { c.cur = c.cur[:0] }
 
 // Call records a call of the current assistant message and returns the
 // id to send.
-func (c *Calls) Call(id, name string) string {
-	out := Normalize(id, c.max)
+func (c *Calls) Call(id, name string) string { return c.CallAs(id, id, name) }
+
+// CallAs is Call for a call whose id is sent as base (a part of id, such
+// as the call_id of the "call_id|item_id" ids of OpenAI's Responses API),
+// normalized and made unique as Call does; results still name the call
+// by id.
+func (c *Calls) CallAs(id, base, name string) string {
+	out := Normalize(base, c.max)
 	for k := 2; ; k++ {
 		if _, dup := c.sent[out]; !dup {
 			break
 		}
-		out = Normalize(id+"_"+strconv.Itoa(k), c.max)
+		out = Normalize(base+"_"+strconv.Itoa(k), c.max)
 	}
 	c.sent[out] = struct{}{}
 	c.cur = append(c.cur, call{id: id, sent: out, name: name})

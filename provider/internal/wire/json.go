@@ -3,13 +3,15 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // Object reports whether args is a JSON object, the only tool arguments
 // the APIs take.
 func Object(args json.RawMessage) bool {
 	t := bytes.TrimLeft(args, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+	return len(t) > 0 && t[0] == '{' && jsonx.Valid(t)
 }
 
 // Marshal is json.Marshal without HTML escaping, for MarshalJSON methods:

@@ -2,11 +2,15 @@
 // messages on the wire: tool call ids made acceptable to APIs that
 // restrict them (without breaking the pairing of a call with its result),
 // the check on tool arguments, JSON encoding without HTML escapes, and
-// the walk over a conversation whose rules both APIs share (Walk); and,
-// the other way, what turns a response into a message (Reply, Cost,
-// Arguments, and the kinds of error, ErrTruncated and ErrMalformed).
+// the walk over a conversation whose rules both APIs share (Walk); the
+// appenders the requests' AppendJSON methods write with (AppendString,
+// AppendRaw, Key and the member writers, MarshalError), which give
+// encoding/json's bytes; and, the other way, what turns a response into
+// a message (Reply, Cost, Arguments, and the kinds of error,
+// ErrTruncated and ErrMalformed).
 //
-// It imports the session package; the provider packages import it.
+// It imports the session package and internal/jsonx (its string
+// appender and validator); the provider packages import it.
 package wire
 
 import (
