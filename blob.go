@@ -12,11 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -488,17 +486,23 @@ func (d *BlobDir) openRoot(create bool) (*os.Root, error) {
 // ---- Size controls on entries ----
 
 // sizeLimits are what a store applies to the entries it writes: strings
-// longer than maxChars characters are cut with a notice, and the base64
-// data of images from minBlob bytes on goes to blobs.
+// longer than maxChars UTF-16 code units are cut with TruncationNotice
+// (see prepper), and the base64 data of images from minBlob bytes on goes
+// to blobs.
 type sizeLimits struct {
 	maxChars int // <0: no limit
 	minBlob  int // <0: images stay inline
 	blobs    BlobStore
 }
 
-// truncationNotice ends a string cut by the size limit.
-func truncationNotice(removed int) string {
-	return "\n\n[agentsession: " + strconv.Itoa(removed) + " characters truncated]"
+// cutAt is the length strings are cut to, notice included: maxChars, or
+// the notice's own length when maxChars is less (a shorter cut would make
+// a string longer); <0 for no limit.
+func (z *sizeLimits) cutAt() int {
+	if z.maxChars < 0 {
+		return -1
+	}
+	return max(z.maxChars, noticeUnits)
 }
 
 // edit replaces raw[start:end] with repl.
@@ -514,34 +518,9 @@ func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, error) {
 	if z.small(raw, false) {
 		return raw, nil
 	}
-	var edits []edit
-	var err error
-	walkObjects(raw, func(obj *jsonObject) {
-		if err != nil {
-			return
-		}
-		for _, m := range obj.strings {
-			isImageData := obj.image && m.key == "data"
-			switch {
-			case isImageData && z.blobs != nil && z.minBlob >= 0 && m.end-m.start-2 >= z.minBlob:
-				var e *edit
-				if e, err = z.externalize(ctx, raw, m); e != nil {
-					edits = append(edits, *e)
-				}
-			case isImageData, m.key == "thinkingSignature", m.key == "textSignature":
-				// Cutting these would make them useless: images stay
-				// whole when they do not go to blobs, signatures always.
-			case z.maxChars >= 0 && m.end-m.start-2 > z.maxChars:
-				if e := truncate(raw, m, z.maxChars); e != nil {
-					edits = append(edits, *e)
-				}
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return applyEdits(raw, edits), nil
+	p := prepper{raw: raw, limit: z.cutAt(), z: z, ctx: ctx}
+	out, _, err := p.run()
+	return out, err
 }
 
 // externalize moves the base64 image data of member m to the blob store
@@ -563,26 +542,6 @@ func (z *sizeLimits) externalize(ctx context.Context, raw []byte, m jsonMember) 
 		return nil, err
 	}
 	return &edit{m.start, m.end, jsonx.AppendString(nil, ref)}, nil
-}
-
-// truncate cuts the string of member m to max characters, if it is longer.
-func truncate(raw []byte, m jsonMember, max int) *edit {
-	s, err := jsonx.Unquote(raw[m.start:m.end])
-	if err != nil {
-		return nil
-	}
-	n := utf8.RuneCountInString(s)
-	if n <= max {
-		return nil
-	}
-	cut, k := 0, 0
-	for cut = range s {
-		if k == max {
-			break
-		}
-		k++
-	}
-	return &edit{m.start, m.end, jsonx.AppendString(nil, s[:cut]+truncationNotice(n-max))}
 }
 
 func applyEdits(raw []byte, edits []edit) []byte {
@@ -666,10 +625,11 @@ func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
 }
 
 // small reports whether raw is certainly within the limits, without
-// parsing it: no string in it can be longer than maxChars characters, and
-// it holds no image data large enough for a blob (noImage says the caller
-// knows it holds none).
+// parsing it: no string in it can be longer than the limit (a string's
+// token has at least as many bytes as the string has UTF-16 code units),
+// and it holds no image data large enough for a blob (noImage says the
+// caller knows it holds none).
 func (z *sizeLimits) small(raw []byte, noImage bool) bool {
-	return (z.maxChars < 0 || len(raw) <= z.maxChars) &&
+	return (z.maxChars < 0 || len(raw) <= z.cutAt()) &&
 		(noImage || z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
 }

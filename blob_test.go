@@ -214,7 +214,8 @@ func TestBlobDir(t *testing.T) {
 }
 
 // TestFileStoreTruncatesLongStrings: strings over the limit are cut with
-// a notice, counted in characters; signatures are not cut.
+// a notice, to the limit with it (counted in UTF-16 code units, which
+// are characters here); signatures are not cut.
 func TestFileStoreTruncatesLongStrings(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -235,11 +236,11 @@ func TestFileStoreTruncatesLongStrings(t *testing.T) {
 	require.NoError(t, err)
 	msgs := r.Context().Messages
 	got := msgs[2].Text()
-	kept, notice, ok := strings.Cut(got, "\n\n[agentsession:")
+	kept, ok := strings.CutSuffix(got, session.TruncationNotice)
 	require.True(t, ok, "a notice: %q", got[len(got)-80:])
-	assert.Equal(t, limit, utf8.RuneCountInString(kept))
+	assert.Equal(t, limit, utf8.RuneCountInString(got))
+	assert.Equal(t, limit-len(session.TruncationNotice), utf8.RuneCountInString(kept))
 	assert.True(t, strings.HasPrefix(long, kept))
-	assert.Contains(t, notice, "1400 characters truncated")
 	assert.Equal(t, sig, msgs[1].Content[0].ThinkingSignature, "signatures are never cut")
 
 	// Not cut with the limit off.
@@ -276,7 +277,7 @@ func TestFileStoreRewriteKeepsForeignLines(t *testing.T) {
 	require.NoError(t, store.Rewrite(ctx, "s-pi", session.RewriteOptions{}, log.Header, append(log.Entries, extra)))
 	data := string(mustRead(t, path))
 	assert.True(t, strings.HasPrefix(data, content), "untouched lines stay byte for byte")
-	assert.Contains(t, data[len(content):], "characters truncated", "a new line gets the limits")
+	assert.Contains(t, data[len(content):], `\n\n[Session persistence truncated large content]"`, "a new line gets the limits")
 }
 
 // TestBlobRepair: a blob file that was damaged (empty after a crash,

@@ -120,7 +120,7 @@ func (s *Session) branchWithSummary(ctx context.Context, id string, b BranchSumm
 		if err != nil {
 			return nil, err
 		}
-		return []Entry{e}, nil
+		return []Entry{prepEntry(e)}, nil
 	}, nil, nil)
 	if err != nil {
 		return Entry{}, err

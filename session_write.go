@@ -217,7 +217,7 @@ func (s *Session) stampAt(t time.Time) string {
 
 // prepare validates a message for appending and returns the session's
 // own copy. A zero Timestamp is set when the entries are made (the time
-// of the write).
+// of the write). The copy has no streaming leftovers (see prepMessage).
 func (s *Session) prepare(m *Message) (*Message, error) {
 	if m == nil {
 		return nil, errors.New("session: nil message")
@@ -228,7 +228,7 @@ func (s *Session) prepare(m *Message) (*Message, error) {
 	case RoleBranchSummary, RoleCompactionSummary:
 		return nil, fmt.Errorf("session: %s messages are made from entries; use BranchWithSummary or AppendCompaction", m.Role)
 	}
-	return m.Clone(), nil
+	return prepMessage(m.Clone()), nil
 }
 
 // checkPairing simulates appending msgs and rejects a tool result that
@@ -348,6 +348,8 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 // AppendEntry appends an entry of any type under the leaf, with payload
 // marshalled as its other members (see NewEntry). It is the way to write
 // types this package has no method for; use Append for messages.
+// Members named partialJson or jsonlEvents (streaming leftovers) are not
+// stored, at any depth, as oh-my-pi stores none; nor are they in messages.
 func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Entry, error) {
 	if typ == TypeMessage {
 		return Entry{}, errors.New("session: use Append for messages")
@@ -364,7 +366,7 @@ func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Ent
 		if e.kind == kindCustom && isLeafMarker(e) {
 			return nil, fmt.Errorf("session: custom type %q is reserved for leaf moves", leafMarkerType)
 		}
-		return []Entry{e}, nil
+		return []Entry{prepEntry(e)}, nil
 	}, nil, nil)
 	if err != nil {
 		return Entry{}, err

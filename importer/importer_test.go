@@ -427,9 +427,40 @@ func TestReimportTruncatedStrings(t *testing.T) {
 	require.NoError(t, err)
 	log, err := fs.Load(ctx, src.ID())
 	require.NoError(t, err)
-	require.Contains(t, string(log.Entries[0].JSON()), "characters truncated]", "the store cut it")
+	m, err := log.Entries[0].Message()
+	require.NoError(t, err)
+	require.True(t, session.IsTruncated(m.Text()), "the store cut it")
 
 	rep, err := importer.Import(ctx, fs, path, nil)
 	require.NoError(t, err)
 	assert.Len(t, rep.Skipped, 1)
+}
+
+// An entry whose long string a store cut is the same entry as its
+// import whichever notice ends the string: session.TruncationNotice, or
+// the notice versions before it wrote.
+func TestReimportTruncatedStringsEitherNotice(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("long tool output ", 40)
+	src := session.New()
+	_, err := src.Append(ctx, session.UserText(long))
+	require.NoError(t, err)
+	_, err = src.Append(ctx, session.AssistantText("ok"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "s.json")
+	writeEnvelope(t, src, path, nil)
+	for _, notice := range []string{session.TruncationNotice, "\n\n[agentsession: 580 characters truncated]"} {
+		store := session.NewMemoryStore()
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: src.ID()})
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		entries := src.Log().Entries
+		cut, err := session.ParseEntry([]byte(strings.Replace(string(entries[0].JSON()), long, long[:100]+strings.ReplaceAll(notice, "\n", `\n`), 1)))
+		require.NoError(t, err)
+		require.NoError(t, store.Append(ctx, src.ID(), session.AppendOptions{IfEmpty: true}, cut, entries[1]))
+
+		rep, err := importer.Import(ctx, store, path, nil)
+		require.NoError(t, err, "%q", notice)
+		assert.Len(t, rep.Skipped, 1, "%q", notice)
+	}
 }

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -157,9 +158,32 @@ func samePrefix(ctx context.Context, store session.Store, id string, stored, ent
 	return nil
 }
 
-// truncated ends a string a store cut to its size limit (see
-// session.FileStoreOptions.MaxStringChars).
-var truncated = []byte(" characters truncated]")
+// cutNotices end, as they stand in an entry's JSON, a string a store cut
+// to its size limit (see session.FileStoreOptions.MaxStringChars): its
+// notice, session.TruncationNotice, and the one versions before wrote
+// ("\n\n[agentsession: N characters truncated]").
+var cutNotices = [][]byte{
+	bytes.TrimPrefix(mustJSON(session.TruncationNotice), []byte(`"`)),
+	[]byte(` characters truncated]"`),
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// holdsCut reports whether the JSON of an entry holds a string a store cut.
+func holdsCut(raw []byte) bool {
+	for _, n := range cutNotices {
+		if bytes.Contains(raw, n) {
+			return true
+		}
+	}
+	return false
+}
 
 // sameEntry reports whether a stored entry a is the imported entry b:
 // the same bytes; or the same entry with strings the store cut to its
@@ -173,7 +197,7 @@ func sameEntry(ctx context.Context, blobs session.BlobStore, a, b session.Entry)
 		return false
 	}
 	if a.Type() == b.Type() && a.ParentID() == b.ParentID() && a.Timestamp() == b.Timestamp() &&
-		bytes.Contains(ab, truncated) {
+		holdsCut(ab) {
 		// The store cut a long string of it (FileStoreOptions.
 		// MaxStringChars): what it keeps of this entry is all it can.
 		return true
