@@ -105,8 +105,12 @@ type FileStoreOptions struct {
 	// Strict makes Load fail with ErrCorrupt on a malformed line instead
 	// of skipping and counting it.
 	Strict bool
-	// MaxStringChars bounds every string in an appended entry; longer ones
-	// are cut with a notice. Default 500,000; negative means no limit.
+	// MaxStringChars bounds every string in an appended entry, counted in
+	// UTF-16 code units as pi counts; longer ones are cut to it, the notice
+	// included (TruncationNotice), never inside a character, as oh-my-pi
+	// cuts them (IsTruncated recognizes them). Signed and encrypted
+	// provider blocks and images are never cut. Default 500,000; negative
+	// means no limit.
 	MaxStringChars int
 	// BlobDir holds the content-addressed blobs (large images). Default:
 	// "blobs" beside the root, as in <root>/../blobs.

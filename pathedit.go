@@ -107,7 +107,7 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 			if err != nil {
 				return nil, err
 			}
-			add(e)
+			add(prepEntry(e))
 		}
 		for _, m := range own {
 			if m.Timestamp == 0 {
