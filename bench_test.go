@@ -54,48 +54,53 @@ func BenchmarkAppendW10k(b *testing.B) {
 }
 
 // BenchmarkAgentLoop measures one turn of an agent loop (save the turn's
-// three messages, then ask for the messages to send to the model, and the
-// context) when the session already holds 100 or 1,000 turns. Keeping the
-// context up to date costs the same at any length; what grows with the
-// history is the copy of the messages handed out (the copy rule, see
-// Context), which BenchmarkMessagesCopy measures per message: compare
-// the two sizes with benchstat.
+// three messages, then ask for the messages to send to the model) when
+// the session already holds 100 or 1,000 turns, two ways: Messages,
+// which hands out deep copies (the copy rule: the cost grows with the
+// history, BenchmarkMessagesCopy measures it per message), and
+// SharedMessages, the session's own list, whose cost must not grow with
+// the history: compare the sizes with benchstat.
 func BenchmarkAgentLoop(b *testing.B) {
 	ctx := context.Background()
 	const extra = 200 // turns added before the session is rebuilt at its size
-	for _, turns := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("turn=%d", turns), func(b *testing.B) {
-			history := workload.Messages(0, turns)
-			next := workload.Messages(turns, turns+extra)
-			var s *session.Session
-			k := extra
-			b.ReportAllocs()
-			for b.Loop() {
-				if k == extra {
-					b.StopTimer()
-					s = session.New()
-					for i := 0; i < len(history); i += 3 {
-						if err := s.SaveTurn(ctx, history[i:i+3], nil); err != nil {
+	for _, mode := range []string{"copy", "shared"} {
+		for _, turns := range []int{100, 1000} {
+			b.Run(fmt.Sprintf("%s/turn=%d", mode, turns), func(b *testing.B) {
+				history := workload.Messages(0, turns)
+				next := workload.Messages(turns, turns+extra)
+				get := (*session.Session).Messages
+				if mode == "shared" {
+					get = (*session.Session).SharedMessages
+				}
+				var s *session.Session
+				k := extra
+				b.ReportAllocs()
+				for b.Loop() {
+					if k == extra {
+						b.StopTimer()
+						s = session.New()
+						for i := 0; i < len(history); i += 3 {
+							if err := s.SaveTurn(ctx, history[i:i+3], nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if _, err := get(s, ctx); err != nil {
 							b.Fatal(err)
 						}
+						k = 0
+						b.StartTimer()
 					}
-					if _, err := s.Messages(ctx); err != nil {
+					if err := s.SaveTurn(ctx, next[3*k:3*k+3], nil); err != nil {
 						b.Fatal(err)
 					}
-					k = 0
-					b.StartTimer()
+					msgs, err := get(s, ctx)
+					if err != nil || len(msgs) < 3*turns {
+						b.Fatal(err, len(msgs))
+					}
+					k++
 				}
-				if err := s.SaveTurn(ctx, next[3*k:3*k+3], nil); err != nil {
-					b.Fatal(err)
-				}
-				msgs, err := s.Messages(ctx)
-				if err != nil || len(msgs) < 3*turns {
-					b.Fatal(err, len(msgs))
-				}
-				_ = s.Context()
-				k++
-			}
-		})
+			})
+		}
 	}
 }
 

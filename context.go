@@ -16,7 +16,8 @@ import (
 // the settings in force there.
 //
 // The copy rule: Messages (and what ForModel builds from them) are deep
-// copies that belong to the caller. Edit them, append to them, keep them:
+// copies that belong to the caller (Session.SharedMessages is the
+// session's own list, for a loop that only reads it). Edit them, append to them, keep them:
 // the session does not see it (what it keeps changes only by appends).
 // The copies of one call share a few allocations, so the cost is a copy
 // of the list's bytes, measured beside the agent loop in the README

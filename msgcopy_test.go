@@ -130,3 +130,33 @@ func TestCopiesAreIndependent(t *testing.T) {
 	a[0].Content[len(a[0].Content)-1].Text = "y"
 	assert.Equal(t, first, encodeAll(t, a[1:]), "an append to one copy's blocks stays in it")
 }
+
+// TestSharedMessages: the shared list is the session's own (the same
+// messages as Messages copies), has no spare capacity, and appends to
+// the session never change a list handed out.
+func TestSharedMessages(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	appendAll(t, s, session.UserText("q1"), reply("a1"))
+	shared, err := s.SharedMessages(ctx)
+	require.NoError(t, err)
+	copied, err := s.Messages(ctx)
+	require.NoError(t, err)
+	require.Equal(t, texts(copied), texts(shared))
+	again, err := s.SharedMessages(ctx)
+	require.NoError(t, err)
+	assert.Same(t, shared[0], again[0], "no copy: the session's own messages")
+	assert.NotSame(t, copied[0], shared[0])
+	assert.Equal(t, len(shared), cap(shared), "appending to it copies")
+
+	appendAll(t, s, session.UserText("q2"), reply("a2"))
+	assert.Equal(t, []string{"user:q1", "assistant:a1"}, texts(shared), "a list handed out does not change")
+	grown := append(shared, session.UserText("host's own"))
+	now, _ := s.SharedMessages(ctx)
+	assert.Equal(t, []string{"user:q1", "assistant:a1", "user:q2", "assistant:a2"}, texts(now))
+	assert.Len(t, grown, 3)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = s.SharedMessages(cctx)
+	assert.ErrorIs(t, err, context.Canceled)
+}

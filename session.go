@@ -473,6 +473,27 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	return copyMessages(s.leafCtx().forModel()), nil
 }
 
+// SharedMessages is Messages without the copy, for the hot path of an
+// agent loop that only reads the history (converts it to a request, as
+// the provider packages do): the list and the messages are the session's
+// own, so asking costs O(1) whatever the history's length. Read them
+// only: a change to a message changes the session's context (never its
+// store) until the session is opened again. The list has no spare
+// capacity, so appending to it copies; appends to the session never
+// change a list handed out. Use Messages for anything the host keeps or
+// edits.
+func (s *Session) SharedMessages(ctx context.Context) ([]*Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	m := s.leafCtx().forModel()
+	return m[:len(m):len(m)], nil
+}
+
 // Reload rereads the session from its store, to see what other handles
 // wrote. The leaf stays where it is if that entry still exists.
 func (s *Session) Reload(ctx context.Context) error {
