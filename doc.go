@@ -186,7 +186,9 @@
 // a reserve. The size is the usage the model reported with the last
 // assistant message plus an estimate of what follows it; the estimator is
 // pluggable (DefaultTokenEstimator counts a token per four bytes, which
-// errs on the side of compacting early). PlanCompaction keeps about
+// errs on the side of compacting early); with MaxMessages it is also due
+// past a number of messages (KeepRecentMessages bound what a compaction
+// then keeps). PlanCompaction keeps about
 // KeepRecentTokens of recent history and cuts at a turn boundary (a user
 // message or bash command), or, when the last turn alone is longer than
 // that, inside it at a point no tool call is separated from its result;
@@ -206,10 +208,28 @@
 // SummarizeBranch moves the leaf elsewhere and records a summary of the
 // path it leaves, newest messages first within a token budget. A
 // Checkpoint is a label, idempotent, that never renames another one;
+// CheckpointWith names any entry and stores the host's metadata with it.
+// Resolve is the one rule for naming an entry, by id or checkpoint name.
 // Rewind moves the leaf to a checkpoint or entry and says how many
-// entries left the path (nothing is deleted: Branch back to redo). Fork copies the path to an entry into a
-// new session, on any Store, whose header names the source as
-// parentSession; ListChildren finds a session's forks and subsessions.
+// entries left the path (nothing is deleted: Branch back to redo);
+// ReplayLastTurn goes back to just after the last user message. Fork
+// copies the path to an entry or checkpoint into a new session, on any
+// Store, created with its entries in one step (EntryCreator), whose
+// header names the source as parentSession; ListChildren finds a
+// session's forks and subsessions. ReplacePathSegment replaces a run of
+// the path with a summary or new messages, append-only: the replacement
+// and copies of what followed go on a new branch.
+//
+// # Resuming
+//
+// Resume gives, in one call, what a host needs to pick a session up: the
+// last user and assistant messages, the state and settings at the leaf,
+// the pending calls and the counts (Turns counts the user messages on the
+// path). TurnSettings resolves a turn's model and thinking level: the
+// turn's own, else the session's, else the host's default. A session
+// created with CreateOptions.Deferred reaches its store only with its
+// first assistant message (pi's CLI default), header and entries in one
+// step; Persist writes it earlier.
 //
 // # Agent integration
 //
@@ -219,8 +239,9 @@
 // WithSession option that takes priority, and a stateless agent when
 // neither is set; examples/agent shows it, with a test against
 // MemoryStore. The sub-packages provider/anthropic and provider/openai
-// turn Messages into the request bodies of the Anthropic Messages and
-// OpenAI Chat Completions APIs, as plain structs with no SDK, and their
+// turn Messages into the request bodies of the Anthropic Messages, OpenAI
+// Chat Completions and OpenAI Responses APIs, as plain structs with no
+// SDK and append-style marshallers, and their
 // responses (whole or streamed) back into the Message a turn saves, with
 // usage, cost and stop reason mapped as pi maps them; the roles those
 // APIs lack (summaries, the user's shell commands, custom messages) are
