@@ -166,6 +166,11 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 			if it.CallID == "" && err == nil {
 				err = wire.Malformed(nil, "openai: function call %s (%s) has no call_id", it.ID, it.Name)
 			}
+			if it.Name == "" && err == nil {
+				// The API never sends one, and would refuse it back: the
+				// reply is saved as failed, and so not sent again.
+				err = wire.Malformed(nil, "openai: function call %s has no name", it.CallID)
+			}
 			id := it.CallID
 			if it.ID != "" {
 				id += "|" + it.ID // as pi keeps it: Input sends the call_id

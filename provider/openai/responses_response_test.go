@@ -208,6 +208,17 @@ func TestResponsesStatus(t *testing.T) {
 	if !errors.Is(err, openai.ErrMalformed) || msg.Content[0].ThinkingSignature != `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"}` {
 		t.Errorf("%v %+v", err, msg.Content)
 	}
+	// A call without a name is malformed too (FuzzResponses found it):
+	// the reply is a failed one, which the next request leaves out.
+	msg, err = openai.MessageFromResponses(&openai.ResponsesResponse{Status: "completed", Output: []openai.OutputItem{
+		{Type: "function_call", CallID: "call_1", Arguments: `{}`},
+	}}, nil)
+	if !errors.Is(err, openai.ErrMalformed) || msg.StopReason != session.StopError {
+		t.Errorf("a call without a name: %v, stop %q", err, msg.StopReason)
+	}
+	if items := openai.Input([]*session.Message{session.UserText("q"), msg}, nil); len(items) != 1 {
+		t.Errorf("the failed reply was sent: %d items", len(items))
+	}
 }
 
 // FuzzResponses decodes any bytes as a Responses API response and
