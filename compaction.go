@@ -332,11 +332,17 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut
 	for reach > start && kept[reach] < o.KeepRecentTokens {
 		reach--
 	}
-	if byCount && len(msgs)-o.KeepRecentMessages > reach {
-		return cutByCount(msgs, start, len(msgs)-o.KeepRecentMessages, kept, valid, boundary)
+	// minCut: with the count trigger, a cut keeps at most
+	// KeepRecentMessages, whatever the tokens would keep.
+	minCut := start + 1
+	if byCount {
+		minCut = len(msgs) - o.KeepRecentMessages
+		if minCut > reach {
+			return cutByCount(msgs, start, minCut, kept, valid, boundary)
+		}
 	}
 	before, after := -1, -1
-	for k := reach; k > start; k-- {
+	for k := reach; k >= minCut; k-- {
 		if boundary[k] {
 			before = k
 			break
@@ -359,10 +365,13 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut
 	}
 	// The last turn is longer than what is kept: cut inside it, at the
 	// latest valid point (its own start, before, if there is none).
-	for k := reach; k > start; k-- {
+	for k := reach; k >= minCut; k-- {
 		if valid[k] {
 			return k, kept[k], turnOf(k, start, boundary)
 		}
+	}
+	if byCount {
+		return cutByCount(msgs, start, minCut, kept, valid, boundary)
 	}
 	return start, kept[start], start
 }

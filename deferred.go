@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Deferred persistence (CreateOptions.Deferred): a session held back from
@@ -56,30 +57,104 @@ func (s *Session) Persist(ctx context.Context) error {
 // persistWith writes a deferred session with entries after those the
 // handle holds, when entries hold its first assistant message (or
 // always): until then entries stay in the handle only (nil: the caller
-// applies them). A write that fails with its outcome unknown is found
-// out on the next try: the store then holds the session of this id with
-// these very entries, which counts as done. Callers hold mu.
+// applies them). When the store holds a session of this id already, see
+// joinStored. Callers hold mu.
 func (s *Session) persistWith(ctx context.Context, entries []Entry, always bool) error {
 	if !always && !holdsAssistant(entries) {
 		return nil
 	}
-	all := make([]Entry, 0, len(s.t.nodes)+len(entries))
-	for i := range s.t.nodes {
-		all = append(all, s.t.nodes[i].e)
-	}
-	all = append(all, entries...)
+	nodes := s.nodeEntries()
+	all := append(slices.Clip(nodes), entries...)
 	err := createWithEntries(ctx, s.store, s.header, all)
 	if errors.Is(err, ErrExists) {
-		if log, lerr := s.store.Load(ctx, s.id); lerr == nil && sameIDs(log.Entries, all) {
-			err = nil // an earlier try landed
-		}
+		err = s.joinStored(ctx, nodes, entries)
 	}
 	if err != nil {
 		return fmt.Errorf("session: writing deferred session %s: %w", s.id, err)
 	}
 	s.deferred = false
-	s.last = lastID(all)
 	return nil
+}
+
+// joinStored writes the handle's entries (nodes, then entries) into the
+// session of its id that the store holds already:
+//   - an earlier try of this very write, or of a Persist, whose answer
+//     was lost: the store holds a first part of them (by id), and the
+//     rest is appended;
+//   - the handle's entries and others after them (an earlier write of
+//     this handle landed, then another writer appended): the handle
+//     takes those in, and entries go after them;
+//   - another writer's session (two deferred creators of one id, as
+//     OpenOrCreate may make them): the handle's entries go after the
+//     stored ones, a branch of their own, and the handle takes the
+//     stored ones in, as two writers of one session end up.
+//
+// Every append is conditional on the log read. Callers hold mu.
+func (s *Session) joinStored(ctx context.Context, nodes, entries []Entry) error {
+	log, err := s.store.Load(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clip(nodes), entries...)
+	var rest, keep []Entry // what to append; what the handle holds after
+	switch {
+	case idsPrefix(log.Entries, all):
+		rest = all[len(log.Entries):]
+	case idsPrefix(nodes, log.Entries):
+		rest, keep = entries, log.Entries
+	default:
+		rest, keep = all, append(slices.Clip(log.Entries), nodes...)
+	}
+	if len(rest) > 0 {
+		last := lastID(log.Entries)
+		if err := s.store.Append(ctx, s.id, AppendOptions{IfLast: last, IfEmpty: last == ""}, rest...); err != nil {
+			return err
+		}
+	}
+	if keep != nil {
+		leafID := s.leafID()
+		s.reset(&Log{Header: log.Header, Entries: keep})
+		s.leaf = -1
+		if i, ok := s.t.lookup(leafID); ok {
+			s.leaf = i
+		}
+	}
+	s.last = lastID(append(slices.Clip(log.Entries), rest...))
+	return nil
+}
+
+// nodeEntries returns the entries the handle holds, in log order.
+// Callers hold mu.
+func (s *Session) nodeEntries() []Entry {
+	out := make([]Entry, len(s.t.nodes))
+	for i := range s.t.nodes {
+		out[i] = s.t.nodes[i].e
+	}
+	return out
+}
+
+// reloadDeferred finds out, for a deferred session with a pending write
+// (its persist failed with its outcome unknown), whether the write
+// landed: when the store holds a session of this id that starts with the
+// handle's entries, it is this one, and is returned for the handle to
+// take in (and no longer be deferred); otherwise nil: nothing of the
+// handle's is stored. Callers hold mu.
+func (s *Session) reloadDeferred(ctx context.Context) (*Log, error) {
+	if s.pending == nil {
+		return nil, nil // no other writer can know of it yet
+	}
+	log, err := s.store.Load(ctx, s.id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !idsPrefix(s.nodeEntries(), log.Entries) {
+		return nil, nil // another writer's session: ours did not land
+	}
+	s.deferred = false
+	return log, nil
 }
 
 // holdsAssistant reports whether entries hold an assistant message.
@@ -92,10 +167,10 @@ func holdsAssistant(entries []Entry) bool {
 	return false
 }
 
-// sameIDs reports whether two lists of entries have the same ids in the
-// same order.
-func sameIDs(a, b []Entry) bool {
-	if len(a) != len(b) {
+// idsPrefix reports whether the entries of a are, by id, the first
+// entries of b.
+func idsPrefix(a, b []Entry) bool {
+	if len(a) > len(b) {
 		return false
 	}
 	for i := range a {

@@ -108,9 +108,9 @@ type FileStoreOptions struct {
 	// MaxStringChars bounds every string in an appended entry, counted in
 	// UTF-16 code units as pi counts; longer ones are cut to it, the notice
 	// included (TruncationNotice), never inside a character, as oh-my-pi
-	// cuts them (IsTruncated recognizes them). Signed and encrypted
-	// provider blocks and images are never cut. Default 500,000; negative
-	// means no limit.
+	// cuts them (IsTruncated recognizes them); a limit under the notice's
+	// 47 characters counts as 47. Signed and encrypted provider blocks and
+	// images are never cut. Default 500,000; negative means no limit.
 	MaxStringChars int
 	// BlobDir holds the content-addressed blobs (large images). Default:
 	// "blobs" beside the root, as in <root>/../blobs.
@@ -297,6 +297,16 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	if err := checkEntries(entries); err != nil {
 		return err
 	}
+	// The entries' lines as an append would write them (size limits;
+	// blobs written first), before the create lock: other creates need
+	// not wait for blobs.
+	var lines [][]byte
+	if len(entries) > 0 {
+		var err error
+		if lines, err = s.storedLines(ctx, nil, entries); err != nil {
+			return err
+		}
+	}
 	if s.fileOnly {
 		return fmt.Errorf("session: create %s: this store holds only the file opened by path in %s; create sessions in a FileStore opened on a sessions root", h.ID, s.root)
 	}
@@ -321,13 +331,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
-	if len(entries) > 0 {
-		// The entries go in as an append would write them (size limits,
-		// blobs written first), after the header.
-		lines, err := s.storedLines(ctx, nil, entries)
-		if err != nil {
-			return err
-		}
+	if len(lines) > 0 {
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
 		}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -110,9 +111,13 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	}
 	var labels []Label
 	if o.CopyLabels {
+		meta := map[string]json.RawMessage{} // checkpoints' metadata
+		for _, c := range s.checkpoints() {
+			meta[c.EntryID] = c.Metadata
+		}
 		for _, i := range path {
 			if id := s.t.nodes[i].e.id; copied[id] && s.t.labels[id] != "" {
-				labels = append(labels, Label{TargetID: id, Label: s.t.labels[id]})
+				labels = append(labels, Label{TargetID: id, Label: s.t.labels[id], Metadata: meta[id]})
 			}
 		}
 	}

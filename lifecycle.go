@@ -15,6 +15,9 @@ import (
 // (in one process or many) doing it at once, one creates the session and
 // all end up with handles on it. created tells whether this call created
 // it. opts.ID is required; the other options only apply to a creation.
+// With opts.Deferred a created session reaches the store with its first
+// reply; callers racing on an id not stored yet may then each create it,
+// and their entries end up in the one session (see Deferred).
 func OpenOrCreate(ctx context.Context, store Store, opts *CreateOptions) (s *Session, created bool, err error) {
 	if opts == nil || opts.ID == "" {
 		return nil, false, errors.New("session: OpenOrCreate needs CreateOptions.ID")

@@ -87,7 +87,7 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 		return nil, err
 	}
 	edit := &PathEdit{From: s.leafID(), Replaced: plan.run}
-	if rep.Summary == "" && len(own) == 0 && len(plan.tail) == 0 {
+	if rep.Summary == "" && len(own) == 0 && !plan.copiesAny() {
 		// Nothing to append: the run was the end of the path.
 		if err := s.branch(ctx, plan.before); err != nil {
 			return nil, err
@@ -128,8 +128,20 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 		if len(out) > 0 {
 			firstAfter = out[0].id
 		}
-		for _, old := range plan.tail {
+		// Entries not copied (titles, metadata changes, markers, labels of
+		// entries not copied): what referred to one refers to the next
+		// copy, as Fork does.
+		var skipped []string
+		for k, old := range plan.tail {
+			if !plan.copyable(k, copies) {
+				skipped = append(skipped, old.id)
+				continue
+			}
 			id := d.newID()
+			for _, sk := range skipped {
+				copies[sk] = id
+			}
+			skipped = skipped[:0]
 			e, err := old.withMember("id", jsonx.AppendString(nil, id))
 			if err == nil {
 				e, err = e.withParent(parent)
@@ -141,13 +153,7 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 			case kindLabel:
 				var l Label
 				e.payload(&l)
-				c, ok := copies[l.TargetID]
-				if !ok {
-					continue // a label of the run or of an earlier entry
-				}
-				if e, err = e.withMember("targetId", jsonx.AppendString(nil, c)); err != nil {
-					return nil, err
-				}
+				e, err = e.withMember("targetId", jsonx.AppendString(nil, copies[l.TargetID]))
 			case kindCompaction:
 				var c Compaction
 				e.payload(&c)
@@ -160,9 +166,9 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 					// compaction itself (pi then keeps nothing older).
 					e, err = e.withMember("firstKeptEntryId", jsonx.AppendString(nil, cmp.Or(firstAfter, id)))
 				}
-				if err != nil {
-					return nil, err
-				}
+			}
+			if err != nil {
+				return nil, err
 			}
 			copies[old.id] = id
 			if firstAfter == "" {
@@ -190,8 +196,34 @@ type segmentPlan struct {
 	before string   // the entry before the run, "" when it starts at a root
 	run    []string // the run's entries
 	runAt  []int32
-	tail   []Entry // what follows the run on the path, to copy
+	tail   []Entry // what follows the run on the path
 	tailAt []int32
+	skip   []bool // tail entries never copied: titles, metadata changes, markers
+}
+
+// copiesAny reports whether some tail entry is copied.
+func (p *segmentPlan) copiesAny() bool {
+	for k, e := range p.tail {
+		if !p.skip[k] && e.kind != kindLabel {
+			return true // labels are copied only after what they name
+		}
+	}
+	return false
+}
+
+// copyable reports whether tail entry k is copied: not one never copied,
+// and for a label, one whose target is copied (copies so far). A label
+// of the run's entries, or of earlier ones, is in force already.
+func (p *segmentPlan) copyable(k int, copies map[string]string) bool {
+	if p.skip[k] {
+		return false
+	}
+	if e := p.tail[k]; e.kind == kindLabel {
+		var l Label
+		e.payload(&l)
+		return copies[l.TargetID] != ""
+	}
+	return true
 }
 
 // planSegment finds the run first..last on the path. Callers hold mu.
@@ -230,11 +262,10 @@ func (s *Session) planSegment(first, last string) (*segmentPlan, error) {
 	}
 	for _, i := range path[pl+1:] {
 		e := s.t.nodes[i].e
-		if _, meta := customData(e, CustomMeta); meta || e.kind == kindSessionInfo || s.t.nodes[i].flags&fMarker != 0 {
-			continue
-		}
+		_, meta := customData(e, CustomMeta)
 		p.tail = append(p.tail, e)
 		p.tailAt = append(p.tailAt, i)
+		p.skip = append(p.skip, meta || e.kind == kindSessionInfo || s.t.nodes[i].flags&fMarker != 0)
 	}
 	return p, nil
 }

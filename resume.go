@@ -1,8 +1,11 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // Picking a session up again: what a host shows or needs when it resumes
@@ -50,8 +53,9 @@ type ResumeView struct {
 	Entries, Turns, Messages int
 }
 
-// Resume returns the session's ResumeView at the leaf. Only the state's
-// shared part reads the store; the rest is what the handle holds.
+// Resume returns the session's ResumeView at the leaf, taken under the
+// handle's lock; only the shared user and app state is read from the
+// store after it (that state is not the session's, and has no history).
 func (s *Session) Resume(ctx context.Context) (*ResumeView, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
@@ -74,8 +78,9 @@ func (s *Session) Resume(ctx context.Context) (*ResumeView, error) {
 		v.AssistantAfterUser = asstAt > userAt
 	}
 	v.LastUser, v.LastAssistant = s.messageCopy(user), s.messageCopy(asst)
+	st, m := foldState(s.entries(s.t.pathTo(s.leaf))), HeaderMeta(s.header)
 	s.mu.Unlock()
-	st, err := s.State(ctx)
+	st, err := s.withShared(ctx, st, m)
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +183,14 @@ type Replay struct {
 // left behind (on a branch, nothing deleted), and the context ends with
 // that message again, ready for the model to answer anew. The message is
 // handed back to the host. To edit the message instead of replaying it,
-// Rewind to its parent (Replay.User's entry's parent) and append the
-// edited one. ErrNotFound when the path holds no user message.
+// Rewind to its parent and append the edited one. ErrNotFound when the
+// path holds no user message.
+//
+// When a compaction came after the message (the usual compaction at the
+// end of a turn), going back to the message would undo it: the compaction
+// is written again before the message instead (copies of both, under the
+// message's parent; the compaction keeps what it kept from before the
+// message), so the context stays compacted.
 func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
@@ -189,12 +200,62 @@ func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: no user message on the path to replay", ErrNotFound)
 	}
+	comp := int32(-1) // the compaction in force, if it came after the message
+	for i := s.leaf; i >= 0 && i != user; i = s.t.nodes[i].parent {
+		if s.t.nodes[i].e.kind == kindCompaction {
+			comp = i
+			break
+		}
+	}
 	id := s.t.nodes[user].e.id
 	m := s.messageCopy(user)
-	s.mu.Unlock()
-	res, err := s.Rewind(ctx, id)
+	if comp < 0 {
+		s.mu.Unlock()
+		res, err := s.Rewind(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &Replay{User: m, UserID: id, Rewind: res}, nil
+	}
+	defer s.mu.Unlock()
+	from, parent := s.leaf, s.t.nodes[user].parent
+	before := "" // the entry the copies go under
+	if parent >= 0 {
+		before = s.t.nodes[parent].e.id
+	}
+	var c Compaction
+	s.t.nodes[comp].e.payload(&c)
+	kept := c.FirstKeptEntryID // kept if it is on the path up to the message's parent
+	if k, ok := s.t.lookup(kept); !ok || parent < 0 || !s.t.onPathTo(k, parent) {
+		kept = ""
+	}
+	build := func(d *draft) ([]Entry, error) {
+		cid, uid := d.newID(), d.newID()
+		ce, err := s.t.nodes[comp].e.withMember("id", jsonx.AppendString(nil, cid))
+		if err == nil {
+			ce, err = ce.withParent(d.parent)
+		}
+		if err == nil {
+			// Keeping nothing older is keeping from itself, as pi reads it.
+			ce, err = ce.withMember("firstKeptEntryId", jsonx.AppendString(nil, cmp.Or(kept, cid)))
+		}
+		if err != nil {
+			return nil, err
+		}
+		ue, err := s.t.nodes[user].e.withMember("id", jsonx.AppendString(nil, uid))
+		if err == nil {
+			ue, err = ue.withParent(cid)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []Entry{ce, ue}, nil
+	}
+	added, err := s.commit(ctx, func() string { return before }, build, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Replay{User: m, UserID: id, Rewind: res}, nil
+	to := added[len(added)-1].id
+	res := RewindResult{From: s.t.nodes[from].e.id, To: to, Left: s.t.leftBehind(from, s.leaf)}
+	return &Replay{User: m, UserID: to, Rewind: res}, nil
 }

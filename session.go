@@ -113,7 +113,12 @@ type CreateOptions struct {
 	// clutters listings. Until then the handle keeps what is appended;
 	// then the header and every entry so far are written in one step, in
 	// order (see EntryCreator), and the session goes on as any other.
-	// Persist writes it earlier. See Session.Persisted.
+	// Persist writes it earlier. See Session.Persisted. Two deferred
+	// creators of one id (OpenOrCreate in two processes) both think they
+	// made it: the second to be written puts its entries after the
+	// first's, a branch of its own, as two writers of a session do. A
+	// fork of a deferred session names a parent that may never be
+	// stored.
 	Deferred bool
 }
 

@@ -88,8 +88,12 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 			return entries, nil
 		}
 		if deferred {
-			// Nothing is pending: persistWith tells a write that landed
-			// from one that did not when it is tried again.
+			// Kept as any write whose outcome is unknown: its retry sends
+			// the same entries, which joinStored finds stored; another
+			// call first finds out (reloadDeferred).
+			if !errors.Is(err, ErrTooLarge) {
+				s.pending = &pendingWrite{parent: d.parent, now: d.now, entries: entries, leafAfter: leafAfter}
+			}
 			return nil, err
 		}
 		if !errors.Is(err, ErrConflict) {
@@ -385,9 +389,11 @@ func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry,
 // form ({"provider","modelId"}), which every seed agent reads. A role
 // names another of the agent's models, as oh-my-pi has them ("smol",
 // "slow", "plan", ...; Context.Models holds the latest per role): it is
-// written in oh-my-pi's form ({"model":"provider/modelId","role"}),
-// which pi (that knows no roles) does not take for a change of its own
-// model. At most one role.
+// written in oh-my-pi's form ({"model":"provider/modelId","role"}). pi
+// knows no roles and reads every model_change as its own model's: from
+// this form it gets a change naming no model (its model is unknown until
+// the next reply names one), where pi's form would switch it to the
+// role's model. At most one role.
 func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string, role ...string) (Entry, error) {
 	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err

@@ -102,6 +102,12 @@ func (s *Session) State(ctx context.Context) (State, error) {
 	st := foldState(s.entries(s.t.pathTo(s.leaf)))
 	m := HeaderMeta(s.header)
 	s.mu.Unlock()
+	return s.withShared(ctx, st, m)
+}
+
+// withShared adds to st, the session state, the shared user and app
+// state of the session's metadata m, when the store keeps it.
+func (s *Session) withShared(ctx context.Context, st State, m Meta) (State, error) {
 	ss, ok := findAbility[SharedStateStore](s.store)
 	if !ok {
 		return st, nil

@@ -83,15 +83,20 @@ type TailLoader interface {
 // append's errors as Create and Append give them). A deferred session
 // (CreateOptions.Deferred) and a fork reach their store this way, so that
 // a crash leaves the whole session or none of it. Without the ability
-// they are created, then appended to, and deleted again if the append
-// fails; a crash between the two leaves a session with no entries.
+// they are created, then appended to (see createWithEntries); a crash
+// between the two leaves a session with no entries, which a deferred
+// session's next try fills.
 type EntryCreator interface {
 	CreateWithEntries(ctx context.Context, h Header, entries []Entry) error
 }
 
 // createWithEntries creates a session holding entries on any store: in
-// one step where the store can, else Create, Append and, when the append
-// fails, Delete.
+// one step where the store can, else Create, then Append. An append the
+// store refused outright (ErrTooLarge) leaves a session with no entries,
+// which is deleted if it has none still; any other failure leaves the
+// session as it is: the append may have happened (its answer lost), or
+// another writer may have appended first (ErrConflict), and a delete
+// would lose what they wrote.
 func createWithEntries(ctx context.Context, store Store, h Header, entries []Entry) error {
 	if ec, ok := store.(EntryCreator); ok {
 		return ec.CreateWithEntries(ctx, h, entries)
@@ -102,15 +107,18 @@ func createWithEntries(ctx context.Context, store Store, h Header, entries []Ent
 	if len(entries) == 0 {
 		return nil
 	}
-	if err := store.Append(ctx, h.ID, AppendOptions{IfEmpty: true}, entries...); err != nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if derr := store.Delete(dctx, h.ID); derr != nil {
-			return errors.Join(err, fmt.Errorf("session: removing the session %s the append left empty: %w", h.ID, derr))
-		}
+	err := store.Append(ctx, h.ID, AppendOptions{IfEmpty: true}, entries...)
+	if err == nil || !errors.Is(err, ErrTooLarge) {
 		return err
 	}
-	return nil
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if log, lerr := store.Load(dctx, h.ID); lerr == nil && len(log.Entries) == 0 {
+		if derr := store.Delete(dctx, h.ID); derr != nil && !errors.Is(derr, ErrNotFound) {
+			return errors.Join(err, fmt.Errorf("session: removing the session %s the append left empty: %w", h.ID, derr))
+		}
+	}
+	return err
 }
 
 // loadTail is LoadTail on any store: the store's own, or its Load cut

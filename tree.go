@@ -330,3 +330,14 @@ func (t *tree) leftBehind(from, to int32) int {
 	}
 	return n
 }
+
+// onPathTo reports whether node a is on the path from the root to node
+// i: i itself or one of its ancestors.
+func (t *tree) onPathTo(a, i int32) bool {
+	for ; i >= 0; i = t.nodes[i].parent {
+		if i == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,9 @@
 package session
 
-import "context"
+import (
+	"cmp"
+	"context"
+)
 
 // The model cascade: which model and thinking level a turn runs with.
 
@@ -55,10 +58,12 @@ type TurnSettings struct {
 
 // TurnSettings resolves the model and the thinking level of a turn, as
 // the Opal agent does: the explicit one, else the one the session saved
-// (the latest model change of the role on the path to the leaf, or, for
-// the default role, the model of the latest assistant message after it,
-// as pi resumes; the latest thinking level change), else the host's
-// default. With req.Save, an explicit setting that differs from the
+// (the latest model change of the role on the path to the leaf, as
+// oh-my-pi reads its model roles; for the default role with no model
+// change on the path, the model of the latest assistant message, as pi
+// resumes; the latest thinking level change), else the host's default.
+// A reply made with another role's model does not change the default
+// role's (Context.Model, pi's rule, follows the latest reply instead). With req.Save, an explicit setting that differs from the
 // session's is appended first (its error is returned, and no settings).
 // A nil req is the zero TurnRequest.
 func (s *Session) TurnSettings(ctx context.Context, req *TurnRequest) (TurnSettings, error) {
@@ -74,12 +79,11 @@ func (s *Session) TurnSettings(ctx context.Context, req *TurnRequest) (TurnSetti
 	}
 	pc := s.leafCtx()
 	var saved *ModelRef
-	if r.Role == "" {
-		if pc.hasModel {
-			m := pc.model
-			saved = &m
-		}
-	} else if m, ok := pc.models[r.Role]; ok {
+	role := cmp.Or(r.Role, "default")
+	if m, ok := pc.models[role]; ok {
+		saved = &m
+	} else if r.Role == "" && pc.hasModel {
+		m := pc.model // no model change: the model the replies name, as pi resumes
 		saved = &m
 	}
 	savedLevel, hasLevel := pc.thinking, pc.thought

@@ -56,9 +56,21 @@ func TestTurnSettingsCascade(t *testing.T) {
 		assert.Equal(t, n+tc.newSaved, s.Len(), tc.name)
 	}
 
-	// A reply of another model later on the path is what pi resumes with.
+	// A reply of another model (a role's turn) does not change the model
+	// the session saved for the default role; Context.Model follows pi,
+	// the latest reply.
 	appendAll(t, s, session.UserText("q"), reply("a")) // reply() is the test model
 	got, err = s.TurnSettings(ctx, def)
+	require.NoError(t, err)
+	assert.Equal(t, gpt, got.Model)
+	assert.Equal(t, session.SettingSession, got.ModelSource)
+	assert.Equal(t, &session.ModelRef{Provider: provider, ModelID: model}, s.Context().Model)
+
+	// With no model change at all, the replies' model is the session's, as
+	// pi resumes.
+	plain := session.New()
+	appendAll(t, plain, session.UserText("q"), reply("a"))
+	got, err = plain.TurnSettings(ctx, def)
 	require.NoError(t, err)
 	assert.Equal(t, &session.ModelRef{Provider: provider, ModelID: model}, got.Model)
 	assert.Equal(t, session.SettingSession, got.ModelSource)

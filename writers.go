@@ -154,10 +154,13 @@ func (s *Session) takeTurn(ctx context.Context) (func(), error) {
 // knows when the log still starts with them (TailLoader), the whole log
 // otherwise. Callers hold mu.
 func (s *Session) reload(ctx context.Context) error {
+	var log *Log
 	if s.deferred {
-		return nil // no other writer can know of it yet
-	}
-	if n := len(s.t.nodes); n > 0 {
+		var err error
+		if log, err = s.reloadDeferred(ctx); log == nil || err != nil {
+			return err
+		}
+	} else if n := len(s.t.nodes); n > 0 {
 		tail, err := loadTail(ctx, s.store, s.id, n, s.last)
 		switch {
 		case err == nil:
@@ -176,9 +179,11 @@ func (s *Session) reload(ctx context.Context) error {
 			return err
 		}
 	}
-	log, err := s.store.Load(ctx, s.id)
-	if err != nil {
-		return err
+	if log == nil {
+		var err error
+		if log, err = s.store.Load(ctx, s.id); err != nil {
+			return err
+		}
 	}
 	leafID := s.leafID()
 	s.reset(log)
