@@ -1017,8 +1017,8 @@ func treeBytes(dir string) []byte {
 
 // TestCrashStates runs every workload and checks every crash state.
 func TestCrashStates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("thousands of crash states")
+	if testing.Short() || RaceEnabled {
+		t.Skip("thousands of crash states (run without -short and the race detector)")
 	}
 	total := 0
 	start := time.Now()
@@ -1043,8 +1043,8 @@ func TestCrashStates(t *testing.T) {
 // at a time, on purpose, and requires the checker to find a violation in
 // each: a checker that cannot fail proves nothing.
 func TestCrashCheckerCatchesMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("thousands of crash states")
+	if testing.Short() || RaceEnabled {
+		t.Skip("thousands of crash states (run without -short and the race detector)")
 	}
 	for _, m := range []string{"datasync-skip", "fsync-skip", "syncdir-skip", "mkdir-nosync", "rename-before-sync", "no-torn-cut", "no-marks", "name-nosync",
 		"no-aside-recovery", "putback-nosync"} {

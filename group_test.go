@@ -169,8 +169,8 @@ func TestPartialAppendThenMore(t *testing.T) {
 // turn whose SaveTurn returned is there whole, and no turn is there in
 // part.
 func TestTurnCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
+	if testing.Short() || session.RaceEnabled {
+		t.Skip("spawns processes (run without -short and the race detector, as .ci/run's crash step does)")
 	}
 	rounds := 25
 	if n, err := strconv.Atoi(os.Getenv("AGENTSESSION_CRASH_ROUNDS")); err == nil {

@@ -304,8 +304,8 @@ func maxOpenCost(size int) uint64 { return 20*uint64(size) + 32<<20 }
 // lines, cut appends, deep chains, wide trees) and checks that the memory
 // an open session holds stays within maxOpenCost of the file.
 func TestOpenCostBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes and opens megabytes of random logs")
+	if testing.Short() || session.RaceEnabled {
+		t.Skip("writes and opens megabytes of random logs (run without -short and the race detector)")
 	}
 	ctx := context.Background()
 	lim := session.Limits{MaxLineBytes: 256 << 10}
