@@ -62,7 +62,8 @@ var ErrPathEdit = errors.New("session: path segment replacement refused")
 // keeps it from the copy; a label of a copied entry names the copy (the
 // checkpoint follows the live path); labels of the run's entries, labels
 // of earlier entries, titles and metadata changes are not copied (they
-// are in force already). The edit is refused (ErrPathEdit) when it would
+// are in force already), and what referred to one of them refers to the
+// next copy, as in a Fork. The edit is refused (ErrPathEdit) when it would
 // unpair a tool call and its result that the path had paired.
 func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, rep SegmentReplacement) (*PathEdit, error) {
 	details, err := marshalRaw(rep.SummaryDetails)
