@@ -497,6 +497,17 @@ func (e Entry) withParent(parent string) (Entry, error) {
 	return e.withMember("parentId", v)
 }
 
+// copyAs returns a copy of the entry with another id, under another
+// parent ("" for a root), its other bytes kept: how edits that only
+// append (ReplacePathSegment, ReplayLastTurn) write an entry again.
+func (e Entry) copyAs(id, parent string) (Entry, error) {
+	c, err := e.withMember("id", jsonx.AppendString(nil, id))
+	if err != nil {
+		return Entry{}, err
+	}
+	return c.withParent(parent)
+}
+
 // withMember returns the entry with member key set to the JSON value v,
 // its other bytes kept.
 func (e Entry) withMember(key string, v []byte) (Entry, error) {

@@ -143,10 +143,7 @@ func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, re
 				copies[sk] = id
 			}
 			skipped = skipped[:0]
-			e, err := old.withMember("id", jsonx.AppendString(nil, id))
-			if err == nil {
-				e, err = e.withParent(parent)
-			}
+			e, err := old.copyAs(id, parent)
 			if err != nil {
 				return nil, err
 			}

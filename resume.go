@@ -223,18 +223,18 @@ func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 	if parent >= 0 {
 		before = s.t.nodes[parent].e.id
 	}
+	// The entries themselves, not their places: a retry after a conflict
+	// builds again on a tree read anew.
+	compE, userE := s.t.nodes[comp].e, s.t.nodes[user].e
 	var c Compaction
-	s.t.nodes[comp].e.payload(&c)
+	compE.payload(&c)
 	kept := c.FirstKeptEntryID // kept if it is on the path up to the message's parent
 	if k, ok := s.t.lookup(kept); !ok || parent < 0 || !s.t.onPathTo(k, parent) {
 		kept = ""
 	}
 	build := func(d *draft) ([]Entry, error) {
 		cid, uid := d.newID(), d.newID()
-		ce, err := s.t.nodes[comp].e.withMember("id", jsonx.AppendString(nil, cid))
-		if err == nil {
-			ce, err = ce.withParent(d.parent)
-		}
+		ce, err := compE.copyAs(cid, d.parent)
 		if err == nil {
 			// Keeping nothing older is keeping from itself, as pi reads it.
 			ce, err = ce.withMember("firstKeptEntryId", jsonx.AppendString(nil, cmp.Or(kept, cid)))
@@ -242,10 +242,7 @@ func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 		if err != nil {
 			return nil, err
 		}
-		ue, err := s.t.nodes[user].e.withMember("id", jsonx.AppendString(nil, uid))
-		if err == nil {
-			ue, err = ue.withParent(cid)
-		}
+		ue, err := userE.copyAs(uid, cid)
 		if err != nil {
 			return nil, err
 		}
