@@ -218,7 +218,7 @@ func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 		return &Replay{User: m, UserID: id, Rewind: res}, nil
 	}
 	defer s.mu.Unlock()
-	from, parent := s.leaf, s.t.nodes[user].parent
+	fromID, parent := s.leafID(), s.t.nodes[user].parent
 	before := "" // the entry the copies go under
 	if parent >= 0 {
 		before = s.t.nodes[parent].e.id
@@ -253,6 +253,9 @@ func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
 		return nil, err
 	}
 	to := added[len(added)-1].id
-	res := RewindResult{From: s.t.nodes[from].e.id, To: to, Left: s.t.leftBehind(from, s.leaf)}
+	res := RewindResult{From: fromID, To: to}
+	if from, ok := s.t.lookup(fromID); ok {
+		res.Left = s.t.leftBehind(from, s.leaf)
+	}
 	return &Replay{User: m, UserID: to, Rewind: res}, nil
 }
