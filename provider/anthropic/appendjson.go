@@ -25,12 +25,8 @@ type MarshalError = wire.MarshalError
 // It writes about ten times as fast as encoding/json, and allocates only
 // to grow dst: reuse dst from one request to the next.
 func (r Request) AppendJSON(dst []byte) ([]byte, error) {
-	start := len(dst)
 	b, err := r.appendJSON(dst)
-	if err != nil {
-		return dst[:start], err
-	}
-	return b, nil
+	return wire.Keep(dst, b, err)
 }
 
 // MarshalJSON returns AppendJSON(nil).
@@ -46,26 +42,13 @@ func (r *Request) appendJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
-	b = wire.Key(b, "messages")
-	if r.Messages == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Messages {
-			if b, err = r.Messages[i].appendJSON(wire.Sep(b)); err != nil {
-				return b, err
-			}
-		}
-		b = append(b, ']')
+	if b, err = wire.ArrayErr(wire.Key(b, "messages"), r.Messages, (*Message).appendJSON); err != nil {
+		return b, err
 	}
 	if len(r.Tools) > 0 {
-		b = append(wire.Key(b, "tools"), '[')
-		for i := range r.Tools {
-			if b, err = r.Tools[i].appendJSON(wire.Sep(b)); err != nil {
-				return b, err
-			}
+		if b, err = wire.ArrayErr(wire.Key(b, "tools"), r.Tools, (*Tool).appendJSON); err != nil {
+			return b, err
 		}
-		b = append(b, ']')
 	}
 	if c := r.ToolChoice; c != nil {
 		b = append(wire.Key(b, "tool_choice"), '{')

@@ -26,12 +26,8 @@ type MarshalError = wire.MarshalError
 // It writes about ten times as fast as encoding/json, and allocates only
 // to grow dst: reuse dst from one request to the next.
 func (r Request) AppendJSON(dst []byte) ([]byte, error) {
-	start := len(dst)
 	b, err := r.appendJSON(dst)
-	if err != nil {
-		return dst[:start], err
-	}
-	return b, nil
+	return wire.Keep(dst, b, err)
 }
 
 // MarshalJSON returns AppendJSON(nil).
@@ -41,24 +37,11 @@ func (r *Request) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
 	b = wire.String(b, "model", r.Model)
-	b = wire.Key(b, "messages")
-	if r.Messages == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Messages {
-			b = r.Messages[i].appendJSON(wire.Sep(b))
-		}
-		b = append(b, ']')
-	}
+	b = wire.Array(wire.Key(b, "messages"), r.Messages, (*Message).appendJSON)
 	if len(r.Tools) > 0 {
-		b = append(wire.Key(b, "tools"), '[')
-		for i := range r.Tools {
-			if b, err = r.Tools[i].appendJSON(wire.Sep(b)); err != nil {
-				return b, err
-			}
+		if b, err = wire.ArrayErr(wire.Key(b, "tools"), r.Tools, (*Tool).appendJSON); err != nil {
+			return b, err
 		}
-		b = append(b, ']')
 	}
 	if b, err = wire.Any(b, "tool_choice", r.ToolChoice); err != nil {
 		return b, err
@@ -103,11 +86,7 @@ func (m *Message) appendJSON(b []byte) []byte {
 	b = wire.String(b, "role", m.Role)
 	switch {
 	case m.Parts != nil:
-		b = append(wire.Key(b, "content"), '[')
-		for i := range m.Parts {
-			b = m.Parts[i].appendJSON(wire.Sep(b))
-		}
-		b = append(b, ']')
+		b = wire.Array(wire.Key(b, "content"), m.Parts, (*Part).appendJSON)
 	case m.Content != "" || m.Role != "assistant" || len(m.ToolCalls) == 0:
 		b = wire.String(b, "content", m.Content)
 	}

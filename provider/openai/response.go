@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 
@@ -220,18 +221,22 @@ func first(choices []Choice) *Choice {
 	return nil
 }
 
-func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
+// newReply is a reply of api to fill in, from the host's options and
+// the response's model and id.
+func newReply(api string, opts *ResponseOptions, served, id string) *wire.Reply {
 	var o ResponseOptions
 	if opts != nil {
 		o = *opts
 	}
-	r := &wire.Reply{API: API, Provider: o.Provider, Requested: o.Model, Served: resp.Model, ID: resp.ID}
-	if r.Provider == "" {
-		r.Provider = "openai"
-	}
+	r := &wire.Reply{API: api, Provider: cmp.Or(o.Provider, "openai"), Requested: o.Model, Served: served, ID: id}
 	if p := o.Prices; p != nil {
 		r.Prices = &wire.Prices{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
+	return r
+}
+
+func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
+	r := newReply(API, opts, resp.Model, resp.ID)
 	if u := resp.Usage; u != nil {
 		r.Usage = usage(u)
 	}

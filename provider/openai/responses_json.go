@@ -12,12 +12,8 @@ import (
 // as a json.RawMessage; one that is not valid JSON is a *MarshalError,
 // and dst is then returned as it was given.
 func (r ResponsesRequest) AppendJSON(dst []byte) ([]byte, error) {
-	start := len(dst)
 	b, err := r.appendJSON(dst)
-	if err != nil {
-		return dst[:start], err
-	}
-	return b, nil
+	return wire.Keep(dst, b, err)
 }
 
 // MarshalJSON returns AppendJSON(nil).
@@ -28,16 +24,7 @@ func (r *ResponsesRequest) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = wire.String(b, "model", r.Model)
 	b = wire.OptString(b, "instructions", r.Instructions)
-	b = wire.Key(b, "input")
-	if r.Input == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Input {
-			b = r.Input[i].appendJSON(wire.Sep(b))
-		}
-		b = append(b, ']')
-	}
+	b = wire.Array(wire.Key(b, "input"), r.Input, (*InputItem).appendJSON)
 	if len(r.Tools) > 0 {
 		b = append(wire.Key(b, "tools"), '[')
 		for i := range r.Tools {

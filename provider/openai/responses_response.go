@@ -114,17 +114,7 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 	if resp == nil {
 		return nil, errors.New("openai: MessageFromResponses of a nil response")
 	}
-	var o ResponseOptions
-	if opts != nil {
-		o = *opts
-	}
-	r := &wire.Reply{API: ResponsesAPI, Provider: o.Provider, Requested: o.Model, Served: resp.Model, ID: resp.ID}
-	if r.Provider == "" {
-		r.Provider = "openai"
-	}
-	if p := o.Prices; p != nil {
-		r.Prices = &wire.Prices{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
-	}
+	r := newReply(ResponsesAPI, opts, resp.Model, resp.ID)
 	if u := resp.Usage; u != nil {
 		var cached int64
 		if u.InputTokensDetails != nil {

@@ -273,3 +273,41 @@ func Extra(dst []byte, extra json.RawMessage) ([]byte, error) {
 	copy(dst[start:], body)
 	return dst[:start+len(body)], nil
 }
+
+// Keep is the end of every request's AppendJSON: what appendJSON made of
+// dst (b), or, when it failed, dst as it was given, with the error.
+func Keep(dst, b []byte, err error) ([]byte, error) {
+	if err != nil {
+		return dst, err
+	}
+	return b, nil
+}
+
+// Array appends xs as a JSON array, each element by elem, and "null" for
+// a nil slice, as encoding/json writes a slice.
+func Array[T any](b []byte, xs []T, elem func(*T, []byte) []byte) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range xs {
+		b = elem(&xs[i], Sep(b))
+	}
+	return append(b, ']')
+}
+
+// ArrayErr is Array with elements whose encoding may fail; the first
+// error ends it.
+func ArrayErr[T any](b []byte, xs []T, elem func(*T, []byte) ([]byte, error)) ([]byte, error) {
+	if xs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i := range xs {
+		var err error
+		if b, err = elem(&xs[i], Sep(b)); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
