@@ -1,0 +1,2 @@
+// Package session stores Dive agent sessions in agentsession.
+package session
