@@ -1,0 +1,881 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/deepnoodle-ai/dive"
+	"github.com/deepnoodle-ai/dive/llm"
+
+	as "github.com/agentsession/session"
+)
+
+// ErrNotFound is returned when a session does not exist. It is
+// agentsession's ErrNotFound.
+var ErrNotFound = as.ErrNotFound
+
+// ErrSuspendedSession is returned when an operation is not permitted on a
+// session that is currently suspended: SaveTurn (resume completions go
+// through SaveResumedTurn) and Compact.
+var ErrSuspendedSession = errors.New("session is suspended")
+
+// ErrNotSuspended is returned from SaveResumedTurn and CancelSuspension
+// when the session is not suspended.
+var ErrNotSuspended = errors.New("session is not suspended")
+
+// ErrInvalidSessionID is returned for a session id agentsession does not
+// accept (see agentsession's ValidateID). It is agentsession's
+// ErrInvalidID.
+var ErrInvalidSessionID = as.ErrInvalidID
+
+// Compile-time checks: a Session is what a Dive agent takes.
+var (
+	_ dive.Session            = (*Session)(nil)
+	_ dive.SuspendableSession = (*Session)(nil)
+)
+
+// eventCounter makes event ids unique under concurrent generation.
+var eventCounter uint64
+
+// newEventID returns an id for a turn or compaction, in Dive's form.
+func newEventID() string {
+	n := atomic.AddUint64(&eventCounter, 1)
+	return fmt.Sprintf("evt-%d-%d", time.Now().UnixNano(), n)
+}
+
+// Session implements dive.Session and dive.SuspendableSession on an
+// agentsession session.
+//
+// Create one with New (in memory) or a Store's Open. All methods are safe
+// for concurrent use.
+type Session struct {
+	mu sync.RWMutex
+	// s is the agentsession handle; Put replaces it with one on the store
+	// the session is put in.
+	s     *as.Session
+	id    string
+	store *StoreAdapter // nil for a session in no store (New, Fork)
+	// err is why the session could not be made (New with an id
+	// agentsession refuses, a Fork that failed): every method returning an
+	// error returns it.
+	err error
+
+	title    string
+	metadata map[string]any
+	// unsaved holds title and metadata changes whose write failed; the
+	// next write stores them first.
+	unsaved *infoChange
+}
+
+// New creates a session kept in memory only, with the given id: on a
+// MemoryStore of its own, lost when the process exits. Put it in a Store
+// to keep it. An id agentsession refuses gives a session whose methods
+// fail with an error wrapping ErrInvalidSessionID.
+func New(id string) *Session {
+	s, err := as.NewWithID(id)
+	if err != nil {
+		return &Session{id: id, err: err}
+	}
+	return wrap(s, nil)
+}
+
+// wrap makes the Session of an agentsession handle.
+func wrap(s *as.Session, store *StoreAdapter) *Session {
+	sess := &Session{s: s, id: s.ID(), store: store}
+	sess.loadInfo()
+	return sess
+}
+
+// Agent returns the agentsession session underneath, for what this
+// package does not offer (Verify, Tree, Branch, Context ...). Appending to
+// it directly is fine; Dive's view follows the leaf.
+func (s *Session) Agent() *as.Session {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.s
+}
+
+// ID returns the session's unique identifier.
+func (s *Session) ID() string { return s.id }
+
+// check returns the error a method must return before doing anything,
+// and stores title and metadata changes whose write failed. Callers hold
+// the write lock.
+func (s *Session) check(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.unsaved != nil {
+		if err := s.writeInfo(ctx, s.unsaved); err != nil {
+			return err
+		}
+		s.unsaved = nil
+	}
+	return nil
+}
+
+// Messages returns the active conversation window: the most recent
+// compaction summary (if any) plus every message recorded after it, as
+// the agent sends it to the model. The messages are the caller's.
+func (s *Session) Messages(ctx context.Context) ([]*llm.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.messagesLocked(ctx)
+}
+
+func (s *Session) messagesLocked(ctx context.Context) ([]*llm.Message, error) {
+	msgs, err := s.s.SharedMessages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fromAgent(msgs, s.leafSummary)
+}
+
+// leafSummary converts the compaction summary that starts the context at
+// the leaf: the summary messages Dive's Compact stored, or else its text.
+func (s *Session) leafSummary(m *as.Message) ([]*llm.Message, error) {
+	for id := s.s.LeafID(); id != ""; {
+		e, ok := s.s.Entry(id)
+		if !ok {
+			break
+		}
+		if e.Type() == as.TypeCompaction {
+			return summaryMessages(e)
+		}
+		id = e.ParentID()
+	}
+	return []*llm.Message{summaryText(m.Summary)}, nil
+}
+
+// compactionInfo is what a compaction entry made by Compact keeps of
+// Dive's compaction event, in the member "dive" of its details.
+type compactionInfo struct {
+	ID                   string         `json:"id"`
+	Summary              []*llm.Message `json:"summary"`
+	OriginalEventCount   int            `json:"original_event_count"`
+	OriginalMessageCount int            `json:"original_message_count"`
+}
+
+// summaryMessages returns the summary of a compaction entry as Dive
+// messages.
+func summaryMessages(e as.Entry) ([]*llm.Message, error) {
+	var c as.Compaction
+	if err := e.Decode(&c); err != nil {
+		return nil, err
+	}
+	var d struct {
+		Dive *compactionInfo `json:"dive"`
+	}
+	if len(c.Details) > 0 && json.Unmarshal(c.Details, &d) == nil && d.Dive != nil {
+		if d.Dive.Summary == nil {
+			return []*llm.Message{}, nil
+		}
+		return d.Dive.Summary, nil
+	}
+	return []*llm.Message{summaryText(c.Summary)}, nil
+}
+
+// summaryText is the Dive message standing for a compaction another agent
+// made: its summary, as agentsession renders it for a model.
+func summaryText(summary string) *llm.Message {
+	blocks, _ := as.UserContent(&as.Message{Role: as.RoleCompactionSummary, Summary: summary})
+	return &llm.Message{Role: llm.User, Content: []llm.Content{&llm.TextContent{Text: blocks[0].Text}}}
+}
+
+// AllMessages returns the complete, uncompacted transcript: every message
+// on the path to the leaf in order, with each compaction summary inline at
+// the point it was made.
+func (s *Session) AllMessages(ctx context.Context) ([]*llm.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	var out []*llm.Message
+	err := s.walk(func(seg []*llm.Message, summary []*llm.Message, _ as.Entry) {
+		out = append(out, seg...)
+		out = append(out, summary...)
+	})
+	return out, err
+}
+
+// walk calls fn for each stretch of the path to the leaf that a
+// compaction ends (its summary, and the compaction's entry), then for
+// what follows the last one (no summary, zero entry).
+func (s *Session) walk(fn func(msgs, summary []*llm.Message, comp as.Entry)) error {
+	path, err := s.s.PathTo(s.s.LeafID())
+	if err != nil {
+		return err
+	}
+	var seg []*as.Message
+	flush := func(summary []*llm.Message, comp as.Entry) error {
+		msgs, err := fromAgent(seg, nil)
+		if err != nil {
+			return err
+		}
+		seg = seg[:0]
+		fn(msgs, summary, comp)
+		return nil
+	}
+	for _, e := range path {
+		switch e.Type() {
+		case as.TypeMessage:
+			m, err := e.Message()
+			if err != nil {
+				return err
+			}
+			seg = append(seg, m)
+		case as.TypeCompaction:
+			summary, err := summaryMessages(e)
+			if err != nil {
+				return err
+			}
+			if err := flush(summary, e); err != nil {
+				return err
+			}
+		}
+	}
+	return flush(nil, as.Entry{})
+}
+
+// SaveTurn persists the messages of one turn (the user input and the
+// assistant's response), all or nothing, with the turn's usage.
+//
+// Returns ErrSuspendedSession if the session is suspended: resume
+// completions go through SaveResumedTurn.
+func (s *Session) SaveTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return err
+	}
+	if suspendedAt(items) != nil {
+		return ErrSuspendedSession
+	}
+	return s.saveTurn(ctx, messages, &turnRec{ID: newEventID(), Usage: copyUsage(usage)})
+}
+
+// saveTurn converts and appends a turn. Callers hold the write lock.
+func (s *Session) saveTurn(ctx context.Context, messages []*llm.Message, t *turnRec) error {
+	conv, err := toAgent(messages, s.callName)
+	if err != nil {
+		return err
+	}
+	return saveTurn(ctx, s.s, conv, t)
+}
+
+// callName returns the tool name of a call of the last assistant message
+// at the leaf ("" if there is none of that id), for a tool result saved
+// in a turn after its call's.
+func (s *Session) callName(callID string) string {
+	for id := s.s.LeafID(); id != ""; {
+		e, ok := s.s.Entry(id)
+		if !ok {
+			return ""
+		}
+		if e.Type() == as.TypeMessage {
+			if m, err := e.Message(); err == nil && m.Role == as.RoleAssistant {
+				for _, b := range m.ToolCalls() {
+					if b.ID == callID {
+						return b.Name
+					}
+				}
+				return ""
+			}
+		}
+		id = e.ParentID()
+	}
+	return ""
+}
+
+func copyUsage(u *llm.Usage) *llm.Usage {
+	if u == nil {
+		return nil
+	}
+	return u.Copy()
+}
+
+// sumUsage returns a new Usage holding a + b, or nil when both are nil.
+func sumUsage(a, b *llm.Usage) *llm.Usage {
+	if a == nil && b == nil {
+		return nil
+	}
+	total := &llm.Usage{}
+	total.Add(a)
+	total.Add(b)
+	return total
+}
+
+// LoadSuspension returns the stored suspension state, or nil if the
+// session is not suspended. TurnMessages holds the suspended turn's
+// messages. The state is the caller's.
+func (s *Session) LoadSuspension() *dive.SuspensionState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return nil
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return nil
+	}
+	sp := suspendedAt(items)
+	if sp == nil {
+		return nil
+	}
+	state := &dive.SuspensionState{}
+	if len(sp.State) > 0 {
+		if err := json.Unmarshal(sp.State, state); err != nil {
+			state = &dive.SuspensionState{}
+		}
+	}
+	if state.PendingToolCalls == nil {
+		for _, id := range sp.Calls {
+			state.PendingToolCalls = append(state.PendingToolCalls, &dive.PendingToolCall{ID: id, Name: s.callName(id)})
+		}
+	}
+	turn, err := s.turnMessages(sp)
+	if err == nil {
+		state.TurnMessages = turn
+	}
+	return state
+}
+
+// turnMessages returns the messages of the suspended turn: those on the
+// path from the turn's first entry.
+func (s *Session) turnMessages(sp *suspension) ([]*llm.Message, error) {
+	if sp.Turn == nil || sp.Turn.First == "" {
+		return nil, nil
+	}
+	path, err := s.s.PathTo(s.s.LeafID())
+	if err != nil {
+		return nil, err
+	}
+	start := slices.IndexFunc(path, func(e as.Entry) bool { return e.ID() == sp.Turn.First })
+	if start < 0 {
+		return nil, nil
+	}
+	var msgs []*as.Message
+	for _, e := range path[start:] {
+		if e.Type() == as.TypeMessage {
+			m, err := e.Message()
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	return fromAgent(msgs, nil)
+}
+
+// suspensionData is what a suspension keeps of Dive's SuspensionState: all
+// but TurnMessages, which are the session's.
+func suspensionData(state *dive.SuspensionState) (calls []string, raw json.RawMessage, err error) {
+	if state == nil {
+		return nil, nil, nil
+	}
+	kept := dive.SuspensionState{PendingToolCalls: state.PendingToolCalls, CompletedToolCalls: state.CompletedToolCalls}
+	for _, p := range state.PendingToolCalls {
+		if p != nil {
+			calls = append(calls, p.ID)
+		}
+	}
+	raw, err = json.Marshal(kept)
+	return calls, raw, err
+}
+
+// SaveSuspendedTurn persists a partial turn, ending in an assistant
+// tool_use message and an (optionally partial) tool_result message, and
+// records the suspension state.
+//
+// If the session is already suspended, the suspended turn is replaced (a
+// partial resume), its usage carried forward.
+func (s *Session) SaveSuspendedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage, state *dive.SuspensionState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	calls, raw, err := suspensionData(state)
+	if err != nil {
+		return err
+	}
+	conv, err := toAgent(messages, s.callName)
+	if err != nil {
+		return err
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return err
+	}
+	t := &turnRec{ID: newEventID(), Usage: copyUsage(usage), Metadata: map[string]any{"suspended": true}}
+	leaf := s.s.LeafID()
+	if sp := suspendedAt(items); sp != nil {
+		if sp.Turn != nil {
+			t.ID, t.Usage = sp.Turn.ID, sumUsage(sp.Turn.Usage, usage)
+		}
+		if err := endSuspension(ctx, s.s, sp); err != nil {
+			return err
+		}
+	}
+	err = saveTurn(ctx, s.s, conv, t)
+	if err == nil {
+		err = suspend(ctx, s.s, calls, raw)
+	}
+	if err != nil {
+		s.rollback(leaf)
+		return err
+	}
+	return nil
+}
+
+// rollback moves the leaf back to where it was before a write of several
+// steps failed, if it moved.
+func (s *Session) rollback(leaf string) {
+	if s.s.LeafID() != leaf {
+		_ = s.s.Branch(context.Background(), leaf)
+	}
+}
+
+// SaveResumedTurn replaces the suspended turn with the completed one and
+// clears the suspension. The suspended turn's usage is carried forward.
+//
+// Returns ErrNotSuspended if the session is not suspended.
+func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return err
+	}
+	sp := suspendedAt(items)
+	if sp == nil {
+		return ErrNotSuspended
+	}
+	conv, err := toAgent(messages, s.callName)
+	if err != nil {
+		return err
+	}
+	t := &turnRec{ID: newEventID(), Usage: copyUsage(usage)}
+	if sp.Turn != nil {
+		t.ID, t.Usage = sp.Turn.ID, sumUsage(sp.Turn.Usage, usage)
+	}
+	leaf := s.s.LeafID()
+	err = endSuspension(ctx, s.s, sp)
+	if err == nil {
+		err = saveTurn(ctx, s.s, conv, t)
+	}
+	if err != nil {
+		s.rollback(leaf)
+		return err
+	}
+	return nil
+}
+
+// CancelSuspension abandons the suspended turn: the session goes on as if
+// it had never happened (its entries stay in the log, off the path).
+// Returns ErrNotSuspended if the session is not suspended.
+func (s *Session) CancelSuspension(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return err
+	}
+	sp := suspendedAt(items)
+	if sp == nil {
+		return ErrNotSuspended
+	}
+	return endSuspension(ctx, s.s, sp)
+}
+
+// IsSuspended reports whether the session is awaiting external tool
+// results.
+func (s *Session) IsSuspended() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.suspendedLocked()
+}
+
+func (s *Session) suspendedLocked() bool {
+	if s.err != nil {
+		return false
+	}
+	items, err := pathItems(s.s)
+	return err == nil && suspendedAt(items) != nil
+}
+
+// EventCount returns the number of Dive events on the path to the leaf:
+// turns and compactions.
+func (s *Session) EventCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return 0
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, it := range items {
+		if it.turn != nil || it.comp != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TotalUsage sums the usage of the turns on the path to the leaf.
+func (s *Session) TotalUsage() *llm.Usage {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	total := &llm.Usage{}
+	if s.err != nil {
+		return total
+	}
+	items, _ := pathItems(s.s)
+	for _, it := range items {
+		if it.turn != nil {
+			total.Add(it.turn.Usage)
+		}
+	}
+	return total
+}
+
+// Fork creates a new in-memory session holding the path to the leaf (a
+// session of its own, whose header names this one as its parent), with
+// the same title and metadata. Put it in a store to keep it.
+//
+// A fork is never suspended: a suspended turn's messages are copied, the
+// suspension is not.
+func (s *Session) Fork(newID string) *Session {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return &Session{id: newID, err: s.err}
+	}
+	ctx := context.Background()
+	opts := &as.ForkOptions{ID: newID, Store: as.NewMemoryStore(), Title: s.title, CopyLabels: true}
+	if items, err := pathItems(s.s); err == nil {
+		if sp := suspendedAt(items); sp != nil {
+			e, _ := s.s.Entry(sp.Entry)
+			opts.At = e.ParentID()
+		}
+	}
+	f, err := s.s.Fork(ctx, opts)
+	if err != nil {
+		return &Session{id: newID, err: err}
+	}
+	forked := wrap(f, nil)
+	if forked.title != s.title {
+		forked.SetTitle(s.title)
+	}
+	return forked
+}
+
+// CompactFunc summarizes a conversation into a shorter form.
+type CompactFunc func(ctx context.Context, messages []*llm.Message) ([]*llm.Message, error)
+
+// CompactionRecord describes a single compaction checkpoint.
+type CompactionRecord struct {
+	// Summary is the messages the checkpoint produced — the compacted form
+	// that became the active context window.
+	Summary []*llm.Message
+	// ReplacedMessages are the messages this checkpoint superseded: the
+	// turns since the previous checkpoint, plus the previous checkpoint's
+	// summary if there was one.
+	ReplacedMessages []*llm.Message
+	// CompactedAt is when the compaction occurred.
+	CompactedAt time.Time
+}
+
+// Compact summarizes the active conversation window and appends a
+// compaction entry: its summary becomes the new active window (see
+// Messages), while every original message stays in the log (see
+// AllMessages and CompactionHistory).
+//
+// The entry's summary is the text of the summary messages, for other
+// readers; the messages themselves are kept in its details, under "dive".
+//
+// Returns ErrSuspendedSession if the session is suspended.
+func (s *Session) Compact(ctx context.Context, summarize CompactFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return err
+	}
+	if suspendedAt(items) != nil {
+		return ErrSuspendedSession
+	}
+	events := 0
+	for _, it := range items {
+		switch {
+		case it.comp != nil:
+			events = 1
+		case it.turn != nil:
+			events++
+		}
+	}
+	msgs, err := s.messagesLocked(ctx)
+	if err != nil {
+		return err
+	}
+	compacted, err := summarize(ctx, msgs)
+	if err != nil {
+		return err
+	}
+	info := compactionInfo{ID: newEventID(), Summary: compacted, OriginalEventCount: events, OriginalMessageCount: len(msgs)}
+	details, err := json.Marshal(map[string]any{"dive": info})
+	if err != nil {
+		return err
+	}
+	var text []string
+	for _, m := range compacted {
+		if m != nil {
+			if t := m.Text(); t != "" {
+				text = append(text, t)
+			}
+		}
+	}
+	_, err = s.s.AppendCompaction(ctx, as.Compaction{
+		Summary:      strings.Join(text, "\n\n"),
+		TokensBefore: s.s.ContextTokens(as.DefaultTokenEstimator),
+		Details:      details,
+	})
+	return err
+}
+
+// CompactionHistory returns one record per compaction on the path to the
+// leaf, in order; none when the session was never compacted.
+func (s *Session) CompactionHistory(_ context.Context) ([]CompactionRecord, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	var records []CompactionRecord
+	var prev []*llm.Message // the previous checkpoint's summary
+	err := s.walk(func(seg, summary []*llm.Message, comp as.Entry) {
+		if comp.IsZero() {
+			return
+		}
+		replaced := append(append([]*llm.Message(nil), prev...), seg...)
+		records = append(records, CompactionRecord{
+			Summary:          copyMessages(summary),
+			ReplacedMessages: copyMessages(replaced),
+			CompactedAt:      comp.Time(),
+		})
+		prev = summary
+	})
+	return records, err
+}
+
+func copyMessages(msgs []*llm.Message) []*llm.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]*llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Copy()
+	}
+	return out
+}
+
+// ---- title and metadata ----
+
+// metaJSONKey is the agentsession metadata key that lists, as a JSON array,
+// the keys whose values are JSON (Dive metadata values other than
+// strings). String values are stored as they are.
+const metaJSONKey = "dive.json"
+
+// loadInfo reads the title and metadata.
+func (s *Session) loadInfo() {
+	s.title = s.s.Header().Title
+	for e := range s.s.Entries() {
+		if e.Type() == as.TypeSessionInfo {
+			var si as.SessionInfoEntry
+			if e.Decode(&si) == nil {
+				s.title = si.Name
+			}
+		}
+	}
+	s.metadata = decodeMeta(s.s.Meta().Metadata)
+}
+
+// decodeMeta returns Dive's metadata from agentsession's.
+func decodeMeta(m map[string]string) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	var jsonKeys []string
+	if raw, ok := m[metaJSONKey]; ok {
+		_ = json.Unmarshal([]byte(raw), &jsonKeys)
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k == metaJSONKey {
+			continue
+		}
+		if slices.Contains(jsonKeys, k) {
+			var val any
+			if json.Unmarshal([]byte(v), &val) == nil {
+				out[k] = val
+				continue
+			}
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// infoChange is a change of title or metadata to store.
+type infoChange struct {
+	title *string
+	meta  map[string]string
+}
+
+func (c *infoChange) merge(d *infoChange) *infoChange {
+	if c == nil {
+		return d
+	}
+	if d.title != nil {
+		c.title = d.title
+	}
+	for k, v := range d.meta {
+		if c.meta == nil {
+			c.meta = map[string]string{}
+		}
+		c.meta[k] = v
+	}
+	return c
+}
+
+func (s *Session) writeInfo(ctx context.Context, c *infoChange) error {
+	if c.title != nil {
+		if err := s.s.SetTitle(ctx, *c.title); err != nil {
+			return err
+		}
+		c.title = nil
+	}
+	if len(c.meta) > 0 {
+		if err := s.s.UpdateMeta(ctx, as.MetaUpdate{Set: c.meta}); err != nil {
+			return err
+		}
+		c.meta = nil
+	}
+	return nil
+}
+
+// store writes a title or metadata change now; if that fails, the next
+// write stores it first.
+func (s *Session) storeInfo(c *infoChange) {
+	if s.err != nil {
+		return
+	}
+	c = s.unsaved.merge(c)
+	if err := s.writeInfo(context.Background(), c); err != nil {
+		s.unsaved = c
+		return
+	}
+	s.unsaved = nil
+}
+
+// Title returns the session title.
+func (s *Session) Title() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.title
+}
+
+// SetTitle sets the session title. It is stored at once, as a session_info
+// entry (surrounding spaces trimmed, as agentsession stores titles); if
+// that fails, the next write stores it first.
+func (s *Session) SetTitle(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.title = strings.TrimSpace(title)
+	s.storeInfo(&infoChange{title: &s.title})
+}
+
+// Metadata returns a copy of the session's metadata (nil when it has
+// none).
+func (s *Session) Metadata() map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.metadata == nil {
+		return nil
+	}
+	return maps.Clone(s.metadata)
+}
+
+// SetMetadata sets a key-value pair in the session's metadata. It is
+// stored at once, in agentsession's metadata (a string as it is, any other
+// value as JSON); if that fails, the next write stores it first. Values
+// come back from storage as JSON decodes them (numbers as float64).
+func (s *Session) SetMetadata(key string, value any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.metadata == nil {
+		s.metadata = map[string]any{}
+	}
+	s.metadata[key] = value
+	set := map[string]string{}
+	if str, ok := value.(string); ok {
+		set[key] = str
+	} else {
+		raw, err := json.Marshal(value)
+		if err != nil {
+			raw = []byte("null")
+		}
+		set[key] = string(raw)
+	}
+	var jsonKeys []string
+	for k, v := range s.metadata {
+		if _, ok := v.(string); !ok {
+			jsonKeys = append(jsonKeys, k)
+		}
+	}
+	slices.Sort(jsonKeys)
+	raw, _ := json.Marshal(jsonKeys)
+	if len(jsonKeys) > 0 || s.hadJSONKeys() {
+		set[metaJSONKey] = string(raw)
+	}
+	s.storeInfo(&infoChange{meta: set})
+}
+
+func (s *Session) hadJSONKeys() bool {
+	if s.s == nil {
+		return false
+	}
+	_, ok := s.s.Meta().Metadata[metaJSONKey]
+	return ok
+}

@@ -1,0 +1,329 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	as "github.com/agentsession/session"
+)
+
+// Store is the storage abstraction for persistent sessions.
+type Store interface {
+	// Open loads an existing session or creates a new one with the given ID.
+	// The returned session is connected to the store: SaveTurn calls persist
+	// automatically.
+	Open(ctx context.Context, id string) (*Session, error)
+
+	// Put saves a session to the store, connecting it for future SaveTurn calls.
+	// Use this after Fork to persist the forked session.
+	Put(ctx context.Context, sess *Session) error
+
+	// List returns lightweight session summaries.
+	List(ctx context.Context, opts *ListOptions) (*ListResult, error)
+
+	// Delete removes a session. Idempotent: returns nil if absent.
+	Delete(ctx context.Context, id string) error
+}
+
+// ListOptions specifies pagination and filters for List.
+type ListOptions struct {
+	// Limit caps the number of results returned (0 = no limit).
+	Limit int
+	// Offset skips this many leading results (0 = start from the top).
+	Offset int
+
+	// Suspended filters by the session's suspended state when non-nil:
+	// &true lists only sessions awaiting external tool results, &false
+	// only the others.
+	Suspended *bool
+}
+
+// ListResult contains the result of a List call.
+type ListResult struct {
+	Sessions []*SessionInfo
+}
+
+// SessionInfo is a lightweight session summary returned by List.
+type SessionInfo struct {
+	ID         string         `json:"id"`
+	Title      string         `json:"title,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+	EventCount int            `json:"event_count"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+
+	// Suspended indicates the session is awaiting external tool results.
+	Suspended bool `json:"suspended,omitempty"`
+}
+
+// ForkSession loads a session, forks it, and saves the fork to the store.
+func ForkSession(ctx context.Context, store Store, fromID, newID string) (*Session, error) {
+	original, err := store.Open(ctx, fromID)
+	if err != nil {
+		return nil, err
+	}
+	forked := original.Fork(newID)
+	if err := store.Put(ctx, forked); err != nil {
+		return nil, err
+	}
+	return forked, nil
+}
+
+// StoreAdapter is a Store on any agentsession Store: FileStore, MemoryStore,
+// pgstore, or a wrapped one (redacting, encrypting, per-user ...).
+//
+// Open returns one shared *Session per id, as Dive's stores do: every Open
+// of an id returns the same instance until Delete evicts it or Put
+// replaces it. Several processes (or machines, on PostgreSQL) may share a
+// session: agentsession keeps every writer's entries.
+type StoreAdapter struct {
+	backend as.Store
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// NewStore returns a Store keeping sessions in backend.
+func NewStore(backend as.Store) *StoreAdapter {
+	return &StoreAdapter{backend: backend, sessions: map[string]*Session{}}
+}
+
+// Backend returns the agentsession store underneath.
+func (st *StoreAdapter) Backend() as.Store { return st.backend }
+
+// Open returns the session with the given id, creating it if it does not
+// exist.
+func (st *StoreAdapter) Open(ctx context.Context, id string) (*Session, error) {
+	if err := as.ValidateID(id); err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if sess, ok := st.sessions[id]; ok {
+		return sess, nil
+	}
+	s, _, err := as.OpenOrCreate(ctx, st.backend, &as.CreateOptions{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	sess := wrap(s, st)
+	st.sessions[id] = sess
+	return sess, nil
+}
+
+// Put saves a session to the store and connects it: from then on it
+// writes to this store, and Open of its id returns it. A session of
+// another store (or of none: New, Fork) is copied, replacing a session of
+// the same id; a session of this store is already saved.
+func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.err != nil {
+		return sess.err
+	}
+	id := sess.id
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if sess.store == st && sess.s.Store() == st.backend {
+		if _, err := st.backend.Load(ctx, id); err == nil {
+			if err := sess.check(ctx); err != nil {
+				return err
+			}
+			st.sessions[id] = sess
+			return nil
+		}
+	}
+	// Copy the handle's log into the backend, replacing what has the id.
+	src := as.OpenLog(sess.s.Log())
+	if err := st.backend.Delete(ctx, id); err != nil && !errors.Is(err, as.ErrNotFound) {
+		return err
+	}
+	if err := as.Copy(ctx, st.backend, src.Store(), id); err != nil {
+		return err
+	}
+	s, err := as.Open(ctx, st.backend, id)
+	if err != nil {
+		return err
+	}
+	old := sess.s
+	if l := old.LeafID(); l != s.LeafID() {
+		if err := s.Branch(ctx, l); err != nil {
+			return err
+		}
+	}
+	sess.s, sess.store = s, st
+	_ = old.Close()
+	if err := sess.check(ctx); err != nil {
+		return err
+	}
+	st.sessions[id] = sess
+	return nil
+}
+
+// List returns a summary of every session, most recently updated first.
+// It reads each session (for EventCount and Suspended), as Dive's
+// stores do.
+func (st *StoreAdapter) List(ctx context.Context, opts *ListOptions) (*ListResult, error) {
+	var infos []*SessionInfo
+	cursor := ""
+	for {
+		page, err := st.backend.List(ctx, as.ListOptions{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		for _, si := range page.Sessions {
+			info, suspended, err := st.info(ctx, si)
+			if errors.Is(err, as.ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			if opts != nil && opts.Suspended != nil && *opts.Suspended != suspended {
+				continue
+			}
+			infos = append(infos, info)
+		}
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+	}
+	if opts != nil {
+		if opts.Offset > 0 {
+			if opts.Offset < len(infos) {
+				infos = infos[opts.Offset:]
+			} else {
+				infos = nil
+			}
+		}
+		if opts.Limit > 0 && opts.Limit < len(infos) {
+			infos = infos[:opts.Limit]
+		}
+	}
+	return &ListResult{Sessions: infos}, nil
+}
+
+// info summarizes a listed session, from its open instance if it has one.
+func (st *StoreAdapter) info(ctx context.Context, si as.SessionInfo) (*SessionInfo, bool, error) {
+	st.mu.Lock()
+	sess, ok := st.sessions[si.ID]
+	st.mu.Unlock()
+	if !ok {
+		s, err := as.Open(ctx, st.backend, si.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		defer s.Close()
+		sess = wrap(s, nil)
+	}
+	info := &SessionInfo{
+		ID:         si.ID,
+		Title:      sess.Title(),
+		CreatedAt:  si.Created,
+		UpdatedAt:  si.Updated,
+		EventCount: sess.EventCount(),
+		Metadata:   sess.Metadata(),
+	}
+	suspended := sess.IsSuspended()
+	info.Suspended = suspended
+	return info, suspended, nil
+}
+
+// Delete removes a session. Idempotent: returns nil if absent. An
+// instance Open returned before is evicted: its writes fail from then on.
+func (st *StoreAdapter) Delete(ctx context.Context, id string) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.sessions, id)
+	if err := st.backend.Delete(ctx, id); err != nil && !errors.Is(err, as.ErrNotFound) {
+		if errors.Is(err, as.ErrInvalidID) {
+			return err
+		}
+		return err
+	}
+	return nil
+}
+
+// MemoryStore is an in-memory Store: agentsession's MemoryStore.
+// Suitable for development, testing, and single-instance deployments.
+// Data is lost when the process exits.
+type MemoryStore struct {
+	*StoreAdapter
+}
+
+// NewMemoryStore creates an empty in-memory store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{NewStore(as.NewMemoryStore())}
+}
+
+// FileStore persists sessions as JSONL files in agentsession's (pi's)
+// format: a session is <dir>/<id>.jsonl (agentsession's flat layout; an id
+// with characters a file name cannot hold is escaped). Several processes
+// may share a session: appends are whole lines under a file lock, and
+// agentsession keeps every writer's entries.
+//
+// A file Dive's own FileStore wrote is not read: Open fails with an
+// error wrapping agentsession's ErrForeignFormat (see ImportDiveFile).
+type FileStore struct {
+	*StoreAdapter
+	fs *as.FileStore
+}
+
+// NewFileStore creates a FileStore rooted at dir (created if missing; a
+// leading "~/" is the home directory). An append returns once the bytes
+// are in the file (a process crash loses nothing that returned); see
+// NewFileStoreWithSync for power-loss durability.
+func NewFileStore(dir string) (*FileStore, error) {
+	return NewFileStoreWithSync(dir, false)
+}
+
+// NewFileStoreWithSync creates a FileStore rooted at dir. With sync,
+// every append is made durable (fdatasync) before it returns
+// (agentsession's SyncEveryAppend); without, appends are durable at Close
+// and Flush (SyncOnFlush).
+func NewFileStoreWithSync(dir string, sync bool) (*FileStore, error) {
+	opts := &as.FileStoreOptions{Strict: true, MaxStringChars: -1}
+	if sync {
+		opts.Sync = as.SyncEveryAppend
+	}
+	return NewFileStoreWithOptions(dir, opts)
+}
+
+// NewFileStoreWithOptions creates a FileStore rooted at dir with
+// agentsession's options. Layout is always flat.
+func NewFileStoreWithOptions(dir string, opts *as.FileStoreOptions) (*FileStore, error) {
+	if strings.HasPrefix(dir, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(home, dir[2:])
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	o := as.FileStoreOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	flatLayout(&o)
+	fs, err := as.OpenFileStore(dir, &o)
+	if err != nil {
+		return nil, fmt.Errorf("dive session: %w", err)
+	}
+	return &FileStore{StoreAdapter: NewStore(fs), fs: fs}, nil
+}
+
+// Agent returns agentsession's FileStore underneath.
+func (s *FileStore) Agent() *as.FileStore { return s.fs }
+
+// Close closes the store's files.
+func (s *FileStore) Close() error { return s.fs.Close() }
