@@ -1,0 +1,85 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/deepnoodle-ai/dive"
+	"github.com/deepnoodle-ai/dive/llm"
+
+	session "github.com/agentsession/session/integrations/dive"
+)
+
+// greeter is a stand-in for a real model (anthropic.New() ...).
+type greeter struct{}
+
+func (greeter) Name() string { return "greeter" }
+func (greeter) Generate(ctx context.Context, opts ...llm.Option) (*llm.Response, error) {
+	cfg := &llm.Config{}
+	for _, o := range opts {
+		o(cfg)
+	}
+	last := cfg.Messages[len(cfg.Messages)-1].Text()
+	return &llm.Response{
+		Role: llm.Assistant, Type: "message", StopReason: "stop",
+		Content: []llm.Content{&llm.TextContent{Text: fmt.Sprintf("You said %q (message %d).", last, len(cfg.Messages))}},
+		Usage:   llm.Usage{InputTokens: 12, OutputTokens: 8},
+	}, nil
+}
+
+// A Dive agent keeps its conversation in agentsession: the import path of
+// the session package is the only change to a Dive program.
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "dive-sessions")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	store, err := session.NewFileStore(dir) // <dir>/<id>.jsonl, in pi's format
+	if err != nil {
+		log.Fatal(err)
+	}
+	sess, err := store.Open(ctx, "user-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	agent, err := dive.NewAgent(dive.AgentOptions{Model: greeter{}, Session: sess})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, input := range []string{"Hello", "What did I say?"} {
+		resp, err := agent.CreateResponse(ctx, dive.WithInput(input))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(resp.OutputText())
+	}
+	store.Close()
+
+	// Another process (here, a new store) reopens the conversation.
+	store, err = session.NewFileStore(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	sess, err = store.Open(ctx, "user-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	msgs, _ := sess.Messages(ctx)
+	fmt.Println(len(msgs), "messages,", sess.EventCount(), "turns,", sess.TotalUsage().InputTokens, "input tokens")
+
+	// The same session, as agentsession sees it.
+	findings := sess.Agent().Verify()
+	fmt.Println(len(findings), "findings;", sess.Agent().Turns(), "user turns")
+
+	// Output:
+	// You said "Hello" (message 1).
+	// You said "What did I say?" (message 3).
+	// 4 messages, 2 turns, 24 input tokens
+	// 0 findings; 2 user turns
+}
