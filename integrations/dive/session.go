@@ -165,25 +165,39 @@ type compactionInfo struct {
 	Summary              []*llm.Message `json:"summary"`
 	OriginalEventCount   int            `json:"original_event_count"`
 	OriginalMessageCount int            `json:"original_message_count"`
+	// Timestamp is when Dive made the compaction, for one imported from
+	// a Dive file (ImportDive); otherwise the entry's time.
+	Timestamp time.Time `json:"timestamp,omitzero"`
 }
 
 // summaryMessages returns the summary of a compaction entry as Dive
 // messages.
 func summaryMessages(e as.Entry) ([]*llm.Message, error) {
+	msgs, _, err := compactionOf(e)
+	return msgs, err
+}
+
+// compactionOf returns the summary of a compaction entry as Dive messages,
+// and when the compaction was made.
+func compactionOf(e as.Entry) ([]*llm.Message, time.Time, error) {
 	var c as.Compaction
 	if err := e.Decode(&c); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var d struct {
 		Dive *compactionInfo `json:"dive"`
 	}
 	if len(c.Details) > 0 && json.Unmarshal(c.Details, &d) == nil && d.Dive != nil {
-		if d.Dive.Summary == nil {
-			return []*llm.Message{}, nil
+		at := e.Time()
+		if !d.Dive.Timestamp.IsZero() {
+			at = d.Dive.Timestamp
 		}
-		return d.Dive.Summary, nil
+		if d.Dive.Summary == nil {
+			return []*llm.Message{}, at, nil
+		}
+		return d.Dive.Summary, at, nil
 	}
-	return []*llm.Message{summaryText(c.Summary)}, nil
+	return []*llm.Message{summaryText(c.Summary)}, e.Time(), nil
 }
 
 // summaryText is the Dive message standing for a compaction another agent
@@ -203,7 +217,7 @@ func (s *Session) AllMessages(ctx context.Context) ([]*llm.Message, error) {
 		return nil, s.err
 	}
 	var out []*llm.Message
-	err := s.walk(func(seg []*llm.Message, summary []*llm.Message, _ as.Entry) {
+	err := s.walk(func(seg, summary []*llm.Message, _ time.Time, _ bool) {
 		out = append(out, seg...)
 		out = append(out, summary...)
 	})
@@ -211,21 +225,21 @@ func (s *Session) AllMessages(ctx context.Context) ([]*llm.Message, error) {
 }
 
 // walk calls fn for each stretch of the path to the leaf that a
-// compaction ends (its summary, and the compaction's entry), then for
-// what follows the last one (no summary, zero entry).
-func (s *Session) walk(fn func(msgs, summary []*llm.Message, comp as.Entry)) error {
+// compaction ends (with its summary and time), then for what follows the
+// last one (compacted false).
+func (s *Session) walk(fn func(msgs, summary []*llm.Message, at time.Time, compacted bool)) error {
 	path, err := s.s.PathTo(s.s.LeafID())
 	if err != nil {
 		return err
 	}
 	var seg []*as.Message
-	flush := func(summary []*llm.Message, comp as.Entry) error {
+	flush := func(summary []*llm.Message, at time.Time, compacted bool) error {
 		msgs, err := fromAgent(seg, nil)
 		if err != nil {
 			return err
 		}
 		seg = seg[:0]
-		fn(msgs, summary, comp)
+		fn(msgs, summary, at, compacted)
 		return nil
 	}
 	for _, e := range path {
@@ -237,16 +251,16 @@ func (s *Session) walk(fn func(msgs, summary []*llm.Message, comp as.Entry)) err
 			}
 			seg = append(seg, m)
 		case as.TypeCompaction:
-			summary, err := summaryMessages(e)
+			summary, at, err := compactionOf(e)
 			if err != nil {
 				return err
 			}
-			if err := flush(summary, e); err != nil {
+			if err := flush(summary, at, true); err != nil {
 				return err
 			}
 		}
 	}
-	return flush(nil, as.Entry{})
+	return flush(nil, time.Time{}, false)
 }
 
 // SaveTurn persists the messages of one turn (the user input and the
@@ -650,13 +664,17 @@ func (s *Session) Compact(ctx context.Context, summarize CompactFunc) error {
 	if err != nil {
 		return err
 	}
-	info := compactionInfo{ID: newEventID(), Summary: compacted, OriginalEventCount: events, OriginalMessageCount: len(msgs)}
+	return s.appendCompaction(ctx, &compactionInfo{ID: newEventID(), Summary: compacted, OriginalEventCount: events, OriginalMessageCount: len(msgs)})
+}
+
+// appendCompaction appends the compaction entry of a Dive compaction.
+func (s *Session) appendCompaction(ctx context.Context, info *compactionInfo) error {
 	details, err := json.Marshal(map[string]any{"dive": info})
 	if err != nil {
 		return err
 	}
 	var text []string
-	for _, m := range compacted {
+	for _, m := range info.Summary {
 		if m != nil {
 			if t := m.Text(); t != "" {
 				text = append(text, t)
@@ -681,15 +699,15 @@ func (s *Session) CompactionHistory(_ context.Context) ([]CompactionRecord, erro
 	}
 	var records []CompactionRecord
 	var prev []*llm.Message // the previous checkpoint's summary
-	err := s.walk(func(seg, summary []*llm.Message, comp as.Entry) {
-		if comp.IsZero() {
+	err := s.walk(func(seg, summary []*llm.Message, at time.Time, compacted bool) {
+		if !compacted {
 			return
 		}
 		replaced := append(append([]*llm.Message(nil), prev...), seg...)
 		records = append(records, CompactionRecord{
 			Summary:          copyMessages(summary),
 			ReplacedMessages: copyMessages(replaced),
-			CompactedAt:      comp.Time(),
+			CompactedAt:      at,
 		})
 		prev = summary
 	})
@@ -844,6 +862,16 @@ func (s *Session) Metadata() map[string]any {
 func (s *Session) SetMetadata(key string, value any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.storeInfo(s.metaChange(key, value))
+}
+
+// setMetadata stores a metadata change now.
+func (s *Session) setMetadata(ctx context.Context, key string, value any) error {
+	return s.writeInfo(ctx, s.metaChange(key, value))
+}
+
+// metaChange sets key in the metadata and returns the change to store.
+func (s *Session) metaChange(key string, value any) *infoChange {
 	if s.metadata == nil {
 		s.metadata = map[string]any{}
 	}
@@ -869,7 +897,7 @@ func (s *Session) SetMetadata(key string, value any) {
 	if len(jsonKeys) > 0 || s.hadJSONKeys() {
 		set[metaJSONKey] = string(raw)
 	}
-	s.storeInfo(&infoChange{meta: set})
+	return &infoChange{meta: set}
 }
 
 func (s *Session) hadJSONKeys() bool {

@@ -1,0 +1,201 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/deepnoodle-ai/dive"
+	"github.com/deepnoodle-ai/dive/llm"
+	divesession "github.com/deepnoodle-ai/dive/session"
+
+	session "github.com/agentsession/session/integrations/dive"
+)
+
+// diveView is what Dive's API shows of a session, to compare a session of
+// Dive's FileStore with its import.
+type diveView struct {
+	Messages, All []*llm.Message
+	Events        int
+	Usage         *llm.Usage
+	Title         string
+	Metadata      map[string]any
+	Suspended     bool
+	Suspension    *dive.SuspensionState
+	History       any
+}
+
+// viewable is the API both packages' sessions have.
+type viewable interface {
+	Messages(context.Context) ([]*llm.Message, error)
+	AllMessages(context.Context) ([]*llm.Message, error)
+	EventCount() int
+	TotalUsage() *llm.Usage
+	Title() string
+	Metadata() map[string]any
+	IsSuspended() bool
+	LoadSuspension() *dive.SuspensionState
+}
+
+func view(t *testing.T, s viewable, history any) string {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := s.Messages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.AllMessages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := diveView{
+		Messages: msgs, All: all, Events: s.EventCount(), Usage: s.TotalUsage(),
+		Title: s.Title(), Metadata: s.Metadata(), Suspended: s.IsSuspended(), Suspension: s.LoadSuspension(),
+		History: history,
+	}
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// writeDiveSession writes a session with Dive's own FileStore: turns, a
+// compaction, title and metadata, and a suspended turn last.
+func writeDiveSession(t *testing.T, dir, id string) *divesession.Session {
+	t.Helper()
+	ctx := context.Background()
+	store, err := divesession.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetTitle("Imported chat")
+	s.SetMetadata("owner", "alice")
+	s.SetMetadata("priority", 3)
+	must(s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("hello"), llm.NewAssistantTextMessage("hi")}, &llm.Usage{InputTokens: 10, OutputTokens: 2}))
+	must(s.SaveTurn(ctx, []*llm.Message{
+		llm.NewUserTextMessage("read a.go"),
+		{Role: llm.Assistant, Content: []llm.Content{&llm.ToolUseContent{ID: "toolu_r", Name: "read", Input: json.RawMessage(`{"path":"a.go"}`)}}},
+		llm.NewToolResultMessage(&llm.ToolResultContent{ToolUseID: "toolu_r", Content: []*dive.ToolResultContent{{Type: dive.ToolResultContentTypeText, Text: "package a"}}}),
+		llm.NewAssistantTextMessage("it is package a"),
+	}, &llm.Usage{InputTokens: 20, OutputTokens: 4, ReasoningTokens: 1}))
+	must(s.Compact(ctx, func(ctx context.Context, msgs []*llm.Message) ([]*llm.Message, error) {
+		return []*llm.Message{llm.NewUserTextMessage("We said hello and read a.go.")}, nil
+	}))
+	must(s.SaveTurn(ctx, nil, &llm.Usage{InputTokens: 1})) // a turn without messages
+	must(s.SaveSuspendedTurn(ctx, []*llm.Message{
+		llm.NewUserTextMessage("deploy"),
+		{Role: llm.Assistant, Content: []llm.Content{
+			&llm.ToolUseContent{ID: "toolu_d", Name: "deploy", Input: json.RawMessage(`{}`)},
+			&llm.ToolUseContent{ID: "toolu_l", Name: "lint", Input: json.RawMessage(`{}`)},
+		}},
+		llm.NewToolResultMessage(&llm.ToolResultContent{ToolUseID: "toolu_l", Content: "clean"}),
+	}, &llm.Usage{InputTokens: 5}, &dive.SuspensionState{
+		PendingToolCalls:   []*dive.PendingToolCall{{ID: "toolu_d", Name: "deploy", Input: json.RawMessage(`{}`), Prompt: "approve?", Reason: dive.SuspendReasonInput}},
+		CompletedToolCalls: []*dive.CompletedToolCall{{ID: "toolu_l", Name: "lint", Input: json.RawMessage(`{}`), Result: dive.NewToolResultText("clean")}},
+	}))
+	return s
+}
+
+func TestImportDive(t *testing.T) {
+	ctx := context.Background()
+	diveDir := t.TempDir()
+	orig := writeDiveSession(t, diveDir, "imported")
+	origHistory, err := orig.CompactionHistory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := view(t, orig, origHistory)
+
+	f, err := os.Open(filepath.Join(diveDir, "imported.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dir := t.TempDir()
+	store, err := session.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := session.ImportDive(ctx, store, f); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopened from its file.
+	store2, err := session.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store2.Close()
+	got, err := store2.Open(ctx, "imported")
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, err := got.CompactionHistory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := view(t, got, history); g != want {
+		t.Errorf("the import differs from Dive's session\n got: %s\nwant: %s", g, want)
+	}
+	for _, fd := range got.Agent().Verify() {
+		t.Logf("verify: %s", fd)
+	}
+
+	// The imported session goes on: resume the suspended turn.
+	st := got.LoadSuspension()
+	turn := append(st.TurnMessages[:2:2], llm.NewToolResultMessage(
+		&llm.ToolResultContent{ToolUseID: "toolu_l", Content: "clean"},
+		&llm.ToolResultContent{ToolUseID: "toolu_d", Content: "deployed"},
+	), llm.NewAssistantTextMessage("done"))
+	if err := got.SaveResumedTurn(ctx, turn, &llm.Usage{InputTokens: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if got.IsSuspended() || got.TotalUsage().InputTokens != 43 {
+		t.Errorf("after the resume: suspended %v, usage %+v", got.IsSuspended(), got.TotalUsage())
+	}
+}
+
+func TestImportDiveRefusesOtherData(t *testing.T) {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	for _, data := range []string{
+		"",
+		`{"line_type":"header_v2","data":{"id":"s1"}}` + "\n",
+		`{"type":"session","version":3,"id":"s1"}` + "\n",
+	} {
+		if _, err := session.ImportDive(ctx, store, strings.NewReader(data)); err == nil {
+			t.Errorf("ImportDive(%q) succeeded", data)
+		}
+	}
+	// A session holding turns already is not overwritten.
+	dir := t.TempDir()
+	writeDiveSession(t, dir, "s1")
+	s, _ := store.Open(ctx, "s1")
+	if err := s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("mine")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "s1.jsonl"))
+	if _, err := session.ImportDive(ctx, store, strings.NewReader(string(data))); err == nil {
+		t.Error("ImportDive into a session with turns succeeded")
+	}
+	msgs, _ := s.Messages(ctx)
+	if !reflect.DeepEqual(describe(msgs), []string{"user: mine"}) {
+		t.Errorf("messages: %v", describe(msgs))
+	}
+}
