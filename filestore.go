@@ -319,6 +319,9 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
+	if err := s.foreign(h.ID); err != nil {
+		return err
+	}
 	h.Version = CurrentVersion
 	if h.Timestamp.IsZero() {
 		h.Timestamp = time.Now().UTC().Truncate(time.Millisecond)
@@ -361,7 +364,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	defer unlockFile(d)
 	if names, err := d.Readdirnames(-1); err == nil {
 		for _, n := range names {
-			if idOfFile(n) == h.ID {
+			if fileHolds(n, h.ID) {
 				return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 			}
 		}
@@ -398,6 +401,11 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
 		return nil, err
 	}
 	fsess, err := s.file(id)
+	if errors.Is(err, ErrNotFound) {
+		if ferr := s.foreign(id); ferr != nil {
+			return nil, ferr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,14 +27,35 @@ var _ CompactionMarker = (*FileStore)(nil)
 
 const compactingDir = ".compacting"
 
+// maxHexMark is the longest id a mark names in hexadecimal; a longer
+// one's mark is named by a hash and holds the id on its second line.
+const maxHexMark = 100
+
 func compactingRel(id string) string {
-	return filepath.Join(compactingDir, hex.EncodeToString([]byte(id)))
+	if len(id) <= maxHexMark {
+		return filepath.Join(compactingDir, hex.EncodeToString([]byte(id)))
+	}
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(compactingDir, "~"+hex.EncodeToString(sum[:16]))
 }
 
-// compactingID returns the session id of a mark's name, "" if it is none.
-func compactingID(base string) string {
+// compactingID returns the session id of the mark named base, "" if it
+// is none: from the name, or for a long id's, from the mark.
+func (s *FileStore) compactingID(base string) string {
+	if strings.HasPrefix(base, "~") {
+		data, err := readFileRoot(s.r, filepath.Join(compactingDir, base))
+		if err != nil {
+			return ""
+		}
+		_, rest, _ := strings.Cut(string(data), "\n")
+		id, err := strconv.Unquote(strings.TrimSpace(rest))
+		if err != nil || ValidateID(id) != nil || filepath.Base(compactingRel(id)) != base {
+			return ""
+		}
+		return id
+	}
 	b, err := hex.DecodeString(base)
-	if err != nil || ValidateID(string(b)) != nil {
+	if err != nil || len(b) > maxHexMark || ValidateID(string(b)) != nil {
 		return ""
 	}
 	return string(b)
@@ -70,7 +93,11 @@ func (s *FileStore) MarkCompacting(ctx context.Context, id string, since time.Ti
 		if err := mkdirRoot(s.r, compactingDir); err != nil {
 			return fmt.Errorf("session: mark compacting %s: %w", id, err)
 		}
-		if _, err := writeAtomic(s.r, rel, []byte(since.Format(time.RFC3339Nano)+"\n"), true, true, 0o600); err != nil {
+		mark := since.Format(time.RFC3339Nano) + "\n"
+		if len(id) > maxHexMark {
+			mark += strconv.Quote(id) + "\n"
+		}
+		if _, err := writeAtomic(s.r, rel, []byte(mark), true, true, 0o600); err != nil {
 			return fmt.Errorf("session: mark compacting %s: %w", id, err)
 		}
 	}
@@ -85,7 +112,8 @@ func (s *FileStore) readCompacting(id string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	first, _, _ := strings.Cut(string(data), "\n")
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(first))
 	if err != nil {
 		return time.Time{}
 	}
@@ -100,7 +128,7 @@ func (s *FileStore) compactingMarks() map[string]time.Time {
 	}
 	out := make(map[string]time.Time, len(names))
 	for _, n := range names {
-		if id := compactingID(n); id != "" {
+		if id := s.compactingID(n); id != "" {
 			if t := s.readCompacting(id); !t.IsZero() {
 				out[id] = t
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentsession/session/internal/names"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,26 +23,72 @@ const (
 	fileExt    = ".jsonl"
 )
 
-// fileName returns the seed-layout file name of a session.
+// fileName returns the seed-layout file name of a session: its creation
+// time and its id's stem (names.FileStem).
 func fileName(h Header) string {
 	ts := h.Timestamp
 	if ts.IsZero() {
 		ts = time.Now()
 	}
 	stamp := strings.NewReplacer(":", "-", ".", "-").Replace(formatTime(ts))
-	return stamp + "_" + h.ID + fileExt
+	return stamp + "_" + names.FileStem(h.ID) + fileExt
 }
 
-// idOfFile returns the session id in a seed-layout file name, or "".
-func idOfFile(name string) string {
+// stemOfFile returns the id stem of a seed-layout file name, "" if the
+// name is not one.
+func stemOfFile(name string) string {
 	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, fileExt) {
 		return ""
 	}
-	_, id, ok := strings.Cut(strings.TrimSuffix(name, fileExt), "_")
-	if !ok || ValidateID(id) != nil {
+	_, stem, ok := strings.Cut(strings.TrimSuffix(name, fileExt), "_")
+	if !ok {
+		return ""
+	}
+	return stem
+}
+
+// idOfFile returns the session id in a seed-layout file name, or "". A
+// long id's name (a hashed stem) does not hold the id: idOfRel reads it
+// from the header.
+func idOfFile(name string) string {
+	id, _, ok := names.ParseStem(stemOfFile(name))
+	if !ok {
 		return ""
 	}
 	return id
+}
+
+// fileHolds reports whether a file of that name may hold session id.
+func fileHolds(name, id string) bool {
+	stem := stemOfFile(name)
+	return stem != "" && stem == names.FileStem(id)
+}
+
+// isSessionFile reports whether name is a seed-layout session file name.
+func isSessionFile(name string) bool {
+	_, _, ok := names.ParseStem(stemOfFile(name))
+	return ok
+}
+
+// idOfRel returns the id of the session file rel: from its name, or for
+// a long id's, from its header (checked against the name); "" if it is
+// not a session file.
+func (s *FileStore) idOfRel(rel string) string {
+	base := filepath.Base(rel)
+	id, hashed, ok := names.ParseStem(stemOfFile(base))
+	if !ok || !hashed {
+		return id
+	}
+	f, err := s.r.Open(rel)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h, err := NewDecoder(f, &ReadOptions{Limits: s.opts.Limits}).Header()
+	if err != nil || ValidateID(h.ID) != nil || !fileHolds(base, h.ID) {
+		return ""
+	}
+	return h.ID
 }
 
 // ownTemp reports whether name is a temporary file writeAtomic made for
@@ -65,8 +112,7 @@ func ownTemp(name string, ours func(base string) bool) bool {
 	return ours(name[1:i])
 }
 
-func isIndex(base string) bool       { return base == indexName }
-func isSessionFile(base string) bool { return idOfFile(base) != "" }
+func isIndex(base string) bool { return base == indexName }
 
 // scan reads the directory tree and refreshes the id → file map. With
 // clean, it also removes temporary files left by interrupted rewrites.
@@ -102,7 +148,7 @@ func (s *FileStore) scan(clean bool) error {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
-				if id := idOfFile(n); id != "" {
+				if id := s.idOfRel(filepath.Join(dir, n)); id != "" {
 					if _, dup := found[id]; !dup || top == "." {
 						found[id] = filepath.Join(dir, n)
 					}
@@ -264,8 +310,8 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 	if err := ValidateID(h.ID); err != nil {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
 	}
-	if named := idOfFile(filepath.Base(abs)); named != "" && named != h.ID {
-		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name %q", h.ID, named)}
+	if base := filepath.Base(abs); isSessionFile(base) && !fileHolds(base, h.ID) {
+		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name another (%s)", h.ID, base)}
 	}
 	s.mu.Lock()
 	if old, ok := s.paths[h.ID]; ok && old != rel {

@@ -283,7 +283,7 @@ func readIndexEntry(r *os.Root, rel string, lim Limits) *indexEntry {
 		return ne
 	}
 	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
-	if err != nil || ValidateID(h.ID) != nil || h.ID != idOfFile(filepath.Base(rel)) {
+	if err != nil || ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID) {
 		return ne
 	}
 	ne.header = h.Title

@@ -407,7 +407,7 @@ func TestFileStoreHostileIDs(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	store := openFS(t, root, nil)
-	require.GreaterOrEqual(t, len(storetest.HostileIDs), 30)
+	require.GreaterOrEqual(t, len(storetest.HostileIDs), 10)
 	e, err := session.NewEntry(session.TypeCustom, "x1", "", time.Now(), session.Custom{CustomType: "x"})
 	require.NoError(t, err)
 	for _, id := range storetest.HostileIDs {
@@ -426,6 +426,42 @@ func TestFileStoreHostileIDs(t *testing.T) {
 		return err
 	}))
 	assert.Equal(t, []string{filepath.Dir(root), root}, names, "hostile ids touched the file system")
+}
+
+// TestFileStoreHostIDs: the ids hosts use become files under the root
+// whose names hold safe bytes only, and a store opened afresh on the root
+// finds each by its id; a long id's file names it in its header.
+func TestFileStoreHostIDs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	for _, id := range storetest.HostIDs {
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w"})
+		require.NoError(t, err, "Create %q", id)
+		appendAll(t, s, session.UserText("hello "+id))
+		p, err := store.Path(id)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(root, p)
+		require.NoError(t, err)
+		require.True(t, filepath.IsLocal(rel), "%q is stored outside the root, in %s", id, p)
+		base := filepath.Base(p)
+		assert.LessOrEqual(t, len(base), 255, "%q", id)
+		assert.Regexp(t, `^[0-9TZ-]+_[A-Za-z0-9_%~-][A-Za-z0-9._%~-]*\.jsonl$`, base, "the file of %q", id)
+		require.NoError(t, s.Close())
+	}
+	require.NoError(t, store.Close())
+	again := openFS(t, root, nil)
+	infos := listAll(t, again, session.ListOptions{})
+	assert.Len(t, infos, len(storetest.HostIDs))
+	for _, id := range storetest.HostIDs {
+		s, err := session.Open(ctx, again, id)
+		require.NoError(t, err, "reopen %q", id)
+		msgs, err := s.Messages(ctx)
+		require.NoError(t, err)
+		require.Len(t, msgs, 1)
+		assert.Equal(t, "hello "+id, msgs[0].Text())
+		require.NoError(t, s.Close())
+	}
 }
 
 func TestFileStoreListing(t *testing.T) {

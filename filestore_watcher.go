@@ -78,7 +78,7 @@ func newWatcher(s *FileStore) *watcher {
 		}
 	}
 	for _, rel := range w.walk(true) {
-		if id := idOfFile(filepath.Base(rel)); id != "" {
+		if id := s.idOfRel(rel); id != "" {
 			if _, dup := w.cursors[id]; !dup || !isArchived(rel) {
 				w.cursors[id] = w.atEnd(rel)
 			}
@@ -311,12 +311,23 @@ func (w *watcher) apply(op ownOp) {
 // look finds what became of the session file (or compaction mark) rel.
 func (w *watcher) look(rel string) {
 	if filepath.Dir(rel) == compactingDir {
-		if id := compactingID(filepath.Base(rel)); id != "" {
+		id := w.s.compactingID(filepath.Base(rel))
+		for known := range w.compacting {
+			if id == "" && compactingRel(known) == rel {
+				id = known // a long id's mark, removed
+			}
+		}
+		if id != "" {
 			w.lookCompacting(id)
 		}
 		return
 	}
-	id := idOfFile(filepath.Base(rel))
+	id := w.s.idOfRel(rel)
+	for known, c := range w.cursors {
+		if id == "" && c.rel == rel && isSessionFile(filepath.Base(rel)) {
+			id = known // a long id's file, gone
+		}
+	}
 	if id == "" {
 		return
 	}

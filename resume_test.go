@@ -148,7 +148,7 @@ func TestNewWithIDAndOpenOrCreate(t *testing.T) {
 	s, err := session.NewWithID("chat-42")
 	require.NoError(t, err)
 	assert.Equal(t, "chat-42", s.ID())
-	_, err = session.NewWithID("../escape")
+	_, err = session.NewWithID("a\x00b")
 	assert.ErrorIs(t, err, session.ErrInvalidID)
 
 	store, err := session.OpenFileStore(t.TempDir(), nil)

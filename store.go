@@ -450,11 +450,18 @@ func storedHeader(h Header) Header {
 	return h
 }
 
-// MaxIDLength bounds session and entry ids.
+// MaxIDLength bounds session and entry ids, in bytes.
 const MaxIDLength = names.MaxIDLength
 
 // ValidateID reports whether id can name a session in any Store: 1 to
-// MaxIDLength bytes of printable ASCII letters, digits, '-', '_' and '.',
-// not starting with '.', so that it is safe as a file name on every
-// system and in URLs. UUIDs (the default) qualify.
+// MaxIDLength bytes of valid UTF-8 without control characters (Unicode
+// category Cc). Hosts' own ids qualify as they are: "user:42",
+// "alice@example.com", "chat 7", "Ünïcode", ".hidden", as do UUIDs (the
+// default). Every store takes the same ids and keeps them apart exactly
+// (byte for byte: "Alice" and "alice" are two sessions). FileStore names
+// a session's file by its id escaped (ASCII letters, digits, '-', '_'
+// and '.' kept, a leading '.' and every other byte written as %XX, so
+// "user:42" is in "<time>_user%3A42.jsonl"); an id whose escaped form
+// passes 200 bytes is named by its first bytes and a hash, its id read
+// from the file's header.
 func ValidateID(id string) error { return names.ValidateID(id) }

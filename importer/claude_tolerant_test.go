@@ -138,8 +138,8 @@ func TestClaudeTolerant(t *testing.T) {
 			}
 		}},
 		{"uuids that cannot be ids", []string{
-			`{"type":"user","uuid":"a b",` + clTS + `,"message":{"content":"one"}}`,
-			`{"type":"user","uuid":"` + strings.Repeat("x", 200) + `","parentUuid":"a b",` + clTS + `,"message":{"content":"two"}}`,
+			`{"type":"user","uuid":"a\nb",` + clTS + `,"message":{"content":"one"}}`,
+			`{"type":"user","uuid":"` + strings.Repeat("x", session.MaxIDLength+1) + `","parentUuid":"a\nb",` + clTS + `,"message":{"content":"two"}}`,
 		}, func(t *testing.T, p *Parsed, s *session.Session) {
 			if len(p.Entries) != 2 || p.Entries[1].ParentID() != p.Entries[0].ID() || len(p.Malformed) != 0 {
 				t.Errorf("entries %v, malformed %v", p.Entries, p.Malformed)

@@ -274,8 +274,8 @@ func TestCodexTolerant(t *testing.T) {
 					t.Errorf("%d entries, unknown %v", len(p.Entries), p.Unknown)
 				}
 			}},
-		{"bad id", `{"type":"session_meta","payload":{"id":"a/b"}}`, func(t *testing.T, p *Parsed) {
-			if v, _ := p.Header.Extra.Get("codexId"); string(v) != `"a/b"` || session.ValidateID(p.Header.ID) != nil {
+		{"bad id", `{"type":"session_meta","payload":{"id":"a\u0000b"}}`, func(t *testing.T, p *Parsed) {
+			if v, _ := p.Header.Extra.Get("codexId"); string(v) != `"a\u0000b"` || session.ValidateID(p.Header.ID) != nil {
 				t.Errorf("header %+v", p.Header)
 			}
 		}},
@@ -322,7 +322,7 @@ func TestCodexLongLine(t *testing.T) {
 // TestCodexNameFallback: a rollout without a usable meta takes its id
 // and time from its file name, and keeps the meta's id.
 func TestCodexNameFallback(t *testing.T) {
-	body := `{"type":"session_meta","payload":{"id":"not valid!"}}` + "\n" +
+	body := `{"type":"session_meta","payload":{"id":"not\nvalid"}}` + "\n" +
 		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`
 	src := filepath.Join("x", "rollout-2025-10-29T00-59-38-"+codexNewID+".jsonl")
 	p, err := parseCodex(context.Background(), strings.NewReader(body), src)
@@ -333,7 +333,7 @@ func TestCodexNameFallback(t *testing.T) {
 	if h.ID != codexNewID || h.Timestamp.UnixMilli() != millisOf("2025-10-29T00:59:38Z") {
 		t.Errorf("header %+v", h)
 	}
-	if v, _ := h.Extra.Get("codexId"); string(v) != `"not valid!"` {
+	if v, _ := h.Extra.Get("codexId"); string(v) != `"not\nvalid"` {
 		t.Errorf("codexId %s", v)
 	}
 	if e := p.Entries[1]; e.Time().UnixMilli() != h.Timestamp.UnixMilli() {

@@ -27,7 +27,7 @@ func testCreateWithEntries(t *testing.T, s session.Store) {
 	if n := len(load(t, s, "s-cw").Entries); n != 5 {
 		t.Fatalf("the refused create changed the session: %d entries", n)
 	}
-	wantErr(t, ec.CreateWithEntries(ctx, header("../x", "/work"), es), session.ErrInvalidID, "an invalid id")
+	wantErr(t, ec.CreateWithEntries(ctx, header("a\x00b", "/work"), es), session.ErrInvalidID, "an invalid id")
 	// A list the store refuses (a repeated id) creates nothing.
 	dup := append(entries(t, "dup", 2), entries(t, "dup", 1)...)
 	if err := ec.CreateWithEntries(ctx, header("s-cw-dup", "/work"), dup); err == nil {

@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 	}{
 		{"CreateAndLoad", testCreateAndLoad},
 		{"InvalidIDs", testInvalidIDs},
+		{"HostIDs", testHostIDs},
 		{"AppendOrder", testAppendOrder},
 		{"AppendAllOrNothing", testAppendAllOrNothing},
 		{"IfLast", testIfLast},
@@ -209,12 +210,23 @@ func testCreateAndLoad(t *testing.T, s session.Store) {
 }
 
 // HostileIDs are session ids every store must refuse with ErrInvalidID
-// before they touch a path, a key or a query.
+// before they touch a path, a key or a query: empty, too long, not UTF-8,
+// or holding a control character.
 var HostileIDs = []string{
-	"", ".", "..", "../x", "..\\x", "a/b", "a\\b", "/abs", "\\abs", "C:\\x", "c:", "a\x00b", "\x00",
-	"a\nb", "a b", " lead", "trail ", ".hidden", "~user", "$HOME", "a:b", "a*b", "a?b", "a|b",
-	"a<b", "a>b", "a\"b", "CON", "con", "NUL", "nul.jsonl", "COM1", "LPT9.txt", "AUX", "PRN",
-	"é", "\u202e", "%2e%2e", strings.Repeat("a", session.MaxIDLength+1),
+	"", "a\x00b", "\x00", "a\nb", "a\rb", "tab\there", "\x7f", "\u0085", "bad\xffutf8", "\xc3",
+	strings.Repeat("a", session.MaxIDLength+1), strings.Repeat("é", session.MaxIDLength/2) + "a",
+}
+
+// HostIDs are session ids hosts name sessions by, which every store must
+// take, keep apart and give back exactly: user and chat names, e-mail
+// addresses, ids with spaces, dots, separators, device names and
+// non-ASCII letters, and ids of the greatest length allowed.
+var HostIDs = []string{
+	"user:42", "alice@example.com", "chat 7", "Ünïcode", ".hidden", ".", "..", "../x", "..\\x",
+	"a/b", "a\\b", "/abs", "C:\\x", "c:", "CON", "con", "NUL", "nul.jsonl", "COM1", "LPT9.txt",
+	"~user", "$HOME", "a*b?c|d<e>f\"g", "%2e%2e", "%41", "A", "a", "é", "e\u0301", "\u202e", "日本語のセッション",
+	" lead", "trail ", strings.Repeat("a", session.MaxIDLength), strings.Repeat("é", session.MaxIDLength/2),
+	strings.Repeat("x/", session.MaxIDLength/2-1) + "yz",
 }
 
 func testInvalidIDs(t *testing.T, s session.Store) {
@@ -231,6 +243,36 @@ func testInvalidIDs(t *testing.T, s session.Store) {
 	}
 	if len(p.Sessions) != 0 {
 		t.Fatalf("hostile ids created sessions: %v", p.Sessions)
+	}
+}
+
+// testHostIDs: each of HostIDs is a session of its own, listed, loaded
+// and appended to by exactly that id.
+func testHostIDs(t *testing.T, s session.Store) {
+	ctx := context.Background()
+	for _, id := range HostIDs {
+		if err := s.Create(ctx, header(id, "/work")); err != nil {
+			t.Fatalf("Create(%q) = %v", id, err)
+		}
+		if err := s.Append(ctx, id, session.AppendOptions{}, entry(t, "e-"+id, "", 0, 0)); err != nil {
+			t.Fatalf("Append(%q) = %v", id, err)
+		}
+	}
+	listed := map[string]bool{}
+	for _, info := range listAll(t, s, session.ListOptions{}) {
+		listed[info.ID] = true
+	}
+	for _, id := range HostIDs {
+		if !listed[id] {
+			t.Errorf("List does not give %q", id)
+		}
+		l := load(t, s, id)
+		if l.Header.ID != id || len(l.Entries) != 1 || l.Entries[0].ID() != "e-"+id {
+			t.Errorf("Load(%q) = header %q, entries %v", id, l.Header.ID, ids(l))
+		}
+	}
+	if len(listed) != len(HostIDs) {
+		t.Errorf("List gives %d sessions for %d ids", len(listed), len(HostIDs))
 	}
 }
 

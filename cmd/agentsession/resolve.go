@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentsession/session/internal/names"
 	"io"
 	"io/fs"
 	"os"
@@ -61,12 +62,21 @@ func (c *call) locate(arg string) (string, error) {
 	if _, err := os.Stat(arg); err == nil || session.ValidateID(arg) != nil {
 		return arg, nil // a file, or a path whose error the read reports
 	}
+	// Ids may hold separators ("team/42"): a path-like argument is a
+	// session's id only when the store has one of exactly that id.
+	pathLike := strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl")
 	if err := c.checkRoot(); err != nil {
+		if pathLike {
+			return arg, nil
+		}
 		return arg, fmt.Errorf("no such file, and %w", err)
 	}
 	files := sessionFiles(c.root)
 	if p, ok := files[arg]; ok {
 		return p, nil
+	}
+	if pathLike {
+		return arg, nil
 	}
 	var ids []string
 	for id := range files {
@@ -96,7 +106,7 @@ func sessionFiles(root string) map[string]string {
 			}
 			names, _ := os.ReadDir(filepath.Join(top, n))
 			for _, f := range names {
-				if id := idOfFile(f.Name()); id != "" {
+				if id := idOfFile(f.Name(), filepath.Join(top, n)); id != "" {
 					files[id] = filepath.Join(top, n, f.Name())
 				}
 			}
@@ -106,16 +116,26 @@ func sessionFiles(root string) map[string]string {
 }
 
 // idOfFile returns the session id in a seed-layout file name,
-// "<timestamp>_<id>.jsonl", or "".
-func idOfFile(name string) string {
+// "<timestamp>_<stem>.jsonl" (names.FileStem), or "". A long id's name
+// holds a hash of it: the id is then read from the file's header, when
+// dir names the file's directory.
+func idOfFile(name string, dir ...string) string {
 	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".jsonl") {
 		return ""
 	}
-	_, id, ok := strings.Cut(strings.TrimSuffix(name, ".jsonl"), "_")
-	if !ok || session.ValidateID(id) != nil {
+	_, stem, ok := strings.Cut(strings.TrimSuffix(name, ".jsonl"), "_")
+	if !ok {
 		return ""
 	}
-	return id
+	id, hashed, ok := names.ParseStem(stem)
+	if !ok || !hashed || len(dir) == 0 {
+		return id
+	}
+	log, err := readLog(filepath.Join(dir[0], name))
+	if err != nil || names.FileStem(log.Header.ID) != stem {
+		return ""
+	}
+	return log.Header.ID
 }
 
 // ambiguousError is a prefix that names several things; its message

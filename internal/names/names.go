@@ -23,49 +23,6 @@ import (
 // ErrInvalidID is session.ErrInvalidID.
 var ErrInvalidID = errors.New("session: invalid id")
 
-// MaxIDLength bounds session and entry ids.
-const MaxIDLength = 128
-
-// ValidateID reports whether id can name a session in any Store: 1 to
-// MaxIDLength bytes of printable ASCII letters, digits, '-', '_' and '.',
-// not starting with '.', so that it is safe as a file name on every
-// system and in URLs. UUIDs (the default) qualify.
-func ValidateID(id string) error {
-	if id == "" || len(id) > MaxIDLength || !utf8.ValidString(id) {
-		return fmt.Errorf("%w: %q", ErrInvalidID, id)
-	}
-	if id[0] == '.' {
-		return fmt.Errorf("%w: %q starts with a dot", ErrInvalidID, id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-		default:
-			return fmt.Errorf("%w: %q holds %q", ErrInvalidID, id, c)
-		}
-	}
-	if reservedName(id) {
-		return fmt.Errorf("%w: %q is a reserved file name on Windows", ErrInvalidID, id)
-	}
-	return nil
-}
-
-// reservedName reports device names Windows refuses as file names, with
-// or without an extension.
-func reservedName(id string) bool {
-	base, _, _ := strings.Cut(strings.ToUpper(id), ".")
-	switch base {
-	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
-		return true
-	}
-	if len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
-		c := base[3]
-		return c >= '0' && c <= '9'
-	}
-	return false
-}
-
 // Cursor returns the cursor that continues a listing after the session
 // id, updated at updated: "<unix nanos>.<id>".
 func Cursor(updated time.Time, id string) string {

@@ -1,0 +1,63 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	session "github.com/agentsession/session"
+)
+
+// TestFileStoreForeignSession: a session of that id in a file the store
+// does not own (another agent's format, or one of ours outside the
+// layout) makes Open, OpenOrCreate and Create say so instead of starting
+// a new empty session elsewhere; the file is left as it was.
+func TestFileStoreForeignSession(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name, file, first, format string
+	}{
+		{"dive", "s1.jsonl", `{"type":"header_v2","header":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}`, "Dive"},
+		{"codex", "s1.jsonl", `{"timestamp":"2025-10-29T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}`, "Codex"},
+		{"claude", "s1.jsonl", `{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}`, "Claude Code"},
+		{"ours outside the layout", "s1.jsonl", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`, "agentsession"},
+		{"escaped id", "user%3A42.jsonl", `{"type":"header_v2","header":{"id":"user:42"}}`, "Dive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, c.file)
+			body := c.first + "\n" + `{"type":"event"}` + "\n"
+			require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+			id := "s1"
+			if c.name == "escaped id" {
+				id = "user:42"
+			}
+			store := openFS(t, root, nil)
+			_, err := session.Open(ctx, store, id)
+			var fe *session.ForeignError
+			require.ErrorIs(t, err, session.ErrForeignFormat)
+			require.True(t, errors.As(err, &fe))
+			assert.Equal(t, path, fe.Path)
+			assert.Equal(t, c.format, fe.Format)
+			assert.Contains(t, err.Error(), path)
+			assert.NotErrorIs(t, err, session.ErrNotFound, "OpenOrCreate must not take it for a new session")
+			_, _, err = session.OpenOrCreate(ctx, store, &session.CreateOptions{ID: id})
+			assert.ErrorIs(t, err, session.ErrForeignFormat)
+			_, err = session.Create(ctx, store, &session.CreateOptions{ID: id})
+			assert.ErrorIs(t, err, session.ErrForeignFormat)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, body, string(got), "the file is left as it was")
+			assert.Empty(t, listAll(t, store, session.ListOptions{}))
+			// Other ids are not affected.
+			_, err = session.Create(ctx, store, &session.CreateOptions{ID: "s2"})
+			assert.NoError(t, err)
+		})
+	}
+}
