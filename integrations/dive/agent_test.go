@@ -102,7 +102,7 @@ func deployTools() []dive.Tool {
 const (
 	phaseEnv = "AGENTSESSION_DIVE_PHASE"
 	dirEnv   = "AGENTSESSION_DIVE_DIR"
-	chatID   = "chat-7"
+	chatID   = "chat 7"
 )
 
 // runPhase runs TestAgentCrossProcessChild in a child process of this

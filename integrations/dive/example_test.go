@@ -43,7 +43,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sess, err := store.Open(ctx, "user-42")
+	sess, err := store.Open(ctx, "user:42")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	sess, err = store.Open(ctx, "user-42")
+	sess, err = store.Open(ctx, "user:42")
 	if err != nil {
 		log.Fatal(err)
 	}

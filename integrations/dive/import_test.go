@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/deepnoodle-ai/dive/llm"
 	divesession "github.com/deepnoodle-ai/dive/session"
 
+	as "github.com/agentsession/session"
 	session "github.com/agentsession/session/integrations/dive"
 )
 
@@ -197,5 +199,52 @@ func TestImportDiveRefusesOtherData(t *testing.T) {
 	msgs, _ := s.Messages(ctx)
 	if !reflect.DeepEqual(describe(msgs), []string{"user: mine"}) {
 		t.Errorf("messages: %v", describe(msgs))
+	}
+}
+
+// A Dive user switching to this package finds the sessions Dive wrote in
+// the same directory: Open says so, and FileStore.ImportDive takes them in.
+func TestFileStoreImportDiveInPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	orig := writeDiveSession(t, dir, "s1")
+	origHistory, _ := orig.CompactionHistory(ctx)
+	want := view(t, orig, origHistory)
+
+	store, err := session.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	_, err = store.Open(ctx, "s1")
+	if !errors.Is(err, as.ErrForeignFormat) || !strings.Contains(err.Error(), "ImportDive") {
+		t.Fatalf("Open of a Dive file: %v", err)
+	}
+	sess, err := store.ImportDive(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, _ := sess.CompactionHistory(ctx)
+	if got := view(t, sess, history); got != want {
+		t.Errorf("import in place\n got: %s\nwant: %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s1.jsonl.dive")); err != nil {
+		t.Errorf("Dive's file was not kept aside: %v", err)
+	}
+	again, err := store.Open(ctx, "s1")
+	if err != nil || again != sess {
+		t.Errorf("Open after the import: %v", err)
+	}
+	store2, err := session.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store2.Close()
+	reopened, err := store2.Open(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := view(t, reopened, history); got != want {
+		t.Errorf("reopened import\n got: %s\nwant: %s", got, want)
 	}
 }

@@ -1,9 +1,12 @@
 package session
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +113,7 @@ func (st *StoreAdapter) Open(ctx context.Context, id string) (*Session, error) {
 	}
 	s, _, err := as.OpenOrCreate(ctx, st.backend, &as.CreateOptions{ID: id})
 	if err != nil {
-		return nil, err
+		return nil, foreign(err)
 	}
 	sess := wrap(s, st)
 	st.sessions[id] = sess
@@ -327,3 +330,39 @@ func (s *FileStore) Agent() *as.FileStore { return s.fs }
 
 // Close closes the store's files.
 func (s *FileStore) Close() error { return s.fs.Close() }
+
+// foreign explains an error wrapping agentsession's ErrForeignFormat (the
+// session is in a file the store does not own) for a Dive user: a file of
+// Dive's own FileStore is to be imported (FileStore.ImportDive), and a
+// file that looks like one with an unknown first line is reported as
+// Dive reports it. Other errors are returned as they are.
+func foreign(err error) error {
+	var fe *as.ForeignError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	if fe.Format == "Dive" {
+		return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive: %w", fe.Path, fe.ID, err)
+	}
+	if first, ferr := firstLine(fe.Path); ferr == nil {
+		var l diveLine
+		if json.Unmarshal(first, &l) == nil && l.LineType != "" {
+			return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, l.LineType, err)
+		}
+	}
+	return err
+}
+
+// firstLine returns the first line of a file, up to 1 MiB of it.
+func firstLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return line, nil
+}
