@@ -84,43 +84,55 @@ func pathItems(s *as.Session) ([]pathItem, error) {
 	}
 	var items []pathItem
 	for _, e := range path {
-		switch e.Type() {
-		case as.TypeCompaction:
-			var c as.Compaction
-			if err := e.Decode(&c); err != nil {
-				return nil, err
-			}
-			items = append(items, pathItem{entry: e, comp: &c})
-		case as.TypeCustom:
-			var c as.Custom
-			if err := e.Decode(&c); err != nil {
-				continue
-			}
-			switch c.CustomType {
-			case customTurn:
-				var d turnData
-				if err := json.Unmarshal(c.Data, &d); err != nil {
-					return nil, err
-				}
-				t := &turnRec{ID: d.ID, Metadata: d.Metadata, First: d.First, Entry: e.ID(), At: e.Time()}
-				if d.Usage != nil {
-					t.Usage = new(llm.Usage)
-					if err := json.Unmarshal(d.Usage, t.Usage); err != nil {
-						return nil, err
-					}
-				}
-				items = append(items, pathItem{entry: e, turn: t})
-			case customSuspend:
-				var sp suspension
-				if err := json.Unmarshal(c.Data, &sp); err != nil {
-					return nil, err
-				}
-				sp.Entry = e.ID()
-				items = append(items, pathItem{entry: e, susp: &sp})
-			}
+		it, ok, err := itemOf(e)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			items = append(items, it)
 		}
 	}
 	return items, nil
+}
+
+// itemOf returns the item entry e is, if it is one.
+func itemOf(e as.Entry) (pathItem, bool, error) {
+	switch e.Type() {
+	case as.TypeCompaction:
+		var c as.Compaction
+		if err := e.Decode(&c); err != nil {
+			return pathItem{}, false, err
+		}
+		return pathItem{entry: e, comp: &c}, true, nil
+	case as.TypeCustom:
+		var c as.Custom
+		if err := e.Decode(&c); err != nil {
+			return pathItem{}, false, nil
+		}
+		switch c.CustomType {
+		case customTurn:
+			var d turnData
+			if err := json.Unmarshal(c.Data, &d); err != nil {
+				return pathItem{}, false, err
+			}
+			t := &turnRec{ID: d.ID, Metadata: d.Metadata, First: d.First, Entry: e.ID(), At: e.Time()}
+			if d.Usage != nil {
+				t.Usage = new(llm.Usage)
+				if err := json.Unmarshal(d.Usage, t.Usage); err != nil {
+					return pathItem{}, false, err
+				}
+			}
+			return pathItem{entry: e, turn: t}, true, nil
+		case customSuspend:
+			var sp suspension
+			if err := json.Unmarshal(c.Data, &sp); err != nil {
+				return pathItem{}, false, err
+			}
+			sp.Entry = e.ID()
+			return pathItem{entry: e, susp: &sp}, true, nil
+		}
+	}
+	return pathItem{}, false, nil
 }
 
 // suspension is a suspended turn: the calls awaiting results, and Dive's

@@ -126,7 +126,7 @@ func ImportDive(ctx context.Context, store Store, r io.Reader) (*Session, error)
 		return nil, err
 	}
 	if sess.s.Len() > 0 {
-		if items, err := pathItems(sess.s); err != nil || len(items) > 0 {
+		if items, err := sess.pathItems(); err != nil || len(items) > 0 {
 			return nil, fmt.Errorf("dive session: import %q: %w", h.ID, as.ErrExists)
 		}
 	}

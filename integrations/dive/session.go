@@ -70,6 +70,13 @@ type Session struct {
 
 	title    string
 	metadata map[string]any
+
+	// items caches pathItems at the leaf itemsLeaf (guarded by imu, since
+	// readers holding mu for reading fill it).
+	imu       sync.Mutex
+	items     []pathItem
+	itemsLeaf string
+	itemsOK   bool
 	// unsaved holds title and metadata changes whose write failed; the
 	// next write stores them first.
 	unsaved *infoChange
@@ -274,7 +281,7 @@ func (s *Session) SaveTurn(ctx context.Context, messages []*llm.Message, usage *
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return err
 	}
@@ -344,7 +351,7 @@ func (s *Session) LoadSuspension() *dive.SuspensionState {
 	if s.err != nil {
 		return nil
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return nil
 	}
@@ -433,7 +440,7 @@ func (s *Session) SaveSuspendedTurn(ctx context.Context, messages []*llm.Message
 	if err != nil {
 		return err
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return err
 	}
@@ -476,7 +483,7 @@ func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, 
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return err
 	}
@@ -513,7 +520,7 @@ func (s *Session) CancelSuspension(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return err
 	}
@@ -536,7 +543,7 @@ func (s *Session) suspendedLocked() bool {
 	if s.err != nil {
 		return false
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	return err == nil && suspendedAt(items) != nil
 }
 
@@ -548,7 +555,7 @@ func (s *Session) EventCount() int {
 	if s.err != nil {
 		return 0
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return 0
 	}
@@ -569,7 +576,7 @@ func (s *Session) TotalUsage() *llm.Usage {
 	if s.err != nil {
 		return total
 	}
-	items, _ := pathItems(s.s)
+	items, _ := s.pathItems()
 	for _, it := range items {
 		if it.turn != nil {
 			total.Add(it.turn.Usage)
@@ -592,7 +599,7 @@ func (s *Session) Fork(newID string) *Session {
 	}
 	ctx := context.Background()
 	opts := &as.ForkOptions{ID: newID, Store: as.NewMemoryStore(), Title: s.title, CopyLabels: true}
-	if items, err := pathItems(s.s); err == nil {
+	if items, err := s.pathItems(); err == nil {
 		if sp := suspendedAt(items); sp != nil {
 			e, _ := s.s.Entry(sp.Entry)
 			opts.At = e.ParentID()
@@ -640,7 +647,7 @@ func (s *Session) Compact(ctx context.Context, summarize CompactFunc) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := pathItems(s.s)
+	items, err := s.pathItems()
 	if err != nil {
 		return err
 	}
@@ -906,4 +913,60 @@ func (s *Session) hadJSONKeys() bool {
 	}
 	_, ok := s.s.Meta().Metadata[metaJSONKey]
 	return ok
+}
+
+// maxExtend bounds the entries pathItems reads up from the leaf to reach
+// the leaf of its cache; past it, it reads the whole path again.
+const maxExtend = 256
+
+// pathItems returns the turn records, compactions and suspensions on the
+// path to the leaf. It keeps them for the leaf, and when the leaf moved
+// down from the one it kept them for (appends), it reads only the entries
+// appended: a turn costs what it appended, not the path.
+func (s *Session) pathItems() ([]pathItem, error) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	leaf := s.s.LeafID()
+	if s.itemsOK && s.itemsLeaf == leaf {
+		return s.items, nil
+	}
+	if s.itemsOK {
+		var added []as.Entry
+		found := s.itemsLeaf == ""
+		for id := leaf; id != "" && len(added) < maxExtend; {
+			if id == s.itemsLeaf {
+				found = true
+				break
+			}
+			e, ok := s.s.Entry(id)
+			if !ok {
+				break
+			}
+			added = append(added, e)
+			id = e.ParentID()
+		}
+		if found && (s.itemsLeaf != "" || len(added) < maxExtend) {
+			// Appending in place is safe: slices handed out are never
+			// appended to, and the cache never goes back to a shorter
+			// list of the same array (a full read makes a new one).
+			items := s.items
+			for k := len(added) - 1; k >= 0; k-- {
+				it, ok, err := itemOf(added[k])
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					items = append(items, it)
+				}
+			}
+			s.items, s.itemsLeaf = items, leaf
+			return items, nil
+		}
+	}
+	items, err := pathItems(s.s)
+	if err != nil {
+		return nil, err
+	}
+	s.items, s.itemsLeaf, s.itemsOK = items, leaf, true
+	return items, nil
 }

@@ -161,6 +161,9 @@ func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
 		}
 	}
 	sess.s, sess.store = s, st
+	sess.imu.Lock()
+	sess.itemsOK = false
+	sess.imu.Unlock()
 	_ = old.Close()
 	if err := sess.check(ctx); err != nil {
 		return err
