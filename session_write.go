@@ -245,7 +245,8 @@ func (s *Session) checkPairing(msgs []*Message) error {
 	if !results {
 		return nil // nothing to pair
 	}
-	p := pairing{open: append([]openCall(nil), s.leafCtx().pair.open...)}
+	lc := s.leafCtx()
+	p := pairing{open: append([]openCall(nil), lc.pair.open...), susp: lc.pair.susp, late: slices.Clone(lc.pair.late)}
 	for _, m := range msgs {
 		if m.Role == RoleToolResult && !p.accepts(m.ToolCallID) {
 			return fmt.Errorf("%w: result for call %q (%s)", ErrUnpairedToolResult, m.ToolCallID, m.ToolName)
