@@ -21,6 +21,7 @@ const (
 	Claude   Format = "claude"   // Claude Code transcripts (~/.claude/projects/*/*.jsonl)
 	Codex    Format = "codex"    // Codex rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
 	OpenCode Format = "opencode" // OpenCode `session export` JSON
+	Dive     Format = "dive"     // Dive session files (session.FileStore: <dir>/<id>.jsonl)
 	JSON     Format = "json"     // this module's export envelope (package export)
 )
 
