@@ -122,6 +122,7 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,6 +134,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // Caps of the Dive reader, so that a hostile file cannot take unbounded
@@ -236,11 +238,11 @@ func parseDive(ctx context.Context, r io.Reader, source string) (*Parsed, error)
 		}
 		if !header {
 			header = true
-			if o := jsonObject(b); o != nil && strings.HasPrefix(o.str("line_type"), "header") {
-				if lt := o.str("line_type"); lt != "header" {
+			if o, err := diveObject(b); err == nil && strings.HasPrefix(clStr(clField(o, "line_type")), "header") {
+				if lt := clStr(clField(o, "line_type")); lt != "header" {
 					return nil, fmt.Errorf("%w: line_type %q (Dive v1.26 writes \"header\", and refuses this one too)", ErrDiveVersion, lt)
 				}
-				c.header(o.raw("data"))
+				c.header(clField(o, "data"))
 				continue
 			}
 		}
@@ -248,7 +250,7 @@ func parseDive(ctx context.Context, r io.Reader, source string) (*Parsed, error)
 	}
 	c.finishHeader(source)
 	for i := len(recs) - 1; i >= 0; i-- {
-		if o := jsonObject(recs[i].raw); o != nil && o.str("line_type") == "event" {
+		if o, err := diveObject(recs[i].raw); err == nil && clStr(clField(o, "line_type")) == "event" {
 			c.lastEvent = recs[i].line
 			break
 		}
@@ -367,8 +369,8 @@ func (c *diveConv) custom(typ string, raw json.RawMessage, counted bool) {
 // record converts one line after the header; last says it is the last
 // line of the file.
 func (c *diveConv) record(b []byte, last bool) {
-	o := jsonObject(b)
-	if o == nil {
+	o, err := diveObject(b)
+	if err != nil {
 		err := whyNotObject(b)
 		if last && c.line > 1 {
 			err = fmt.Errorf("%w: %v", ErrDiveTorn, err)
@@ -376,21 +378,22 @@ func (c *diveConv) record(b []byte, last bool) {
 		c.malformed(c.line, err)
 		return
 	}
-	lt := o.str("line_type")
-	ev := o.jsonObj("data")
-	if lt != "event" || ev == nil {
+	lt := clStr(clField(o, "line_type"))
+	data := clField(o, "data")
+	ev := clObject(data)
+	if lt != "event" || jsonx.KindOf(data) != jsonx.KindObject {
 		// Another line type (Dive skips them), a second header, or an
 		// event without data: kept whole.
 		c.custom("dive."+orDefault(diveName(lt), "line"), b, true)
 		return
 	}
-	if t, ok := parseRFC3339(ev.str("timestamp")); ok {
+	if t, ok := parseRFC3339(clStr(clField(ev, "timestamp"))); ok {
 		c.t = t
 	}
-	c.own = ev.str("id")
-	switch typ := ev.str("type"); typ {
+	c.own = clStr(clField(ev, "id"))
+	switch typ := clStr(clField(ev, "type")); typ {
 	case "compaction":
-		c.compaction(ev, o.raw("data"))
+		c.compaction(ev, data)
 	case "turn":
 		c.turn(ev)
 	default:
@@ -413,6 +416,41 @@ func diveName(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// diveObject reads a line that must be one JSON object, its members in
+// order as views of b; the values are validated once here, so that what
+// is read from them later need not be.
+func diveObject(b []byte) (session.Fields, error) {
+	b = bytes.TrimSpace(b)
+	it, err := jsonx.Object(b)
+	if err != nil {
+		return nil, err
+	}
+	f := session.Fields{}
+	for it.Next() {
+		f = append(f, session.Field{Key: it.Key(), Value: it.Value()})
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	if jsonx.SkipSpace(b, it.End()) != len(b) {
+		return nil, errors.New("data after the object")
+	}
+	return f, nil
+}
+
+// diveArray returns the elements of v when it is a JSON array (as views
+// of v), else nil.
+func diveArray(v []byte) []json.RawMessage {
+	var out []json.RawMessage
+	if jsonx.KindOf(v) != jsonx.KindArray || jsonx.EachElement(v, func(e []byte) error {
+		out = append(out, e)
+		return nil
+	}) != nil {
+		return nil
+	}
+	return out
 }
 
 // fieldsJSON encodes f as a JSON object ({} when empty).

@@ -15,24 +15,25 @@ import (
 
 // turn converts a turn event: its messages, its usage on the last
 // assistant message, its metadata.
-func (c *diveConv) turn(ev jsonObj) {
+func (c *diveConv) turn(ev session.Fields) {
 	var lastAssistant *convNode
-	if k := jsonx.KindOf(ev.raw("messages")); k != jsonx.KindArray && k != jsonx.KindNull && k != jsonx.KindInvalid {
-		c.custom("dive.messages", ev.raw("messages"), true) // not a list
+	msgs := clField(ev, "messages")
+	if k := jsonx.KindOf(msgs); k != jsonx.KindArray && k != jsonx.KindNull && k != jsonx.KindInvalid {
+		c.custom("dive.messages", msgs, true) // not a list
 	}
-	for _, raw := range ev.arr("messages") {
+	for _, raw := range diveArray(msgs) {
 		if n := c.message(raw); n != nil {
 			lastAssistant = n
 		}
 	}
-	if u := ev.raw("usage"); jsonx.KindOf(u) == jsonx.KindObject {
+	if u := clField(ev, "usage"); jsonx.KindOf(u) == jsonx.KindObject {
 		if lastAssistant != nil {
 			lastAssistant.msg.Usage = diveUsage(clObject(u))
 		} else {
 			c.custom("dive.usage", u, true)
 		}
 	}
-	if md := ev.raw("metadata"); len(md) > 0 && jsonx.KindOf(md) != jsonx.KindNull {
+	if md := clField(ev, "metadata"); len(md) > 0 && jsonx.KindOf(md) != jsonx.KindNull {
 		if c.suspension != nil && c.line == c.lastEvent && bytes.Equal(compactRaw(md), []byte(`{"suspended":true}`)) {
 			return // the suspended turn: the suspension entry stands for it
 		}
@@ -114,7 +115,7 @@ func (c *diveConv) user(obj session.Fields, content json.RawMessage, ms int64) {
 		made++
 		run = nil
 	}
-	elems := clArray(content)
+	elems := diveArray(content)
 	if k := jsonx.KindOf(content); k == jsonx.KindString || k == jsonx.KindObject {
 		elems = []json.RawMessage{content} // a string, or a lone block
 	}
@@ -145,7 +146,7 @@ func (c *diveConv) blocks(content json.RawMessage) []session.Block {
 	case jsonx.KindString, jsonx.KindObject:
 		return []session.Block{c.block(content)}
 	}
-	elems := clArray(content)
+	elems := diveArray(content)
 	out := make([]session.Block, 0, len(elems))
 	for _, e := range elems {
 		out = append(out, c.block(e))
@@ -224,7 +225,7 @@ func (c *diveConv) result(content json.RawMessage) []session.Block {
 	var elems []json.RawMessage
 	switch jsonx.KindOf(content) {
 	case jsonx.KindArray:
-		elems = clArray(content)
+		elems = diveArray(content)
 	case jsonx.KindString:
 		return []session.Block{session.Text(clStr(content))}
 	case jsonx.KindObject:
@@ -309,8 +310,8 @@ func diveUsage(obj session.Fields) *session.Usage {
 
 // compaction converts a compaction event: a compaction entry whose
 // summary is the text of the event's messages.
-func (c *diveConv) compaction(ev jsonObj, raw json.RawMessage) {
-	msgs := ev.arr("messages")
+func (c *diveConv) compaction(ev session.Fields, raw json.RawMessage) {
+	msgs := diveArray(clField(ev, "messages"))
 	var texts []string
 	whole := len(msgs) == 1 // the summary holds the messages whole
 	for _, m := range msgs {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -684,4 +685,34 @@ func TestDiveTolerant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkImportDive imports a Dive file of 5,000 turns (each a
+// prompt, a tool call with thinking, its result and an answer: 20,000
+// entries, made from the turn shape of Dive's agent) into a MemoryStore.
+func BenchmarkImportDive(b *testing.B) {
+	const turns = 5000
+	var sb strings.Builder
+	sb.WriteString(`{"line_type":"header","data":{"id":"dive-bench","title":"bench","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n")
+	for i := range turns {
+		fmt.Fprintf(&sb, `{"line_type":"event","data":{"id":"evt-%d","type":"turn","timestamp":"2026-01-01T00:00:00Z","messages":[`+
+			`{"role":"user","content":[{"type":"text","text":"step %d: read file %d and summarise it"}]},`+
+			`{"id":"msg_%d","role":"assistant","content":[{"type":"thinking","thinking":"I will read the file.","signature":"sig"},{"type":"tool_use","id":"toolu_%d","name":"read","input":{"path":"src/file%d.go"}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":[{"text":"package p%d\n\nfunc F%d() int { return %d }\n","type":"text"}]}]},`+
+			`{"role":"assistant","content":[{"type":"text","text":"File %d defines F%d."}]}],`+
+			`"usage":{"input_tokens":%d,"output_tokens":20,"cache_read_input_tokens":1000}}}`+"\n", i, i, i, i, i, i, i, i, i, i, i, i, 100+i)
+	}
+	path := filepath.Join(b.TempDir(), "dive-bench.jsonl")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	b.ResetTimer()
+	for range b.N {
+		rep, err := Import(context.Background(), session.NewMemoryStore(), path, nil)
+		if err != nil || rep.Imported[0].Entries != 4*turns {
+			b.Fatalf("%+v, %v", rep, err)
+		}
+	}
+	b.ReportMetric(float64(4*turns*b.N)/b.Elapsed().Seconds(), "entries/s")
 }
