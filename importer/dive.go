@@ -10,9 +10,9 @@
 //     [{id, name, input, prompt?, reason? ("input_required",
 //     "auth_required"), metadata?}], completed_tool_calls? [{id, name,
 //     input, result? {content, display?, isError?}, error?}]}. Dive
-//     rewrites the whole file (a temporary file renamed) when the header
-//     changes, the session is compacted or a turn suspends or resumes;
-//     lines keep their places.
+//     rewrites the whole file (a temporary file renamed) when a session
+//     is Put (after a title or metadata is set, or a fork), compacted,
+//     or a turn suspends or resumes; lines keep their places.
 //   - then T "event", one a turn: {id ("evt-<ns>-<n>"), type "turn" or
 //     "compaction", timestamp (RFC 3339), messages [llm.Message],
 //     usage? (llm.Usage: the turn's total over its model calls),
@@ -30,11 +30,11 @@
 //     mcp_*, *_code_execution_tool_result. Tool results come back in user
 //     messages, without the tool's name; a hook's added context follows
 //     them in the same message as text blocks.
-//   - A compaction event holds the messages the summarizer returned (a
-//     user message "Your conversation history was compacted ...
-//     <summary>") and metadata {original_event_count,
-//     original_message_count}; the context is then the latest
-//     compaction's messages and every event after it.
+//   - A compaction event holds the messages the summarizer returned
+//     (with Dive's experimental/compaction, one user message "Your
+//     conversation history was compacted ... <summary>") and metadata
+//     {original_event_count, original_message_count}; the context is
+//     then the latest compaction's messages and every event after it.
 //   - A suspended turn (a tool asked to wait for a result from outside)
 //     is the last event, with metadata {"suspended": true}: the user's
 //     input, the assistant's tool calls and a tool_result message holding
@@ -45,6 +45,16 @@
 // line cut short; Dive's reader drops it (and any other unreadable line
 // is fatal to it). Other line types after the header are skipped by Dive
 // for forward compatibility.
+//
+// Importing again: the lines of a session keep their places as it grows
+// in Dive (turns and compactions are added at the end; a title or
+// metadata changes only the header, which is not compared), so a
+// session imported before imports as the rest appended, and a torn line
+// Dive healed and wrote again comes in then. Resuming or cancelling a
+// suspended turn, however, rewrites the last event (its usage, its tool
+// results, the suspension gone): a session imported while suspended is
+// then a conflict, left as it is in the store (delete it there to
+// import it again).
 //
 // Mapping (the tree is linear; the first entry of an event takes the
 // event's id, the others ids derived from the session id, line and
@@ -94,7 +104,7 @@
 //     but the {"suspended": true} of the suspended turn, which the
 //     suspension entry stands for.
 //   - A compaction event is a compaction entry: summary = the text of its
-//     messages, firstKeptEntryId empty (nothing before it stays in the
+//     messages (text and summary blocks), firstKeptEntryId empty (nothing before it stays in the
 //     context), tokensBefore 0 (Dive does not record it), details the
 //     event's other members (metadata), and its messages too when the
 //     summary does not hold them whole (several messages, another role,
@@ -109,9 +119,11 @@
 //   - Kept as custom entries "dive.<type>" and counted in Parsed.Unknown:
 //     line types other than header and event (and a second header),
 //     turn metadata, usage without an assistant message, unreadable
-//     compactions, messages of other roles. An event of a type this
-//     reader does not know is read as a turn, as Dive's reader does, and
-//     counted as "dive.<type> (read as a turn)".
+//     compactions, messages of other roles or that are no object
+//     ("dive.message"), a messages member that is no list
+//     ("dive.messages"). An event of a type this reader does not know is
+//     read as a turn, as Dive's reader does, and counted as
+//     "dive.<type> (read as a turn)".
 //   - A line that is not a JSON object, or longer than DiveMaxLineBytes,
 //     is reported in Parsed.Malformed with its number, the last line
 //     cut short with ErrDiveTorn; the rest imports. A file over
