@@ -44,7 +44,8 @@
 // Dive appends an event without a rename, so a crash can leave the last
 // line cut short; Dive's reader drops it (and any other unreadable line
 // is fatal to it). Other line types after the header are skipped by Dive
-// for forward compatibility.
+// for forward compatibility. A rewrite goes through <id>.jsonl.tmp-<n>,
+// which a crash can leave behind: a directory import skips those files.
 //
 // Importing again: the lines of a session keep their places as it grows
 // in Dive (turns and compactions are added at the end; a title or
@@ -169,7 +170,15 @@ var (
 )
 
 func init() {
-	register(reader{format: Dive, sniff: sniffDive, read: readDive})
+	register(reader{format: Dive, sniff: sniffDive, read: readDive, owned: diveTemp})
+}
+
+// diveTemp reports a temporary file of Dive's FileStore
+// (<id>.jsonl.tmp-<n>, the rewrite of a session, left behind when the
+// process died before renaming it): a directory walk leaves it aside, as
+// Dive's List does; named alone, it imports.
+func diveTemp(path string) bool {
+	return strings.Contains(filepath.Base(path), ".jsonl.tmp-")
 }
 
 // sniffDive recognises a Dive file by its first line: a header line

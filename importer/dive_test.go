@@ -573,6 +573,11 @@ func TestDiveDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a session\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A rewrite Dive did not rename (a crash): not a session of its own.
+	tmp := filepath.Join(dir, "dive-main.jsonl.tmp-1234567")
+	if err := os.WriteFile(tmp, []byte(strings.Join(diveLines(t, "dive-fork"), "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	store := session.NewMemoryStore()
 	var progress []int
 	rep, err := Import(ctx, store, dir, &Options{Progress: func(done, total int) { progress = append(progress, done) }})
@@ -591,6 +596,15 @@ func TestDiveDirectory(t *testing.T) {
 	rep, err = Import(ctx, store, dir, &Options{Format: Dive})
 	if err != nil || len(rep.Skipped) != len(diveNames) || len(rep.Imported) != 0 {
 		t.Errorf("again: %+v, %v", rep, err)
+	}
+	// Named alone, the temporary file is read (and here it holds a
+	// session of its own).
+	if f, err := Detect(tmp); err != nil || f != Dive {
+		t.Errorf("Detect(tmp) = %q, %v", f, err)
+	}
+	rep, err = Import(ctx, store, tmp, nil)
+	if err != nil || len(rep.Skipped) != 1 || rep.Skipped[0].ID != "dive-fork" {
+		t.Errorf("the temporary file alone: %+v, %v", rep, err)
 	}
 }
 
