@@ -90,8 +90,9 @@
 //     tool_use's metadata) are kept in its Extra.
 //   - system and developer messages become custom_message entries
 //     "dive.system" / "dive.developer" (not displayed): in the context,
-//     not turns. A message of another role, or one with no text, is kept
-//     as a custom entry "dive.<role>".
+//     not turns (the message's id in details). A message of another
+//     role, or one with no text or with other blocks, is kept as a
+//     custom entry "dive.<role>".
 //   - The event's usage goes to the last assistant message of its turn
 //     (input_tokens = Input, output_tokens = Output,
 //     cache_read_input_tokens = CacheRead, cache_creation_input_tokens =

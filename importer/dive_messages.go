@@ -71,26 +71,34 @@ func (c *diveConv) message(raw json.RawMessage) *convNode {
 	// system, developer and roles to come: context, not a turn.
 	typ := "dive." + orDefault(diveName(role), "message")
 	var texts []string
+	textOnly := true
 	for _, b := range c.blocks(content) {
-		if b.Type == session.BlockText {
-			texts = append(texts, b.Text)
-		}
+		texts = append(texts, b.Text)
+		textOnly = textOnly && b.Type == session.BlockText && len(b.Extra) == 0
 	}
-	if (role != "system" && role != "developer") || len(texts) == 0 {
+	if (role != "system" && role != "developer") || len(texts) == 0 || !textOnly {
 		c.custom(typ, raw, true)
 		return nil
 	}
-	c.add(&convNode{typ: session.TypeCustomMessage, pl: customMessagePayload{CustomType: typ, Content: strings.Join(texts, "\n\n")}})
+	var details json.RawMessage
+	if rest := clWithout(obj, "role", "content"); rest != nil {
+		details = compactRaw(rest) // its id
+	}
+	c.add(&convNode{typ: session.TypeCustomMessage, pl: customMessagePayload{CustomType: typ, Content: strings.Join(texts, "\n\n"), Details: details}})
 	return nil
 }
 
 // diveKeep keeps a message's id, and members a message does not model,
 // in its Extra: the id under key, the rest under "dive".
 func diveKeep(extra *session.Fields, obj session.Fields, key string) {
-	if id := clField(obj, "id"); jsonx.KindOf(id) == jsonx.KindString && clStr(id) != "" {
-		extra.Set(key, compactRaw(id))
+	drop := []string{"role", "content"}
+	if id := clField(obj, "id"); jsonx.KindOf(id) == jsonx.KindString {
+		if clStr(id) != "" {
+			extra.Set(key, compactRaw(id))
+		}
+		drop = append(drop, "id")
 	}
-	if rest := clWithout(obj, "id", "role", "content"); rest != nil {
+	if rest := clWithout(obj, drop...); rest != nil {
 		extra.Set("dive", compactRaw(rest))
 	}
 }

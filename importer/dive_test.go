@@ -642,21 +642,25 @@ func TestDiveTolerant(t *testing.T) {
 					t.Errorf("event of another type: %s", p.Entries[2].JSON())
 				}
 			}},
-		{"roles", hdr + ev(`{"type":"turn","messages":[{"role":"developer","content":[{"type":"text","text":"be brief"}]},{"role":"tool","content":[{"type":"text","text":"?"}]},{"role":"system","content":[]},{"id":"m1","role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"c9","content":"r"},{"type":"text","text":"b"}],"extra":true}]}`),
+		{"roles", hdr + ev(`{"type":"turn","messages":[{"id":"d1","role":"developer","content":[{"type":"text","text":"be brief"}]},{"role":"tool","content":[{"type":"text","text":"?"}]},{"role":"system","content":[]},{"role":"system","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"url","url":"https://x"}}]},{"id":"m1","role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"c9","content":"r"},{"type":"text","text":"b"}],"extra":true}]}`),
 			func(t *testing.T, p *Parsed) {
 				var types []string
 				for _, e := range p.Entries {
 					types = append(types, e.Type())
 				}
-				if want := []string{"custom_message", "custom", "custom", "message", "message", "message"}; !reflect.DeepEqual(types, want) {
+				if want := []string{"custom_message", "custom", "custom", "custom", "message", "message", "message"}; !reflect.DeepEqual(types, want) {
 					t.Fatalf("entries %v", types)
 				}
-				if !reflect.DeepEqual(p.Unknown, map[string]int{"dive.tool": 1, "dive.system": 1}) {
+				if !reflect.DeepEqual(p.Unknown, map[string]int{"dive.tool": 1, "dive.system": 2}) {
 					t.Errorf("unknown %v", p.Unknown)
 				}
-				m, _ := p.Entries[3].Message()
+				var dev customMessagePayload
+				if err := p.Entries[0].Decode(&dev); err != nil || dev.CustomType != "dive.developer" || string(dev.Details) != `{"id":"d1"}` {
+					t.Errorf("developer message: %s", p.Entries[0].JSON())
+				}
+				m, _ := p.Entries[4].Message()
 				if id, _ := m.Extra.Get("diveId"); string(id) != `"m1"` || m.Text() != "a" {
-					t.Errorf("user message: %s", p.Entries[3].JSON())
+					t.Errorf("user message: %s", p.Entries[4].JSON())
 				}
 				if d, _ := m.Extra.Get("dive"); string(d) != `{"extra":true}` {
 					t.Errorf("its other members: %s", d)
