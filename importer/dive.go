@@ -113,11 +113,12 @@
 //     blocks other than text). One with no text is kept as a custom entry
 //     "dive.compaction" instead: a compaction entry would empty the
 //     context.
-//   - A suspended session: after its last turn, a custom entry
-//     "dive.suspension" whose data is the header's suspension members
-//     verbatim ({"suspended", "pending_tool_calls",
-//     "completed_tool_calls"}). The pending calls stay unanswered, so
-//     they are the context's Pending calls.
+//   - A suspended session: after its last turn, a suspension entry
+//     (session.CustomSuspension, read by Session.Suspended): its calls
+//     are Dive's pending_tool_calls (id, name, prompt, metadata), its
+//     State the header's suspension members verbatim ({"suspended",
+//     "pending_tool_calls", "completed_tool_calls"}). The pending calls
+//     stay unanswered and suspended: Context.Pending and Suspended.
 //   - Kept as custom entries "dive.<type>" and counted in Parsed.Unknown:
 //     line types other than header and event (and a second header),
 //     turn metadata, usage without an assistant message, unreadable
@@ -288,7 +289,7 @@ func parseDive(ctx context.Context, r io.Reader, source string) (*Parsed, error)
 	}
 	if c.suspension != nil {
 		c.line, c.part, c.own = 1, 0, ""
-		c.add(&convNode{typ: session.TypeCustom, pl: customPayload{CustomType: "dive.suspension", Data: c.suspension}})
+		c.add(&convNode{typ: session.TypeCustom, pl: customPayload{CustomType: session.CustomSuspension, Data: diveSuspensionData(c.suspension)}})
 	}
 	entries, err := chainEntries(c.nodes)
 	if err != nil {
@@ -296,6 +297,37 @@ func parseDive(ctx context.Context, r io.Reader, source string) (*Parsed, error)
 	}
 	c.p.Entries = entries
 	return c.p, nil
+}
+
+// diveSuspensionData makes the session.Suspension of a suspended Dive
+// session from its header's suspension members: each pending tool call
+// with its prompt and metadata (an approval when Dive's reason says so),
+// and the members verbatim as the host's State, which a Dive adapter
+// resumes from.
+func diveSuspensionData(members json.RawMessage) json.RawMessage {
+	var d struct {
+		Pending []struct {
+			ID       string          `json:"id"`
+			Name     string          `json:"name"`
+			Prompt   string          `json:"prompt"`
+			Reason   string          `json:"reason"`
+			Metadata json.RawMessage `json:"metadata"`
+		} `json:"pending_tool_calls"`
+	}
+	_ = json.Unmarshal(members, &d)
+	sp := session.Suspension{Calls: []session.SuspendedCall{}, Reason: "dive", State: members}
+	for _, p := range d.Pending {
+		if p.ID == "" {
+			continue
+		}
+		sp.Calls = append(sp.Calls, session.SuspendedCall{CallID: p.ID, Name: p.Name, Prompt: p.Prompt,
+			Approval: strings.Contains(p.Reason, "approv"), Metadata: p.Metadata})
+	}
+	raw, err := json.Marshal(sp)
+	if err != nil {
+		return members
+	}
+	return raw
 }
 
 // diveSuspension are the header members of a suspended turn.

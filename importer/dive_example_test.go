@@ -12,7 +12,7 @@ import (
 // A suspended Dive session imports into any store: its turns as
 // messages (Dive's tool results split out of its user messages, named
 // after their calls), the call still awaiting its result left pending,
-// and Dive's suspension kept whole in a custom entry "dive.suspension".
+// and Dive's suspension a typed suspension entry (Session.Suspended).
 func Example_dive() {
 	ctx := context.Background()
 	store := session.NewMemoryStore()
@@ -61,5 +61,5 @@ func Example_dive() {
 	// assistant: "Checking the release, then asking for approval.", 2 tool call(s)
 	// result of lookup: "v2: 14 commits"
 	// pending: approve toolu_approve
-	// custom entry: dive.suspension
+	// custom entry: agentsession.suspension
 }

@@ -298,7 +298,7 @@ func TestDiveMain(t *testing.T) {
 }
 
 // TestDiveSuspended: the pending call stays pending, and the header's
-// suspension is kept verbatim in a custom entry "dive.suspension".
+// suspension is a typed suspension entry holding Dive's members verbatim.
 func TestDiveSuspended(t *testing.T) {
 	ctx := context.Background()
 	importStores(t, func(t *testing.T, store session.Store, reopen func() session.Store) {
@@ -311,8 +311,12 @@ func TestDiveSuspended(t *testing.T) {
 			last = e
 		}
 		var p customPayload
-		if err := last.Decode(&p); err != nil || last.Type() != session.TypeCustom || p.CustomType != "dive.suspension" {
+		if err := last.Decode(&p); err != nil || last.Type() != session.TypeCustom || p.CustomType != session.CustomSuspension {
 			t.Fatalf("last entry %s: %v", last.JSON(), err)
+		}
+		v := s.Suspended()
+		if v == nil || len(v.Calls) != 1 || v.Calls[0].CallID != "toolu_approve" || v.Calls[0].Name != "approve" || len(v.Pending) != 1 {
+			t.Fatalf("suspended: %+v", v)
 		}
 		var hl struct {
 			Data map[string]json.RawMessage `json:"data"`
@@ -322,8 +326,8 @@ func TestDiveSuspended(t *testing.T) {
 		}
 		want := `{"suspended":` + string(hl.Data["suspended"]) + `,"pending_tool_calls":` + string(hl.Data["pending_tool_calls"]) +
 			`,"completed_tool_calls":` + string(hl.Data["completed_tool_calls"]) + `}`
-		if string(p.Data) != want {
-			t.Errorf("suspension:\n got %s\nwant %s", p.Data, want)
+		if string(v.State) != want {
+			t.Errorf("suspension state:\n got %s\nwant %s", v.State, want)
 		}
 		if h, _ := s.Header().Extra.Get("dive"); bytes.Contains(h, []byte("pending")) {
 			t.Errorf("the header repeats the suspension: %s", h)
@@ -674,7 +678,13 @@ func TestDiveTolerant(t *testing.T) {
 			}},
 		{"id Dive allows", `{"line_type":"header","data":{"id":"team:alpha"}}`,
 			func(t *testing.T, p *Parsed) {
-				if v, _ := p.Header.Extra.Get("diveId"); string(v) != `"team:alpha"` || p.Header.ID != "stem" {
+				if p.Header.ID != "team:alpha" {
+					t.Errorf("header %+v", p.Header)
+				}
+			}},
+		{"id no store takes", `{"line_type":"header","data":{"id":"team\u0000alpha"}}`,
+			func(t *testing.T, p *Parsed) {
+				if v, _ := p.Header.Extra.Get("diveId"); string(v) != `"team\u0000alpha"` || p.Header.ID != "stem" {
 					t.Errorf("header %+v", p.Header)
 				}
 			}},
