@@ -61,6 +61,12 @@ type Context struct {
 	// Pending lists the calls of the last assistant message still waiting
 	// for their results at the end of the path.
 	Pending []ToolCallRef
+	// Suspended lists the pending calls a host suspended on purpose
+	// (Session.Suspend): they get no failure when the conversation goes
+	// on; what comes meanwhile waits behind them in ForModel.
+	Suspended []ToolCallRef
+	// susp is the pairing's suspension marks, for ForModel.
+	susp []string
 	// Orphans lists tool results that answer no call awaiting one: a call
 	// not on the path, answered already, or no longer awaited.
 	Orphans []ToolCallRef
@@ -118,7 +124,7 @@ type ToolCallRef struct {
 //
 // Session.Messages returns the same list without rebuilding it.
 func (c *Context) ForModel() []*Message {
-	var b pairing
+	b := pairing{susp: c.susp}
 	for i, m := range c.Messages {
 		id := ""
 		if i < len(c.EntryIDs) {
@@ -134,6 +140,8 @@ func (c *Context) ForModel() []*Message {
 type pairing struct {
 	open     []openCall // calls of the last assistant message not yet answered
 	held     []*Message // custom messages that arrived while calls were open
+	susp     []string   // calls marked suspended (suspend.go), answered or not
+	late     []lateCall // suspended calls the conversation went past, unanswered
 	model    []*Message
 	dangling []ToolCallRef
 	orphans  []ToolCallRef
@@ -143,6 +151,13 @@ type pairing struct {
 type openCall struct {
 	ref ToolCallRef
 	ts  int64
+}
+
+// lateCall is a suspended call whose place in the model list a
+// placeholder holds (at model[at]) until its result comes.
+type lateCall struct {
+	openCall
+	at int
 }
 
 func (p *pairing) push(m *Message, entryID string) {
@@ -156,6 +171,19 @@ func (p *pairing) push(m *Message, entryID string) {
 				if len(p.open) == 0 {
 					p.release()
 				}
+				return
+			}
+		}
+		for k, c := range p.late {
+			if c.ref.CallID == m.ToolCallID {
+				// The result of a call suspended while the conversation
+				// went on takes its placeholder's place, on a copy of the
+				// list: earlier lists share its array.
+				if c.at < len(p.model) { // not in checkPairing's dry run
+					p.model = slices.Clone(p.model)
+					p.model[c.at] = m
+				}
+				p.late = slices.Delete(p.late, k, k+1)
 				return
 			}
 		}
@@ -234,9 +262,16 @@ func sendable(msgs []*Message) []*Message {
 	return out
 }
 
-// closeRun answers the calls still open when the conversation moves on.
+// closeRun answers the calls still open when the conversation moves on:
+// a suspended call with a placeholder its result replaces when it comes,
+// any other as dangling, with a synthesized failure.
 func (p *pairing) closeRun() {
 	for _, c := range p.open {
+		if p.isSuspended(c) {
+			p.late = append(p.late, lateCall{c, len(p.model)})
+			p.model = append(p.model, placeholderResult(c))
+			continue
+		}
 		p.dangling = append(p.dangling, c.ref)
 		p.model = append(p.model, synthesizedResult(c))
 	}
@@ -250,6 +285,51 @@ func (p *pairing) release() {
 	p.held = p.held[:0]
 }
 
+// suspend marks the pending calls among ids suspended.
+func (p *pairing) suspend(ids []string) {
+	for _, id := range ids {
+		if slices.ContainsFunc(p.open, func(c openCall) bool { return c.ref.CallID == id }) && !slices.Contains(p.susp, id) {
+			p.susp = append(p.susp, id)
+		}
+	}
+}
+
+// endSuspension unmarks ids: those still pending are answered as
+// dangling when the conversation goes on, and those it went past are
+// dangling now.
+func (p *pairing) endSuspension(ids []string) {
+	p.susp = slices.DeleteFunc(slices.Clone(p.susp), func(id string) bool { return slices.Contains(ids, id) })
+	var keep []lateCall
+	for _, c := range p.late {
+		if !slices.Contains(ids, c.ref.CallID) {
+			keep = append(keep, c)
+			continue
+		}
+		if c.at < len(p.model) {
+			p.model = slices.Clone(p.model)
+			p.model[c.at] = synthesizedResult(c.openCall)
+		}
+		p.dangling = append(p.dangling, c.ref)
+	}
+	p.late = keep
+}
+
+func (p *pairing) isSuspended(c openCall) bool { return slices.Contains(p.susp, c.ref.CallID) }
+
+// suspendedOpen returns the suspended calls still without a result.
+func (p *pairing) suspendedOpen() []ToolCallRef {
+	var out []ToolCallRef
+	for _, c := range p.late {
+		out = append(out, c.ref)
+	}
+	for _, c := range p.open {
+		if p.isSuspended(c) {
+			out = append(out, c.ref)
+		}
+	}
+	return out
+}
+
 // list returns the model-facing list as of now. Calls still open at the
 // end stay unanswered, unless custom messages are held behind them: then
 // the list closes the run as if the conversation had moved on, without
@@ -260,14 +340,32 @@ func (p *pairing) list() []*Message {
 		return m
 	}
 	for _, c := range p.open {
-		m = append(m, synthesizedResult(c))
+		if p.isSuspended(c) {
+			m = append(m, placeholderResult(c))
+		} else {
+			m = append(m, synthesizedResult(c))
+		}
 	}
 	return append(m, p.held...)
+}
+
+// placeholderResult stands in the model view for the result of a
+// suspended call the conversation went past.
+func placeholderResult(c openCall) *Message {
+	return &Message{
+		Role: RoleToolResult, ToolCallID: c.ref.CallID, ToolName: c.ref.Name,
+		Content: []Block{Text(SuspendedResultText)}, Timestamp: c.ts, synthetic: true,
+	}
 }
 
 // accepts reports whether a tool result for callID may be appended now.
 func (p *pairing) accepts(callID string) bool {
 	for _, c := range p.open {
+		if c.ref.CallID == callID {
+			return true
+		}
+	}
+	for _, c := range p.late {
 		if c.ref.CallID == callID {
 			return true
 		}
@@ -551,11 +649,28 @@ func assistantModel(t *tree, i int32) (ModelRef, bool) {
 }
 
 func (pc *pathCtx) emit(t *tree, i int32) {
-	if t.nodes[i].e.kind == kindCompaction {
+	switch e := t.nodes[i].e; e.kind {
+	case kindCompaction:
 		return // only the last compaction counts, and it is emitted first
+	case kindCustom:
+		pc.mark(e)
+		return
 	}
 	if m := t.contextMessage(i); m != nil {
 		pc.push(m, t.nodes[i].e.id)
+	}
+}
+
+// mark takes a suspension entry's marks into the pairing.
+func (pc *pathCtx) mark(e Entry) {
+	if sp, ok := suspensionOf(e); ok {
+		ids := make([]string, len(sp.Calls))
+		for k, c := range sp.Calls {
+			ids[k] = c.CallID
+		}
+		pc.pair.suspend(ids)
+	} else if end, ok := decodeCustom[SuspensionEnd](e, CustomSuspensionEnd); ok {
+		pc.pair.endSuspension(end.CallIDs)
 	}
 }
 
@@ -700,6 +815,8 @@ func (pc *pathCtx) snapshot(t *tree) *Context {
 		Orphans:       pc.pair.orphans[:len(pc.pair.orphans):len(pc.pair.orphans)],
 		Unresolved:    pc.pair.images[:len(pc.pair.images):len(pc.pair.images)],
 		Pending:       pc.pair.pending(),
+		Suspended:     pc.pair.suspendedOpen(),
+		susp:          slices.Clip(slices.Clone(pc.pair.susp)),
 	}
 	if pc.leaf >= 0 {
 		c.LeafID = t.nodes[pc.leaf].e.id

@@ -66,9 +66,10 @@ func (s *FileStore) foreign(id string) error {
 func formatOf(line []byte) string {
 	var v struct {
 		Type      string          `json:"type"`
+		LineType  string          `json:"line_type"`
+		Data      json.RawMessage `json:"data"`
 		UUID      string          `json:"uuid"`
 		SessionID string          `json:"sessionId"`
-		Header    json.RawMessage `json:"header"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(line), &v) != nil {
 		return "unknown"
@@ -76,8 +77,8 @@ func formatOf(line []byte) string {
 	switch {
 	case v.Type == "session":
 		return "agentsession"
-	case strings.HasPrefix(v.Type, "header") && v.Header != nil:
-		return "Dive"
+	case strings.HasPrefix(v.LineType, "header") && len(v.Data) > 0 && v.Data[0] == '{':
+		return "Dive" // {"line_type":"header","data":{...}}
 	case v.Type == "session_meta" || v.Type == "response_item":
 		return "Codex"
 	case v.UUID != "" || v.SessionID != "" || v.Type == "summary":

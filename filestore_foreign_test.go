@@ -22,22 +22,28 @@ func TestFileStoreForeignSession(t *testing.T) {
 	cases := []struct {
 		name, file, first, format string
 	}{
-		{"dive", "s1.jsonl", `{"type":"header_v2","header":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}`, "Dive"},
+		{"dive", "s1.jsonl", `{"line_type":"header","data":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}`, "Dive"},
 		{"codex", "s1.jsonl", `{"timestamp":"2025-10-29T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}`, "Codex"},
 		{"claude", "s1.jsonl", `{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}`, "Claude Code"},
+		{"real dive", "dive-main.jsonl", "", "Dive"},
 		{"ours outside the layout", "s1.jsonl", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`, "agentsession"},
-		{"escaped id", "user%3A42.jsonl", `{"type":"header_v2","header":{"id":"user:42"}}`, "Dive"},
+		{"escaped id", "user%3A42.jsonl", `{"line_type":"header","data":{"id":"user:42"}}`, "Dive"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			path := filepath.Join(root, c.file)
 			body := c.first + "\n" + `{"type":"event"}` + "\n"
-			require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
 			id := "s1"
-			if c.name == "escaped id" {
+			switch c.name {
+			case "escaped id":
 				id = "user:42"
+			case "real dive": // written by Dive v1.26.0's FileStore
+				raw, err := os.ReadFile(filepath.Join("importer", "testdata", "dive", c.file))
+				require.NoError(t, err)
+				body, id = string(raw), "dive-main"
 			}
+			require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
 			store := openFS(t, root, nil)
 			_, err := session.Open(ctx, store, id)
 			var fe *session.ForeignError

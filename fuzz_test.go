@@ -46,7 +46,11 @@ func randomLog(data []byte) []byte {
 		}
 		env := fmt.Sprintf(`"id":%q,"parentId":%s,"timestamp":"2026-01-15T10:00:%02d.000Z"`, self, parent, n%60)
 		call := fmt.Sprintf("c%d", next()%4)
-		switch next() % 10 {
+		switch next() % 12 {
+		case 10:
+			fmt.Fprintf(&sb, `{"type":"custom",%s,"customType":"agentsession.suspension","data":{"calls":[{"callId":%q}]}}`, env, call)
+		case 11:
+			fmt.Fprintf(&sb, `{"type":"custom",%s,"customType":"agentsession.suspension_end","data":{"outcome":"cancelled","callIds":[%q]}}`, env, call)
 		case 0:
 			fmt.Fprintf(&sb, `{"type":"message",%s,"message":{"role":"user","content":"u%d","timestamp":1}}`, env, n)
 		case 1, 2:
@@ -84,6 +88,9 @@ func FuzzContext(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkPairing(t, msgs)
+		if rebuilt := s.Context().ForModel(); len(rebuilt) != len(msgs) {
+			t.Fatalf("ForModel rebuilds %d messages, Messages gives %d", len(rebuilt), len(msgs))
+		}
 		for _, e := range log.Entries {
 			c, err := s.ContextAt(e.ID())
 			if err != nil {

@@ -235,6 +235,45 @@ func (s *Session) prepare(m *Message) (*Message, error) {
 	return prepMessage(m.Clone()), nil
 }
 
+// placeTurn puts a turn's usage on its last assistant message when that
+// carries none, and returns the turn record to write after the messages
+// (nil when none is needed): see TurnOptions.
+func placeTurn(own []*Message, turn *TurnOptions) (*turnData, error) {
+	if turn == nil {
+		return nil, nil
+	}
+	var r turnData
+	if u := turn.Usage; u != nil {
+		c := *u
+		c.Extra = u.Extra.Clone()
+		last := -1
+		for k := len(own) - 1; k >= 0 && last < 0; k-- {
+			if own[k].Role == RoleAssistant {
+				last = k
+			}
+		}
+		switch {
+		case last < 0:
+			r.Usage = &c
+		case own[last].Usage == nil:
+			own[last].Usage = &c
+		default:
+			r.Reported = &c
+		}
+	}
+	if len(turn.Metadata) > 0 {
+		if !json.Valid(turn.Metadata) {
+			return nil, errors.New("session: turn metadata is not JSON")
+		}
+		r.Metadata = turn.Metadata
+	}
+	r.ID = turn.ID
+	if r.ID == "" && r.Usage == nil && r.Reported == nil && r.Metadata == nil {
+		return nil, nil
+	}
+	return &r, nil
+}
+
 // checkPairing simulates appending msgs and rejects a tool result that
 // answers no pending call.
 func (s *Session) checkPairing(msgs []*Message) error {
@@ -245,7 +284,8 @@ func (s *Session) checkPairing(msgs []*Message) error {
 	if !results {
 		return nil // nothing to pair
 	}
-	p := pairing{open: append([]openCall(nil), s.leafCtx().pair.open...)}
+	lc := s.leafCtx()
+	p := pairing{open: append([]openCall(nil), lc.pair.open...), susp: lc.pair.susp, late: slices.Clone(lc.pair.late)}
 	for _, m := range msgs {
 		if m.Role == RoleToolResult && !p.accepts(m.ToolCallID) {
 			return fmt.Errorf("%w: result for call %q (%s)", ErrUnpairedToolResult, m.ToolCallID, m.ToolName)
@@ -278,21 +318,23 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 }
 
 // SaveTurn appends the messages of one agent turn, all or nothing. usage,
-// when not nil, is recorded on the turn's last assistant message if that
-// message carries none of its own. It implements Conversation.
+// when not nil, is kept whatever the messages: on the turn's last
+// assistant message if that message carries none of its own, else in a
+// turn record written with them (see TurnOptions, SaveTurnWith for a
+// turn's id and metadata too). It implements Conversation.
 //
 // When it fails, the turn may still have been stored (the store's answer
 // was lost): calling it again with the same messages stores the turn
 // once (see the package documentation, "Retries").
 func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
-	if len(msgs) == 0 {
+	if len(msgs) == 0 && usage == nil {
 		return s.closedErr(ctx)
 	}
-	_, err := s.appendMessages(ctx, msgs, usage)
+	_, err := s.appendMessages(ctx, msgs, &TurnOptions{Usage: usage})
 	return err
 }
 
-func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Usage) ([]Entry, error) {
+func (s *Session) appendMessages(ctx context.Context, msgs []*Message, turn *TurnOptions) ([]Entry, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -309,17 +351,9 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			stampless = append(stampless, k)
 		}
 	}
-	if usage != nil {
-		for k := len(own) - 1; k >= 0; k-- {
-			if own[k].Role == RoleAssistant {
-				if own[k].Usage == nil {
-					u := *usage
-					u.Extra = usage.Extra.Clone()
-					own[k].Usage = &u
-				}
-				break
-			}
-		}
+	record, err := placeTurn(own, turn)
+	if err != nil {
+		return nil, err
 	}
 	build := func(d *draft) ([]Entry, error) {
 		for _, k := range stampless {
@@ -334,6 +368,21 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, usage *Us
 			}
 			out[k] = e
 			parent = e.id
+		}
+		if record != nil {
+			r := *record
+			if len(out) > 0 {
+				r.First = out[0].id
+			}
+			raw, err := marshalRaw(r)
+			if err != nil {
+				return nil, err
+			}
+			e, err := NewEntry(TypeCustom, d.newID(), parent, d.now, Custom{CustomType: CustomTurn, Data: raw})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
 		}
 		return out, nil
 	}

@@ -104,6 +104,12 @@ func (s *Session) noteUsage(added []int32, from, to int32) {
 // has one. A message not decoded yet is decoded without being kept.
 func addUsage(u Usage, t *tree, i int32) Usage {
 	n := &t.nodes[i]
+	if n.e.kind == kindCustom {
+		if tu, ok := turnUsage(n.e); ok {
+			return u.Add(*tu) // a turn's usage no message held
+		}
+		return u
+	}
 	if n.e.kind != kindMessage {
 		return u
 	}

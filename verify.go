@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -206,6 +207,7 @@ func (t *tree) verifyPairing() []Finding {
 	type item struct {
 		i    int32
 		open []ToolCallRef // shared between siblings: copied before changing
+		susp []string      // suspended calls among open (suspend.go); shared too
 	}
 	reported := map[string]bool{}
 	report := func(kind FindingKind, c ToolCallRef, detail string) {
@@ -218,13 +220,25 @@ func (t *tree) verifyPairing() []Finding {
 	}
 	var stack []item
 	for _, r := range t.children(-1) {
-		stack = append(stack, item{r, nil})
+		stack = append(stack, item{r, nil, nil})
 	}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		open := it.open
+		open, susp := it.open, it.susp
 		n := &t.nodes[it.i]
+		if sp, ok := suspensionOf(n.e); ok {
+			susp = slices.Clone(susp)
+			for _, c := range sp.Calls {
+				if slices.ContainsFunc(open, func(r ToolCallRef) bool { return r.CallID == c.CallID }) {
+					susp = append(susp, c.CallID)
+				}
+			}
+		} else if end, ok := decodeCustom[SuspensionEnd](n.e, CustomSuspensionEnd); ok {
+			// An attempt given up: its calls are not awaited any more.
+			open = slices.DeleteFunc(slices.Clone(open), func(r ToolCallRef) bool { return slices.Contains(end.CallIDs, r.CallID) })
+			susp = slices.DeleteFunc(slices.Clone(susp), func(id string) bool { return slices.Contains(end.CallIDs, id) })
+		}
 		if m := t.contextMessage(it.i); m != nil && n.e.kind != kindCompaction {
 			switch {
 			case m.Role == RoleToolResult:
@@ -243,10 +257,16 @@ func (t *tree) verifyPairing() []Finding {
 				}
 			case m.Role == RoleBashExecution && m.ExcludeFromContext:
 			default:
+				// Suspended calls stay awaited while the conversation goes on.
+				var kept []ToolCallRef
 				for _, c := range open {
-					report(FindingDanglingCall, c, " has no result")
+					if slices.Contains(susp, c.CallID) {
+						kept = append(kept, c)
+					} else {
+						report(FindingDanglingCall, c, " has no result")
+					}
 				}
-				open = nil
+				open = kept
 				for _, b := range m.ToolCalls() {
 					open = append(open, ToolCallRef{EntryID: n.e.id, CallID: b.ID, Name: b.Name})
 				}
@@ -255,11 +275,15 @@ func (t *tree) verifyPairing() []Finding {
 		kids := t.children(it.i)
 		if len(kids) == 0 {
 			for _, c := range open {
-				report(FindingPendingCall, c, " awaits its result at the end of a branch")
+				if slices.Contains(susp, c.CallID) {
+					report(FindingPendingCall, c, " is suspended: it awaits its result at the end of a branch")
+				} else {
+					report(FindingPendingCall, c, " awaits its result at the end of a branch")
+				}
 			}
 		}
 		for k := len(kids) - 1; k >= 0; k-- {
-			stack = append(stack, item{kids[k], open})
+			stack = append(stack, item{kids[k], open, susp})
 		}
 	}
 	return out

@@ -1,5 +1,5 @@
 // Package importer reads the sessions of other coding agents (Claude
-// Code, Codex, OpenCode) and this module's own JSON export into any
+// Code, Codex, OpenCode, Dive) and this module's own JSON export into any
 // session.Store, keeping the tree, timestamps, models, usage, tool calls
 // and results, and subagents as child sessions.
 //
@@ -52,7 +52,7 @@
 //
 // The notes on each format (what its records are and how they map to
 // entries) are in the comments of the files that read it: claude*.go,
-// codex*.go, opencode*.go, and json.go below.
+// codex*.go, opencode*.go, dive*.go, and json.go below.
 //
 // # JSON: this module's export envelope
 //

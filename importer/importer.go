@@ -21,6 +21,7 @@ const (
 	Claude   Format = "claude"   // Claude Code transcripts (~/.claude/projects/*/*.jsonl)
 	Codex    Format = "codex"    // Codex rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
 	OpenCode Format = "opencode" // OpenCode `session export` JSON
+	Dive     Format = "dive"     // Dive session files (session.FileStore: <dir>/<id>.jsonl)
 	JSON     Format = "json"     // this module's export envelope (package export)
 )
 
@@ -123,7 +124,8 @@ type reader struct {
 	// it is of this format.
 	sniff func(head []byte) bool
 	// owned reports files that another file of the format reads along
-	// (a Claude Code subagent transcript), which a directory walk skips.
+	// (a Claude Code subagent transcript), or that its agent leaves
+	// aside (a Dive temporary file), which a directory walk skips.
 	owned func(path string) bool
 	// read reads one file.
 	read func(ctx context.Context, path string) ([]*Parsed, error)

@@ -29,7 +29,7 @@
 //	agentsession unarchive [--json] ID
 //	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
-//	agentsession import [--from claude|codex|opencode|json] [--dry-run] [--json] FILE|DIR...
+//	agentsession import [--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
@@ -456,17 +456,18 @@
 // Reads sessions of other agents into the store at --root: Claude Code
 // transcripts (~/.claude/projects/*/*.jsonl, subagents as child
 // sessions), Codex rollout files (~/.codex/sessions/...), OpenCode
-// exports (opencode export) and this tool's JSON export. The format is
-// detected per file (--from names it). A directory imports every session
-// file under it, with a progress line on a terminal. A session already
-// in the store (the same id and entries) is skipped, so an import can
-// be run again; one cut short is completed. Records of types the
-// importer does not model are kept as custom entries and counted; a
-// malformed line is reported with its number, as is a line read with a
-// repair (a parent missing from the file), and the rest imports.
-// --dry-run reads and reports, and writes nothing. It ends with a
-// summary: imported, skipped, errors; the exit status is 2 when a file
-// failed.
+// exports (opencode export), Dive session files (its FileStore's
+// <dir>/<id>.jsonl; a suspended turn's pending calls stay pending) and
+// this tool's JSON export. The format is detected per file (--from names
+// it). A directory imports every session file under it, with a progress
+// line on a terminal. A session already in the store (the same id and
+// entries) is skipped, so an import can be run again; one cut short is
+// completed. Records of types the importer does not model are kept as
+// custom entries and counted; a malformed line is reported with its
+// number, as is a line read with a repair (a parent missing from the
+// file), and the rest imports. --dry-run reads and reports, and writes
+// nothing. It ends with a summary: imported, skipped, errors; the exit
+// status is 2 when a file failed.
 //
 // --json prints one object per session and line: {"status" ("imported",
 // "skipped" or "error"), "id", "parentSession", "format", "source",

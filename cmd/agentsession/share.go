@@ -19,7 +19,7 @@ import (
 
 // The commands that move sessions in and out of a store: export (JSON,
 // Markdown, HTML, redacted on request) and import (Claude Code, Codex,
-// OpenCode, our JSON).
+// OpenCode, Dive, our JSON).
 
 var cmdExport = &command{
 	name:    "export",
@@ -178,12 +178,12 @@ func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64,
 
 var cmdImport = &command{
 	name:    "import",
-	summary: "import sessions of Claude Code, Codex, OpenCode or an export into the store",
-	usage:   "[--from claude|codex|opencode|json] [--dry-run] [--json] FILE|DIR...",
+	summary: "import sessions of Claude Code, Codex, OpenCode, Dive or an export into the store",
+	usage:   "[--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...",
 	common:  withJSON | withRoot,
 	nargs:   [2]int{1, -1},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
-		from := fs.String("from", "", "read every file as this format (claude, codex, opencode or json); default: detected per file")
+		from := fs.String("from", "", "read every file as this format (claude, codex, opencode, dive or json); default: detected per file")
 		dry := fs.Bool("dry-run", false, "read and report, write nothing")
 		return func(args []string) int { return c.importSessions(args, *from, *dry) }
 	},
@@ -208,9 +208,9 @@ type importJSON struct {
 func (c *call) importSessions(args []string, from string, dry bool) int {
 	f := importer.Format(strings.ToLower(from))
 	switch f {
-	case "", importer.Claude, importer.Codex, importer.OpenCode, importer.JSON:
+	case "", importer.Claude, importer.Codex, importer.OpenCode, importer.Dive, importer.JSON:
 	default:
-		return c.usageError("unknown --from %q: claude, codex, opencode or json", from)
+		return c.usageError("unknown --from %q: claude, codex, opencode, dive or json", from)
 	}
 	var store session.Store
 	if _, err := os.Stat(c.root); dry && errors.Is(err, fs.ErrNotExist) {

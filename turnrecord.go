@@ -1,0 +1,95 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Turn records: what a host knows of a turn beyond its messages (its own
+// id, its usage, its metadata), kept in a custom entry (CustomTurn) that
+// SaveTurnWith writes after the turn's messages, in the same write. Seed
+// readers (pi) skip it like any custom entry.
+
+// CustomTurn is the customType of turn records.
+const CustomTurn = "agentsession.turn"
+
+// TurnOptions is what SaveTurnWith keeps of a turn beside its messages.
+type TurnOptions struct {
+	// ID is the host's id of the turn.
+	ID string
+	// Usage is the turn's usage. It is recorded once: on the turn's last
+	// assistant message when that message carries none (where the seed
+	// agents read it); otherwise in the turn record, counted by
+	// Session.Usage when the turn has no assistant message, and kept but
+	// not counted (TurnRecord.Counted false) when the message carries
+	// usage of its own, which the turn's most likely repeats.
+	Usage *Usage
+	// Metadata is the host's JSON about the turn.
+	Metadata json.RawMessage
+}
+
+// TurnRecord is a turn record on the path (TurnRecords).
+type TurnRecord struct {
+	EntryID string // the record's entry
+	ID      string // TurnOptions.ID
+	// FirstEntryID is the turn's first message's entry ("" for a record
+	// of usage alone).
+	FirstEntryID string
+	// Usage is the usage the record holds: nil when a message holds it.
+	Usage *Usage
+	// Counted says Session.Usage counts Usage (the turn had no message to
+	// hold it).
+	Counted  bool
+	Metadata json.RawMessage
+}
+
+// turnData is a turn record's data.
+type turnData struct {
+	ID       string          `json:"turnId,omitempty"`
+	First    string          `json:"firstEntryId,omitempty"`
+	Usage    *Usage          `json:"usage,omitempty"`         // counted
+	Reported *Usage          `json:"reportedUsage,omitempty"` // kept, not counted
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// SaveTurnWith is SaveTurn keeping the turn's id, usage and metadata (see
+// TurnOptions): all or nothing, retried once as SaveTurn is. With no
+// messages, a record of the options alone is written; with neither,
+// nothing.
+func (s *Session) SaveTurnWith(ctx context.Context, msgs []*Message, o *TurnOptions) error {
+	if len(msgs) == 0 && (o == nil || (o.ID == "" && o.Usage == nil && len(o.Metadata) == 0)) {
+		return s.closedErr(ctx)
+	}
+	_, err := s.appendMessages(ctx, msgs, o)
+	return err
+}
+
+// TurnRecords returns the turn records on the path from the root to the
+// leaf, oldest first. It walks the path.
+func (s *Session) TurnRecords() []TurnRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []TurnRecord
+	for _, i := range s.leafCtx().path {
+		e := s.t.nodes[i].e
+		d, ok := decodeCustom[turnData](e, CustomTurn)
+		if !ok {
+			continue
+		}
+		r := TurnRecord{EntryID: e.id, ID: d.ID, FirstEntryID: d.First, Usage: d.Usage, Counted: d.Usage != nil, Metadata: d.Metadata}
+		if d.Usage == nil {
+			r.Usage = d.Reported
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// turnUsage returns the counted usage of a turn record.
+func turnUsage(e Entry) (*Usage, bool) {
+	d, ok := decodeCustom[turnData](e, CustomTurn)
+	if !ok || d.Usage == nil {
+		return nil, false
+	}
+	return d.Usage, true
+}
