@@ -3,188 +3,245 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"errors"
+	"fmt"
+	"slices"
 
+	"github.com/deepnoodle-ai/dive"
 	"github.com/deepnoodle-ai/dive/llm"
 
 	as "github.com/agentsession/session"
 )
 
-// The few places that use agentsession's turn records and suspensions.
-//
-// INTERIM: custom entries stand in for the typed turn and suspension
-// entries the core is getting (SaveTurnWith, Suspend, EndSuspension);
-// this file is all that changes when they land.
+// The places this package uses agentsession's turn records
+// (SaveTurnWith, TurnRecords) and suspensions (Suspend, Suspended,
+// EndSuspension).
 
-const (
-	customTurn    = "dive.turn"
-	customSuspend = "dive.suspend"
-)
-
-// turnRec is the record of one Dive turn (one of Dive's "events").
+// turnRec is what this package keeps of a Dive turn (one of Dive's
+// "events") in agentsession's turn record.
 type turnRec struct {
 	ID       string
 	Usage    *llm.Usage
 	Metadata map[string]any
-	// First is the turn's first entry ("" for a turn without messages),
-	// Entry the entry that records the turn, At its time.
-	First, Entry string
-	At           time.Time
 }
 
-type turnData struct {
-	ID       string          `json:"id"`
-	First    string          `json:"first,omitempty"`
-	Usage    json.RawMessage `json:"usage,omitempty"`
-	Metadata map[string]any  `json:"metadata,omitempty"`
-}
-
-// saveTurn appends the messages of a turn and its record.
-func saveTurn(ctx context.Context, s *as.Session, msgs []*as.Message, t *turnRec) error {
-	if len(msgs) > 0 {
-		if err := s.SaveTurn(ctx, msgs, nil); err != nil {
-			return err
-		}
-	}
-	d := turnData{ID: t.ID, Metadata: t.Metadata}
-	if len(msgs) > 0 {
-		id := s.LeafID()
-		for k := 1; k < len(msgs); k++ {
-			e, _ := s.Entry(id)
-			id = e.ParentID()
-		}
-		d.First = id
-	}
-	if t.Usage != nil {
-		raw, err := json.Marshal(t.Usage)
-		if err != nil {
-			return err
-		}
-		d.Usage = raw
-	}
-	_, err := s.AppendCustom(ctx, customTurn, d)
-	return err
-}
-
-// pathItem is an entry of the path to the leaf that this package reads:
-// a turn record, a compaction or a suspension.
-type pathItem struct {
-	entry as.Entry
-	turn  *turnRec
-	comp  *as.Compaction
-	susp  *suspension
-}
-
-// pathItems returns the turn records, compactions and suspensions on the
-// path to the leaf, in order.
-func pathItems(s *as.Session) ([]pathItem, error) {
-	path, err := s.PathTo(s.LeafID())
-	if err != nil || len(path) == 0 {
+// turnOptions returns the options that record t.
+func turnOptions(t *turnRec) (*as.TurnOptions, error) {
+	o := &as.TurnOptions{ID: t.ID}
+	u, err := toUsage(t.Usage)
+	if err != nil {
 		return nil, err
 	}
-	var items []pathItem
-	for _, e := range path {
-		it, ok, err := itemOf(e)
+	o.Usage = u
+	if t.Metadata != nil {
+		raw, err := json.Marshal(t.Metadata)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			items = append(items, it)
-		}
+		o.Metadata = raw
 	}
-	return items, nil
+	return o, nil
 }
 
-// itemOf returns the item entry e is, if it is one.
-func itemOf(e as.Entry) (pathItem, bool, error) {
-	switch e.Type() {
-	case as.TypeCompaction:
-		var c as.Compaction
-		if err := e.Decode(&c); err != nil {
-			return pathItem{}, false, err
+// saveTurn appends the messages of a turn and its record, in one write.
+func saveTurn(ctx context.Context, s *as.Session, msgs []*as.Message, t *turnRec) error {
+	o, err := turnOptions(t)
+	if err != nil {
+		return err
+	}
+	return s.SaveTurnWith(ctx, msgs, o)
+}
+
+// ErrNothingPending is returned by SaveSuspendedTurn for a turn none of
+// whose tool calls awaits a result: there is nothing to suspend.
+var ErrNothingPending = errors.New("dive session: the suspended turn has no tool call awaiting a result")
+
+// saveSuspended appends a suspended turn: its messages and record, and a
+// suspension of every call of its last assistant message that has no
+// result in the turn (those Dive waits for, with their prompt and
+// metadata, and those it has not run yet, which must stay pending too),
+// with Dive's SuspensionState (but its TurnMessages) as the state.
+//
+// agentsession records a suspension of calls still pending at the leaf; a
+// user message after the results (a hook's added context) ends the run
+// of results. Such messages are appended after the suspension, in a write
+// of their own.
+func saveSuspended(ctx context.Context, s *as.Session, msgs []*as.Message, t *turnRec, state *dive.SuspensionState) error {
+	last := -1 // the last assistant message
+	for k, m := range msgs {
+		if m.Role == as.RoleAssistant {
+			last = k
 		}
-		return pathItem{entry: e, comp: &c}, true, nil
-	case as.TypeCustom:
-		var c as.Custom
-		if err := e.Decode(&c); err != nil {
-			return pathItem{}, false, nil
+	}
+	if last < 0 {
+		return ErrNothingPending
+	}
+	head := last + 1
+	answered := map[string]bool{}
+	for head < len(msgs) && msgs[head].Role == as.RoleToolResult {
+		answered[msgs[head].ToolCallID] = true
+		head++
+	}
+	for _, m := range msgs[head:] {
+		if m.Role != as.RoleUser {
+			return fmt.Errorf("dive session: a suspended turn ends with its last assistant message's results and user messages, not a %s message", m.Role)
 		}
-		switch c.CustomType {
-		case customTurn:
-			var d turnData
-			if err := json.Unmarshal(c.Data, &d); err != nil {
-				return pathItem{}, false, err
-			}
-			t := &turnRec{ID: d.ID, Metadata: d.Metadata, First: d.First, Entry: e.ID(), At: e.Time()}
-			if d.Usage != nil {
-				t.Usage = new(llm.Usage)
-				if err := json.Unmarshal(d.Usage, t.Usage); err != nil {
-					return pathItem{}, false, err
+	}
+	pending := map[string]*dive.PendingToolCall{}
+	var reason string
+	if state != nil {
+		for _, p := range state.PendingToolCalls {
+			if p != nil {
+				pending[p.ID] = p
+				if reason == "" {
+					reason = string(p.Reason)
 				}
 			}
-			return pathItem{entry: e, turn: t}, true, nil
-		case customSuspend:
-			var sp suspension
-			if err := json.Unmarshal(c.Data, &sp); err != nil {
-				return pathItem{}, false, err
-			}
-			sp.Entry = e.ID()
-			return pathItem{entry: e, susp: &sp}, true, nil
 		}
 	}
-	return pathItem{}, false, nil
+	sp := &as.Suspension{Reason: reason}
+	for _, b := range msgs[last].ToolCalls() {
+		if answered[b.ID] {
+			continue
+		}
+		c := as.SuspendedCall{CallID: b.ID, Name: b.Name}
+		if p := pending[b.ID]; p != nil {
+			c.Prompt = p.Prompt
+			if p.Metadata != nil {
+				raw, err := json.Marshal(p.Metadata)
+				if err != nil {
+					return err
+				}
+				c.Metadata = raw
+			}
+		}
+		sp.Calls = append(sp.Calls, c)
+	}
+	if len(sp.Calls) == 0 {
+		return ErrNothingPending
+	}
+	if state != nil {
+		raw, err := json.Marshal(dive.SuspensionState{PendingToolCalls: state.PendingToolCalls, CompletedToolCalls: state.CompletedToolCalls})
+		if err != nil {
+			return err
+		}
+		sp.State = raw
+	}
+	if err := saveTurn(ctx, s, msgs[:head], t); err != nil {
+		return err
+	}
+	if _, err := s.Suspend(ctx, sp); err != nil {
+		return err
+	}
+	if head < len(msgs) {
+		return s.SaveTurn(ctx, msgs[head:], nil)
+	}
+	return nil
 }
 
-// suspension is a suspended turn: the calls awaiting results, and Dive's
-// SuspensionState (without its TurnMessages, which the session holds) as
-// State.
-type suspension struct {
-	Calls []string        `json:"calls"`
-	State json.RawMessage `json:"state,omitempty"`
-	// Entry is the suspension's entry; Turn the record of the suspended
-	// turn.
-	Entry string   `json:"-"`
-	Turn  *turnRec `json:"-"`
+// suspended is the suspension in force at the leaf, with the record of
+// the suspended turn.
+type suspended struct {
+	view *as.SuspensionView
+	turn *as.TurnRecord // nil if the turn has no record (another host's)
 }
 
 // suspendedAt returns the suspension in force at the leaf, or nil.
-func suspendedAt(items []pathItem) *suspension {
-	for k := len(items) - 1; k >= 0; k-- {
-		switch it := items[k]; {
-		case it.susp != nil:
-			sp := *it.susp
-			for j := k - 1; j >= 0; j-- {
-				if items[j].turn != nil {
-					sp.Turn = items[j].turn
-					break
-				}
-			}
-			return &sp
-		case it.turn != nil, it.comp != nil:
-			return nil
+func suspendedAt(s *as.Session) *suspended {
+	v := s.Suspended()
+	if v == nil {
+		return nil
+	}
+	sp := &suspended{view: v}
+	// The suspended turn's record: the last one before the suspension.
+	path, err := s.PathTo(s.LeafID())
+	if err != nil {
+		return sp
+	}
+	at := slices.IndexFunc(path, func(e as.Entry) bool { return e.ID() == v.EntryID })
+	if at < 0 {
+		return sp
+	}
+	recs := s.TurnRecords()
+	for k := len(recs) - 1; k >= 0; k-- {
+		if i := slices.IndexFunc(path[:at], func(e as.Entry) bool { return e.ID() == recs[k].EntryID }); i >= 0 {
+			sp.turn = &recs[k]
+			break
+		}
+	}
+	return sp
+}
+
+// turnStart returns the entry that began the suspended turn: its
+// record's first message, else agentsession's TurnStart.
+func (sp *suspended) turnStart() string {
+	if sp.turn != nil && sp.turn.FirstEntryID != "" {
+		return sp.turn.FirstEntryID
+	}
+	if sp.turn != nil {
+		return sp.turn.EntryID
+	}
+	return sp.view.TurnStart
+}
+
+// endSuspension ends the suspension sp (outcome as.SuspensionCancelled or
+// as.SuspensionReplaced) and moves the leaf back to before its turn, as if
+// the turn had never happened.
+//
+// agentsession's EndSuspension goes back to before the last user message
+// before the suspended calls; a Dive turn may begin earlier (several input
+// messages, or a hook's text after the results of an earlier round of
+// calls in the turn, which is a user message too). The leaf then goes on
+// back to before the turn's first message, in a second write.
+func endSuspension(ctx context.Context, s *as.Session, sp *suspended, outcome string) error {
+	if err := s.EndSuspension(ctx, &as.EndSuspensionOptions{Outcome: outcome, Rewind: true}); err != nil {
+		return err
+	}
+	start := sp.turnStart()
+	if start == "" || start == sp.view.TurnStart {
+		return nil
+	}
+	e, ok := s.Entry(start)
+	if !ok {
+		return nil
+	}
+	if s.LeafID() == e.ParentID() {
+		return nil
+	}
+	return s.Branch(ctx, e.ParentID())
+}
+
+// turnUsage returns the usage of a turn: its record's, or (agentsession
+// puts a turn's usage on its last assistant message) that message's.
+func turnUsage(s *as.Session, r *as.TurnRecord) *llm.Usage {
+	if r.Usage != nil {
+		return fromUsage(r.Usage)
+	}
+	e, ok := s.Entry(r.EntryID)
+	for ok && e.ID() != r.FirstEntryID {
+		if e, ok = s.Entry(e.ParentID()); !ok {
+			break
+		}
+		if e.Type() != as.TypeMessage {
+			continue
+		}
+		if m, err := e.Message(); err == nil && m.Role == as.RoleAssistant {
+			return fromUsage(m.Usage)
 		}
 	}
 	return nil
 }
 
-// suspend records that the calls of the leaf's turn await results.
-func suspend(ctx context.Context, s *as.Session, calls []string, state json.RawMessage) error {
-	_, err := s.AppendCustom(ctx, customSuspend, suspension{Calls: calls, State: state})
-	return err
-}
-
-// endSuspension ends the suspension sp and moves the leaf to before its
-// turn, as if the turn had never happened.
-func endSuspension(ctx context.Context, s *as.Session, sp *suspension) error {
-	to := ""
-	if sp.Turn != nil && sp.Turn.First != "" {
-		e, _ := s.Entry(sp.Turn.First)
-		to = e.ParentID()
-	} else if sp.Turn != nil {
-		e, _ := s.Entry(sp.Turn.Entry)
-		to = e.ParentID()
+// turnMetadata decodes a turn record's metadata.
+func turnMetadata(r *as.TurnRecord) map[string]any {
+	if len(r.Metadata) == 0 {
+		return nil
 	}
-	return s.Branch(ctx, to)
+	var m map[string]any
+	if json.Unmarshal(r.Metadata, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 // flatLayout makes a FileStore keep a session at <root>/<id>.jsonl.

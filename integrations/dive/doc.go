@@ -40,10 +40,12 @@
 // "dive"; the entry's summary is their text, for other readers), and
 // AllMessages and CompactionHistory still hold every message before it.
 //
-// SaveSuspendedTurn saves the partial turn and a suspension: the calls of
-// its last assistant message that have no result stay pending (Messages
-// gives them no error result), and the SuspensionState is kept whole but
-// for TurnMessages, which are the turn's stored messages. The suspension
+// SaveSuspendedTurn saves the partial turn and a suspension (agentsession's
+// Suspend): the calls of its last assistant message that have no result
+// stay pending (Messages gives them no error result), and the
+// SuspensionState is kept whole as the suspension's state but for
+// TurnMessages, which are the turn's stored messages. A turn with no call
+// awaiting a result cannot be suspended (ErrNothingPending). The suspension
 // is the session's, not the process's: any process may LoadSuspension and
 // resume. SaveResumedTurn ends the suspension and replaces the suspended
 // turn with the completed one, its usage carried forward; CancelSuspension
@@ -87,6 +89,10 @@
 //   - Put of a session of another store (or none) copies its whole log,
 //     replacing a session of that id; a session already in the store is
 //     left as it is.
+//   - Messages is agentsession's model view: a tool call left without a
+//     result before the conversation went on (a fork of a suspended
+//     session, continued) gets an error result, where Dive's would send
+//     the call unanswered. Dive's own turns never leave one.
 //   - Delete removes the session from the store: a handle Open returned
 //     before fails its writes from then on (Dive's keeps working in
 //     memory, orphaned).

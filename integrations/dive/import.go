@@ -125,10 +125,13 @@ func ImportDive(ctx context.Context, store Store, r io.Reader) (*Session, error)
 	if err := sess.check(ctx); err != nil {
 		return nil, err
 	}
-	if sess.s.Len() > 0 {
-		if items, err := sess.pathItems(); err != nil || len(items) > 0 {
+	for e := range sess.s.Entries() {
+		if e.Type() == as.TypeMessage || e.Type() == as.TypeCompaction {
 			return nil, fmt.Errorf("dive session: import %q: %w", h.ID, as.ErrExists)
 		}
+	}
+	if len(sess.s.TurnRecords()) > 0 {
+		return nil, fmt.Errorf("dive session: import %q: %w", h.ID, as.ErrExists)
 	}
 	if h.Title != "" {
 		sess.title = h.Title
@@ -155,17 +158,21 @@ func ImportDive(ctx context.Context, store Store, r io.Reader) (*Session, error)
 			for _, m := range conv {
 				m.Timestamp = e.Timestamp.UnixMilli()
 			}
-			if err := saveTurn(ctx, sess.s, conv, &turnRec{ID: e.ID, Usage: e.Usage, Metadata: e.Metadata}); err != nil {
-				return nil, err
-			}
+			t := &turnRec{ID: e.ID, Usage: e.Usage, Metadata: e.Metadata}
 			if h.Suspended && k == len(events)-1 {
-				calls, raw, err := suspensionData(&dive.SuspensionState{PendingToolCalls: h.PendingToolCalls, CompletedToolCalls: h.CompletedToolCalls})
-				if err != nil {
-					return nil, err
+				state := &dive.SuspensionState{PendingToolCalls: h.PendingToolCalls, CompletedToolCalls: h.CompletedToolCalls}
+				err := saveSuspended(ctx, sess.s, conv, t, state)
+				if !errors.Is(err, ErrNothingPending) {
+					if err != nil {
+						return nil, err
+					}
+					continue
 				}
-				if err := suspend(ctx, sess.s, calls, raw); err != nil {
-					return nil, err
-				}
+				// No call of the turn awaits a result (Dive's agent
+				// never suspends such a turn): a turn like any other.
+			}
+			if err := saveTurn(ctx, sess.s, conv, t); err != nil {
+				return nil, err
 			}
 		}
 	}

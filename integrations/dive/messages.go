@@ -549,6 +549,12 @@ func (r *reader) add(m *as.Message) error {
 			return nil
 		}
 	case as.RoleToolResult:
+		if m.Synthetic() && !m.IsError && joinText(m.Content) == as.SuspendedResultText {
+			// The placeholder agentsession's model view gives a suspended
+			// call that messages follow: Dive keeps the turn as it was
+			// saved, and merges the results itself when it resumes.
+			return nil
+		}
 		return r.addResult(m)
 	case as.RoleUser, as.RoleAssistant:
 		return r.addMessage(m)

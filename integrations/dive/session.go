@@ -71,12 +71,6 @@ type Session struct {
 	title    string
 	metadata map[string]any
 
-	// items caches pathItems at the leaf itemsLeaf (guarded by imu, since
-	// readers holding mu for reading fill it).
-	imu       sync.Mutex
-	items     []pathItem
-	itemsLeaf string
-	itemsOK   bool
 	// unsaved holds title and metadata changes whose write failed; the
 	// next write stores them first.
 	unsaved *infoChange
@@ -281,23 +275,14 @@ func (s *Session) SaveTurn(ctx context.Context, messages []*llm.Message, usage *
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return err
-	}
-	if suspendedAt(items) != nil {
+	if s.s.Suspended() != nil {
 		return ErrSuspendedSession
 	}
-	return s.saveTurn(ctx, messages, &turnRec{ID: newEventID(), Usage: copyUsage(usage)})
-}
-
-// saveTurn converts and appends a turn. Callers hold the write lock.
-func (s *Session) saveTurn(ctx context.Context, messages []*llm.Message, t *turnRec) error {
 	conv, err := toAgent(messages, s.callName)
 	if err != nil {
 		return err
 	}
-	return saveTurn(ctx, s.s, conv, t)
+	return saveTurn(ctx, s.s, conv, &turnRec{ID: newEventID(), Usage: usage})
 }
 
 // callName returns the tool name of a call of the last assistant message
@@ -324,13 +309,6 @@ func (s *Session) callName(callID string) string {
 	return ""
 }
 
-func copyUsage(u *llm.Usage) *llm.Usage {
-	if u == nil {
-		return nil
-	}
-	return u.Copy()
-}
-
 // sumUsage returns a new Usage holding a + b, or nil when both are nil.
 func sumUsage(a, b *llm.Usage) *llm.Usage {
 	if a == nil && b == nil {
@@ -345,54 +323,86 @@ func sumUsage(a, b *llm.Usage) *llm.Usage {
 // LoadSuspension returns the stored suspension state, or nil if the
 // session is not suspended. TurnMessages holds the suspended turn's
 // messages. The state is the caller's.
+//
+// A suspension another agentsession host recorded (without Dive's state)
+// is described from its calls.
 func (s *Session) LoadSuspension() *dive.SuspensionState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.err != nil {
 		return nil
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return nil
-	}
-	sp := suspendedAt(items)
+	sp := suspendedAt(s.s)
 	if sp == nil {
 		return nil
 	}
 	state := &dive.SuspensionState{}
-	if len(sp.State) > 0 {
-		if err := json.Unmarshal(sp.State, state); err != nil {
+	if len(sp.view.State) > 0 {
+		if err := json.Unmarshal(sp.view.State, state); err != nil {
 			state = &dive.SuspensionState{}
 		}
 	}
-	if state.PendingToolCalls == nil {
-		for _, id := range sp.Calls {
-			state.PendingToolCalls = append(state.PendingToolCalls, &dive.PendingToolCall{ID: id, Name: s.callName(id)})
+	// The calls still pending: a result appended by any process since
+	// answers one.
+	still := map[string]bool{}
+	for _, r := range sp.view.Pending {
+		still[r.CallID] = true
+	}
+	if state.PendingToolCalls != nil {
+		state.PendingToolCalls = slices.DeleteFunc(state.PendingToolCalls, func(p *dive.PendingToolCall) bool {
+			return p == nil || !still[p.ID]
+		})
+	} else {
+		for _, c := range sp.view.Calls {
+			if !still[c.CallID] {
+				continue
+			}
+			p := &dive.PendingToolCall{ID: c.CallID, Name: c.Name, Prompt: c.Prompt, Reason: dive.SuspendReason(sp.view.Reason)}
+			if len(c.Metadata) > 0 {
+				_ = json.Unmarshal(c.Metadata, &p.Metadata)
+			}
+			state.PendingToolCalls = append(state.PendingToolCalls, p)
 		}
 	}
-	turn, err := s.turnMessages(sp)
-	if err == nil {
+	if turn, err := s.turnMessages(sp.turnStart()); err == nil {
 		state.TurnMessages = turn
+		for _, p := range state.PendingToolCalls {
+			if p.Input == nil {
+				p.Input = callInput(turn, p.ID)
+			}
+		}
 	}
 	return state
 }
 
-// turnMessages returns the messages of the suspended turn: those on the
-// path from the turn's first entry.
-func (s *Session) turnMessages(sp *suspension) ([]*llm.Message, error) {
-	if sp.Turn == nil || sp.Turn.First == "" {
+// callInput returns the input of the tool call id in msgs.
+func callInput(msgs []*llm.Message, id string) json.RawMessage {
+	for _, m := range msgs {
+		for _, c := range m.Content {
+			if tu, ok := c.(*llm.ToolUseContent); ok && tu.ID == id {
+				return tu.Input
+			}
+		}
+	}
+	return nil
+}
+
+// turnMessages returns the messages on the path from the entry start to
+// the leaf.
+func (s *Session) turnMessages(start string) ([]*llm.Message, error) {
+	if start == "" {
 		return nil, nil
 	}
 	path, err := s.s.PathTo(s.s.LeafID())
 	if err != nil {
 		return nil, err
 	}
-	start := slices.IndexFunc(path, func(e as.Entry) bool { return e.ID() == sp.Turn.First })
-	if start < 0 {
+	at := slices.IndexFunc(path, func(e as.Entry) bool { return e.ID() == start })
+	if at < 0 {
 		return nil, nil
 	}
 	var msgs []*as.Message
-	for _, e := range path[start:] {
+	for _, e := range path[at:] {
 		if e.Type() == as.TypeMessage {
 			m, err := e.Message()
 			if err != nil {
@@ -404,61 +414,35 @@ func (s *Session) turnMessages(sp *suspension) ([]*llm.Message, error) {
 	return fromAgent(msgs, nil)
 }
 
-// suspensionData is what a suspension keeps of Dive's SuspensionState: all
-// but TurnMessages, which are the session's.
-func suspensionData(state *dive.SuspensionState) (calls []string, raw json.RawMessage, err error) {
-	if state == nil {
-		return nil, nil, nil
-	}
-	kept := dive.SuspensionState{PendingToolCalls: state.PendingToolCalls, CompletedToolCalls: state.CompletedToolCalls}
-	for _, p := range state.PendingToolCalls {
-		if p != nil {
-			calls = append(calls, p.ID)
-		}
-	}
-	raw, err = json.Marshal(kept)
-	return calls, raw, err
-}
-
 // SaveSuspendedTurn persists a partial turn, ending in an assistant
 // tool_use message and an (optionally partial) tool_result message, and
-// records the suspension state.
+// the suspension: the turn's calls without a result stay pending until
+// their results come (SaveResumedTurn), from this process or another.
 //
 // If the session is already suspended, the suspended turn is replaced (a
-// partial resume), its usage carried forward.
+// partial resume), its id and usage carried forward. A turn none of whose
+// calls awaits a result fails with ErrNothingPending, before writing.
 func (s *Session) SaveSuspendedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage, state *dive.SuspensionState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	calls, raw, err := suspensionData(state)
-	if err != nil {
-		return err
-	}
 	conv, err := toAgent(messages, s.callName)
 	if err != nil {
 		return err
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return err
-	}
-	t := &turnRec{ID: newEventID(), Usage: copyUsage(usage), Metadata: map[string]any{"suspended": true}}
+	t := &turnRec{ID: newEventID(), Usage: usage, Metadata: map[string]any{"suspended": true}}
 	leaf := s.s.LeafID()
-	if sp := suspendedAt(items); sp != nil {
-		if sp.Turn != nil {
-			t.ID, t.Usage = sp.Turn.ID, sumUsage(sp.Turn.Usage, usage)
+	if sp := suspendedAt(s.s); sp != nil {
+		if sp.turn != nil {
+			t.ID, t.Usage = sp.turn.ID, sumUsage(turnUsage(s.s, sp.turn), usage)
 		}
-		if err := endSuspension(ctx, s.s, sp); err != nil {
+		if err := endSuspension(ctx, s.s, sp, as.SuspensionReplaced); err != nil {
 			return err
 		}
 	}
-	err = saveTurn(ctx, s.s, conv, t)
-	if err == nil {
-		err = suspend(ctx, s.s, calls, raw)
-	}
-	if err != nil {
+	if err := saveSuspended(ctx, s.s, conv, t, state); err != nil {
 		s.rollback(leaf)
 		return err
 	}
@@ -474,7 +458,8 @@ func (s *Session) rollback(leaf string) {
 }
 
 // SaveResumedTurn replaces the suspended turn with the completed one and
-// clears the suspension. The suspended turn's usage is carried forward.
+// ends the suspension. The suspended turn's id and usage are carried
+// forward.
 //
 // Returns ErrNotSuspended if the session is not suspended.
 func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage) error {
@@ -483,11 +468,7 @@ func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, 
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return err
-	}
-	sp := suspendedAt(items)
+	sp := suspendedAt(s.s)
 	if sp == nil {
 		return ErrNotSuspended
 	}
@@ -495,12 +476,12 @@ func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, 
 	if err != nil {
 		return err
 	}
-	t := &turnRec{ID: newEventID(), Usage: copyUsage(usage)}
-	if sp.Turn != nil {
-		t.ID, t.Usage = sp.Turn.ID, sumUsage(sp.Turn.Usage, usage)
+	t := &turnRec{ID: newEventID(), Usage: usage}
+	if sp.turn != nil {
+		t.ID, t.Usage = sp.turn.ID, sumUsage(turnUsage(s.s, sp.turn), usage)
 	}
 	leaf := s.s.LeafID()
-	err = endSuspension(ctx, s.s, sp)
+	err = endSuspension(ctx, s.s, sp, as.SuspensionReplaced)
 	if err == nil {
 		err = saveTurn(ctx, s.s, conv, t)
 	}
@@ -512,23 +493,25 @@ func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, 
 }
 
 // CancelSuspension abandons the suspended turn: the session goes on as if
-// it had never happened (its entries stay in the log, off the path).
-// Returns ErrNotSuspended if the session is not suspended.
+// it had never happened (its entries stay in the log, on a branch of
+// their own marked cancelled). Returns ErrNotSuspended if the session is
+// not suspended.
 func (s *Session) CancelSuspension(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return err
-	}
-	sp := suspendedAt(items)
+	sp := suspendedAt(s.s)
 	if sp == nil {
 		return ErrNotSuspended
 	}
-	return endSuspension(ctx, s.s, sp)
+	leaf := s.s.LeafID()
+	if err := endSuspension(ctx, s.s, sp, as.SuspensionCancelled); err != nil {
+		s.rollback(leaf)
+		return err
+	}
+	return nil
 }
 
 // IsSuspended reports whether the session is awaiting external tool
@@ -536,15 +519,7 @@ func (s *Session) CancelSuspension(ctx context.Context) error {
 func (s *Session) IsSuspended() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.suspendedLocked()
-}
-
-func (s *Session) suspendedLocked() bool {
-	if s.err != nil {
-		return false
-	}
-	items, err := s.pathItems()
-	return err == nil && suspendedAt(items) != nil
+	return s.err == nil && s.s.Suspended() != nil
 }
 
 // EventCount returns the number of Dive events on the path to the leaf:
@@ -555,14 +530,12 @@ func (s *Session) EventCount() int {
 	if s.err != nil {
 		return 0
 	}
-	items, err := s.pathItems()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, it := range items {
-		if it.turn != nil || it.comp != nil {
-			n++
+	n := len(s.s.TurnRecords())
+	if path, err := s.s.PathTo(s.s.LeafID()); err == nil {
+		for _, e := range path {
+			if e.Type() == as.TypeCompaction {
+				n++
+			}
 		}
 	}
 	return n
@@ -576,11 +549,9 @@ func (s *Session) TotalUsage() *llm.Usage {
 	if s.err != nil {
 		return total
 	}
-	items, _ := s.pathItems()
-	for _, it := range items {
-		if it.turn != nil {
-			total.Add(it.turn.Usage)
-		}
+	recs := s.s.TurnRecords()
+	for k := range recs {
+		total.Add(turnUsage(s.s, &recs[k]))
 	}
 	return total
 }
@@ -589,8 +560,8 @@ func (s *Session) TotalUsage() *llm.Usage {
 // session of its own, whose header names this one as its parent), with
 // the same title and metadata. Put it in a store to keep it.
 //
-// A fork is never suspended: a suspended turn's messages are copied, the
-// suspension is not.
+// A fork is never suspended: a suspended turn's messages up to its
+// results are copied, the suspension is not.
 func (s *Session) Fork(newID string) *Session {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -599,9 +570,8 @@ func (s *Session) Fork(newID string) *Session {
 	}
 	ctx := context.Background()
 	opts := &as.ForkOptions{ID: newID, Store: as.NewMemoryStore(), Title: s.title, CopyLabels: true}
-	if items, err := s.pathItems(); err == nil {
-		if sp := suspendedAt(items); sp != nil {
-			e, _ := s.s.Entry(sp.Entry)
+	if v := s.s.Suspended(); v != nil {
+		if e, ok := s.s.Entry(v.EntryID); ok {
 			opts.At = e.ParentID()
 		}
 	}
@@ -647,19 +617,24 @@ func (s *Session) Compact(ctx context.Context, summarize CompactFunc) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	items, err := s.pathItems()
+	if s.s.Suspended() != nil {
+		return ErrSuspendedSession
+	}
+	// Dive's count: the events since the last compaction, it included.
+	path, err := s.s.PathTo(s.s.LeafID())
 	if err != nil {
 		return err
 	}
-	if suspendedAt(items) != nil {
-		return ErrSuspendedSession
+	since := 0
+	for k, e := range path {
+		if e.Type() == as.TypeCompaction {
+			since = k
+		}
 	}
 	events := 0
-	for _, it := range items {
-		switch {
-		case it.comp != nil:
-			events = 1
-		case it.turn != nil:
+	recs := s.s.TurnRecords()
+	for _, e := range path[since:] {
+		if e.Type() == as.TypeCompaction || slices.ContainsFunc(recs, func(r as.TurnRecord) bool { return r.EntryID == e.ID() }) {
 			events++
 		}
 	}
@@ -913,60 +888,4 @@ func (s *Session) hadJSONKeys() bool {
 	}
 	_, ok := s.s.Meta().Metadata[metaJSONKey]
 	return ok
-}
-
-// maxExtend bounds the entries pathItems reads up from the leaf to reach
-// the leaf of its cache; past it, it reads the whole path again.
-const maxExtend = 256
-
-// pathItems returns the turn records, compactions and suspensions on the
-// path to the leaf. It keeps them for the leaf, and when the leaf moved
-// down from the one it kept them for (appends), it reads only the entries
-// appended: a turn costs what it appended, not the path.
-func (s *Session) pathItems() ([]pathItem, error) {
-	s.imu.Lock()
-	defer s.imu.Unlock()
-	leaf := s.s.LeafID()
-	if s.itemsOK && s.itemsLeaf == leaf {
-		return s.items, nil
-	}
-	if s.itemsOK {
-		var added []as.Entry
-		found := s.itemsLeaf == ""
-		for id := leaf; id != "" && len(added) < maxExtend; {
-			if id == s.itemsLeaf {
-				found = true
-				break
-			}
-			e, ok := s.s.Entry(id)
-			if !ok {
-				break
-			}
-			added = append(added, e)
-			id = e.ParentID()
-		}
-		if found && (s.itemsLeaf != "" || len(added) < maxExtend) {
-			// Appending in place is safe: slices handed out are never
-			// appended to, and the cache never goes back to a shorter
-			// list of the same array (a full read makes a new one).
-			items := s.items
-			for k := len(added) - 1; k >= 0; k-- {
-				it, ok, err := itemOf(added[k])
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					items = append(items, it)
-				}
-			}
-			s.items, s.itemsLeaf = items, leaf
-			return items, nil
-		}
-	}
-	items, err := pathItems(s.s)
-	if err != nil {
-		return nil, err
-	}
-	s.items, s.itemsLeaf, s.itemsOK = items, leaf, true
-	return items, nil
 }

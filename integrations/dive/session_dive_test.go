@@ -3,9 +3,10 @@
 // License 2.0, https://www.apache.org/licenses/LICENSE-2.0), run against
 // this package. Changes: the import path of the package under test, and
 // session.New (an in-memory session) is newSession, which also runs these
-// tests on a FileStore-backed session (see dive_suite_test.go). Nothing
-// else is changed, not one assertion; a test that cannot apply is skipped
-// by name in dive_suite_test.go, with the reason.
+// tests on a FileStore-backed session (see dive_suite_test.go), and a test
+// that cannot apply is skipped, with the reason, in its first line
+// (t.Skip("agentsession: ...")). Nothing else is changed, not one
+// assertion.
 
 package session_test
 
@@ -1260,6 +1261,9 @@ func TestFileStoreOpenReturnsSharedInstance(t *testing.T) {
 }
 
 func TestFileStoreDoubleOpenFullRewriteNoDataLoss(t *testing.T) {
+	t.Skip("agentsession: this test suspends a turn holding no tool call (a user message alone, the pending id in no message); " +
+		"agentsession suspends calls pending in the session, and Dive's agent never saves such a turn, so SaveSuspendedTurn refuses it " +
+		"(ErrNothingPending). TestDoubleOpenNoDataLoss runs the same scenario with a tool call.")
 	// The original §3.3 data-loss scenario: open the same ID twice, append
 	// a turn through each handle, then trigger a full file rewrite through
 	// one of them. Before Open caching, each Open returned a divergent

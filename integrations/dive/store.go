@@ -161,9 +161,6 @@ func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
 		}
 	}
 	sess.s, sess.store = s, st
-	sess.imu.Lock()
-	sess.itemsOK = false
-	sess.imu.Unlock()
 	_ = old.Close()
 	if err := sess.check(ctx); err != nil {
 		return err
@@ -344,14 +341,12 @@ func foreign(err error) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
-	if fe.Format == "Dive" {
-		return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive: %w", fe.Path, fe.ID, err)
-	}
-	if first, ferr := firstLine(fe.Path); ferr == nil {
-		var l diveLine
-		if json.Unmarshal(first, &l) == nil && l.LineType != "" {
-			return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, l.LineType, err)
+	var l diveLine
+	if first, ferr := firstLine(fe.Path); ferr == nil && json.Unmarshal(first, &l) == nil && l.LineType != "" {
+		if l.LineType == "header" {
+			return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive: %w", fe.Path, fe.ID, err)
 		}
+		return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, l.LineType, err)
 	}
 	return err
 }
