@@ -187,8 +187,14 @@ func compactionOf(e as.Entry) ([]*llm.Message, time.Time, error) {
 	}
 	var d struct {
 		Dive *compactionInfo `json:"dive"`
+		// A Dive compaction event's messages, as agentsession's importer
+		// keeps them when the summary does not hold them whole.
+		Messages []*llm.Message `json:"messages"`
 	}
-	if len(c.Details) > 0 && json.Unmarshal(c.Details, &d) == nil && d.Dive != nil {
+	if len(c.Details) > 0 && json.Unmarshal(c.Details, &d) == nil && d.Dive == nil && len(d.Messages) > 0 {
+		return d.Messages, e.Time(), nil
+	}
+	if d.Dive != nil {
 		at := e.Time()
 		if !d.Dive.Timestamp.IsZero() {
 			at = d.Dive.Timestamp
@@ -541,7 +547,9 @@ func (s *Session) EventCount() int {
 	return n
 }
 
-// TotalUsage sums the usage of the turns on the path to the leaf.
+// TotalUsage sums the usage of the turns on the path to the leaf, and of
+// the assistant messages on it that no turn record covers (written by
+// another agent, or imported).
 func (s *Session) TotalUsage() *llm.Usage {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -552,6 +560,27 @@ func (s *Session) TotalUsage() *llm.Usage {
 	recs := s.s.TurnRecords()
 	for k := range recs {
 		total.Add(turnUsage(s.s, &recs[k]))
+	}
+	path, err := s.s.PathTo(s.s.LeafID())
+	if err != nil {
+		return total
+	}
+	first, last := map[string]bool{}, map[string]bool{}
+	for _, r := range recs {
+		first[r.FirstEntryID], last[r.EntryID] = true, true
+	}
+	inTurn := false // between a turn's first entry and its record
+	for _, e := range path {
+		switch {
+		case first[e.ID()]:
+			inTurn = true
+		case last[e.ID()]:
+			inTurn = false
+		case !inTurn && e.Type() == as.TypeMessage:
+			if m, err := e.Message(); err == nil && m.Role == as.RoleAssistant && m.Usage != nil {
+				total.Add(fromUsage(m.Usage))
+			}
+		}
 	}
 	return total
 }
@@ -631,10 +660,13 @@ func (s *Session) Compact(ctx context.Context, summarize CompactFunc) error {
 			since = k
 		}
 	}
+	records := map[string]bool{}
+	for _, r := range s.s.TurnRecords() {
+		records[r.EntryID] = true
+	}
 	events := 0
-	recs := s.s.TurnRecords()
 	for _, e := range path[since:] {
-		if e.Type() == as.TypeCompaction || slices.ContainsFunc(recs, func(r as.TurnRecord) bool { return r.EntryID == e.ID() }) {
+		if e.Type() == as.TypeCompaction || records[e.ID()] {
 			events++
 		}
 	}
