@@ -137,15 +137,20 @@
 // OpenFileStore opens a directory of session files in the layout of the
 // pi and oh-my-pi agents, one file per session:
 //
-//	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -)
+//	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -; the id escaped)
 //	<root>/.archive/--<cwd>--/...           archived sessions (Archive, Restore)
 //	<root>/.index                           the listing cache (rebuilt if lost)
-//	<root>/../blobs/<sha256>                images, stored once (BlobDir)
+//	<root>/.blobs/<sha256>                  images, stored once (BlobDir; <root>/../blobs is read too)
 //
 // Files written by those agents open here and files written here open
 // there; versions 1 and 2 are migrated and rewritten atomically when
 // opened. Directories are 0700 and files 0600, ids are validated before
-// they touch a path, and files are opened through os.Root.
+// they touch a path and escaped in file names (ValidateID), files are
+// opened through os.Root, and the store writes nothing outside its root.
+// A session of the id asked for in a file the store does not own
+// (another agent's format at <root>/<id>.jsonl, as Dive keeps them) makes
+// Open and Create fail with ErrForeignFormat rather than start an empty
+// one: import it (package importer).
 //
 // Appends are written whole lines at a time under an exclusive file lock,
 // so several processes can share a session; SyncPolicy chooses when they
