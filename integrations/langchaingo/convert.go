@@ -25,7 +25,8 @@ const CustomType = "langchaingo"
 // ({"function_call":{...}}), and a ToolCall that does not map onto a
 // tool call block as it is (its Type is not "function", its
 // FunctionCall is nil, or its arguments are not a compact JSON object),
-// whole, as encoding/json writes an llms.ToolCall.
+// whole, as {"id","type","function":{"name","arguments"}} (no function
+// member for a nil FunctionCall).
 const ExtraKey = "langchaingo"
 
 // details is the Details of a custom message of type CustomType.
@@ -34,6 +35,15 @@ type details struct {
 	Role       string               `json:"role,omitempty"`
 	Name       string               `json:"name,omitempty"`
 	ToolCallID string               `json:"tool_call_id,omitempty"`
+}
+
+// keptCall is the ExtraKey member of a tool call block: the llms.ToolCall
+// in OpenAI's shape. (llms.ToolCall's own JSON methods do not round-trip:
+// its UnmarshalJSON drops the function.)
+type keptCall struct {
+	ID           string             `json:"id"`
+	Type         string             `json:"type"`
+	FunctionCall *llms.FunctionCall `json:"function,omitempty"`
 }
 
 // assistantExtra is the ExtraKey member of an assistant message.
@@ -229,7 +239,7 @@ func toolCallBlock(tc llms.ToolCall) (session.Block, error) {
 		exact = string(obj) == args
 	}
 	if !exact || tc.FunctionCall == nil || tc.Type != "function" {
-		raw, err := json.Marshal(tc)
+		raw, err := json.Marshal(keptCall(tc))
 		if err != nil {
 			return session.Block{}, err
 		}
@@ -307,9 +317,9 @@ func fromAssistant(m *session.Message) llms.AIChatMessage {
 
 func fromToolCall(b session.Block) llms.ToolCall {
 	if raw, ok := b.Extra.Get(ExtraKey); ok {
-		var tc llms.ToolCall
+		var tc keptCall
 		if json.Unmarshal(raw, &tc) == nil {
-			return tc
+			return llms.ToolCall(tc)
 		}
 	}
 	args := string(b.Arguments)

@@ -62,7 +62,8 @@
 //
 // A tool call block holds the call's id, function name and arguments.
 // What it cannot hold as it is stays in its Extra under ExtraKey, the
-// llms.ToolCall whole, as encoding/json writes it: a Type other than
+// llms.ToolCall whole, as {"id","type","function":{"name","arguments"}}
+// (no function member for a nil FunctionCall): a Type other than
 // "function", a nil FunctionCall, or arguments that are not a compact
 // JSON object (the block then holds them compacted, or {} when they are
 // not an object). The deprecated AIChatMessage.FunctionCall goes in the
