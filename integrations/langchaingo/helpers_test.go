@@ -2,6 +2,7 @@ package langchaingo_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -23,7 +24,7 @@ type env struct {
 func forEachStore(t *testing.T, f func(t *testing.T, e *env)) {
 	t.Helper()
 	t.Run("FileStore", func(t *testing.T) {
-		e := &env{t: t, dir: t.TempDir()}
+		e := &env{t: t, dir: filepath.Join(t.TempDir(), "sessions")}
 		e.store = e.openFileStore()
 		f(t, e)
 	})

@@ -213,6 +213,10 @@ func TestRoundTrip(t *testing.T) {
 				h := e.history(id)
 				assert.Equal(t, want, messagesOf(t, h), rt.name+": reopened "+id)
 				assert.Equal(t, rt.roles, roles(h.Session()), rt.name+": reopened "+id)
+				for _, f := range h.Session().Verify() {
+					// Calls without results are warnings (pi's sessions hold them too).
+					assert.NotEqual(t, session.SeverityError, f.Severity(), "%s: %s", rt.name, f)
+				}
 			}
 		}
 	})
