@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	session "github.com/agentsession/session"
 	"github.com/tmc/langchaingo/llms"
@@ -57,8 +58,17 @@ var errNilMessage = errors.New("langchaingo: nil chat message")
 // are dereferenced, and another implementation of llms.ChatMessage is
 // rebuilt from its type and content (its name and tool call id when it
 // has GetName or GetID); a type langchaingo does not define becomes a
-// GenericChatMessage whose Role is that type.
+// GenericChatMessage whose Role is that type. Its strings are valid
+// UTF-8, as JSON stores them (see validUTF8).
 func normalize(msg llms.ChatMessage) (llms.ChatMessage, error) {
+	m, err := asValue(msg)
+	if err != nil {
+		return nil, err
+	}
+	return withValidUTF8(m), nil
+}
+
+func asValue(msg llms.ChatMessage) (llms.ChatMessage, error) {
 	switch m := msg.(type) {
 	case nil:
 		return nil, errNilMessage
@@ -116,6 +126,74 @@ func normalize(msg llms.ChatMessage) (llms.ChatMessage, error) {
 		}
 	}
 	return nil, errNilMessage // a nil pointer
+}
+
+// withValidUTF8 returns m, or when one of its strings is not valid
+// UTF-8, a copy with validUTF8 strings.
+func withValidUTF8(m llms.ChatMessage) llms.ChatMessage {
+	v := validUTF8
+	switch m := m.(type) {
+	case llms.HumanChatMessage:
+		m.Content = v(m.Content)
+		return m
+	case llms.SystemChatMessage:
+		m.Content = v(m.Content)
+		return m
+	case llms.GenericChatMessage:
+		m.Content, m.Role, m.Name = v(m.Content), v(m.Role), v(m.Name)
+		return m
+	case llms.FunctionChatMessage:
+		m.Content, m.Name = v(m.Content), v(m.Name)
+		return m
+	case llms.ToolChatMessage:
+		m.Content, m.ID = v(m.Content), v(m.ID)
+		return m
+	case llms.AIChatMessage:
+		m.Content, m.ReasoningContent = v(m.Content), v(m.ReasoningContent)
+		valid := func(fc *llms.FunctionCall) bool {
+			return fc == nil || utf8.ValidString(fc.Name) && utf8.ValidString(fc.Arguments)
+		}
+		fix := func(fc *llms.FunctionCall) *llms.FunctionCall {
+			if valid(fc) {
+				return fc
+			}
+			return &llms.FunctionCall{Name: v(fc.Name), Arguments: v(fc.Arguments)}
+		}
+		m.FunctionCall = fix(m.FunctionCall)
+		cloned := false
+		for i, tc := range m.ToolCalls {
+			if utf8.ValidString(tc.ID) && utf8.ValidString(tc.Type) && valid(tc.FunctionCall) {
+				continue
+			}
+			if !cloned {
+				m.ToolCalls, cloned = slices.Clone(m.ToolCalls), true // the caller's stays as it is
+			}
+			m.ToolCalls[i] = llms.ToolCall{ID: v(tc.ID), Type: v(tc.Type), FunctionCall: fix(tc.FunctionCall)}
+		}
+		return m
+	}
+	return m
+}
+
+// validUTF8 returns s with U+FFFD in place of each byte that is not
+// part of valid UTF-8, as JSON (encoding/json, and the session's
+// encoder) writes it.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // pairing follows which tool calls may still get a result, as the

@@ -90,8 +90,11 @@
 // llms.ChatMessage comes back as the llms type of its GetType, with its
 // GetContent (and GetName, GetID where it has them), and one of a type
 // langchaingo does not define as a GenericChatMessage whose Role is that
-// type. Stores apply their limits (FileStoreOptions.MaxStringChars cuts
-// strings longer than 500,000 characters by default).
+// type. Strings are stored as JSON text, so invalid UTF-8 comes back
+// with U+FFFD in its place. Stores apply their limits
+// (FileStoreOptions.MaxStringChars cuts strings longer than 500,000
+// characters by default, in the file: the handle that appended them
+// keeps them whole until the session is opened again).
 //
 // Messages that other agents wrote come back as text: a user message
 // as a HumanChatMessage of its text blocks (images are left out), an

@@ -172,9 +172,16 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 		h.valid = false // appended elsewhere than the cache knows
 		return nil
 	}
-	h.msgs = append(h.msgs, fromSession(sm))
+	// What the entry holds, as a reopen reads it (JSON has put U+FFFD in
+	// place of invalid UTF-8, for one).
+	stored, err := e.Message()
+	if err != nil {
+		h.valid = false
+		return nil
+	}
+	h.msgs = append(h.msgs, fromSession(stored))
 	h.leaf = e.ID()
-	h.pair.push(sm)
+	h.pair.push(stored)
 	return nil
 }
 

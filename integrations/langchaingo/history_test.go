@@ -393,3 +393,17 @@ func TestCompactedSession(t *testing.T) {
 	assert.Less(t, len(after), len(before)+1)
 	assert.Equal(t, before[len(before)-1], after[len(after)-1])
 }
+
+// TestAddLeavesTheCallersMessage adds a message whose strings are not
+// valid UTF-8: what is stored is fixed, what the caller holds is not.
+func TestAddLeavesTheCallersMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, err := langchaingo.New(ctx, session.NewMemoryStore(), "callers")
+	require.NoError(t, err)
+	defer h.Close()
+	m := llms.AIChatMessage{ToolCalls: []llms.ToolCall{call("ok", "f", "{}"), call("bad\xff", "f", "{}")}}
+	require.NoError(t, h.AddMessage(ctx, m))
+	assert.Equal(t, "bad\xff", m.ToolCalls[1].ID)
+	assert.Equal(t, "bad\uFFFD", messagesOf(t, h)[0].(llms.AIChatMessage).ToolCalls[1].ID)
+}

@@ -42,6 +42,22 @@ var roundTrips = []struct {
 		roles: []string{session.RoleUser, session.RoleUser, session.RoleUser},
 	},
 	{
+		name: "invalid UTF-8",
+		msgs: []llms.ChatMessage{
+			llms.HumanChatMessage{Content: "a\xffb"},
+			llms.AIChatMessage{Content: "c\xfe", ReasoningContent: "\xff", ToolCalls: []llms.ToolCall{call("i\xff", "n\xff", "{\"a\":\"\xff\"}")}},
+			llms.ToolChatMessage{ID: "i\xff", Content: "\xff"},
+			llms.GenericChatMessage{Role: "r\xff", Name: "n\xff", Content: "g\xff"},
+		},
+		want: []llms.ChatMessage{
+			llms.HumanChatMessage{Content: "a\uFFFDb"},
+			llms.AIChatMessage{Content: "c\uFFFD", ReasoningContent: "\uFFFD", ToolCalls: []llms.ToolCall{call("i\uFFFD", "n\uFFFD", "{\"a\":\"\uFFFD\"}")}},
+			llms.ToolChatMessage{ID: "i\uFFFD", Content: "\uFFFD"},
+			llms.GenericChatMessage{Role: "r\uFFFD", Name: "n\uFFFD", Content: "g\uFFFD"},
+		},
+		roles: []string{session.RoleUser, session.RoleAssistant, session.RoleToolResult, session.RoleCustom},
+	},
+	{
 		name: "ai",
 		msgs: []llms.ChatMessage{
 			llms.AIChatMessage{Content: "answer"},
