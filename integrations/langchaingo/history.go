@@ -157,8 +157,8 @@ func (h *ChatMessageHistory) AddMessage(ctx context.Context, message llms.ChatMe
 	}
 	e, err := h.s.Append(ctx, sm)
 	if errors.Is(err, session.ErrUnpairedToolResult) {
-		// The leaf moved after sync (the session was written through
-		// another handle's way): keep the message all the same.
+		// The leaf moved since sync (the caller wrote to the session
+		// directly meanwhile): keep the message all the same.
 		tm := msg.(llms.ToolChatMessage)
 		if sm, err = custom(details{Type: llms.ChatMessageTypeTool, ToolCallID: tm.ID}, tm.Content); err == nil {
 			e, err = h.s.Append(ctx, sm)
