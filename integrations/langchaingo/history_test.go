@@ -289,7 +289,7 @@ func TestNew(t *testing.T) {
 	_, err := langchaingo.New(ctx, nil, "x")
 	require.Error(t, err)
 	store := session.NewMemoryStore()
-	_, err = langchaingo.New(ctx, store, "../bad")
+	_, err = langchaingo.New(ctx, store, "bad\x00id")
 	require.ErrorIs(t, err, session.ErrInvalidID)
 
 	h, err := langchaingo.New(ctx, store, "", langchaingo.WithCreateOptions(session.CreateOptions{ID: "ignored", Title: "support", Cwd: "/srv"}))
