@@ -168,15 +168,68 @@ func blockRequired(typ string) uint16 {
 	return bType
 }
 
-// Usage is the token accounting of one assistant message.
+// Usage is the token accounting of one assistant message. Input,
+// Output, CacheRead, CacheWrite, TotalTokens and Cost are pi's, always
+// written; the other counters are those some providers report besides,
+// written only when not zero, under the member names oh-my-pi writes
+// where it has them (reasoningTokens, cttl, server) and names of their
+// own elsewhere, so that neither agent misreads them.
 type Usage struct {
-	Input       int64
-	Output      int64
+	Input       int64 // input neither read from the cache nor written to it
+	Output      int64 // output, reasoning included
 	CacheRead   int64
 	CacheWrite  int64
 	TotalTokens int64
 	Cost        Cost
+
+	// ReasoningTokens is the part of Output the model spent reasoning
+	// (OpenAI's reasoning_tokens), when the provider reports it.
+	ReasoningTokens int64
+	// CacheTTL splits CacheWrite by how long the entries last
+	// (Anthropic's cache_creation).
+	CacheTTL CacheTTL
+	// Server counts the requests of server-side tools (Anthropic's
+	// server_tool_use).
+	Server ServerToolUse
+	// InputAudioTokens and OutputAudioTokens are the audio parts of the
+	// input and the output (OpenAI's audio_tokens).
+	InputAudioTokens  int64
+	OutputAudioTokens int64
+	// AcceptedPredictionTokens and RejectedPredictionTokens count the
+	// tokens of a predicted output that the reply did and did not use
+	// (OpenAI's Predicted Outputs).
+	AcceptedPredictionTokens int64
+	RejectedPredictionTokens int64
+	// ServiceTier is the tier that served the request ("standard",
+	// "priority", "default", "flex", ...), as the provider names it.
+	ServiceTier string
+
+	Extra Fields
+
+	// A new field needs its line in internal/codecgen/tables.go.
+	has     uint16
+	decoded bool
+}
+
+// CacheTTL splits a usage's cache writes by how long they last: written
+// as oh-my-pi writes it (usage.cttl), each member only when not zero.
+type CacheTTL struct {
+	Ephemeral5m int64 // written for five minutes
+	Ephemeral1h int64 // written for an hour
 	Extra       Fields
+
+	// A new field needs its line in internal/codecgen/tables.go.
+	has     uint8
+	decoded bool
+}
+
+// ServerToolUse counts the requests a reply made of server-side tools:
+// written as oh-my-pi writes it (usage.server), each member only when
+// not zero.
+type ServerToolUse struct {
+	WebSearch int64
+	WebFetch  int64
+	Extra     Fields
 
 	// A new field needs its line in internal/codecgen/tables.go.
 	has     uint8
@@ -197,8 +250,17 @@ type Cost struct {
 	decoded bool
 }
 
-// Add returns the sum of two usages, as used for session and branch totals.
+// Add returns the sum of two usages, as used for session and branch
+// totals: every counter is summed; the service tier is kept where both
+// have the same one (or one has none), and is empty for a mix.
 func (u Usage) Add(v Usage) Usage {
+	tier := u.ServiceTier
+	switch {
+	case tier == "":
+		tier = v.ServiceTier
+	case v.ServiceTier != "" && v.ServiceTier != tier:
+		tier = ""
+	}
 	return Usage{
 		Input:       u.Input + v.Input,
 		Output:      u.Output + v.Output,
@@ -212,7 +274,37 @@ func (u Usage) Add(v Usage) Usage {
 			CacheWrite: u.Cost.CacheWrite + v.Cost.CacheWrite,
 			Total:      u.Cost.Total + v.Cost.Total,
 		},
+		ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens,
+		CacheTTL: CacheTTL{
+			Ephemeral5m: u.CacheTTL.Ephemeral5m + v.CacheTTL.Ephemeral5m,
+			Ephemeral1h: u.CacheTTL.Ephemeral1h + v.CacheTTL.Ephemeral1h,
+		},
+		Server: ServerToolUse{
+			WebSearch: u.Server.WebSearch + v.Server.WebSearch,
+			WebFetch:  u.Server.WebFetch + v.Server.WebFetch,
+		},
+		InputAudioTokens:         u.InputAudioTokens + v.InputAudioTokens,
+		OutputAudioTokens:        u.OutputAudioTokens + v.OutputAudioTokens,
+		AcceptedPredictionTokens: u.AcceptedPredictionTokens + v.AcceptedPredictionTokens,
+		RejectedPredictionTokens: u.RejectedPredictionTokens + v.RejectedPredictionTokens,
+		ServiceTier:              tier,
 	}
+}
+
+// hasExtra reports whether u or one of its nested objects has unknown
+// members.
+func (u *Usage) hasExtra() bool {
+	for _, f := range u.extras() {
+		if len(f) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// extras returns the unknown members of u and of its nested objects.
+func (u *Usage) extras() [4]Fields {
+	return [4]Fields{u.Extra, u.Cost.Extra, u.CacheTTL.Extra, u.Server.Extra}
 }
 
 // ---- Constructors ----
@@ -422,7 +514,7 @@ func (m *Message) Synthetic() bool { return m.synthetic }
 // mayHoldImage reports whether m has an image block, or JSON of its own
 // (extra members, details, tool arguments) in which one could hide.
 func (m *Message) mayHoldImage() bool {
-	if len(m.Extra) > 0 || m.Details != nil || (m.Usage != nil && (len(m.Usage.Extra) > 0 || len(m.Usage.Cost.Extra) > 0)) {
+	if len(m.Extra) > 0 || m.Details != nil || (m.Usage != nil && m.Usage.hasExtra()) {
 		return true
 	}
 	for i := range m.Content {

@@ -163,6 +163,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 	for _, raw := range seedMessages {
 		f.Add([]byte(raw))
 	}
+	f.Add([]byte(usageCounters))
 	f.Add([]byte(`{"role":"user","role":5,"content":[{"type":"text","text":"a","text":1}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var m session.Message
@@ -259,4 +260,67 @@ func TestToolCallArgumentsKeptVerbatim(t *testing.T) {
 	out, err := m.MarshalJSON()
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(out), `"arguments":{"z": 1, "a": [ "x" ]}`), string(out))
+}
+
+// usageCounters is an assistant message whose usage has every counter
+// beyond pi's, under the member names oh-my-pi writes where it writes
+// them (reasoningTokens, cttl, server), in oh-my-pi's order: after cost.
+const usageCounters = `{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":20,"cacheRead":3,"cacheWrite":4,"totalTokens":28,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0},"reasoningTokens":7,"cttl":{"ephemeral5m":1,"ephemeral1h":3},"server":{"webSearch":2,"webFetch":1},"inputAudioTokens":5,"outputAudioTokens":6,"acceptedPredictionTokens":8,"rejectedPredictionTokens":9,"serviceTier":"priority"},"stopReason":"stop","timestamp":1}`
+
+// TestUsageCounters: the counters providers report beyond pi's five have
+// typed fields, read and written back byte for byte; a usage built in Go
+// writes them only when they are not zero; Add sums them.
+func TestUsageCounters(t *testing.T) {
+	var m session.Message
+	require.NoError(t, json.Unmarshal([]byte(usageCounters), &m))
+	u := m.Usage
+	require.NotNil(t, u)
+	assert.Empty(t, u.Extra, "every member has its field")
+	assert.Equal(t, int64(7), u.ReasoningTokens)
+	assert.Equal(t, session.CacheTTL{Ephemeral5m: 1, Ephemeral1h: 3}, stripState(u.CacheTTL))
+	assert.Equal(t, int64(2), u.Server.WebSearch)
+	assert.Equal(t, int64(1), u.Server.WebFetch)
+	assert.Equal(t, int64(5), u.InputAudioTokens)
+	assert.Equal(t, int64(6), u.OutputAudioTokens)
+	assert.Equal(t, int64(8), u.AcceptedPredictionTokens)
+	assert.Equal(t, int64(9), u.RejectedPredictionTokens)
+	assert.Equal(t, "priority", u.ServiceTier)
+	out, err := m.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, usageCounters, string(out))
+
+	// Built in Go: zero counters are left out, others written after cost.
+	zero, err := json.Marshal(session.Usage{Input: 1})
+	require.NoError(t, err)
+	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}`, string(zero))
+	some, err := json.Marshal(session.Usage{Input: 1, ReasoningTokens: 2, CacheTTL: session.CacheTTL{Ephemeral1h: 3}, Server: session.ServerToolUse{WebFetch: 4}, ServiceTier: "standard"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0},"reasoningTokens":2,"cttl":{"ephemeral1h":3},"server":{"webFetch":4},"serviceTier":"standard"}`, string(some))
+
+	sum := u.Add(*u)
+	assert.Equal(t, int64(14), sum.ReasoningTokens)
+	assert.Equal(t, int64(2), sum.CacheTTL.Ephemeral5m)
+	assert.Equal(t, int64(6), sum.CacheTTL.Ephemeral1h)
+	assert.Equal(t, int64(4), sum.Server.WebSearch)
+	assert.Equal(t, int64(2), sum.Server.WebFetch)
+	assert.Equal(t, int64(10), sum.InputAudioTokens)
+	assert.Equal(t, int64(12), sum.OutputAudioTokens)
+	assert.Equal(t, int64(16), sum.AcceptedPredictionTokens)
+	assert.Equal(t, int64(18), sum.RejectedPredictionTokens)
+	assert.Equal(t, "priority", sum.ServiceTier, "one tier throughout is kept")
+	assert.Empty(t, sum.Add(session.Usage{ServiceTier: "batch"}).ServiceTier, "mixed tiers are none")
+	assert.Equal(t, "batch", session.Usage{}.Add(session.Usage{ServiceTier: "batch"}).ServiceTier)
+
+	// Clone copies the nested members' unknown members too.
+	m.Usage.CacheTTL.Extra.Set("x", json.RawMessage(`1`))
+	c := m.Clone()
+	c.Usage.CacheTTL.Extra[0].Value[0] = '2'
+	v, _ := m.Usage.CacheTTL.Extra.Get("x")
+	assert.Equal(t, `1`, string(v))
+}
+
+// stripState returns t without what decoding remembers, for comparing
+// with a value built in Go.
+func stripState(t session.CacheTTL) session.CacheTTL {
+	return session.CacheTTL{Ephemeral5m: t.Ephemeral5m, Ephemeral1h: t.Ephemeral1h}
 }

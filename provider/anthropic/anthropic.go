@@ -77,7 +77,12 @@
 //     those it reports: its counts are cumulative, and one it leaves out
 //     (proxies drop input_tokens) keeps its value. Cost is zero unless
 //     ResponseOptions.Prices is set; it is then computed as pi computes
-//     it.
+//     it. Besides pi's counters, which pi keeps alone: CacheTTL splits
+//     CacheWrite as cache_creation does (ephemeral_5m_input_tokens,
+//     ephemeral_1h_input_tokens), Server counts server_tool_use's
+//     web_search_requests and web_fetch_requests, and ServiceTier is
+//     service_tier; each is written only when not zero, under
+//     oh-my-pi's member names where it has them.
 //   - Stop reason: end_turn, stop_sequence and pause_turn become "stop";
 //     max_tokens "length";
 //     tool_use "toolUse"; refusal "error", with stop_details.explanation

@@ -60,7 +60,14 @@ type Usage struct {
 	CacheCreationInputTokens int64          `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64          `json:"cache_read_input_tokens"`
 	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	ServerToolUse            *ServerToolUse `json:"server_tool_use,omitempty"`
 	ServiceTier              string         `json:"service_tier,omitempty"`
+}
+
+// ServerToolUse counts the requests of server-side tools.
+type ServerToolUse struct {
+	WebSearchRequests int64 `json:"web_search_requests"`
+	WebFetchRequests  int64 `json:"web_fetch_requests"`
 }
 
 // CacheCreation splits the cache writes by how long they last.
@@ -196,9 +203,13 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	r.Usage = session.Usage{
 		Input: u.InputTokens, Output: u.OutputTokens,
 		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens,
+		ServiceTier: u.ServiceTier,
 	}
-	if u.CacheCreation != nil {
-		r.Long = u.CacheCreation.Ephemeral1hInputTokens
+	if c := u.CacheCreation; c != nil {
+		r.Usage.CacheTTL = session.CacheTTL{Ephemeral5m: c.Ephemeral5mInputTokens, Ephemeral1h: c.Ephemeral1hInputTokens}
+	}
+	if s := u.ServerToolUse; s != nil {
+		r.Usage.Server = session.ServerToolUse{WebSearch: s.WebSearchRequests, WebFetch: s.WebFetchRequests}
 	}
 	r.StopReason, r.ErrorMessage = stopReason(resp)
 	return r, err

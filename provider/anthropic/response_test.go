@@ -260,3 +260,40 @@ func TestCostAsPi(t *testing.T) {
 		t.Errorf("cache write cost %v", c.CacheWrite)
 	}
 }
+
+// The usage counters beyond pi's (the cache writes by lifetime, the
+// server tools' requests, the service tier) fill their Usage fields,
+// from a response and from a stream, whose message_delta may report
+// server tool requests.
+func TestUsageCounters(t *testing.T) {
+	type counters struct {
+		ttl5m, ttl1h, search, fetch int64
+		tier                        string
+	}
+	for _, c := range []struct {
+		name   string
+		stream bool
+		want   counters
+	}{
+		{"cache_usage", false, counters{2048, 1024, 0, 0, "standard"}},
+		{"cache_usage", true, counters{2048, 1024, 0, 0, "standard"}},
+		{"all_blocks", false, counters{2048, 0, 1, 0, "standard"}},
+		{"server_tools", true, counters{0, 0, 1, 0, ""}},
+	} {
+		var msg *session.Message
+		if c.stream {
+			st, err := replies.Stream(t, c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ = st.Message(nil)
+		} else {
+			msg, _ = anthropic.MessageFromResponse(replies.Response(t, c.name), nil)
+		}
+		u := msg.Usage
+		got := counters{u.CacheTTL.Ephemeral5m, u.CacheTTL.Ephemeral1h, u.Server.WebSearch, u.Server.WebFetch, u.ServiceTier}
+		if got != c.want {
+			t.Errorf("%s (stream %v): %+v, want %+v", c.name, c.stream, got, c.want)
+		}
+	}
+}

@@ -69,10 +69,12 @@ type delta struct {
 // deltaUsage is the usage of a message_delta: cumulative counts, each
 // absent or null when the event does not report it.
 type deltaUsage struct {
-	InputTokens              *int64 `json:"input_tokens"`
-	OutputTokens             *int64 `json:"output_tokens"`
-	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	InputTokens              *int64         `json:"input_tokens"`
+	OutputTokens             *int64         `json:"output_tokens"`
+	CacheCreationInputTokens *int64         `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64         `json:"cache_read_input_tokens"`
+	CacheCreation            *CacheCreation `json:"cache_creation"`
+	ServerToolUse            *ServerToolUse `json:"server_tool_use"`
 }
 
 // Add adds one event: eventType is the SSE event's name and data its
@@ -133,11 +135,8 @@ func (s *Stream) add(eventType string, data []byte) error {
 			return wire.Malformed(nil, "anthropic: message_start event without a message")
 		}
 		s.resp, s.started = *ev.Message, true
-		s.resp.Content = nil // blocks come in their own events
-		if c := s.resp.Usage.CacheCreation; c != nil {
-			cc := *c // not shared with the Responses handed out
-			s.resp.Usage.CacheCreation = &cc
-		}
+		s.resp.Content = nil   // blocks come in their own events
+		s.resp.Usage.unshare() // not shared with the Responses handed out
 	case "content_block_start":
 		return s.start(&ev)
 	case "content_block_delta":
@@ -164,6 +163,14 @@ func (s *Stream) add(eventType string, data []byte) error {
 			set(&s.resp.Usage.OutputTokens, u.OutputTokens)
 			set(&s.resp.Usage.CacheCreationInputTokens, u.CacheCreationInputTokens)
 			set(&s.resp.Usage.CacheReadInputTokens, u.CacheReadInputTokens)
+			if u.CacheCreation != nil {
+				c := *u.CacheCreation
+				s.resp.Usage.CacheCreation = &c
+			}
+			if u.ServerToolUse != nil {
+				v := *u.ServerToolUse
+				s.resp.Usage.ServerToolUse = &v
+			}
 		}
 	case "message_stop":
 		for i, b := range s.blocks {
@@ -181,6 +188,18 @@ func name(eventType string) string {
 		return "an"
 	}
 	return eventType
+}
+
+// unshare gives u copies of its nested counts of its own.
+func (u *Usage) unshare() {
+	if c := u.CacheCreation; c != nil {
+		cc := *c
+		u.CacheCreation = &cc
+	}
+	if v := u.ServerToolUse; v != nil {
+		vv := *v
+		u.ServerToolUse = &vv
+	}
 }
 
 func set(dst *int64, v *int64) {
@@ -302,10 +321,7 @@ func (s *Stream) Response() *Response {
 		c := *d
 		r.StopDetails = &c
 	}
-	if c := r.Usage.CacheCreation; c != nil {
-		cc := *c
-		r.Usage.CacheCreation = &cc
-	}
+	r.Usage.unshare()
 	return r
 }
 

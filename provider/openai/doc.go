@@ -80,7 +80,13 @@
 //     in a chunk of its own after the finish_reason, when the request asks
 //     for it (stream_options.include_usage); without it, the usage is
 //     zero. Cost is zero unless ResponseOptions.Prices is set; it is then
-//     computed as pi computes it.
+//     computed as pi computes it. Besides pi's counters, the details go
+//     in fields of their own, written only when not zero:
+//     ReasoningTokens is completion_tokens_details.reasoning_tokens,
+//     InputAudioTokens and OutputAudioTokens the audio_tokens of the
+//     prompt and of the completion, AcceptedPredictionTokens and
+//     RejectedPredictionTokens those of completion_tokens_details, and
+//     ServiceTier the response's service_tier.
 //   - Stop reason: stop (and "end") becomes "stop"; length "length";
 //     tool_calls and function_call "toolUse"; content_filter and any
 //     other "error", with "Provider finish_reason: <reason>" as
@@ -180,7 +186,8 @@
 //     arguments. Other items (built-in tools' calls) are left out.
 //   - Usage: CacheRead is input_tokens_details.cached_tokens; Input the
 //     rest of input_tokens; Output output_tokens, which includes
-//     output_tokens_details.reasoning_tokens; TotalTokens their sum.
+//     output_tokens_details.reasoning_tokens (ReasoningTokens too);
+//     TotalTokens their sum; ServiceTier the response's service_tier.
 //     Cost as for Chat Completions (ResponseOptions.Prices).
 //   - Stop reason: status completed becomes "stop", or "toolUse" when
 //     the reply calls tools; incomplete "length" (max_output_tokens),

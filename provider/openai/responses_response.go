@@ -23,6 +23,7 @@ type ResponsesResponse struct {
 	Model             string             `json:"model"`
 	Output            []OutputItem       `json:"output"`
 	Usage             *ResponsesUsage    `json:"usage,omitempty"`
+	ServiceTier       string             `json:"service_tier,omitempty"`
 }
 
 // ResponsesError is the error of a failed response.
@@ -121,7 +122,11 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 			cached = u.InputTokensDetails.CachedTokens
 		}
 		r.Usage = session.Usage{Input: max(0, u.InputTokens-cached), Output: u.OutputTokens, CacheRead: cached}
+		if u.OutputTokensDetails != nil {
+			r.Usage.ReasoningTokens = u.OutputTokensDetails.ReasoningTokens
+		}
 	}
+	r.Usage.ServiceTier = resp.ServiceTier
 	var err error
 	var refusal strings.Builder
 	calls := 0
