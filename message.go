@@ -108,7 +108,12 @@ type Message struct {
 	synthetic bool
 }
 
-// requiredFor lists the members the seed agents always write for a role.
+// requiredFor lists the members the seed agents always write for a role,
+// which a Message built in Go writes even when empty; a member left out
+// here is written only when set. A tool result's toolName is optional:
+// results of other frameworks name only their call, and no seed agent's
+// converter needs the name (Anthropic's tool_result and OpenAI's tool
+// message and function_call_output carry the call id alone).
 func requiredFor(role string) uint32 {
 	switch role {
 	case RoleUser:
@@ -116,7 +121,7 @@ func requiredFor(role string) uint32 {
 	case RoleAssistant:
 		return mRole | mContent | mAPI | mProvider | mModel | mUsage | mStopReason | mTimestamp
 	case RoleToolResult:
-		return mRole | mToolCallID | mToolName | mContent | mIsError | mTimestamp
+		return mRole | mToolCallID | mContent | mIsError | mTimestamp
 	case RoleBashExecution:
 		return mRole | mCommand | mOutput | mCancelled | mTruncated | mTimestamp
 	case RoleCustom:
@@ -339,6 +344,8 @@ func Assistant(blocks ...Block) *Message {
 }
 
 // ToolResult returns the successful result of the tool call callID.
+// toolName may be empty: a result is paired with its call by callID
+// alone, and one without a name is written without a toolName member.
 func ToolResult(callID, toolName, text string) *Message {
 	return &Message{Role: RoleToolResult, ToolCallID: callID, ToolName: toolName, Content: []Block{Text(text)}}
 }

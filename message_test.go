@@ -324,3 +324,34 @@ func TestUsageCounters(t *testing.T) {
 func stripState(t session.CacheTTL) session.CacheTTL {
 	return session.CacheTTL{Ephemeral5m: t.Ephemeral5m, Ephemeral1h: t.Ephemeral1h}
 }
+
+// TestToolResultWithoutName: a tool result's tool name is optional (other
+// frameworks' results name only the call): one without is written
+// without a toolName member, and pairs with its call by id.
+func TestToolResultWithoutName(t *testing.T) {
+	m := session.ToolResult("c1", "", "out")
+	out, err := m.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, `{"role":"toolResult","toolCallId":"c1","content":[{"type":"text","text":"out"}],"isError":false,"timestamp":0}`, string(out))
+
+	s := session.New()
+	entries := appendAll(t, s, session.UserText("q"), session.Assistant(session.ToolCall("c1", "ls", nil)), m, session.AssistantText("done"))
+	assert.NotContains(t, string(entries[2].JSON()), `toolName`)
+	msgs, err := s.Messages(t.Context())
+	require.NoError(t, err)
+	require.Len(t, msgs, 4)
+	assert.Equal(t, "out", msgs[2].Text())
+	assert.False(t, msgs[2].Synthetic(), "the result pairs with its call")
+
+	// Decoded without one, it stays without; an empty one read stays.
+	for _, raw := range []string{
+		`{"role":"toolResult","toolCallId":"c1","content":[],"isError":true,"timestamp":1}`,
+		`{"role":"toolResult","toolCallId":"c1","toolName":"","content":[],"isError":true,"timestamp":1}`,
+	} {
+		var d session.Message
+		require.NoError(t, json.Unmarshal([]byte(raw), &d))
+		again, err := d.MarshalJSON()
+		require.NoError(t, err)
+		assert.Equal(t, raw, string(again))
+	}
+}

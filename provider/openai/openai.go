@@ -335,7 +335,7 @@ func toolResult(m *session.Message, id string, images []Part) (Message, []Part) 
 	for i := range m.Content {
 		if b := &m.Content[i]; b.Type == session.BlockImage {
 			if n == 0 {
-				images = append(images, Part{Type: "text", Text: "Images returned by the " + m.ToolName + " tool call " + id + ":"})
+				images = append(images, Part{Type: "text", Text: imagesNote(m.ToolName, id)})
 			}
 			images = append(images, imagePart(b))
 			n++
@@ -355,6 +355,15 @@ func toolResult(m *session.Message, id string, images []Part) (Message, []Part) 
 		text = errorPrefix + text
 	}
 	return Message{Role: "tool", ToolCallID: id, Content: text}, images
+}
+
+// imagesNote introduces the images of the result of the tool call id,
+// naming the tool when the result does.
+func imagesNote(tool, id string) string {
+	if tool == "" {
+		return "Images returned by tool call " + id + ":"
+	}
+	return "Images returned by the " + tool + " tool call " + id + ":"
 }
 
 // errorPrefix marks a failed tool's output: tool messages have no error

@@ -190,3 +190,22 @@ func check(t *testing.T, in []*session.Message, msgs []openai.Message) {
 		t.Fatal(err)
 	}
 }
+
+// A tool result without a tool name (other frameworks store none) is
+// sent by its call id alone, and the note ahead of its images names no
+// tool.
+func TestToolResultWithoutName(t *testing.T) {
+	res := &session.Message{Role: session.RoleToolResult, ToolCallID: "c1",
+		Content: []session.Block{session.Text("shot"), session.Image("image/png", []byte{1})}}
+	msgs := []*session.Message{session.UserText("q"), session.Assistant(session.ToolCall("c1", "screenshot", nil)), res}
+	out := openai.Messages(msgs, nil)
+	if len(out) != 4 || out[2].Role != "tool" || out[2].ToolCallID != "c1" || out[2].Name != "" {
+		t.Fatalf("messages %+v", out)
+	}
+	if got := out[3].Parts[0].Text; got != "Images returned by tool call c1:" {
+		t.Errorf("note %q", got)
+	}
+	if got := openai.Input(msgs, nil)[2]; got.Type != "function_call_output" || got.CallID != "c1" {
+		t.Errorf("responses item %+v", got)
+	}
+}
