@@ -108,18 +108,34 @@ type Message struct {
 	synthetic bool
 }
 
-// requiredFor lists the members the seed agents always write for a role,
-// which a Message built in Go writes even when empty; a member left out
-// here is written only when set. A tool result's toolName is optional:
-// results of other frameworks name only their call, and no seed agent's
-// converter needs the name (Anthropic's tool_result and OpenAI's tool
-// message and function_call_output carry the call id alone).
+// requiredFor lists the members a Message built in Go writes for a role
+// even when empty; a member left out here is written only when set. A
+// message decoded from a file keeps the members it had, empty or not.
+//
+// It is what the seed agents always write, less what pi reads as well
+// without:
+//   - A tool result's toolName: results of other frameworks name only
+//     their call, and no converter needs the name (Anthropic's
+//     tool_result and OpenAI's tool message and function_call_output
+//     carry the call id alone).
+//   - An assistant message's api, provider and model: pi only compares
+//     them (transformMessages' same-model test, the model a session
+//     restores through modelRegistry.find), and an absent one compares
+//     as an empty one does: with no model, the session restores none.
+//
+// An assistant message's usage stays, zero or not, with all its members:
+// pi's footer adds up usage.input, output, cacheRead, cacheWrite and
+// cost.total of every assistant message of the session without a check,
+// and a message without usage stops it with a TypeError (a member left
+// out makes a NaN). totalTokens, which pi's older sessions lack and pi
+// reads as totalTokens || the sum of the four, stays too: pi's providers
+// always write it, and the provider packages write what they write.
 func requiredFor(role string) uint32 {
 	switch role {
 	case RoleUser:
 		return mRole | mContent | mTimestamp
 	case RoleAssistant:
-		return mRole | mContent | mAPI | mProvider | mModel | mUsage | mStopReason | mTimestamp
+		return mRole | mContent | mUsage | mStopReason | mTimestamp
 	case RoleToolResult:
 		return mRole | mToolCallID | mContent | mIsError | mTimestamp
 	case RoleBashExecution:
@@ -325,7 +341,8 @@ func User(blocks ...Block) *Message {
 }
 
 // AssistantText returns an assistant message holding one text block, with
-// stop reason "stop". Set Provider, Model and Usage with the With methods.
+// stop reason "stop". Set Provider, Model and Usage with the With methods:
+// empty, api, provider and model are not written; usage is, zero.
 func AssistantText(text string) *Message {
 	return &Message{Role: RoleAssistant, Content: []Block{Text(text)}, StopReason: StopEnd}
 }

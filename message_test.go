@@ -20,6 +20,7 @@ var seedMessages = map[string]string{
 	"user string":       `{"role":"user","content":"plain string content","timestamp":1}`,
 	"user image":        `{"role":"user","content":[{"type":"text","text":"What is in this image?"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"timestamp":1768471221000}`,
 	"assistant":         `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig=="},{"type":"text","text":"I'll list them.","textSignature":"x"},{"type":"toolCall","id":"toolu_0001","name":"bash","arguments":{"command":"ls src"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,"cost":{"input":0.00030000000000000003,"output":0.00030000000000000003,"cacheRead":0,"cacheWrite":0,"total":0.0006000000000000001}},"stopReason":"toolUse","timestamp":1768471206000,"responseId":"resp_1"}`,
+	"assistant empty":   `{"role":"assistant","content":[],"api":"","provider":"","model":"","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}`,
 	"assistant aborted": `{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"aborted","timestamp":1763681581545,"errorMessage":"Request was aborted"}`,
 	"redacted thinking": `{"role":"assistant","content":[{"type":"thinking","thinking":"","thinkingSignature":"opaque","redacted":true}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}`,
 	"tool result":       `{"role":"toolResult","toolCallId":"toolu_0001","toolName":"bash","content":[{"type":"text","text":"index.ts\nutil.ts\n"}],"details":{"diff":"--- a\n+++ b"},"isError":false,"timestamp":1768471208000}`,
@@ -104,7 +105,7 @@ func TestMessageConstructors(t *testing.T) {
 			WithModel("anthropic-messages", "anthropic", "claude").WithUsage(session.Usage{Input: 3, Output: 4, TotalTokens: 7, Cost: session.Cost{Total: 0.5}}).WithTimestamp(9),
 			`{"role":"assistant","content":[{"type":"thinking","thinking":"think","thinkingSignature":"sig"},{"type":"text","text":"ok"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command": "ls"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude","usage":{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}},"stopReason":"toolUse","timestamp":9}`},
 		{"assistant text", session.AssistantText("done"),
-			`{"role":"assistant","content":[{"type":"text","text":"done"}],"api":"","provider":"","model":"","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":0}`},
+			`{"role":"assistant","content":[{"type":"text","text":"done"}],"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":0}`},
 		{"tool result", session.ToolResult("c1", "bash", "out"), `{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"out"}],"isError":false,"timestamp":0}`},
 		{"tool error", session.ToolError("c1", "bash", "boom"), `{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"boom"}],"isError":true,"timestamp":0}`},
 		{"bash", session.BashExecution("ls", "a\n", exit), `{"role":"bashExecution","command":"ls","output":"a\n","exitCode":2,"cancelled":false,"truncated":false,"timestamp":0}`},
@@ -290,9 +291,9 @@ func TestUsageCounters(t *testing.T) {
 	assert.Equal(t, usageCounters, string(out))
 
 	// Built in Go: zero counters are left out, others written after cost.
-	zero, err := json.Marshal(session.Usage{Input: 1})
+	zero, err := json.Marshal(session.Usage{Input: 1, TotalTokens: 1})
 	require.NoError(t, err)
-	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}`, string(zero))
+	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":1,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}`, string(zero))
 	some, err := json.Marshal(session.Usage{Input: 1, ReasoningTokens: 2, CacheTTL: session.CacheTTL{Ephemeral1h: 3}, Server: session.ServerToolUse{WebFetch: 4}, ServiceTier: "standard"})
 	require.NoError(t, err)
 	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0},"reasoningTokens":2,"cttl":{"ephemeral1h":3},"server":{"webFetch":4},"serviceTier":"standard"}`, string(some))

@@ -99,9 +99,9 @@ var tables = []*Type{
 		},
 	},
 	{
-		// A Usage built in Go writes pi's members; the others only when
-		// not zero. oh-my-pi writes its members (reasoningTokens, cttl,
-		// server) after cost.
+		// A Usage built in Go writes pi's members (see requiredFor); the
+		// others only when not zero. oh-my-pi writes its members
+		// (reasoningTokens, cttl, server) after cost.
 		Name: "Usage", Recv: "u", Prefix: "u", Bits: "uint16",
 		Required: "uInput | uOutput | uCacheRead | uCacheWrite | uTotalTokens | uCost", Err: "usage",
 		Fields: []Field{
