@@ -23,12 +23,22 @@ const (
 	RoleCompactionSummary = "compactionSummary"
 )
 
-// Content block types.
+// Content block types. Text, thinking, image and toolCall are pi's; the
+// others are this package's homes for what the provider APIs have besides
+// (see Block).
 const (
 	BlockText     = "text"
 	BlockThinking = "thinking"
 	BlockImage    = "image"
 	BlockToolCall = "toolCall"
+
+	BlockDocument = "document" // a PDF, a plain text, a URL or a file id
+	BlockAudio    = "audio"    // audio input, base64 (OpenAI input_audio)
+	BlockRefusal  = "refusal"  // a model's refusal (OpenAI), in Text
+	// BlockRedactedThinking is oh-my-pi's block for redacted thinking,
+	// its opaque data in Data; pi and this package write redacted
+	// thinking as a thinking block marked Redacted (see RedactedThinking).
+	BlockRedactedThinking = "redactedThinking"
 )
 
 // Stop reasons of assistant messages.
@@ -150,19 +160,43 @@ func requiredFor(role string) uint32 {
 	return mRole
 }
 
-// Block is one content block: text, thinking, image or tool call. Blocks
-// of other types are kept whole in Extra.
+// Block is one content block. Type says which fields apply; the others
+// stay zero. Members this type does not model are kept in Extra.
+//
+// pi's types are text, thinking, image and toolCall. The others are
+// homes for what the provider APIs have besides, which the provider
+// packages read and write: documents (BlockDocument), audio input
+// (BlockAudio), refusals (BlockRefusal), the citations of a text block
+// (Citations), and redacted thinking in oh-my-pi's form
+// (BlockRedactedThinking). pi leaves block types it does not know out of
+// an assistant message, so refusals and oh-my-pi's redacted thinking are
+// safe there; but pi sends every block of a user message or tool result
+// that is not text as an image, so a session whose user content holds
+// documents or audio is one pi cannot send as it is.
 type Block struct {
 	Type string
 
-	Text string // text
+	// text; refusal; document: a plain-text document's text
+	Text string
+	// text: the citations of the text, an array of Anthropic's citation
+	// objects as the API gives them (see Citation, CitationList);
+	// document: {"enabled":true} when the model may cite it.
+	Citations json.RawMessage
 
 	Thinking          string // thinking
 	ThinkingSignature string
 	Redacted          bool
 
-	Data     string // image, base64
+	// image, audio, document: the data, base64 (redactedThinking: the
+	// opaque data)
+	Data     string
 	MimeType string
+
+	URL      string // document: a document given by URL
+	FileID   string // document: a file uploaded to the provider
+	Filename string // document
+	Title    string // document
+	Context  string // document: what the document is, for the model
 
 	ID        string // toolCall
 	Name      string
@@ -177,14 +211,16 @@ type Block struct {
 
 func blockRequired(typ string) uint16 {
 	switch typ {
-	case BlockText:
+	case BlockText, BlockRefusal:
 		return bType | bText
 	case BlockThinking:
 		return bType | bThinking
-	case BlockImage:
+	case BlockImage, BlockAudio:
 		return bType | bData | bMimeType
 	case BlockToolCall:
 		return bType | bID | bName | bArguments
+	case BlockRedactedThinking:
+		return bType | bData
 	}
 	return bType
 }

@@ -584,6 +584,12 @@ const (
 	bArguments
 	bData
 	bMimeType
+	bURL
+	bFileID
+	bFilename
+	bTitle
+	bContext
+	bCitations
 )
 
 // blockKeys maps the JSON key of each Block member to its presence bit (blockBit
@@ -599,6 +605,12 @@ var blockKeys = map[string]uint16{
 	"arguments":         bArguments,
 	"data":              bData,
 	"mimeType":          bMimeType,
+	"url":               bURL,
+	"fileId":            bFileID,
+	"filename":          bFilename,
+	"title":             bTitle,
+	"context":           bContext,
+	"citations":         bCitations,
 }
 
 // blockBit returns the presence bit of the Block member key, 0 if unknown.
@@ -624,6 +636,18 @@ func blockBit(key []byte) uint16 {
 		return bData
 	case "mimeType":
 		return bMimeType
+	case "url":
+		return bURL
+	case "fileId":
+		return bFileID
+	case "filename":
+		return bFilename
+	case "title":
+		return bTitle
+	case "context":
+		return bContext
+	case "citations":
+		return bCitations
 	}
 	return 0
 }
@@ -698,6 +722,18 @@ func (b *Block) readMember(c *jsonx.Cursor, bit uint16, copyRaw bool) bool {
 		b.Data, ok = c.Str()
 	case bMimeType:
 		b.MimeType, ok = c.Str()
+	case bURL:
+		b.URL, ok = c.Str()
+	case bFileID:
+		b.FileID, ok = c.Str()
+	case bFilename:
+		b.Filename, ok = c.Str()
+	case bTitle:
+		b.Title, ok = c.Str()
+	case bContext:
+		b.Context, ok = c.Str()
+	case bCitations:
+		b.Citations, ok = readRaw(c, copyRaw)
 	}
 	return ok
 }
@@ -726,6 +762,18 @@ func (b *Block) clearMember(bit uint16) {
 		b.Data = ""
 	case bMimeType:
 		b.MimeType = ""
+	case bURL:
+		b.URL = ""
+	case bFileID:
+		b.FileID = ""
+	case bFilename:
+		b.Filename = ""
+	case bTitle:
+		b.Title = ""
+	case bContext:
+		b.Context = ""
+	case bCitations:
+		b.Citations = nil
 	}
 }
 
@@ -777,6 +825,32 @@ func (b *Block) encode(e *objEnc) error {
 		e.str("mimeType", b.MimeType)
 		wrote |= bMimeType
 	}
+	if b.URL != "" || want&bURL != 0 {
+		e.str("url", b.URL)
+		wrote |= bURL
+	}
+	if b.FileID != "" || want&bFileID != 0 {
+		e.str("fileId", b.FileID)
+		wrote |= bFileID
+	}
+	if b.Filename != "" || want&bFilename != 0 {
+		e.str("filename", b.Filename)
+		wrote |= bFilename
+	}
+	if b.Title != "" || want&bTitle != 0 {
+		e.str("title", b.Title)
+		wrote |= bTitle
+	}
+	if b.Context != "" || want&bContext != 0 {
+		e.str("context", b.Context)
+		wrote |= bContext
+	}
+	if b.Citations != nil || want&bCitations != 0 {
+		if err := e.raw("citations", b.Citations, "[]"); err != nil {
+			return fmt.Errorf("block citations: %w", err)
+		}
+		wrote |= bCitations
+	}
 	if len(b.Extra) > 0 {
 		if err := e.extra(b.Extra, func(key string) bool { return wrote&blockKeys[key] != 0 }); err != nil {
 			return fmt.Errorf("block: %w", err)
@@ -794,7 +868,7 @@ func (b *Block) encode(e *objEnc) error {
 // every string is known to be valid UTF-8 (just encoded without repairs),
 // which spares checking them again.
 func (b *Block) canonicalize(valid bool) bool {
-	if len(b.Extra) > 0 || !valid && !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.ID, b.Name, b.Data, b.MimeType) {
+	if len(b.Extra) > 0 || !valid && !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.ID, b.Name, b.Data, b.MimeType, b.URL, b.FileID, b.Filename, b.Title, b.Context) {
 		return false
 	}
 	want := b.want()
@@ -834,6 +908,29 @@ func (b *Block) canonicalize(valid bool) bool {
 	if b.MimeType != "" || want&bMimeType != 0 {
 		has |= bMimeType
 	}
+	if b.URL != "" || want&bURL != 0 {
+		has |= bURL
+	}
+	if b.FileID != "" || want&bFileID != 0 {
+		has |= bFileID
+	}
+	if b.Filename != "" || want&bFilename != 0 {
+		has |= bFilename
+	}
+	if b.Title != "" || want&bTitle != 0 {
+		has |= bTitle
+	}
+	if b.Context != "" || want&bContext != 0 {
+		has |= bContext
+	}
+	if b.Citations != nil || want&bCitations != 0 {
+		has |= bCitations
+		v, err := rawValue(b.Citations, "[]")
+		if err != nil {
+			return false
+		}
+		b.Citations = cloneRaw(v)
+	}
 	b.has, b.decoded = has, true
 	return true
 }
@@ -842,13 +939,14 @@ func (b *Block) canonicalize(valid bool) bool {
 func (b *Block) clone() Block {
 	cp := *b
 	cp.Arguments = cloneRaw(b.Arguments)
+	cp.Citations = cloneRaw(b.Citations)
 	cp.Extra = b.Extra.Clone()
 	return cp
 }
 
 // size estimates the encoded size of b, before escapes.
 func (b *Block) size() int {
-	return 48 + len(b.Text) + len(b.Thinking) + len(b.ThinkingSignature) + len(b.Arguments) + len(b.Data)
+	return 48 + len(b.Text) + len(b.Thinking) + len(b.ThinkingSignature) + len(b.Arguments) + len(b.Data) + len(b.Title) + len(b.Context) + len(b.Citations)
 }
 
 // ---- Usage ----

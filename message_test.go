@@ -27,6 +27,8 @@ var seedMessages = map[string]string{
 	"bash":              `{"role":"bashExecution","command":"git status","output":"clean\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1768471217000}`,
 	"bash excluded":     `{"role":"bashExecution","command":"env","output":"SECRET=1\n","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/out","timestamp":1768471219000,"excludeFromContext":true}`,
 	"custom":            `{"role":"custom","customType":"my-extension","content":"Injected","display":true,"details":{"debug":false},"timestamp":1}`,
+	"content kinds":     `{"role":"user","content":[{"type":"document","data":"JVBERi0=","mimeType":"application/pdf","filename":"a.pdf","title":"A","context":"spec","citations":{"enabled":true}},{"type":"document","text":"notes","mimeType":"text/plain"},{"type":"document","url":"https://example.com/a.pdf"},{"type":"document","fileId":"file_1"},{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}],"timestamp":3}`,
+	"cited reply":       `{"role":"assistant","content":[{"type":"redactedThinking","data":"Eq0K"},{"type":"text","text":"pi is minimal.","citations":[{"type":"char_location","cited_text":"pi is minimal","document_index":0,"document_title":"A","start_char_index":0,"end_char_index":13}]},{"type":"refusal","text":"no"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":4}`,
 	"future role":       `{"role":"reasoningTrace","steps":[1,2,3],"content":[{"type":"newBlockKind","payload":{"a":1}}],"timestamp":5}`,
 	"odd types":         `{"role":"user","content":5,"timestamp":"yesterday","usage":[],"isError":"no","exitCode":1.5}`,
 }
@@ -206,9 +208,11 @@ func FuzzCanonical(f *testing.F) {
 	f.Add(uint8(0), "hello", "call_1", `{"a":1}`, int64(5), 0.5, true)
 	f.Add(uint8(1), "with \"quotes\"\n\t", "", ``, int64(0), 0.0, false)
 	f.Add(uint8(2), "\xff invalid", "x", `[1]`, int64(-3), 1e300, true)
+	f.Add(uint8(6), "a <doc>", "page_location", ``, int64(2), 0.0, false)
+	f.Add(uint8(6), "cited", "char_location", ``, int64(0), 0.0, true)
 	f.Fuzz(func(t *testing.T, kind uint8, text, id, args string, n int64, cost float64, flag bool) {
 		var m *session.Message
-		switch kind % 6 {
+		switch kind % 7 {
 		case 0:
 			m = session.UserText(text)
 		case 1:
@@ -228,6 +232,13 @@ func FuzzCanonical(f *testing.F) {
 			m.ExcludeFromContext = flag
 		case 4:
 			m = session.CustomMessage(id, text, flag)
+		case 6:
+			m = session.User(session.TextDocument(text).WithTitle(id), session.DocumentBase64("application/pdf", id).WithCitations(),
+				session.DocumentURL(text), session.Audio("audio/wav", []byte(text)))
+			if flag {
+				m = session.Assistant(session.CitedText(text, session.Citation{Type: id, CitedText: text, DocumentIndex: int(n)}),
+					session.RedactedThinking(id), session.Refusal(text))
+			}
 		case 5:
 			m = &session.Message{Role: text, Timestamp: n}
 			if flag {

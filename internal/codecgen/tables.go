@@ -96,6 +96,12 @@ var tables = []*Type{
 			{Go: "Arguments", Key: "arguments", Type: "json.RawMessage", Default: "{}", Size: true, Err: `fmt.Errorf("tool call %q arguments: %w", b.ID, err)`},
 			{Go: "Data", Key: "data", Type: "string", Size: true},
 			{Go: "MimeType", Key: "mimeType", Type: "string"},
+			{Go: "URL", Key: "url", Type: "string"},
+			{Go: "FileID", Key: "fileId", Type: "string"},
+			{Go: "Filename", Key: "filename", Type: "string"},
+			{Go: "Title", Key: "title", Type: "string", Size: true},
+			{Go: "Context", Key: "context", Type: "string", Size: true},
+			{Go: "Citations", Key: "citations", Type: "json.RawMessage", Default: "[]", Size: true, Err: `fmt.Errorf("block citations: %w", err)`},
 		},
 	},
 	{
