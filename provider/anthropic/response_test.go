@@ -297,3 +297,32 @@ func TestUsageCounters(t *testing.T) {
 		}
 	}
 }
+
+// The citations of a text block are kept on it, as the API gives them:
+// from a response's text block, and from a stream's citations_delta
+// events. An empty list is none.
+func TestCitations(t *testing.T) {
+	const want = `[{"type":"web_search_result_location","url":"https://example.com","title":"Example","encrypted_index":"EpMB...","cited_text":"pi is a minimal coding agent"}]`
+	msg, _ := anthropic.MessageFromResponse(replies.Response(t, "all_blocks"), nil)
+	st, err := replies.Stream(t, "server_tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, _ := st.Message(nil)
+	for _, m := range []*session.Message{msg, streamed} {
+		var got []string
+		for _, b := range m.Content {
+			if b.Type == session.BlockText {
+				got = append(got, string(b.Citations))
+			}
+		}
+		if !slices.Contains(got, want) {
+			t.Errorf("citations %q, want one %s", got, want)
+		}
+		for _, b := range m.Content {
+			if cs, err := b.CitationList(); err != nil || len(b.Citations) > 0 && len(cs) == 0 {
+				t.Errorf("citations %s: %v, %v", b.Citations, cs, err)
+			}
+		}
+	}
+}

@@ -35,6 +35,7 @@ type block struct {
 	text      strings.Builder // text, or thinking
 	signature strings.Builder
 	input     strings.Builder // partial_json
+	citations []json.RawMessage
 	open      bool
 }
 
@@ -54,11 +55,12 @@ type event struct {
 }
 
 type delta struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	PartialJSON string `json:"partial_json"`
-	Thinking    string `json:"thinking"`
-	Signature   string `json:"signature"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text"`
+	PartialJSON string          `json:"partial_json"`
+	Thinking    string          `json:"thinking"`
+	Signature   string          `json:"signature"`
+	Citation    json.RawMessage `json:"citation"` // citations_delta
 
 	// message_delta
 	StopReason   *string      `json:"stop_reason"`
@@ -190,6 +192,18 @@ func name(eventType string) string {
 	return eventType
 }
 
+// joinArray returns the JSON array of values.
+func joinArray(values []json.RawMessage) json.RawMessage {
+	out := json.RawMessage{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
+}
+
 // unshare gives u copies of its nested counts of its own.
 func (u *Usage) unshare() {
 	if c := u.CacheCreation; c != nil {
@@ -264,8 +278,10 @@ func (s *Stream) delta(ev *event) error {
 		if b.head.Type == "server_tool_use" {
 			return nil // a server tool's input: not kept
 		}
+	case "citations_delta":
+		want = "text"
 	default:
-		return nil // citations_delta, or a delta added since
+		return nil // a delta added since
 	}
 	if b.head.Type != want {
 		switch b.head.Type {
@@ -283,6 +299,10 @@ func (s *Stream) delta(ev *event) error {
 		b.signature.WriteString(d.Signature)
 	case "input_json_delta":
 		b.input.WriteString(d.PartialJSON)
+	case "citations_delta":
+		if c := bytes.TrimSpace(d.Citation); len(c) > 0 && c[0] == '{' {
+			b.citations = append(b.citations, c)
+		}
 	}
 	return nil
 }
@@ -335,6 +355,9 @@ func (s *Stream) response() *Response {
 		switch c := &r.Content[i]; c.Type {
 		case "text":
 			c.Text = b.text.String()
+			if len(b.citations) > 0 {
+				c.Citations = joinArray(b.citations)
+			}
 		case "thinking":
 			c.Thinking, c.Signature = b.text.String(), b.signature.String()
 		}

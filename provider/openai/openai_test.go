@@ -141,7 +141,9 @@ func check(t *testing.T, in []*session.Message, msgs []openai.Message) {
 				t.Fatalf("message %d: empty user message", i)
 			}
 			for _, p := range m.Parts {
-				if p.Type == "text" && p.Text == "" || p.Type == "image_url" && (p.ImageURL == nil || p.ImageURL.URL == "") {
+				if p.Type == "text" && p.Text == "" || p.Type == "image_url" && (p.ImageURL == nil || p.ImageURL.URL == "") ||
+					p.Type == "file" && (p.File == nil || p.File.FileID == "" && p.File.FileData == "") ||
+					p.Type == "input_audio" && (p.InputAudio == nil || p.InputAudio.Data == "") {
 					t.Fatalf("message %d: empty part %+v", i, p)
 				}
 			}
@@ -207,5 +209,47 @@ func TestToolResultWithoutName(t *testing.T) {
 	}
 	if got := openai.Input(msgs, nil)[2]; got.Type != "function_call_output" || got.CallID != "c1" {
 		t.Errorf("responses item %+v", got)
+	}
+}
+
+// documentsCase is the shared conversation with the content kinds beyond
+// pi's.
+func documentsCase(t *testing.T) []*session.Message {
+	for _, c := range convtest.Cases(t) {
+		if c.Name == "documents" {
+			return c.Msgs
+		}
+	}
+	t.Fatal("no documents case")
+	return nil
+}
+
+// The content kinds beyond pi's go to a Chat Completions request as the
+// API takes them: documents as file parts (base64 as file_data, or a
+// file_id; a text document or a URL as text), audio as input_audio, a
+// refusal as the assistant message's refusal; a tool result's documents
+// go to the next user message, as its images do. Redacted thinking is
+// left out, as all thinking by default.
+func TestContentKinds(t *testing.T) {
+	out := openai.Messages(documentsCase(t), nil)
+	want := []string{
+		`{"role":"user","content":[{"type":"text","text":"Compare the spec with the notes."},` +
+			`{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"spec.pdf"}},` +
+			`{"type":"text","text":"The parser must accept nested lists."},{"type":"text","text":"https://example.com/rfc.pdf"},` +
+			`{"type":"file","file":{"file_id":"file_011CNha8iCJcU1wXNR6q4V8w"}},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}`,
+		`{"role":"assistant","content":"The spec requires nested lists.","tool_calls":[{"id":"toolu_03","type":"function","function":{"name":"fetch","arguments":"{\"url\":\"https://example.com/b.pdf\"}"}}]}`,
+		`{"role":"tool","content":"fetched\n(1 file in the next user message)","tool_call_id":"toolu_03"}`,
+		`{"role":"user","content":[{"type":"text","text":"Files returned by tool call toolu_03:"},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjcK","filename":"b.pdf"}}]}`,
+		`{"role":"assistant","content":"Part of it, then.","refusal":"I can't open that file."}`,
+		`{"role":"user","content":"Thanks."}`,
+	}
+	if len(out) != len(want) {
+		t.Fatalf("%d messages, want %d: %+v", len(out), len(want), out)
+	}
+	for i := range want {
+		got, _ := out[i].MarshalJSON()
+		if string(got) != want[i] {
+			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
+		}
 	}
 }

@@ -263,6 +263,9 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	if m.Content != "" {
 		r.Content = append(r.Content, session.Text(m.Content))
 	}
+	if m.Refusal != "" {
+		r.Content = append(r.Content, session.Refusal(m.Refusal))
+	}
 	calls := 0
 	for _, tc := range m.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {

@@ -319,3 +319,19 @@ func TestUsageCounters(t *testing.T) {
 		t.Errorf("stream usage %+v", u)
 	}
 }
+
+// A refusal is kept as a refusal block, besides the error message pi
+// keeps it as (a stream accumulates the refusal deltas into the same
+// response member).
+func TestRefusalBlock(t *testing.T) {
+	msg, _ := openai.MessageFromResponse(replies.Response(t, "refusal"), nil)
+	var got []string
+	for _, b := range msg.Content {
+		if b.Type == session.BlockRefusal {
+			got = append(got, b.Text)
+		}
+	}
+	if len(got) != 1 || got[0] != msg.ErrorMessage || msg.StopReason != session.StopError {
+		t.Errorf("refusal blocks %q, error message %q, stop %q", got, msg.ErrorMessage, msg.StopReason)
+	}
+}

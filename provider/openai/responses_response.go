@@ -137,13 +137,13 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 		case "reasoning":
 			r.Content = append(r.Content, session.Thinking(reasoningText(it), reasoningSignature(it)))
 		case "message":
-			var text strings.Builder
+			var text, refused strings.Builder
 			for _, c := range it.Content {
 				switch c.Type {
 				case "output_text":
 					text.WriteString(c.Text)
 				case "refusal":
-					refusal.WriteString(c.Refusal)
+					refused.WriteString(c.Refusal)
 				}
 			}
 			if text.Len() > 0 {
@@ -152,6 +152,10 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 					b.Extra.Set("textSignature", textSignature(it.ID, it.Phase))
 				}
 				r.Content = append(r.Content, b)
+			}
+			if refused.Len() > 0 {
+				r.Content = append(r.Content, session.Refusal(refused.String()))
+				refusal.WriteString(refused.String())
 			}
 		case "function_call":
 			args, ok := wire.Arguments([]byte(it.Arguments))

@@ -267,3 +267,26 @@ func TestResponsesUsageCounters(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 }
+
+// A refusal part is kept as a refusal block, besides the error message
+// pi keeps it as.
+func TestResponsesRefusalBlock(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "responses", "response", "refusal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp openai.ResponsesResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := openai.MessageFromResponses(&resp, nil)
+	var got []string
+	for _, b := range msg.Content {
+		if b.Type == session.BlockRefusal {
+			got = append(got, b.Text)
+		}
+	}
+	if len(got) != 1 || got[0] != msg.ErrorMessage || msg.StopReason != session.StopError {
+		t.Errorf("refusal blocks %q, error message %q, stop %q", got, msg.ErrorMessage, msg.StopReason)
+	}
+}
