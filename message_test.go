@@ -288,14 +288,7 @@ func TestUsageCounters(t *testing.T) {
 	u := m.Usage
 	require.NotNil(t, u)
 	assert.Empty(t, u.Extra, "every member has its field")
-	assert.Equal(t, int64(7), u.ReasoningTokens)
-	assert.Equal(t, session.CacheTTL{Ephemeral5m: 1, Ephemeral1h: 3}, stripState(u.CacheTTL))
-	assert.Equal(t, int64(2), u.Server.WebSearch)
-	assert.Equal(t, int64(1), u.Server.WebFetch)
-	assert.Equal(t, int64(5), u.InputAudioTokens)
-	assert.Equal(t, int64(6), u.OutputAudioTokens)
-	assert.Equal(t, int64(8), u.AcceptedPredictionTokens)
-	assert.Equal(t, int64(9), u.RejectedPredictionTokens)
+	assert.Equal(t, [9]int64{7, 1, 3, 2, 1, 5, 6, 8, 9}, counters(u))
 	assert.Equal(t, "priority", u.ServiceTier)
 	out, err := m.MarshalJSON()
 	require.NoError(t, err)
@@ -310,15 +303,7 @@ func TestUsageCounters(t *testing.T) {
 	assert.Equal(t, `{"input":1,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0},"reasoningTokens":2,"cttl":{"ephemeral1h":3},"server":{"webFetch":4},"serviceTier":"standard"}`, string(some))
 
 	sum := u.Add(*u)
-	assert.Equal(t, int64(14), sum.ReasoningTokens)
-	assert.Equal(t, int64(2), sum.CacheTTL.Ephemeral5m)
-	assert.Equal(t, int64(6), sum.CacheTTL.Ephemeral1h)
-	assert.Equal(t, int64(4), sum.Server.WebSearch)
-	assert.Equal(t, int64(2), sum.Server.WebFetch)
-	assert.Equal(t, int64(10), sum.InputAudioTokens)
-	assert.Equal(t, int64(12), sum.OutputAudioTokens)
-	assert.Equal(t, int64(16), sum.AcceptedPredictionTokens)
-	assert.Equal(t, int64(18), sum.RejectedPredictionTokens)
+	assert.Equal(t, [9]int64{14, 2, 6, 4, 2, 10, 12, 16, 18}, counters(&sum))
 	assert.Equal(t, "priority", sum.ServiceTier, "one tier throughout is kept")
 	assert.Empty(t, sum.Add(session.Usage{ServiceTier: "batch"}).ServiceTier, "mixed tiers are none")
 	assert.Equal(t, "batch", session.Usage{}.Add(session.Usage{ServiceTier: "batch"}).ServiceTier)
@@ -331,10 +316,11 @@ func TestUsageCounters(t *testing.T) {
 	assert.Equal(t, `1`, string(v))
 }
 
-// stripState returns t without what decoding remembers, for comparing
-// with a value built in Go.
-func stripState(t session.CacheTTL) session.CacheTTL {
-	return session.CacheTTL{Ephemeral5m: t.Ephemeral5m, Ephemeral1h: t.Ephemeral1h}
+// counters are the counters of u beyond pi's, in the order they are
+// written.
+func counters(u *session.Usage) [9]int64 {
+	return [9]int64{u.ReasoningTokens, u.CacheTTL.Ephemeral5m, u.CacheTTL.Ephemeral1h, u.Server.WebSearch, u.Server.WebFetch,
+		u.InputAudioTokens, u.OutputAudioTokens, u.AcceptedPredictionTokens, u.RejectedPredictionTokens}
 }
 
 // TestToolResultWithoutName: a tool result's tool name is optional (other

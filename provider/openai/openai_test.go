@@ -232,7 +232,7 @@ func documentsCase(t *testing.T) []*session.Message {
 // left out, as all thinking by default.
 func TestContentKinds(t *testing.T) {
 	out := openai.Messages(documentsCase(t), nil)
-	want := []string{
+	checkMarshalled(t, out, []string{
 		`{"role":"user","content":[{"type":"text","text":"Compare the spec with the notes."},` +
 			`{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"spec.pdf"}},` +
 			`{"type":"text","text":"The parser must accept nested lists."},{"type":"text","text":"https://example.com/rfc.pdf"},` +
@@ -242,14 +242,19 @@ func TestContentKinds(t *testing.T) {
 		`{"role":"user","content":[{"type":"text","text":"Files returned by tool call toolu_03:"},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjcK","filename":"b.pdf"}}]}`,
 		`{"role":"assistant","content":"Part of it, then.","refusal":"I can't open that file."}`,
 		`{"role":"user","content":"Thanks."}`,
-	}
-	if len(out) != len(want) {
-		t.Fatalf("%d messages, want %d: %+v", len(out), len(want), out)
+	})
+}
+
+// checkMarshalled fails t unless the JSON of each of got is want's.
+func checkMarshalled[T json.Marshaler](t *testing.T, got []T, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d values, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range want {
-		got, _ := out[i].MarshalJSON()
-		if string(got) != want[i] {
-			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
+		b, err := got[i].MarshalJSON()
+		if err != nil || string(b) != want[i] {
+			t.Errorf("value %d (%v):\n got %s\nwant %s", i, err, b, want[i])
 		}
 	}
 }

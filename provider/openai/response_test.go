@@ -325,6 +325,13 @@ func TestUsageCounters(t *testing.T) {
 // response member).
 func TestRefusalBlock(t *testing.T) {
 	msg, _ := openai.MessageFromResponse(replies.Response(t, "refusal"), nil)
+	checkRefusal(t, msg)
+}
+
+// checkRefusal fails t unless msg is a failed reply with one refusal
+// block, whose text is the error message.
+func checkRefusal(t *testing.T, msg *session.Message) {
+	t.Helper()
 	var got []string
 	for _, b := range msg.Content {
 		if b.Type == session.BlockRefusal {

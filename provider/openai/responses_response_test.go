@@ -280,13 +280,5 @@ func TestResponsesRefusalBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg, _ := openai.MessageFromResponses(&resp, nil)
-	var got []string
-	for _, b := range msg.Content {
-		if b.Type == session.BlockRefusal {
-			got = append(got, b.Text)
-		}
-	}
-	if len(got) != 1 || got[0] != msg.ErrorMessage || msg.StopReason != session.StopError {
-		t.Errorf("refusal blocks %q, error message %q, stop %q", got, msg.ErrorMessage, msg.StopReason)
-	}
+	checkRefusal(t, msg)
 }

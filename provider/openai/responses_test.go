@@ -228,14 +228,7 @@ func checkPart(t testing.TB, i int, p openai.InputContent, assistant bool) {
 // outputs; a refusal as a refusal part of the assistant message. Audio,
 // which Responses input does not take, is left out.
 func TestResponsesContentKinds(t *testing.T) {
-	var msgs []*session.Message
-	for _, c := range convtest.Cases(t) {
-		if c.Name == "documents" {
-			msgs = c.Msgs
-		}
-	}
-	out := openai.Input(msgs, nil)
-	want := []string{
+	checkMarshalled(t, openai.Input(documentsCase(t), nil), []string{
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"Compare the spec with the notes."},` +
 			`{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"spec.pdf"},` +
 			`{"type":"input_text","text":"The parser must accept nested lists."},{"type":"input_file","file_url":"https://example.com/rfc.pdf"},` +
@@ -245,16 +238,7 @@ func TestResponsesContentKinds(t *testing.T) {
 		`{"type":"function_call_output","call_id":"toolu_03","output":[{"type":"input_text","text":"fetched"},{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjcK","filename":"b.pdf"}]}`,
 		`{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't open that file."},{"type":"output_text","text":"Part of it, then."}]}`,
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"Thanks."}]}`,
-	}
-	if len(out) != len(want) {
-		t.Fatalf("%d items, want %d: %+v", len(out), len(want), out)
-	}
-	for i := range want {
-		got, _ := out[i].MarshalJSON()
-		if string(got) != want[i] {
-			t.Errorf("item %d:\n got %s\nwant %s", i, got, want[i])
-		}
-	}
+	})
 }
 
 func btoi(b bool) int {
