@@ -154,7 +154,8 @@ func jsonValue(b []byte) (any, error) {
 	if err != nil && json.Valid(b) {
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.UseNumber()
-		v, err = nil, d.Decode(&v)
+		v = nil
+		err = d.Decode(&v)
 	}
 	return v, err
 }
