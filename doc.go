@@ -27,7 +27,19 @@
 // agent-message JSON: roles user, assistant, toolResult, bashExecution and
 // custom, content blocks text, thinking, image and toolCall. Message has
 // typed fields and constructors (UserText, Assistant, ToolCall,
-// ToolResult ...) and keeps members it does not model in Extra.
+// ToolResult ...) and keeps members it does not model in Extra. Blocks
+// also have homes for what the provider APIs have besides: documents,
+// audio, refusals, a text's citations and redacted thinking (Document,
+// Audio, Refusal, CitedText, RedactedThinking; see Block for which of
+// them pi can read). Usage has pi's counters and, written only when not
+// zero, the others providers report (reasoning, cache lifetimes, server
+// tools, audio, predictions, service tier), under oh-my-pi's names where
+// it has them. A message built in Go writes the members the seed agents
+// always write, less the empty ones pi reads as well without (a tool
+// result's toolName; an assistant message's api, provider and model); one
+// decoded keeps its members as they were. A tool result answering no
+// pending call is refused unless the handle allows it
+// (SetStrictPairing).
 //
 // # The tree and the leaf
 //

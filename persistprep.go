@@ -143,8 +143,12 @@ func (m *Message) mayHoldTransient() bool {
 	if fieldsMayHoldTransient(m.Extra) || mayHoldTransient(m.Details) {
 		return true
 	}
-	if u := m.Usage; u != nil && (fieldsMayHoldTransient(u.Extra) || fieldsMayHoldTransient(u.Cost.Extra)) {
-		return true
+	if u := m.Usage; u != nil {
+		for _, f := range u.extras() {
+			if fieldsMayHoldTransient(f) {
+				return true
+			}
+		}
 	}
 	for i := range m.Content {
 		b := &m.Content[i]
