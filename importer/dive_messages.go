@@ -187,29 +187,9 @@ func (c *diveConv) block(raw json.RawMessage) session.Block {
 		b = session.Refusal(s("text"))
 		b.Extra = clExtra(obj, "type", "text")
 	case "document":
-		src := clObject(clField(obj, "source"))
-		sv := func(k string) string { return clStr(clField(src, k)) }
-		switch sv("type") {
-		case "base64":
-			b = session.DocumentBase64(sv("media_type"), sv("data"))
-		case "text":
-			b = session.TextDocument(sv("data"))
-			b.MimeType = orDefault(sv("media_type"), "text/plain")
-		case "url":
-			b = session.DocumentURL(sv("url"))
-		case "file":
-			b = session.DocumentFile(sv("file_id"))
-		default:
+		var ok bool
+		if b, ok = anthropicDocument(obj); !ok {
 			b = diveWhole("dive.document", obj) // content blocks or unknown: kept whole
-			return b
-		}
-		b.Title, b.Context = s("title"), s("context")
-		b.Extra = clExtra(obj, "type", "source", "title", "context", "citations")
-		if cit := clField(obj, "citations"); cit != nil {
-			b.Citations = compactRaw(cit) // {"enabled":true}, as Block keeps it
-		}
-		if rest := clWithout(src, "type", "media_type", "data", "url", "file_id"); rest != nil {
-			b.Extra.Set("source", compactRaw(rest))
 		}
 	case "thinking":
 		b = session.Thinking(s("thinking"), s("signature"))
