@@ -95,7 +95,15 @@
 // the agent is about to run them. A custom message an extension injects
 // while tools run is moved after that run's results rather than cutting
 // it short. Appending a tool result that answers no call awaiting one is
-// refused with ErrUnpairedToolResult.
+// refused with ErrUnpairedToolResult, unless the handle takes histories
+// other frameworks store (SetStrictPairing(false)): then it is stored,
+// left out of Messages and reported by Verify.
+//
+// A call the host suspends on purpose (Suspend: waiting for an approval
+// or a long job) is no dangling call: it stays pending, a placeholder
+// that is not an error holds its place if the conversation goes on, and
+// its result replaces the placeholder when it comes, from any process
+// (Suspended, Decide, EndSuspension).
 //
 // # Stores
 //
