@@ -191,3 +191,42 @@ func BenchmarkPrepMessageW10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkW10kBytes reports what the W10k session takes in the seed
+// format (WriteLog's bytes), as the workload builds it ("full": replies
+// with their model and usage) and as a host that sets neither writes it
+// ("bare"), per session and per assistant message: the figures the
+// members written for an empty field cost.
+func BenchmarkW10kBytes(b *testing.B) {
+	ctx := context.Background()
+	for _, bare := range []bool{false, true} {
+		name := map[bool]string{false: "full", true: "bare"}[bare]
+		b.Run(name, func(b *testing.B) {
+			var size, replies int
+			for b.Loop() {
+				s := session.New()
+				var buf bytes.Buffer
+				for i := range workload.W10k {
+					u, a, r := workload.Turn(i)
+					if bare {
+						a.API, a.Provider, a.Model, a.Usage = "", "", "", nil
+					}
+					if err := s.SaveTurn(ctx, []*session.Message{u, a, r}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := session.WriteLog(&buf, s.Log()); err != nil {
+					b.Fatal(err)
+				}
+				size, replies = buf.Len(), 0
+				for e := range s.Entries() {
+					if m, err := e.Message(); err == nil && m.Role == session.RoleAssistant {
+						replies += e.Len() + 1
+					}
+				}
+			}
+			b.ReportMetric(float64(size), "bytes/session")
+			b.ReportMetric(float64(replies)/workload.W10k, "bytes/reply")
+		})
+	}
+}

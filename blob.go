@@ -53,6 +53,9 @@ type BlobDirOptions struct {
 	// MaxBytes bounds the size of a blob, decoded; Get refuses larger ones
 	// with ErrCorrupt and Put with an error. Default DefaultMaxBlobBytes.
 	MaxBytes int64
+	// Fallback is a directory Get also reads when a blob is not in the
+	// BlobDir's own: never written, listed or collected.
+	Fallback string
 }
 
 // BlobDir is a content-addressed blob store in a directory, the layout
@@ -335,10 +338,27 @@ func (d *BlobDir) GetBlob(ctx context.Context, ref string) ([]byte, error) {
 	}
 	r, err := d.openRoot(false)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
-		return nil, err
+		return d.getFallback(name, ref)
+	}
+	defer r.Close()
+	data, err := d.get(r, name, ref)
+	if errors.Is(err, ErrNotFound) {
+		return d.getFallback(name, ref)
+	}
+	return data, err
+}
+
+// getFallback reads blob name from the Fallback directory, if any.
+func (d *BlobDir) getFallback(name, ref string) ([]byte, error) {
+	if d.opts.Fallback == "" {
+		return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)
+	}
+	r, err := os.OpenRoot(d.opts.Fallback)
+	if err != nil {
+		return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)
 	}
 	defer r.Close()
 	return d.get(r, name, ref)
@@ -505,23 +525,35 @@ func (z *sizeLimits) cutAt() int {
 	return max(z.maxChars, noticeUnits)
 }
 
-// edit replaces raw[start:end] with repl.
+// edit replaces raw[start:end] with repl; lost, for a string cut, is
+// the UTF-16 code units it leaves out.
 type edit struct {
 	start, end int
 	repl       []byte
+	lost       int
 }
 
 // limit returns raw as it is to be stored: raw itself when nothing is
 // over the limits (the common case, decided without parsing for small
 // entries), else a new encoding.
-func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, error) {
+func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, cutCount, error) {
 	if z.small(raw, false) {
-		return raw, nil
+		return raw, cutCount{}, nil
 	}
 	p := prepper{raw: raw, limit: z.cutAt(), z: z, ctx: ctx}
 	out, _, err := p.run()
-	return out, err
+	var n cutCount
+	for _, e := range p.edits {
+		if e.lost > 0 {
+			n.strings++
+			n.dropped += e.lost
+		}
+	}
+	return out, n, err
 }
+
+// cutCount is what limit cut: strings, and the UTF-16 code units lost.
+type cutCount struct{ strings, dropped int }
 
 // externalize moves the base64 image data of member m to the blob store
 // and returns the edit that puts its reference in place. Data that is not
@@ -541,7 +573,7 @@ func (z *sizeLimits) externalize(ctx context.Context, raw []byte, m jsonMember) 
 	if err != nil {
 		return nil, err
 	}
-	return &edit{m.start, m.end, jsonx.AppendString(nil, ref)}, nil
+	return &edit{m.start, m.end, jsonx.AppendString(nil, ref), 0}, nil
 }
 
 func applyEdits(raw []byte, edits []edit) []byte {

@@ -71,7 +71,7 @@ func TestFileStoreBlobs(t *testing.T) {
 			assert.NotContains(t, line, base64.StdEncoding.EncodeToString(big)[:100])
 			assert.Contains(t, line, base64.StdEncoding.EncodeToString(small), "the small image stays inline")
 
-			blobDir := filepath.Join(base, "blobs")
+			blobDir := filepath.Join(root, ".blobs")
 			files, err := os.ReadDir(blobDir)
 			require.NoError(t, err)
 			require.Len(t, files, 1, "one blob for the image of both sessions")
@@ -143,7 +143,7 @@ func TestFileStoreBadBlobs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	ref := session.BlobRef(img)
-	blobFile := filepath.Join(base, "blobs", strings.TrimPrefix(ref, session.BlobPrefix))
+	blobFile := filepath.Join(root, ".blobs", strings.TrimPrefix(ref, session.BlobPrefix))
 
 	cases := map[string]func(){
 		"missing": func() { require.NoError(t, os.Remove(blobFile)) },
@@ -290,7 +290,7 @@ func TestBlobRepair(t *testing.T) {
 	root := filepath.Join(base, "sessions")
 	img := randomBytes(t, 3000)
 	name := strings.TrimPrefix(session.BlobRef(img), session.BlobPrefix)
-	blobs := filepath.Join(base, "blobs")
+	blobs := filepath.Join(root, ".blobs")
 	require.NoError(t, os.MkdirAll(blobs, 0o700))
 	for _, damaged := range [][]byte{{}, []byte("garbage")} {
 		require.NoError(t, os.WriteFile(filepath.Join(blobs, name), damaged, 0o600))

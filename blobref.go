@@ -196,7 +196,7 @@ func (r *resolver) entry(ctx context.Context, e Entry) (Entry, []*BlobError, err
 	}
 	edits := make([]edit, len(refs))
 	for k, ref := range refs {
-		edits[k] = edit{ref.start, ref.end, jsonx.AppendString(nil, ref.b64)}
+		edits[k] = edit{ref.start, ref.end, jsonx.AppendString(nil, ref.b64), 0}
 	}
 	ne, perr := parseEntry(applyEdits(raw, edits))
 	if perr != nil {

@@ -75,7 +75,7 @@ func TestBlobReferencesResolveOnce(t *testing.T) {
 	// Resolving by hand: one get per distinct blob.
 	raw, err := session.DecodeLog(file, nil)
 	require.NoError(t, err)
-	blobs := &countingBlobs{BlobStore: session.OpenBlobDir(filepath.Join(filepath.Dir(root), "blobs"), nil)}
+	blobs := &countingBlobs{BlobStore: session.OpenBlobDir(filepath.Join(root, ".blobs"), nil)}
 	unresolved, err := session.ResolveBlobs(ctx, raw, blobs)
 	require.NoError(t, err)
 	assert.Empty(t, unresolved)

@@ -27,7 +27,19 @@
 // agent-message JSON: roles user, assistant, toolResult, bashExecution and
 // custom, content blocks text, thinking, image and toolCall. Message has
 // typed fields and constructors (UserText, Assistant, ToolCall,
-// ToolResult ...) and keeps members it does not model in Extra.
+// ToolResult ...) and keeps members it does not model in Extra. Blocks
+// also have homes for what the provider APIs have besides: documents,
+// audio, refusals, a text's citations and redacted thinking (Document,
+// Audio, Refusal, CitedText, RedactedThinking; see Block for which of
+// them pi can read). Usage has pi's counters and, written only when not
+// zero, the others providers report (reasoning, cache lifetimes, server
+// tools, audio, predictions, service tier), under oh-my-pi's names where
+// it has them. A message built in Go writes the members the seed agents
+// always write, less the empty ones pi reads as well without (a tool
+// result's toolName; an assistant message's api, provider and model); one
+// decoded keeps its members as they were. A tool result answering no
+// pending call is refused unless the handle allows it
+// (SetStrictPairing).
 //
 // # The tree and the leaf
 //
@@ -83,7 +95,15 @@
 // the agent is about to run them. A custom message an extension injects
 // while tools run is moved after that run's results rather than cutting
 // it short. Appending a tool result that answers no call awaiting one is
-// refused with ErrUnpairedToolResult.
+// refused with ErrUnpairedToolResult, unless the handle takes histories
+// other frameworks store (SetStrictPairing(false)): then it is stored,
+// left out of Messages and reported by Verify.
+//
+// A call the host suspends on purpose (Suspend: waiting for an approval
+// or a long job) is no dangling call: it stays pending, a placeholder
+// that is not an error holds its place if the conversation goes on, and
+// its result replaces the placeholder when it comes, from any process
+// (Suspended, Decide, EndSuspension).
 //
 // # Stores
 //
@@ -137,15 +157,20 @@
 // OpenFileStore opens a directory of session files in the layout of the
 // pi and oh-my-pi agents, one file per session:
 //
-//	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -)
+//	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -; the id escaped)
 //	<root>/.archive/--<cwd>--/...           archived sessions (Archive, Restore)
 //	<root>/.index                           the listing cache (rebuilt if lost)
-//	<root>/../blobs/<sha256>                images, stored once (BlobDir)
+//	<root>/.blobs/<sha256>                  images, stored once (BlobDir; <root>/../blobs is read too)
 //
 // Files written by those agents open here and files written here open
 // there; versions 1 and 2 are migrated and rewritten atomically when
 // opened. Directories are 0700 and files 0600, ids are validated before
-// they touch a path, and files are opened through os.Root.
+// they touch a path and escaped in file names (ValidateID), files are
+// opened through os.Root, and the store writes nothing outside its root.
+// A session of the id asked for in a file the store does not own
+// (another agent's format at <root>/<id>.jsonl, as Dive keeps them) makes
+// Open and Create fail with ErrForeignFormat rather than start an empty
+// one: import it (package importer).
 //
 // Appends are written whole lines at a time under an exclusive file lock,
 // so several processes can share a session; SyncPolicy chooses when they

@@ -42,7 +42,8 @@ func ExampleOpenFileStore() {
 }
 
 // Images of 1 KiB or more are stored once, in a content-addressed blob
-// store beside the sessions, and put back when the session is read.
+// store under the sessions' root (<root>/.blobs), and put back when the
+// session is read.
 func ExampleFileStoreOptions_blobs() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example")
@@ -55,7 +56,7 @@ func ExampleFileStoreOptions_blobs() {
 	s.Append(ctx, session.User(session.Text("What is this?"), session.Image("image/png", png)))
 	s.Close()
 
-	blobs, _ := os.ReadDir(filepath.Join(dir, "blobs"))
+	blobs, _ := os.ReadDir(filepath.Join(dir, "sessions", ".blobs"))
 	fmt.Println(len(blobs), "blob:", session.BlobRef(png) == session.BlobPrefix+blobs[0].Name())
 	again, _ := session.Open(ctx, store, s.ID())
 	img := again.Context().Messages[0].Content[1]

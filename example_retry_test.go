@@ -44,7 +44,7 @@ func ExampleBlock_Unresolved() {
 	s, _ := session.Create(ctx, store, nil)
 	s.Append(ctx, session.User(session.Text("What is this?"), session.Image("image/png", make([]byte, 4096))))
 	s.Close()
-	os.RemoveAll(filepath.Join(dir, "blobs")) // the blob is gone
+	os.RemoveAll(filepath.Join(dir, "sessions", ".blobs")) // the blob is gone
 
 	again, _ := session.Open(ctx, store, s.ID())
 	for _, u := range again.Log().Unresolved {

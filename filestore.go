@@ -113,7 +113,11 @@ type FileStoreOptions struct {
 	// images are never cut. Default 500,000; negative means no limit.
 	MaxStringChars int
 	// BlobDir holds the content-addressed blobs (large images). Default:
-	// "blobs" beside the root, as in <root>/../blobs.
+	// <root>/.blobs, so that the store writes nothing outside its root;
+	// blobs not found there are also looked for in <root>/../blobs (the
+	// earlier default), which is only read. For oh-my-pi to resolve the
+	// images of sessions written here, set <root>/../blobs (where it
+	// keeps them) and PlainBlobs.
 	BlobDir string
 	// MinBlobBytes is the size of base64 image data from which it is
 	// stored once as a blob instead of inline. Default 1024; negative
@@ -123,6 +127,15 @@ type FileStoreOptions struct {
 	// oh-my-pi resolves the blobs of sessions written here. Default:
 	// zstd-compressed. Both forms are read.
 	PlainBlobs bool
+	// OnTruncate, when set, is called for each entry whose strings the
+	// store cut to MaxStringChars, once the write that stored it has
+	// succeeded, from the goroutine that wrote (it must not call back
+	// into the store). Without it (and without RefuseTruncation), a cut
+	// is seen only in the text: TruncationNotice, IsTruncated.
+	OnTruncate func(Truncation)
+	// RefuseTruncation makes a write that would cut a string fail with a
+	// *TruncationError (ErrTooLarge) instead, storing nothing of it.
+	RefuseTruncation bool
 	// MaxBlobBytes bounds the decoded size of one blob; default
 	// DefaultMaxBlobBytes.
 	MaxBlobBytes int64
@@ -201,13 +214,11 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 			s.maxOpen = opts.MaxOpenFiles
 		}
 	}
+	bo := &BlobDirOptions{Plain: s.opts.PlainBlobs, MaxBytes: s.opts.MaxBlobBytes, Sync: s.opts.Sync.syncsBlobs()}
 	if s.opts.BlobDir == "" {
-		s.opts.BlobDir = filepath.Join(filepath.Dir(root), "blobs")
+		s.opts.BlobDir, bo.Fallback = defaultBlobDirs(root)
 	}
-	s.blobs = OpenBlobDir(s.opts.BlobDir, &BlobDirOptions{
-		Plain: s.opts.PlainBlobs, MaxBytes: s.opts.MaxBlobBytes,
-		Sync: s.opts.Sync.syncsBlobs(),
-	})
+	s.blobs = OpenBlobDir(s.opts.BlobDir, bo)
 	s.limits.blobs = s.blobs
 	s.lim = s.opts.Limits.withDefaults()
 	s.hub.OnFirst = s.startWatch
@@ -301,9 +312,10 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	// blobs written first), before the create lock: other creates need
 	// not wait for blobs.
 	var lines [][]byte
+	var cuts []Truncation
 	if len(entries) > 0 {
 		var err error
-		if lines, err = s.storedLines(ctx, nil, entries); err != nil {
+		if lines, cuts, err = s.storedLines(ctx, h.ID, nil, entries); err != nil {
 			return err
 		}
 	}
@@ -389,6 +401,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
 	s.nudge(rel)
+	s.reportCuts(cuts)
 	return nil
 }
 

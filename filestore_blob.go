@@ -20,6 +20,22 @@ var (
 // Blobs returns the store's blob directory (FileStoreOptions.BlobDir).
 func (s *FileStore) Blobs() *BlobDir { return s.blobs }
 
+// defaultBlobDirs returns where a FileStore at root keeps its blobs by
+// default, under its root so that it writes nowhere else, and where it
+// also reads them: beside the root, the earlier default and where
+// oh-my-pi keeps them.
+func defaultBlobDirs(root string) (dir, fallback string) {
+	return filepath.Join(root, blobDirName), filepath.Join(filepath.Dir(root), "blobs")
+}
+
+// DefaultBlobDir returns the blob store a FileStore at root uses with
+// default options (FileStoreOptions.BlobDir), for tools that read its
+// files without opening the store.
+func DefaultBlobDir(root string) *BlobDir {
+	dir, fallback := defaultBlobDirs(root)
+	return OpenBlobDir(dir, &BlobDirOptions{Fallback: fallback})
+}
+
 // PutBlob implements BlobStore with the store's blob directory.
 func (s *FileStore) PutBlob(ctx context.Context, data []byte) (string, error) {
 	return s.blobs.PutBlob(ctx, data)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
@@ -102,4 +103,46 @@ func ExampleFileStoreOptions_maxStringChars() {
 	// Output:
 	// "log line\nlog \n\n[Session persistence truncated large content]"
 	// 60 true
+}
+
+// TestFileStoreTruncationVisible: a cut is never silent: OnTruncate names
+// the session, the entry and what was dropped, once the entry is stored;
+// RefuseTruncation makes the write fail instead, storing nothing.
+func TestFileStoreTruncationVisible(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("x", 2_000_000)
+	t.Run("reported", func(t *testing.T) {
+		var got []session.Truncation
+		var mu sync.Mutex
+		store := openFS(t, t.TempDir(), &session.FileStoreOptions{OnTruncate: func(tr session.Truncation) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, tr)
+		}})
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: "big"})
+		require.NoError(t, err)
+		es := appendAll(t, s, session.UserText("small"), session.UserText(big))
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, got, 1)
+		assert.Equal(t, session.Truncation{Session: "big", EntryID: es[1].ID(), Strings: 1,
+			Dropped: 2_000_000 - session.DefaultMaxStringChars + jsLength(session.TruncationNotice)}, got[0])
+	})
+	t.Run("refused", func(t *testing.T) {
+		store := openFS(t, t.TempDir(), &session.FileStoreOptions{RefuseTruncation: true})
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: "big"})
+		require.NoError(t, err)
+		err = s.SaveTurn(ctx, []*session.Message{session.UserText("q"), session.AssistantText(big)}, nil)
+		require.ErrorIs(t, err, session.ErrTooLarge)
+		var te *session.TruncationError
+		require.ErrorAs(t, err, &te)
+		assert.Equal(t, "big", te.Session)
+		assert.Equal(t, session.DefaultMaxStringChars, te.Limit)
+		assert.Equal(t, 0, s.Len(), "nothing stored")
+		l, err := store.Load(ctx, "big")
+		require.NoError(t, err)
+		assert.Empty(t, l.Entries)
+		// Within the limit, writes go on.
+		appendAll(t, s, session.UserText("fine"))
+	})
 }

@@ -19,8 +19,9 @@ import (
 // (OpenPath, OpenFile), inside a store's tree or outside any.
 
 const (
-	archiveDir = ".archive"
-	fileExt    = ".jsonl"
+	archiveDir  = ".archive"
+	blobDirName = ".blobs" // the default BlobDir, under the root
+	fileExt     = ".jsonl"
 )
 
 // fileName returns the seed-layout file name of a session: its creation

@@ -163,7 +163,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 // FileStoreOptions). keep, when not nil, names entries to write as they
 // are: lines the file holds already, which a rewrite leaves untouched.
 func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
-	lines, err := s.storedLinesKeep(ctx, nil, entries, keep)
+	lines, _, err := s.storedLinesKeep(ctx, "", nil, entries, keep) // a rewrite keeps what appends cut
 	if err != nil {
 		return nil, err
 	}

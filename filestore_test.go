@@ -66,12 +66,12 @@ func TestFileStoreLayoutAndPermissions(t *testing.T) {
 			dir := filepath.Base(filepath.Dir(file))
 			assert.Equal(t, "--home-dev-my-proj--", dir)
 			assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_0198c7e2-1111-7000-8000-000000000001\.jsonl$`, filepath.Base(file))
-			blobs, err := filepath.Glob(filepath.Join(base, "new", "blobs", "*"))
+			blobs, err := filepath.Glob(filepath.Join(root, ".blobs", "*"))
 			require.NoError(t, err)
 			require.Len(t, blobs, 1)
 			want := map[string]fs.FileMode{
 				filepath.Join(base, "new"): 0o700, root: 0o700, filepath.Dir(file): 0o700, file: 0o600,
-				filepath.Join(root, ".index"): 0o600, filepath.Join(base, "new", "blobs"): 0o700, blobs[0]: 0o600,
+				filepath.Join(root, ".index"): 0o600, filepath.Join(root, ".blobs"): 0o700, blobs[0]: 0o600,
 			}
 			check := func() {
 				for path, mode := range want {

@@ -108,7 +108,7 @@ func (p SyncPolicy) syncsBlobs() bool { return p != SyncNever }
 // (ErrWriteFailed; see SyncPolicy): every later call on the session
 // through this store returns it. ErrConflict also reports that another
 // process replaced the file (a rewrite), so that Session handles reload.
-func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) error {
+func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, entries ...Entry) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -126,10 +126,15 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	// files) before taking the session's lock, so that the write lease it
 	// may hold ends on time.
 	var few [4][]byte
-	lines, err := s.storedLines(ctx, few[:0], entries)
+	lines, cuts, err := s.storedLines(ctx, id, few[:0], entries)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			s.reportCuts(cuts)
+		}
+	}()
 	if err := lockCtx(ctx, &fsess.mu); err != nil {
 		return err
 	}
@@ -167,22 +172,44 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 
 // storedLines appends to lines the line of each entry as it goes to the
 // file (see encodeAppend), without newlines; mostly the entry's own bytes.
-func (s *FileStore) storedLines(ctx context.Context, lines [][]byte, entries []Entry) ([][]byte, error) {
-	return s.storedLinesKeep(ctx, lines, entries, nil)
+// Strings cut are returned for the caller to report once the write has
+// succeeded (see FileStoreOptions.OnTruncate); with RefuseTruncation, a
+// cut is a *TruncationError instead.
+func (s *FileStore) storedLines(ctx context.Context, id string, lines [][]byte, entries []Entry) ([][]byte, []Truncation, error) {
+	return s.storedLinesKeep(ctx, id, lines, entries, nil)
 }
 
-func (s *FileStore) storedLinesKeep(ctx context.Context, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, error) {
+func (s *FileStore) storedLinesKeep(ctx context.Context, id string, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, []Truncation, error) {
+	var cuts []Truncation
 	for _, e := range entries {
 		line := e.bytes()
 		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
 			var err error
-			if line, err = s.limits.limit(ctx, line); err != nil {
-				return nil, err
+			var n cutCount
+			if line, n, err = s.limits.limit(ctx, line); err != nil {
+				return nil, nil, err
+			}
+			if n.strings > 0 {
+				tr := Truncation{Session: id, EntryID: e.id, Strings: n.strings, Dropped: n.dropped}
+				if s.opts.RefuseTruncation {
+					return nil, nil, &TruncationError{Truncation: tr, Limit: s.limits.cutAt()}
+				}
+				cuts = append(cuts, tr)
 			}
 		}
 		lines = append(lines, line)
 	}
-	return lines, nil
+	return lines, cuts, nil
+}
+
+// reportCuts tells the host what a write that succeeded cut.
+func (s *FileStore) reportCuts(cuts []Truncation) {
+	if s.opts.OnTruncate == nil {
+		return
+	}
+	for _, c := range cuts {
+		s.opts.OnTruncate(c)
+	}
 }
 
 // lockForAppend takes the write lock and learns what others did, unless

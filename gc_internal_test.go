@@ -68,7 +68,7 @@ func TestBlobAsideIsPutBack(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			ctx := context.Background()
 			base := t.TempDir()
-			blobs := filepath.Join(base, "blobs")
+			blobs := filepath.Join(base, "sessions", ".blobs") // the store's default
 			d := OpenBlobDir(blobs, nil)
 			ref, err := d.PutBlob(ctx, []byte("taken aside by a collection that crashed"))
 			mustOK(t, err)

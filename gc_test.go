@@ -144,7 +144,7 @@ func TestCollectBlobsBrokenManifest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
-	file := filepath.Join(base, "blobs", strings.TrimPrefix(manifest, session.BlobPrefix))
+	file := filepath.Join(base, "sessions", ".blobs", strings.TrimPrefix(manifest, session.BlobPrefix))
 	require.NoError(t, os.WriteFile(file, []byte("damaged"), 0o600))
 	_, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
 	require.ErrorIs(t, err, session.ErrCorrupt)
@@ -268,7 +268,7 @@ func TestCollectBlobsBesideAWriterProcess(t *testing.T) {
 	for i := range gcPoolSize {
 		ref, err := store.PutBlob(ctx, gcPool(i))
 		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(filepath.Join(base, "blobs", strings.TrimPrefix(ref, session.BlobPrefix)), old, old))
+		require.NoError(t, os.Chtimes(filepath.Join(root, ".blobs", strings.TrimPrefix(ref, session.BlobPrefix)), old, old))
 	}
 	const id = "s-gc-child"
 	s, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w"})

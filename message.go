@@ -23,12 +23,22 @@ const (
 	RoleCompactionSummary = "compactionSummary"
 )
 
-// Content block types.
+// Content block types. Text, thinking, image and toolCall are pi's; the
+// others are this package's homes for what the provider APIs have besides
+// (see Block).
 const (
 	BlockText     = "text"
 	BlockThinking = "thinking"
 	BlockImage    = "image"
 	BlockToolCall = "toolCall"
+
+	BlockDocument = "document" // a PDF, a plain text, a URL or a file id
+	BlockAudio    = "audio"    // audio input, base64 (OpenAI input_audio)
+	BlockRefusal  = "refusal"  // a model's refusal (OpenAI), in Text
+	// BlockRedactedThinking is oh-my-pi's block for redacted thinking,
+	// its opaque data in Data; pi and this package write redacted
+	// thinking as a thinking block marked Redacted (see RedactedThinking).
+	BlockRedactedThinking = "redactedThinking"
 )
 
 // Stop reasons of assistant messages.
@@ -108,15 +118,36 @@ type Message struct {
 	synthetic bool
 }
 
-// requiredFor lists the members the seed agents always write for a role.
+// requiredFor lists the members a Message built in Go writes for a role
+// even when empty; a member left out here is written only when set. A
+// message decoded from a file keeps the members it had, empty or not.
+//
+// It is what the seed agents always write, less what pi reads as well
+// without:
+//   - A tool result's toolName: results of other frameworks name only
+//     their call, and no converter needs the name (Anthropic's
+//     tool_result and OpenAI's tool message and function_call_output
+//     carry the call id alone).
+//   - An assistant message's api, provider and model: pi only compares
+//     them (transformMessages' same-model test, the model a session
+//     restores through modelRegistry.find), and an absent one compares
+//     as an empty one does: with no model, the session restores none.
+//
+// An assistant message's usage stays, zero or not, with all its members:
+// pi's footer adds up usage.input, output, cacheRead, cacheWrite and
+// cost.total of every assistant message of the session without a check,
+// and a message without usage stops it with a TypeError (a member left
+// out makes a NaN). totalTokens, which pi's older sessions lack and pi
+// reads as totalTokens || the sum of the four, stays too: pi's providers
+// always write it, and the provider packages write what they write.
 func requiredFor(role string) uint32 {
 	switch role {
 	case RoleUser:
 		return mRole | mContent | mTimestamp
 	case RoleAssistant:
-		return mRole | mContent | mAPI | mProvider | mModel | mUsage | mStopReason | mTimestamp
+		return mRole | mContent | mUsage | mStopReason | mTimestamp
 	case RoleToolResult:
-		return mRole | mToolCallID | mToolName | mContent | mIsError | mTimestamp
+		return mRole | mToolCallID | mContent | mIsError | mTimestamp
 	case RoleBashExecution:
 		return mRole | mCommand | mOutput | mCancelled | mTruncated | mTimestamp
 	case RoleCustom:
@@ -129,19 +160,43 @@ func requiredFor(role string) uint32 {
 	return mRole
 }
 
-// Block is one content block: text, thinking, image or tool call. Blocks
-// of other types are kept whole in Extra.
+// Block is one content block. Type says which fields apply; the others
+// stay zero. Members this type does not model are kept in Extra.
+//
+// pi's types are text, thinking, image and toolCall. The others are
+// homes for what the provider APIs have besides, which the provider
+// packages read and write: documents (BlockDocument), audio input
+// (BlockAudio), refusals (BlockRefusal), the citations of a text block
+// (Citations), and redacted thinking in oh-my-pi's form
+// (BlockRedactedThinking). pi leaves block types it does not know out of
+// an assistant message, so refusals and oh-my-pi's redacted thinking are
+// safe there; but pi sends every block of a user message or tool result
+// that is not text as an image, so a session whose user content holds
+// documents or audio is one pi cannot send as it is.
 type Block struct {
 	Type string
 
-	Text string // text
+	// text; refusal; document: a plain-text document's text
+	Text string
+	// text: the citations of the text, an array of Anthropic's citation
+	// objects as the API gives them (see Citation, CitationList);
+	// document: {"enabled":true} when the model may cite it.
+	Citations json.RawMessage
 
 	Thinking          string // thinking
 	ThinkingSignature string
 	Redacted          bool
 
-	Data     string // image, base64
+	// image, audio, document: the data, base64 (redactedThinking: the
+	// opaque data)
+	Data     string
 	MimeType string
+
+	URL      string // document: a document given by URL
+	FileID   string // document: a file uploaded to the provider
+	Filename string // document
+	Title    string // document
+	Context  string // document: what the document is, for the model
 
 	ID        string // toolCall
 	Name      string
@@ -156,27 +211,82 @@ type Block struct {
 
 func blockRequired(typ string) uint16 {
 	switch typ {
-	case BlockText:
+	case BlockText, BlockRefusal:
 		return bType | bText
 	case BlockThinking:
 		return bType | bThinking
-	case BlockImage:
+	case BlockImage, BlockAudio:
 		return bType | bData | bMimeType
 	case BlockToolCall:
 		return bType | bID | bName | bArguments
+	case BlockRedactedThinking:
+		return bType | bData
 	}
 	return bType
 }
 
-// Usage is the token accounting of one assistant message.
+// Usage is the token accounting of one assistant message. Input,
+// Output, CacheRead, CacheWrite, TotalTokens and Cost are pi's, always
+// written; the other counters are those some providers report besides,
+// written only when not zero, under the member names oh-my-pi writes
+// where it has them (reasoningTokens, cttl, server) and names of their
+// own elsewhere, so that neither agent misreads them.
 type Usage struct {
-	Input       int64
-	Output      int64
+	Input       int64 // input neither read from the cache nor written to it
+	Output      int64 // output, reasoning included
 	CacheRead   int64
 	CacheWrite  int64
 	TotalTokens int64
 	Cost        Cost
+
+	// ReasoningTokens is the part of Output the model spent reasoning
+	// (OpenAI's reasoning_tokens), when the provider reports it.
+	ReasoningTokens int64
+	// CacheTTL splits CacheWrite by how long the entries last
+	// (Anthropic's cache_creation).
+	CacheTTL CacheTTL
+	// Server counts the requests of server-side tools (Anthropic's
+	// server_tool_use).
+	Server ServerToolUse
+	// InputAudioTokens and OutputAudioTokens are the audio parts of the
+	// input and the output (OpenAI's audio_tokens).
+	InputAudioTokens  int64
+	OutputAudioTokens int64
+	// AcceptedPredictionTokens and RejectedPredictionTokens count the
+	// tokens of a predicted output that the reply did and did not use
+	// (OpenAI's Predicted Outputs).
+	AcceptedPredictionTokens int64
+	RejectedPredictionTokens int64
+	// ServiceTier is the tier that served the request ("standard",
+	// "priority", "default", "flex", ...), as the provider names it.
+	ServiceTier string
+
+	Extra Fields
+
+	// A new field needs its line in internal/codecgen/tables.go.
+	has     uint16
+	decoded bool
+}
+
+// CacheTTL splits a usage's cache writes by how long they last: written
+// as oh-my-pi writes it (usage.cttl), each member only when not zero.
+type CacheTTL struct {
+	Ephemeral5m int64 // written for five minutes
+	Ephemeral1h int64 // written for an hour
 	Extra       Fields
+
+	// A new field needs its line in internal/codecgen/tables.go.
+	has     uint8
+	decoded bool
+}
+
+// ServerToolUse counts the requests a reply made of server-side tools:
+// written as oh-my-pi writes it (usage.server), each member only when
+// not zero.
+type ServerToolUse struct {
+	WebSearch int64
+	WebFetch  int64
+	Extra     Fields
 
 	// A new field needs its line in internal/codecgen/tables.go.
 	has     uint8
@@ -197,8 +307,17 @@ type Cost struct {
 	decoded bool
 }
 
-// Add returns the sum of two usages, as used for session and branch totals.
+// Add returns the sum of two usages, as used for session and branch
+// totals: every counter is summed; the service tier is kept where both
+// have the same one (or one has none), and is empty for a mix.
 func (u Usage) Add(v Usage) Usage {
+	tier := u.ServiceTier
+	switch {
+	case tier == "":
+		tier = v.ServiceTier
+	case v.ServiceTier != "" && v.ServiceTier != tier:
+		tier = ""
+	}
 	return Usage{
 		Input:       u.Input + v.Input,
 		Output:      u.Output + v.Output,
@@ -212,7 +331,37 @@ func (u Usage) Add(v Usage) Usage {
 			CacheWrite: u.Cost.CacheWrite + v.Cost.CacheWrite,
 			Total:      u.Cost.Total + v.Cost.Total,
 		},
+		ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens,
+		CacheTTL: CacheTTL{
+			Ephemeral5m: u.CacheTTL.Ephemeral5m + v.CacheTTL.Ephemeral5m,
+			Ephemeral1h: u.CacheTTL.Ephemeral1h + v.CacheTTL.Ephemeral1h,
+		},
+		Server: ServerToolUse{
+			WebSearch: u.Server.WebSearch + v.Server.WebSearch,
+			WebFetch:  u.Server.WebFetch + v.Server.WebFetch,
+		},
+		InputAudioTokens:         u.InputAudioTokens + v.InputAudioTokens,
+		OutputAudioTokens:        u.OutputAudioTokens + v.OutputAudioTokens,
+		AcceptedPredictionTokens: u.AcceptedPredictionTokens + v.AcceptedPredictionTokens,
+		RejectedPredictionTokens: u.RejectedPredictionTokens + v.RejectedPredictionTokens,
+		ServiceTier:              tier,
 	}
+}
+
+// hasExtra reports whether u or one of its nested objects has unknown
+// members.
+func (u *Usage) hasExtra() bool {
+	for _, f := range u.extras() {
+		if len(f) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// extras returns the unknown members of u and of its nested objects.
+func (u *Usage) extras() [4]Fields {
+	return [4]Fields{u.Extra, u.Cost.Extra, u.CacheTTL.Extra, u.Server.Extra}
 }
 
 // ---- Constructors ----
@@ -228,7 +377,8 @@ func User(blocks ...Block) *Message {
 }
 
 // AssistantText returns an assistant message holding one text block, with
-// stop reason "stop". Set Provider, Model and Usage with the With methods.
+// stop reason "stop". Set Provider, Model and Usage with the With methods:
+// empty, api, provider and model are not written; usage is, zero.
 func AssistantText(text string) *Message {
 	return &Message{Role: RoleAssistant, Content: []Block{Text(text)}, StopReason: StopEnd}
 }
@@ -247,6 +397,8 @@ func Assistant(blocks ...Block) *Message {
 }
 
 // ToolResult returns the successful result of the tool call callID.
+// toolName may be empty: a result is paired with its call by callID
+// alone, and one without a name is written without a toolName member.
 func ToolResult(callID, toolName, text string) *Message {
 	return &Message{Role: RoleToolResult, ToolCallID: callID, ToolName: toolName, Content: []Block{Text(text)}}
 }
@@ -422,7 +574,7 @@ func (m *Message) Synthetic() bool { return m.synthetic }
 // mayHoldImage reports whether m has an image block, or JSON of its own
 // (extra members, details, tool arguments) in which one could hide.
 func (m *Message) mayHoldImage() bool {
-	if len(m.Extra) > 0 || m.Details != nil || (m.Usage != nil && (len(m.Usage.Extra) > 0 || len(m.Usage.Cost.Extra) > 0)) {
+	if len(m.Extra) > 0 || m.Details != nil || (m.Usage != nil && m.Usage.hasExtra()) {
 		return true
 	}
 	for i := range m.Content {

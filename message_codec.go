@@ -584,6 +584,12 @@ const (
 	bArguments
 	bData
 	bMimeType
+	bURL
+	bFileID
+	bFilename
+	bTitle
+	bContext
+	bCitations
 )
 
 // blockKeys maps the JSON key of each Block member to its presence bit (blockBit
@@ -599,6 +605,12 @@ var blockKeys = map[string]uint16{
 	"arguments":         bArguments,
 	"data":              bData,
 	"mimeType":          bMimeType,
+	"url":               bURL,
+	"fileId":            bFileID,
+	"filename":          bFilename,
+	"title":             bTitle,
+	"context":           bContext,
+	"citations":         bCitations,
 }
 
 // blockBit returns the presence bit of the Block member key, 0 if unknown.
@@ -624,6 +636,18 @@ func blockBit(key []byte) uint16 {
 		return bData
 	case "mimeType":
 		return bMimeType
+	case "url":
+		return bURL
+	case "fileId":
+		return bFileID
+	case "filename":
+		return bFilename
+	case "title":
+		return bTitle
+	case "context":
+		return bContext
+	case "citations":
+		return bCitations
 	}
 	return 0
 }
@@ -698,6 +722,18 @@ func (b *Block) readMember(c *jsonx.Cursor, bit uint16, copyRaw bool) bool {
 		b.Data, ok = c.Str()
 	case bMimeType:
 		b.MimeType, ok = c.Str()
+	case bURL:
+		b.URL, ok = c.Str()
+	case bFileID:
+		b.FileID, ok = c.Str()
+	case bFilename:
+		b.Filename, ok = c.Str()
+	case bTitle:
+		b.Title, ok = c.Str()
+	case bContext:
+		b.Context, ok = c.Str()
+	case bCitations:
+		b.Citations, ok = readRaw(c, copyRaw)
 	}
 	return ok
 }
@@ -726,6 +762,18 @@ func (b *Block) clearMember(bit uint16) {
 		b.Data = ""
 	case bMimeType:
 		b.MimeType = ""
+	case bURL:
+		b.URL = ""
+	case bFileID:
+		b.FileID = ""
+	case bFilename:
+		b.Filename = ""
+	case bTitle:
+		b.Title = ""
+	case bContext:
+		b.Context = ""
+	case bCitations:
+		b.Citations = nil
 	}
 }
 
@@ -777,6 +825,32 @@ func (b *Block) encode(e *objEnc) error {
 		e.str("mimeType", b.MimeType)
 		wrote |= bMimeType
 	}
+	if b.URL != "" || want&bURL != 0 {
+		e.str("url", b.URL)
+		wrote |= bURL
+	}
+	if b.FileID != "" || want&bFileID != 0 {
+		e.str("fileId", b.FileID)
+		wrote |= bFileID
+	}
+	if b.Filename != "" || want&bFilename != 0 {
+		e.str("filename", b.Filename)
+		wrote |= bFilename
+	}
+	if b.Title != "" || want&bTitle != 0 {
+		e.str("title", b.Title)
+		wrote |= bTitle
+	}
+	if b.Context != "" || want&bContext != 0 {
+		e.str("context", b.Context)
+		wrote |= bContext
+	}
+	if b.Citations != nil || want&bCitations != 0 {
+		if err := e.raw("citations", b.Citations, "[]"); err != nil {
+			return fmt.Errorf("block citations: %w", err)
+		}
+		wrote |= bCitations
+	}
 	if len(b.Extra) > 0 {
 		if err := e.extra(b.Extra, func(key string) bool { return wrote&blockKeys[key] != 0 }); err != nil {
 			return fmt.Errorf("block: %w", err)
@@ -794,7 +868,7 @@ func (b *Block) encode(e *objEnc) error {
 // every string is known to be valid UTF-8 (just encoded without repairs),
 // which spares checking them again.
 func (b *Block) canonicalize(valid bool) bool {
-	if len(b.Extra) > 0 || !valid && !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.ID, b.Name, b.Data, b.MimeType) {
+	if len(b.Extra) > 0 || !valid && !validStrings(b.Type, b.Text, b.Thinking, b.ThinkingSignature, b.ID, b.Name, b.Data, b.MimeType, b.URL, b.FileID, b.Filename, b.Title, b.Context) {
 		return false
 	}
 	want := b.want()
@@ -834,6 +908,29 @@ func (b *Block) canonicalize(valid bool) bool {
 	if b.MimeType != "" || want&bMimeType != 0 {
 		has |= bMimeType
 	}
+	if b.URL != "" || want&bURL != 0 {
+		has |= bURL
+	}
+	if b.FileID != "" || want&bFileID != 0 {
+		has |= bFileID
+	}
+	if b.Filename != "" || want&bFilename != 0 {
+		has |= bFilename
+	}
+	if b.Title != "" || want&bTitle != 0 {
+		has |= bTitle
+	}
+	if b.Context != "" || want&bContext != 0 {
+		has |= bContext
+	}
+	if b.Citations != nil || want&bCitations != 0 {
+		has |= bCitations
+		v, err := rawValue(b.Citations, "[]")
+		if err != nil {
+			return false
+		}
+		b.Citations = cloneRaw(v)
+	}
 	b.has, b.decoded = has, true
 	return true
 }
@@ -842,40 +939,57 @@ func (b *Block) canonicalize(valid bool) bool {
 func (b *Block) clone() Block {
 	cp := *b
 	cp.Arguments = cloneRaw(b.Arguments)
+	cp.Citations = cloneRaw(b.Citations)
 	cp.Extra = b.Extra.Clone()
 	return cp
 }
 
 // size estimates the encoded size of b, before escapes.
 func (b *Block) size() int {
-	return 48 + len(b.Text) + len(b.Thinking) + len(b.ThinkingSignature) + len(b.Arguments) + len(b.Data)
+	return 48 + len(b.Text) + len(b.Thinking) + len(b.ThinkingSignature) + len(b.Arguments) + len(b.Data) + len(b.Title) + len(b.Context) + len(b.Citations)
 }
 
 // ---- Usage ----
 
 // Presence bits of Usage members.
 const (
-	uInput uint8 = 1 << iota
+	uInput uint16 = 1 << iota
 	uOutput
 	uCacheRead
 	uCacheWrite
 	uTotalTokens
 	uCost
+	uReasoningTokens
+	uCacheTTL
+	uServer
+	uInputAudioTokens
+	uOutputAudioTokens
+	uAcceptedPredictionTokens
+	uRejectedPredictionTokens
+	uServiceTier
 )
 
 // usageKeys maps the JSON key of each Usage member to its presence bit (usageBit
 // does too, faster, for decoding).
-var usageKeys = map[string]uint8{
-	"input":       uInput,
-	"output":      uOutput,
-	"cacheRead":   uCacheRead,
-	"cacheWrite":  uCacheWrite,
-	"totalTokens": uTotalTokens,
-	"cost":        uCost,
+var usageKeys = map[string]uint16{
+	"input":                    uInput,
+	"output":                   uOutput,
+	"cacheRead":                uCacheRead,
+	"cacheWrite":               uCacheWrite,
+	"totalTokens":              uTotalTokens,
+	"cost":                     uCost,
+	"reasoningTokens":          uReasoningTokens,
+	"cttl":                     uCacheTTL,
+	"server":                   uServer,
+	"inputAudioTokens":         uInputAudioTokens,
+	"outputAudioTokens":        uOutputAudioTokens,
+	"acceptedPredictionTokens": uAcceptedPredictionTokens,
+	"rejectedPredictionTokens": uRejectedPredictionTokens,
+	"serviceTier":              uServiceTier,
 }
 
 // usageBit returns the presence bit of the Usage member key, 0 if unknown.
-func usageBit(key []byte) uint8 {
+func usageBit(key []byte) uint16 {
 	switch string(key) {
 	case "input":
 		return uInput
@@ -889,17 +1003,33 @@ func usageBit(key []byte) uint8 {
 		return uTotalTokens
 	case "cost":
 		return uCost
+	case "reasoningTokens":
+		return uReasoningTokens
+	case "cttl":
+		return uCacheTTL
+	case "server":
+		return uServer
+	case "inputAudioTokens":
+		return uInputAudioTokens
+	case "outputAudioTokens":
+		return uOutputAudioTokens
+	case "acceptedPredictionTokens":
+		return uAcceptedPredictionTokens
+	case "rejectedPredictionTokens":
+		return uRejectedPredictionTokens
+	case "serviceTier":
+		return uServiceTier
 	}
 	return 0
 }
 
 // want returns the members u is written with even when zero: those it
 // was decoded with, or those a Usage built in Go always has.
-func (u *Usage) want() uint8 {
+func (u *Usage) want() uint16 {
 	if u.decoded {
 		return u.has
 	}
-	return u.has | 0xFF
+	return u.has | uInput | uOutput | uCacheRead | uCacheWrite | uTotalTokens | uCost
 }
 
 // read reads a Usage object at the cursor; false, reading nothing, if
@@ -940,7 +1070,7 @@ func (u *Usage) read(c *jsonx.Cursor, copyRaw bool) bool {
 
 // readMember reads a known member; false, reading nothing, if its value
 // has an unexpected type.
-func (u *Usage) readMember(c *jsonx.Cursor, bit uint8, copyRaw bool) bool {
+func (u *Usage) readMember(c *jsonx.Cursor, bit uint16, copyRaw bool) bool {
 	var ok bool
 	switch bit {
 	case uInput:
@@ -955,12 +1085,28 @@ func (u *Usage) readMember(c *jsonx.Cursor, bit uint8, copyRaw bool) bool {
 		u.TotalTokens, ok = c.Int()
 	case uCost:
 		ok = u.Cost.read(c, copyRaw)
+	case uReasoningTokens:
+		u.ReasoningTokens, ok = c.Int()
+	case uCacheTTL:
+		ok = u.CacheTTL.read(c, copyRaw)
+	case uServer:
+		ok = u.Server.read(c, copyRaw)
+	case uInputAudioTokens:
+		u.InputAudioTokens, ok = c.Int()
+	case uOutputAudioTokens:
+		u.OutputAudioTokens, ok = c.Int()
+	case uAcceptedPredictionTokens:
+		u.AcceptedPredictionTokens, ok = c.Int()
+	case uRejectedPredictionTokens:
+		u.RejectedPredictionTokens, ok = c.Int()
+	case uServiceTier:
+		u.ServiceTier, ok = c.Str()
 	}
 	return ok
 }
 
 // clearMember resets a typed member whose latest value went to Extra.
-func (u *Usage) clearMember(bit uint8) {
+func (u *Usage) clearMember(bit uint16) {
 	u.has &^= bit
 	switch bit {
 	case uInput:
@@ -975,6 +1121,22 @@ func (u *Usage) clearMember(bit uint8) {
 		u.TotalTokens = 0
 	case uCost:
 		u.Cost = Cost{}
+	case uReasoningTokens:
+		u.ReasoningTokens = 0
+	case uCacheTTL:
+		u.CacheTTL = CacheTTL{}
+	case uServer:
+		u.Server = ServerToolUse{}
+	case uInputAudioTokens:
+		u.InputAudioTokens = 0
+	case uOutputAudioTokens:
+		u.OutputAudioTokens = 0
+	case uAcceptedPredictionTokens:
+		u.AcceptedPredictionTokens = 0
+	case uRejectedPredictionTokens:
+		u.RejectedPredictionTokens = 0
+	case uServiceTier:
+		u.ServiceTier = ""
 	}
 }
 
@@ -982,7 +1144,7 @@ func (u *Usage) clearMember(bit uint8) {
 // the seed agents' order, then those of Extra not written already.
 func (u *Usage) encode(e *objEnc) error {
 	want := u.want()
-	var wrote uint8
+	var wrote uint16
 	e.open()
 	if u.Input != 0 || want&uInput != 0 {
 		e.integer("input", u.Input)
@@ -1011,6 +1173,44 @@ func (u *Usage) encode(e *objEnc) error {
 		}
 		wrote |= uCost
 	}
+	if u.ReasoningTokens != 0 || want&uReasoningTokens != 0 {
+		e.integer("reasoningTokens", u.ReasoningTokens)
+		wrote |= uReasoningTokens
+	}
+	if !u.CacheTTL.isZero() || want&uCacheTTL != 0 {
+		e.key("cttl")
+		if err := u.CacheTTL.encode(e); err != nil {
+			return err
+		}
+		wrote |= uCacheTTL
+	}
+	if !u.Server.isZero() || want&uServer != 0 {
+		e.key("server")
+		if err := u.Server.encode(e); err != nil {
+			return err
+		}
+		wrote |= uServer
+	}
+	if u.InputAudioTokens != 0 || want&uInputAudioTokens != 0 {
+		e.integer("inputAudioTokens", u.InputAudioTokens)
+		wrote |= uInputAudioTokens
+	}
+	if u.OutputAudioTokens != 0 || want&uOutputAudioTokens != 0 {
+		e.integer("outputAudioTokens", u.OutputAudioTokens)
+		wrote |= uOutputAudioTokens
+	}
+	if u.AcceptedPredictionTokens != 0 || want&uAcceptedPredictionTokens != 0 {
+		e.integer("acceptedPredictionTokens", u.AcceptedPredictionTokens)
+		wrote |= uAcceptedPredictionTokens
+	}
+	if u.RejectedPredictionTokens != 0 || want&uRejectedPredictionTokens != 0 {
+		e.integer("rejectedPredictionTokens", u.RejectedPredictionTokens)
+		wrote |= uRejectedPredictionTokens
+	}
+	if u.ServiceTier != "" || want&uServiceTier != 0 {
+		e.str("serviceTier", u.ServiceTier)
+		wrote |= uServiceTier
+	}
 	if len(u.Extra) > 0 {
 		if err := e.extra(u.Extra, func(key string) bool { return wrote&usageKeys[key] != 0 }); err != nil {
 			return fmt.Errorf("usage: %w", err)
@@ -1028,11 +1228,11 @@ func (u *Usage) encode(e *objEnc) error {
 // every string is known to be valid UTF-8 (just encoded without repairs),
 // which spares checking them again.
 func (u *Usage) canonicalize(valid bool) bool {
-	if len(u.Extra) > 0 {
+	if len(u.Extra) > 0 || !valid && !validStrings(u.ServiceTier) {
 		return false
 	}
 	want := u.want()
-	var has uint8
+	var has uint16
 	if u.Input != 0 || want&uInput != 0 {
 		has |= uInput
 	}
@@ -1056,6 +1256,40 @@ func (u *Usage) canonicalize(valid bool) bool {
 	} else {
 		u.Cost = Cost{}
 	}
+	if u.ReasoningTokens != 0 || want&uReasoningTokens != 0 {
+		has |= uReasoningTokens
+	}
+	if !u.CacheTTL.isZero() || want&uCacheTTL != 0 {
+		has |= uCacheTTL
+		if !u.CacheTTL.canonicalize(valid) {
+			return false
+		}
+	} else {
+		u.CacheTTL = CacheTTL{}
+	}
+	if !u.Server.isZero() || want&uServer != 0 {
+		has |= uServer
+		if !u.Server.canonicalize(valid) {
+			return false
+		}
+	} else {
+		u.Server = ServerToolUse{}
+	}
+	if u.InputAudioTokens != 0 || want&uInputAudioTokens != 0 {
+		has |= uInputAudioTokens
+	}
+	if u.OutputAudioTokens != 0 || want&uOutputAudioTokens != 0 {
+		has |= uOutputAudioTokens
+	}
+	if u.AcceptedPredictionTokens != 0 || want&uAcceptedPredictionTokens != 0 {
+		has |= uAcceptedPredictionTokens
+	}
+	if u.RejectedPredictionTokens != 0 || want&uRejectedPredictionTokens != 0 {
+		has |= uRejectedPredictionTokens
+	}
+	if u.ServiceTier != "" || want&uServiceTier != 0 {
+		has |= uServiceTier
+	}
 	u.has, u.decoded = has, true
 	return true
 }
@@ -1064,7 +1298,315 @@ func (u *Usage) canonicalize(valid bool) bool {
 func (u *Usage) clone() Usage {
 	cp := *u
 	cp.Cost = u.Cost.clone()
+	cp.CacheTTL = u.CacheTTL.clone()
+	cp.Server = u.Server.clone()
 	cp.Extra = u.Extra.Clone()
+	return cp
+}
+
+// ---- CacheTTL ----
+
+// Presence bits of CacheTTL members.
+const (
+	tEphemeral5m uint8 = 1 << iota
+	tEphemeral1h
+)
+
+// cacheTTLKeys maps the JSON key of each CacheTTL member to its presence bit (cacheTTLBit
+// does too, faster, for decoding).
+var cacheTTLKeys = map[string]uint8{
+	"ephemeral5m": tEphemeral5m,
+	"ephemeral1h": tEphemeral1h,
+}
+
+// cacheTTLBit returns the presence bit of the CacheTTL member key, 0 if unknown.
+func cacheTTLBit(key []byte) uint8 {
+	switch string(key) {
+	case "ephemeral5m":
+		return tEphemeral5m
+	case "ephemeral1h":
+		return tEphemeral1h
+	}
+	return 0
+}
+
+// want returns the members t is written with even when zero: those it
+// was decoded with, or those a CacheTTL built in Go always has.
+func (t *CacheTTL) want() uint8 {
+	if t.decoded {
+		return t.has
+	}
+	return t.has | 0
+}
+
+// read reads a CacheTTL object at the cursor; false, reading nothing, if
+// the next value is not an object, or on a syntax error. A member of an
+// unexpected type goes to Extra, and a later member of the same key wins.
+func (t *CacheTTL) read(c *jsonx.Cursor, copyRaw bool) bool {
+	ms, ok := c.Object()
+	if !ok {
+		return false
+	}
+	*t = CacheTTL{decoded: true}
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			kb = []byte(ms.Key())
+		}
+		bit := cacheTTLBit(kb)
+		if bit != 0 && t.readMember(c, bit, copyRaw) {
+			t.has |= bit
+			if len(t.Extra) > 0 {
+				t.Extra.Delete(string(kb))
+			}
+			continue
+		}
+		if c.Err() != nil {
+			return false
+		}
+		if bit != 0 {
+			t.clearMember(bit)
+		}
+		t.Extra.Set(string(kb), keepRaw(c.Skip(), copyRaw))
+	}
+	return c.Err() == nil
+}
+
+// readMember reads a known member; false, reading nothing, if its value
+// has an unexpected type.
+func (t *CacheTTL) readMember(c *jsonx.Cursor, bit uint8, copyRaw bool) bool {
+	var ok bool
+	switch bit {
+	case tEphemeral5m:
+		t.Ephemeral5m, ok = c.Int()
+	case tEphemeral1h:
+		t.Ephemeral1h, ok = c.Int()
+	}
+	return ok
+}
+
+// clearMember resets a typed member whose latest value went to Extra.
+func (t *CacheTTL) clearMember(bit uint8) {
+	t.has &^= bit
+	switch bit {
+	case tEphemeral5m:
+		t.Ephemeral5m = 0
+	case tEphemeral1h:
+		t.Ephemeral1h = 0
+	}
+}
+
+// encode writes t as a JSON object: the members it holds or wants, in
+// the seed agents' order, then those of Extra not written already.
+func (t *CacheTTL) encode(e *objEnc) error {
+	want := t.want()
+	var wrote uint8
+	e.open()
+	if t.Ephemeral5m != 0 || want&tEphemeral5m != 0 {
+		e.integer("ephemeral5m", t.Ephemeral5m)
+		wrote |= tEphemeral5m
+	}
+	if t.Ephemeral1h != 0 || want&tEphemeral1h != 0 {
+		e.integer("ephemeral1h", t.Ephemeral1h)
+		wrote |= tEphemeral1h
+	}
+	if len(t.Extra) > 0 {
+		if err := e.extra(t.Extra, func(key string) bool { return wrote&cacheTTLKeys[key] != 0 }); err != nil {
+			return fmt.Errorf("usage cttl: %w", err)
+		}
+	}
+	e.close()
+	return nil
+}
+
+// isZero reports whether t holds nothing.
+func (t *CacheTTL) isZero() bool {
+	return t.Ephemeral5m == 0 && t.Ephemeral1h == 0 && len(t.Extra) == 0
+}
+
+// canonicalize turns t, which the session owns, into exactly what decoding
+// its encoding gives (the form every value read back from a store has),
+// without the cost of decoding. It reports false, leaving t unusable, when
+// t holds something only a real decode reproduces: unknown members,
+// strings that are not valid UTF-8, numbers JSON cannot hold. valid says
+// every string is known to be valid UTF-8 (just encoded without repairs),
+// which spares checking them again.
+func (t *CacheTTL) canonicalize(valid bool) bool {
+	if len(t.Extra) > 0 {
+		return false
+	}
+	want := t.want()
+	var has uint8
+	if t.Ephemeral5m != 0 || want&tEphemeral5m != 0 {
+		has |= tEphemeral5m
+	}
+	if t.Ephemeral1h != 0 || want&tEphemeral1h != 0 {
+		has |= tEphemeral1h
+	}
+	t.has, t.decoded = has, true
+	return true
+}
+
+// clone returns a deep copy of t.
+func (t *CacheTTL) clone() CacheTTL {
+	cp := *t
+	cp.Extra = t.Extra.Clone()
+	return cp
+}
+
+// ---- ServerToolUse ----
+
+// Presence bits of ServerToolUse members.
+const (
+	sWebSearch uint8 = 1 << iota
+	sWebFetch
+)
+
+// serverToolUseKeys maps the JSON key of each ServerToolUse member to its presence bit (serverToolUseBit
+// does too, faster, for decoding).
+var serverToolUseKeys = map[string]uint8{
+	"webSearch": sWebSearch,
+	"webFetch":  sWebFetch,
+}
+
+// serverToolUseBit returns the presence bit of the ServerToolUse member key, 0 if unknown.
+func serverToolUseBit(key []byte) uint8 {
+	switch string(key) {
+	case "webSearch":
+		return sWebSearch
+	case "webFetch":
+		return sWebFetch
+	}
+	return 0
+}
+
+// want returns the members w is written with even when zero: those it
+// was decoded with, or those a ServerToolUse built in Go always has.
+func (w *ServerToolUse) want() uint8 {
+	if w.decoded {
+		return w.has
+	}
+	return w.has | 0
+}
+
+// read reads a ServerToolUse object at the cursor; false, reading nothing, if
+// the next value is not an object, or on a syntax error. A member of an
+// unexpected type goes to Extra, and a later member of the same key wins.
+func (w *ServerToolUse) read(c *jsonx.Cursor, copyRaw bool) bool {
+	ms, ok := c.Object()
+	if !ok {
+		return false
+	}
+	*w = ServerToolUse{decoded: true}
+	for {
+		kb, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			kb = []byte(ms.Key())
+		}
+		bit := serverToolUseBit(kb)
+		if bit != 0 && w.readMember(c, bit, copyRaw) {
+			w.has |= bit
+			if len(w.Extra) > 0 {
+				w.Extra.Delete(string(kb))
+			}
+			continue
+		}
+		if c.Err() != nil {
+			return false
+		}
+		if bit != 0 {
+			w.clearMember(bit)
+		}
+		w.Extra.Set(string(kb), keepRaw(c.Skip(), copyRaw))
+	}
+	return c.Err() == nil
+}
+
+// readMember reads a known member; false, reading nothing, if its value
+// has an unexpected type.
+func (w *ServerToolUse) readMember(c *jsonx.Cursor, bit uint8, copyRaw bool) bool {
+	var ok bool
+	switch bit {
+	case sWebSearch:
+		w.WebSearch, ok = c.Int()
+	case sWebFetch:
+		w.WebFetch, ok = c.Int()
+	}
+	return ok
+}
+
+// clearMember resets a typed member whose latest value went to Extra.
+func (w *ServerToolUse) clearMember(bit uint8) {
+	w.has &^= bit
+	switch bit {
+	case sWebSearch:
+		w.WebSearch = 0
+	case sWebFetch:
+		w.WebFetch = 0
+	}
+}
+
+// encode writes w as a JSON object: the members it holds or wants, in
+// the seed agents' order, then those of Extra not written already.
+func (w *ServerToolUse) encode(e *objEnc) error {
+	want := w.want()
+	var wrote uint8
+	e.open()
+	if w.WebSearch != 0 || want&sWebSearch != 0 {
+		e.integer("webSearch", w.WebSearch)
+		wrote |= sWebSearch
+	}
+	if w.WebFetch != 0 || want&sWebFetch != 0 {
+		e.integer("webFetch", w.WebFetch)
+		wrote |= sWebFetch
+	}
+	if len(w.Extra) > 0 {
+		if err := e.extra(w.Extra, func(key string) bool { return wrote&serverToolUseKeys[key] != 0 }); err != nil {
+			return fmt.Errorf("usage server: %w", err)
+		}
+	}
+	e.close()
+	return nil
+}
+
+// isZero reports whether w holds nothing.
+func (w *ServerToolUse) isZero() bool {
+	return w.WebSearch == 0 && w.WebFetch == 0 && len(w.Extra) == 0
+}
+
+// canonicalize turns w, which the session owns, into exactly what decoding
+// its encoding gives (the form every value read back from a store has),
+// without the cost of decoding. It reports false, leaving w unusable, when
+// w holds something only a real decode reproduces: unknown members,
+// strings that are not valid UTF-8, numbers JSON cannot hold. valid says
+// every string is known to be valid UTF-8 (just encoded without repairs),
+// which spares checking them again.
+func (w *ServerToolUse) canonicalize(valid bool) bool {
+	if len(w.Extra) > 0 {
+		return false
+	}
+	want := w.want()
+	var has uint8
+	if w.WebSearch != 0 || want&sWebSearch != 0 {
+		has |= sWebSearch
+	}
+	if w.WebFetch != 0 || want&sWebFetch != 0 {
+		has |= sWebFetch
+	}
+	w.has, w.decoded = has, true
+	return true
+}
+
+// clone returns a deep copy of w.
+func (w *ServerToolUse) clone() ServerToolUse {
+	cp := *w
+	cp.Extra = w.Extra.Clone()
 	return cp
 }
 

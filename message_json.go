@@ -5,10 +5,10 @@ package session
 // a long session costs one pass over its bytes.
 //
 // Most of it is generated: internal/codecgen/tables.go holds one table per
-// type (Message, Block, Usage, Cost), one line per member, from which
-// message_codec.go reads, writes, compares with zero, clones and makes
-// canonical each member. A new member is a field in its struct
-// (message.go) and a line in its table; then run go generate.
+// type (Message, Block, Usage and the objects it nests), one line per
+// member, from which message_codec.go reads, writes, compares with zero,
+// clones and makes canonical each member. A new member is a field in its
+// struct (message.go) and a line in its table; then run go generate.
 //
 // This file holds what the tables do not say: the encoder and the readers
 // the generated code calls, content written as a JSON string, the range of

@@ -53,8 +53,9 @@ func (c *copier) count(m *Message) {
 	}
 	if m.Usage != nil {
 		c.nUsages++
-		c.countFields(m.Usage.Extra)
-		c.countFields(m.Usage.Cost.Extra)
+		for _, f := range m.Usage.extras() {
+			c.countFields(f)
+		}
 	}
 	if m.ExitCode != nil {
 		c.nInts++
@@ -99,6 +100,8 @@ func (c *copier) message(m *Message) *Message {
 		*u = *m.Usage
 		u.Extra = c.copyFields(u.Extra)
 		u.Cost.Extra = c.copyFields(u.Cost.Extra)
+		u.CacheTTL.Extra = c.copyFields(u.CacheTTL.Extra)
+		u.Server.Extra = c.copyFields(u.Server.Extra)
 		cp.Usage = u
 	}
 	if m.ExitCode != nil {

@@ -21,7 +21,9 @@ func copyRuleSession(t *testing.T) *session.Session {
 	u := session.UserText("list the files")
 	u.Extra = session.Fields{{Key: "x-host", Value: json.RawMessage(`{"a":1}`)}}
 	a := session.Assistant(session.Text("reading"), session.ToolCall("c1", "ls", json.RawMessage(`{"path":"."}`)))
-	a.Usage = &session.Usage{Input: 10, Output: 5, Cost: session.Cost{Total: 0.5, Extra: session.Fields{{Key: "k", Value: json.RawMessage(`1`)}}}}
+	a.Usage = &session.Usage{Input: 10, Output: 5, Cost: session.Cost{Total: 0.5, Extra: session.Fields{{Key: "k", Value: json.RawMessage(`1`)}}},
+		CacheTTL: session.CacheTTL{Ephemeral1h: 4, Extra: session.Fields{{Key: "k", Value: json.RawMessage(`2`)}}},
+		Server:   session.ServerToolUse{WebSearch: 1, Extra: session.Fields{{Key: "k", Value: json.RawMessage(`3`)}}}}
 	r := session.ToolResult("c1", "ls", "a.go b.go")
 	r.Details = json.RawMessage(`{"lines":2}`)
 	b := session.BashExecution("ls", "a.go", 0)
@@ -48,8 +50,10 @@ func vandalize(msgs []*session.Message) {
 		}
 		if m.Usage != nil {
 			m.Usage.Input = -1
-			for i := range m.Usage.Cost.Extra {
-				m.Usage.Cost.Extra[i].Value[0] = '9'
+			for _, f := range []session.Fields{m.Usage.Cost.Extra, m.Usage.CacheTTL.Extra, m.Usage.Server.Extra} {
+				for i := range f {
+					f[i].Value[0] = '9'
+				}
 			}
 		}
 		if m.ExitCode != nil {

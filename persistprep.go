@@ -143,8 +143,12 @@ func (m *Message) mayHoldTransient() bool {
 	if fieldsMayHoldTransient(m.Extra) || mayHoldTransient(m.Details) {
 		return true
 	}
-	if u := m.Usage; u != nil && (fieldsMayHoldTransient(u.Extra) || fieldsMayHoldTransient(u.Cost.Extra)) {
-		return true
+	if u := m.Usage; u != nil {
+		for _, f := range u.extras() {
+			if fieldsMayHoldTransient(f) {
+				return true
+			}
+		}
 	}
 	for i := range m.Content {
 		b := &m.Content[i]
@@ -240,6 +244,8 @@ type prepper struct {
 	edits []edit
 	strs  []strMember // string members of the objects being walked: a stack
 	err   error
+
+	lost int // the UTF-16 code units the last cut left out, for its edit
 }
 
 // strMember is a string member of an object, for the decisions taken at
@@ -340,7 +346,7 @@ func (p *prepper) value(c *jsonx.Cursor, key []byte, exempt bool) (changed, cut 
 		tok := c.Skip()
 		if !exempt && !isSignatureKey(string(key)) && p.over(tok) {
 			if s, ok := p.cut(tok); ok {
-				p.edits = append(p.edits, edit{start, start + len(tok), jsonx.AppendString(nil, s)})
+				p.edits = append(p.edits, edit{start, start + len(tok), jsonx.AppendString(nil, s), p.lost})
 				return true, true
 			}
 		}
@@ -357,10 +363,13 @@ func (p *prepper) over(tok []byte) bool { return p.limit >= 0 && len(tok)-2 > p.
 // cut returns the string of tok cut to the limit, if it is over it.
 func (p *prepper) cut(tok []byte) (string, bool) {
 	s, err := jsonx.Unquote(tok)
-	if err != nil || utf16Len(s) <= p.limit {
+	n := utf16Len(s)
+	if err != nil || n <= p.limit {
 		return "", false
 	}
-	return cutString(s, p.limit), true
+	c := cutString(s, p.limit)
+	p.lost = n - utf16Len(c) + noticeUnits
+	return c, true
 }
 
 // object walks the next value, an object (see value).
@@ -390,7 +399,7 @@ func (p *prepper) object(c *jsonx.Cursor, exempt bool) (changed, cut bool) {
 		}
 		if runStart >= 0 {
 			// The members removed, their separators with them.
-			p.edits = append(p.edits, edit{runStart, keyStart(p.raw, from), nil})
+			p.edits = append(p.edits, edit{runStart, keyStart(p.raw, from), nil, 0})
 			runStart = -1
 		}
 		start := c.Pos()
@@ -441,7 +450,7 @@ func (p *prepper) object(c *jsonx.Cursor, exempt bool) (changed, cut bool) {
 		if keptEnd >= 0 {
 			runStart = keptEnd // the separator before the run goes
 		}
-		p.edits = append(p.edits, edit{runStart, runEnd, nil})
+		p.edits = append(p.edits, edit{runStart, runEnd, nil, 0})
 	}
 	signed := o.signed()
 	if signed && !exempt && cut {
@@ -469,7 +478,7 @@ func (p *prepper) object(c *jsonx.Cursor, exempt bool) (changed, cut bool) {
 		case exempt || isSignatureKey(m.key) || !p.over(tok):
 		default:
 			if s, ok := p.cut(tok); ok {
-				p.edits = append(p.edits, edit{m.start, m.end, jsonx.AppendString(nil, s)})
+				p.edits = append(p.edits, edit{m.start, m.end, jsonx.AppendString(nil, s), p.lost})
 				changed, cut = true, true
 				if k == o.content {
 					o.contentValue, o.contentCut = s, true
@@ -485,7 +494,7 @@ func (p *prepper) object(c *jsonx.Cursor, exempt bool) (changed, cut bool) {
 		}
 		n := strconv.AppendInt(nil, int64(strings.Count(content, "\n")+1), 10)
 		if !bytes.Equal(n, p.raw[o.lcStart:o.lcEnd]) {
-			p.edits = append(p.edits, edit{o.lcStart, o.lcEnd, n})
+			p.edits = append(p.edits, edit{o.lcStart, o.lcEnd, n, 0})
 		}
 	}
 	p.strs = p.strs[:strs0]

@@ -204,7 +204,7 @@ func (w *redactWalk) str(key string, start int, tok []byte) {
 	out, r := w.r.Member(key, s)
 	w.rep.Add(r)
 	if out != s {
-		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out)})
+		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out), 0})
 	}
 }
 

@@ -60,6 +60,10 @@ type Session struct {
 	stampMs  int64
 	stampStr string
 
+	// lenientPairing: appends store tool results that answer no pending
+	// call (SetStrictPairing(false)).
+	lenientPairing bool
+
 	// The write that failed last, whose outcome is unknown (retry.go).
 	pending *pendingWrite
 	draft   draft // what commit makes entries from, kept to spare an allocation

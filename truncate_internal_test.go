@@ -16,10 +16,11 @@ import (
 func cutTo(t *testing.T, max int, raw string) string {
 	t.Helper()
 	z := &sizeLimits{maxChars: max, minBlob: -1}
-	out, err := z.limit(context.Background(), []byte(raw))
+	out, _, err := z.limit(context.Background(), []byte(raw))
 	require.NoError(t, err)
 	require.True(t, json.Valid(out), "%s", out)
-	again, err := z.limit(context.Background(), out)
+	again, n, err := z.limit(context.Background(), out)
+	require.Zero(t, n.strings, "nothing is cut twice")
 	require.NoError(t, err)
 	require.True(t, sameSlice(out, again), "a second pass changes nothing: %s", again)
 	return string(out)

@@ -18,7 +18,9 @@ func TestTurnUsageKept(t *testing.T) {
 	root := t.TempDir()
 	s, err := session.Create(ctx, openFS(t, root, nil), &session.CreateOptions{ID: "turns"})
 	require.NoError(t, err)
-	u := func(in, out int64) *session.Usage { return &session.Usage{Input: in, Output: out, TotalTokens: in + out} }
+	u := func(in, out int64) *session.Usage {
+		return &session.Usage{Input: in, Output: out, TotalTokens: in + out}
+	}
 
 	// No assistant message: the usage is the turn entry's (SaveTurn used to drop it).
 	require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("hi")}, u(10, 0)))

@@ -47,7 +47,8 @@ func TestUsageTotals(t *testing.T) {
 			defer func() { s.Close() }()
 			var ids []string
 			for step := range 200 {
-				u := session.Usage{Input: int64(step), Output: 2, CacheRead: 3, TotalTokens: int64(step) + 5, Cost: session.Cost{Total: 0.25}}
+				u := session.Usage{Input: int64(step), Output: 2, CacheRead: 3, TotalTokens: int64(step) + 5, Cost: session.Cost{Total: 0.25},
+					ReasoningTokens: 1, CacheTTL: session.CacheTTL{Ephemeral1h: 2}, Server: session.ServerToolUse{WebSearch: 1}}
 				var e session.Entry
 				switch op := r.IntN(100); {
 				case op < 30:

@@ -207,7 +207,7 @@ func TestReadErrors(t *testing.T) {
 		{"version text", strings.Replace(good, `"version":1`, `"version":"1"`, 1), nil, "version"},
 		{"version zero", strings.Replace(good, `"version":1`, `"version":0`, 1), nil, "version"},
 		{"no header", `{"format":"agentsession.export","version":1,"entries":[]}`, nil, "header"},
-		{"bad id", `{"format":"agentsession.export","version":1,"header":{"type":"session","id":"../x"}}`, nil, "header"},
+		{"bad id", `{"format":"agentsession.export","version":1,"header":{"type":"session","id":"a\u0000b"}}`, nil, "header"},
 		{"bad entry", strings.Replace(good, `"type":"message"`, `"type":1`, 1), nil, "entries[0]"},
 		{"header as entry", strings.Replace(good, `"entries":[`, `"entries":[{"type":"session","id":"q"},`, 1), nil, "entries[0]"},
 	} {

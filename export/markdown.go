@@ -199,7 +199,10 @@ func (md *mdWriter) message(m *session.Message) {
 		md.blocks(m.Content)
 		md.usage(m)
 	case session.RoleToolResult:
-		md.printf("### Tool result: %s", code(m.ToolName))
+		md.printf("### Tool result")
+		if m.ToolName != "" { // optional: a result names its call
+			md.printf(": %s", code(m.ToolName))
+		}
 		if m.IsError {
 			md.printf(" (error)")
 		}

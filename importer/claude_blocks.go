@@ -43,6 +43,11 @@ func clBlock(raw json.RawMessage) session.Block {
 			return b
 		}
 		typ = "claude.image" // a URL or file image: no data to show inline
+	case "document":
+		if b, ok := anthropicDocument(obj); ok {
+			return b
+		}
+		typ = "claude.document" // of content blocks: kept whole
 	case "":
 		typ = "claude.block"
 	}

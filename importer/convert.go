@@ -366,3 +366,35 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// anthropicDocument maps an Anthropic document block (as Claude Code and
+// Dive keep them) to a document block: a base64, text, URL or file
+// source, its title, context and citations setting; the members it does
+// not model stay in Extra. ok is false for a source of another kind
+// (content blocks), which callers keep whole.
+func anthropicDocument(obj session.Fields) (b session.Block, ok bool) {
+	src := clObject(clField(obj, "source"))
+	sv := func(k string) string { return clStr(clField(src, k)) }
+	switch sv("type") {
+	case "base64":
+		b = session.DocumentBase64(sv("media_type"), sv("data"))
+	case "text":
+		b = session.TextDocument(sv("data"))
+		b.MimeType = orDefault(sv("media_type"), "text/plain")
+	case "url":
+		b = session.DocumentURL(sv("url"))
+	case "file":
+		b = session.DocumentFile(sv("file_id"))
+	default:
+		return session.Block{}, false
+	}
+	b.Title, b.Context = clStr(clField(obj, "title")), clStr(clField(obj, "context"))
+	b.Extra = clExtra(obj, "type", "source", "title", "context", "citations")
+	if cit := clField(obj, "citations"); cit != nil {
+		b.Citations = compactRaw(cit) // {"enabled":true}, as Block keeps it
+	}
+	if rest := clWithout(src, "type", "media_type", "data", "url", "file_id"); rest != nil {
+		b.Extra.Set("source", compactRaw(rest))
+	}
+	return b, true
+}

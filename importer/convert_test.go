@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -150,4 +151,37 @@ func (r repeatByte) Read(p []byte) (int, error) {
 		p[i] = byte(r)
 	}
 	return len(p), nil
+}
+
+// TestAnthropicDocument: the document blocks Claude Code and Dive keep
+// become typed document blocks; one of content blocks is not mapped.
+func TestAnthropicDocument(t *testing.T) {
+	cases := []struct {
+		in   string
+		ok   bool
+		want session.Block
+	}{
+		{`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="},"title":"spec","citations":{"enabled":true}}`, true,
+			session.DocumentBase64("application/pdf", "JVBERi0=").WithTitle("spec").WithCitations()},
+		{`{"type":"document","source":{"type":"text","media_type":"text/plain","data":"notes"},"context":"ctx"}`, true,
+			session.TextDocument("notes").WithContext("ctx")},
+		{`{"type":"document","source":{"type":"url","url":"https://x/y.pdf"}}`, true, session.DocumentURL("https://x/y.pdf")},
+		{`{"type":"document","source":{"type":"file","file_id":"file_1"}}`, true, session.DocumentFile("file_1")},
+		{`{"type":"document","source":{"type":"content","content":[{"type":"text","text":"a"}]}}`, false, session.Block{}},
+	}
+	for _, c := range cases {
+		got, ok := anthropicDocument(clObject(json.RawMessage(c.in)))
+		if ok != c.ok {
+			t.Errorf("%s: ok %v", c.in, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(c.want)
+		if string(g) != string(w) {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, g, w)
+		}
+	}
 }

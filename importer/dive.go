@@ -81,13 +81,16 @@
 //     calls a tool, else stop. Dive records no provider, model or API:
 //     they stay empty. A message's id is kept in Extra ("responseId" for
 //     an assistant message, "diveId" for others).
-//   - Both: a base64 image is an image block; refusal a text block (Extra
-//     "refusal": true); other blocks (document, an image by URL or file
-//     id as "dive.image", reminder, summary, provider tools' blocks) are
-//     kept in place as they are, their members in the block's Extra.
-//     Members of a mapped block that the block does not model
-//     (citations, cache_control, a thinking block's id and metadata, a
-//     tool_use's metadata) are kept in its Extra.
+//   - Both: a base64 image is an image block; a refusal a refusal block;
+//     a document (base64, text, URL or file source) a document block with
+//     its title, context and citations setting; a text's citations its
+//     Citations; other blocks (an image by URL or file id as
+//     "dive.image", a document of content blocks as "dive.document",
+//     reminder, summary, provider tools' blocks) are kept in place as
+//     they are, their members in the block's Extra. Members of a mapped
+//     block that the block does not model (cache_control, a thinking
+//     block's id and metadata, a tool_use's metadata) are kept in its
+//     Extra.
 //   - system and developer messages become custom_message entries
 //     "dive.system" / "dive.developer" (not displayed): in the context,
 //     not turns (the message's id in details). A message of another

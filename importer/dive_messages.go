@@ -177,11 +177,20 @@ func (c *diveConv) block(raw json.RawMessage) session.Block {
 	switch typ {
 	case "text":
 		b = session.Text(s("text"))
-		b.Extra = clExtra(obj, "type", "text")
+		b.Extra = clExtra(obj, "type", "text", "citations")
+		if cit := clField(obj, "citations"); jsonx.KindOf(cit) == jsonx.KindArray {
+			b.Citations = compactRaw(cit)
+		} else if cit != nil {
+			b.Extra.Set("citations", compactRaw(cit))
+		}
 	case "refusal":
-		b = session.Text(s("text"))
+		b = session.Refusal(s("text"))
 		b.Extra = clExtra(obj, "type", "text")
-		b.Extra.Set("refusal", json.RawMessage("true"))
+	case "document":
+		var ok bool
+		if b, ok = anthropicDocument(obj); !ok {
+			b = diveWhole("dive.document", obj) // content blocks or unknown: kept whole
+		}
 	case "thinking":
 		b = session.Thinking(s("thinking"), s("signature"))
 		b.Extra = clExtra(obj, "type", "thinking", "signature")

@@ -238,7 +238,7 @@ func TestDiveMain(t *testing.T) {
 		if b := m[0].Content; len(b) != 3 || b[0].Text != "List the files and show me the logo." ||
 			b[1].Type != session.BlockImage || b[1].MimeType != "image/png" || b[1].Data == "" || b[2].Type != "document" {
 			t.Errorf("user message: %+v", b)
-		} else if title, _ := b[2].Extra.Get("title"); string(title) != `"NOTES.md"` {
+		} else if b[2].Title != "NOTES.md" || b[2].MimeType != "text/plain" || b[2].Text == "" {
 			t.Errorf("document: %+v", b[2])
 		}
 		a := m[1]
@@ -374,8 +374,8 @@ func TestDiveKinds(t *testing.T) {
 	}
 	if b := msgs[2].Content; len(b) != 3 || b[0].Type != "server_tool_use" || b[1].Type != "web_search_tool_result" || b[2].Text != "Griesemer, Pike and Thompson." {
 		t.Errorf("web search: %+v", b)
-	} else if cit, _ := b[2].Extra.Get("citations"); !strings.Contains(string(cit), "web_search_result_location") {
-		t.Errorf("citations: %s", cit)
+	} else if !strings.Contains(string(b[2].Citations), "web_search_result_location") {
+		t.Errorf("citations: %s", b[2].Citations)
 	}
 	if u := msgs[2].Usage; u == nil || u.Input != 200 {
 		t.Errorf("usage: %+v", u)
@@ -392,10 +392,8 @@ func TestDiveKinds(t *testing.T) {
 	if r[2].ToolName != "" || r[2].ToolCallID != "toolu_gone" || !r[2].IsError {
 		t.Errorf("result without its call: %+v", r[2])
 	}
-	if b := msgs[8].Content[0]; b.Text != "I will not run the third." {
+	if b := msgs[8].Content[0]; b.Text != "I will not run the third." || b.Type != session.BlockRefusal {
 		t.Errorf("refusal: %+v", b)
-	} else if v, _ := b.Extra.Get("refusal"); string(v) != "true" {
-		t.Errorf("refusal mark: %+v", b.Extra)
 	}
 	var cp session.Compaction
 	if err := p[0].Entries[10].Decode(&cp); err != nil || cp.Summary != "Asked who wrote Go; ran vet and say." ||

@@ -197,7 +197,7 @@ func (cmd *command) flagSet(c *call) *flag.FlagSet {
 		fs.StringVar(&c.root, "root", defaultRoot(), "the sessions folder (a FileStore root) at `DIR`: where ids are looked up and sessions listed")
 	}
 	if cmd.common&withBlobs != 0 {
-		fs.StringVar(&c.blobs, "blobs", "", "resolve blob references from `DIR` (default: blobs beside the store's root)")
+		fs.StringVar(&c.blobs, "blobs", "", "resolve blob references from `DIR` (default: the store's, <root>/.blobs, and <root>/../blobs)")
 	}
 	if cmd.common&withLimit != 0 {
 		fs.IntVar(&c.limit, "limit", 0, "print at most `N` items (0: all)")

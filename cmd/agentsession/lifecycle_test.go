@@ -31,7 +31,7 @@ func newLCFixture(t *testing.T) *lcFixture {
 	t.Helper()
 	ctx := context.Background()
 	base := t.TempDir()
-	f := &lcFixture{root: filepath.Join(base, "sessions"), blobsDir: filepath.Join(base, "blobs")}
+	f := &lcFixture{root: filepath.Join(base, "sessions"), blobsDir: filepath.Join(base, "sessions", ".blobs")}
 	store, err := session.OpenFileStore(f.root, nil)
 	require.NoError(t, err)
 	defer store.Close()

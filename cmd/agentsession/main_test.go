@@ -301,7 +301,7 @@ func TestStoreSessions(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, "no findings"), out)
 
 	// A missing blob is a finding, and a warning for the other commands.
-	require.NoError(t, os.RemoveAll(filepath.Join(base, "blobs")))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ".blobs")))
 	out, _, code = runCLI("verify", "--root", root, "s-img", "s-plain")
 	assert.Equal(t, exitFindings, code)
 	assert.Contains(t, out, "unresolved-blob")

@@ -396,7 +396,7 @@ func layoutRoot(path string) (string, bool) {
 func blobDir(path, blobs string) *session.BlobDir {
 	if blobs == "" {
 		if root, ok := layoutRoot(path); ok {
-			blobs = filepath.Join(filepath.Dir(root), "blobs")
+			return session.DefaultBlobDir(root)
 		} else {
 			blobs = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
 		}

@@ -234,7 +234,7 @@ func TestDiffCommand(t *testing.T) {
 	_, errOut, code = runCLI("diff", write(t, "s.jsonl", sample))
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "no workspace snapshot at entry u2: its path records none")
-	blobs := filepath.Join(filepath.Dir(f.root), "blobs")
+	blobs := filepath.Join(f.root, ".blobs")
 	require.NoError(t, os.Rename(blobs, blobs+".away"))
 	_, errOut, code = runCLI("diff", f.file)
 	assert.Equal(t, exitError, code)
@@ -334,7 +334,7 @@ func TestRestoreCommand(t *testing.T) {
 // directory are as they were after every workspace command.
 func TestWorkspaceCommandsWriteNoSession(t *testing.T) {
 	f := newWSFixture(t)
-	blobs := filepath.Join(filepath.Dir(f.root), "blobs")
+	blobs := filepath.Join(f.root, ".blobs")
 	before, beforeBlobs := readFiles(t, filepath.Dir(f.file)), readFiles(t, blobs)
 	for _, args := range [][]string{
 		{"snapshots", f.file}, {"diff", f.file}, {"diff", "--dir", f.proj, f.file},

@@ -30,10 +30,12 @@ func TestCodecGenerated(t *testing.T) {
 
 // structs are the types the tables describe.
 var structs = map[string]reflect.Type{
-	"Message": reflect.TypeFor[session.Message](),
-	"Block":   reflect.TypeFor[session.Block](),
-	"Usage":   reflect.TypeFor[session.Usage](),
-	"Cost":    reflect.TypeFor[session.Cost](),
+	"Message":       reflect.TypeFor[session.Message](),
+	"Block":         reflect.TypeFor[session.Block](),
+	"Usage":         reflect.TypeFor[session.Usage](),
+	"Cost":          reflect.TypeFor[session.Cost](),
+	"CacheTTL":      reflect.TypeFor[session.CacheTTL](),
+	"ServerToolUse": reflect.TypeFor[session.ServerToolUse](),
 }
 
 // TestTablesMatchStructs checks that each table lists every exported

@@ -1,6 +1,6 @@
 // Command codecgen writes message_codec.go, the JSON codec of Message,
-// Block, Usage and Cost, from the tables in tables.go. It is run by go
-// generate in the module's root:
+// Block, Usage (with CacheTTL and ServerToolUse) and Cost, from the
+// tables in tables.go. It is run by go generate in the module's root:
 //
 //	go generate .
 //

@@ -96,12 +96,20 @@ var tables = []*Type{
 			{Go: "Arguments", Key: "arguments", Type: "json.RawMessage", Default: "{}", Size: true, Err: `fmt.Errorf("tool call %q arguments: %w", b.ID, err)`},
 			{Go: "Data", Key: "data", Type: "string", Size: true},
 			{Go: "MimeType", Key: "mimeType", Type: "string"},
+			{Go: "URL", Key: "url", Type: "string"},
+			{Go: "FileID", Key: "fileId", Type: "string"},
+			{Go: "Filename", Key: "filename", Type: "string"},
+			{Go: "Title", Key: "title", Type: "string", Size: true},
+			{Go: "Context", Key: "context", Type: "string", Size: true},
+			{Go: "Citations", Key: "citations", Type: "json.RawMessage", Default: "[]", Size: true, Err: `fmt.Errorf("block citations: %w", err)`},
 		},
 	},
 	{
-		// A Usage built in Go writes every member.
-		Name: "Usage", Recv: "u", Prefix: "u", Bits: "uint8",
-		Required: "0xFF", Err: "usage",
+		// A Usage built in Go writes pi's members (see requiredFor); the
+		// others only when not zero. oh-my-pi writes its members
+		// (reasoningTokens, cttl, server) after cost.
+		Name: "Usage", Recv: "u", Prefix: "u", Bits: "uint16",
+		Required: "uInput | uOutput | uCacheRead | uCacheWrite | uTotalTokens | uCost", Err: "usage",
 		Fields: []Field{
 			{Go: "Input", Key: "input", Type: "int64"},
 			{Go: "Output", Key: "output", Type: "int64"},
@@ -109,6 +117,32 @@ var tables = []*Type{
 			{Go: "CacheWrite", Key: "cacheWrite", Type: "int64"},
 			{Go: "TotalTokens", Key: "totalTokens", Type: "int64"},
 			{Go: "Cost", Key: "cost", Type: "Cost"},
+			{Go: "ReasoningTokens", Key: "reasoningTokens", Type: "int64"},
+			{Go: "CacheTTL", Key: "cttl", Type: "CacheTTL"},
+			{Go: "Server", Key: "server", Type: "ServerToolUse"},
+			{Go: "InputAudioTokens", Key: "inputAudioTokens", Type: "int64"},
+			{Go: "OutputAudioTokens", Key: "outputAudioTokens", Type: "int64"},
+			{Go: "AcceptedPredictionTokens", Key: "acceptedPredictionTokens", Type: "int64"},
+			{Go: "RejectedPredictionTokens", Key: "rejectedPredictionTokens", Type: "int64"},
+			{Go: "ServiceTier", Key: "serviceTier", Type: "string"},
+		},
+	},
+	{
+		// Members written only when not zero, as oh-my-pi writes them.
+		Name: "CacheTTL", Recv: "t", Prefix: "t", Bits: "uint8",
+		Required: "0", Err: "usage cttl",
+		Fields: []Field{
+			{Go: "Ephemeral5m", Key: "ephemeral5m", Type: "int64"},
+			{Go: "Ephemeral1h", Key: "ephemeral1h", Type: "int64"},
+		},
+	},
+	{
+		// Members written only when not zero, as oh-my-pi writes them.
+		Name: "ServerToolUse", Recv: "w", Prefix: "s", Bits: "uint8",
+		Required: "0", Err: "usage server",
+		Fields: []Field{
+			{Go: "WebSearch", Key: "webSearch", Type: "int64"},
+			{Go: "WebFetch", Key: "webFetch", Type: "int64"},
 		},
 	},
 	{

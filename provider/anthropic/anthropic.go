@@ -47,6 +47,14 @@
 //   - Calls that Session.Messages leaves pending at the end (the agent is
 //     about to run them) but that the host followed with another message
 //     get an error result, as Messages gives to calls of aborted turns.
+//   - Content beyond pi's: a document block (session.Document and its
+//     kin) becomes a document block, its source base64, text, url or file
+//     as the block holds data, text, a URL or a file id, with its title,
+//     context and citations setting, in user content and tool results; a
+//     text block's citations go with it; redacted thinking in oh-my-pi's
+//     form (session.BlockRedactedThinking) goes back as redacted_thinking
+//     as pi's form does. Audio and refusal blocks, which the API has no
+//     block for, are left out.
 //   - Blank text blocks, which the API rejects, are left out, and so is a
 //     message left with no content. Images in assistant messages, which the
 //     API does not take, are left out. Tool arguments that are not a JSON
@@ -67,8 +75,11 @@
 //     redacted, its data kept as the signature (Messages sends it back as
 //     redacted_thinking); tool_use a toolCall with its id, name and input
 //     as the arguments, a JSON object (in a stream, the partial_json
-//     pieces joined and parsed at content_block_stop). Server tools, their
-//     results and citations are left out, as pi leaves them.
+//     pieces joined and parsed at content_block_stop). Server tools and
+//     their results are left out, as pi leaves them. The citations of a
+//     text block are kept on it (Block.Citations, the API's array as it
+//     came; in a stream, the citations_delta events joined), a member pi
+//     ignores and Messages sends back.
 //   - Usage: Input is input_tokens, the input neither read from the cache
 //     nor written to it; Output output_tokens (thinking included);
 //     CacheRead cache_read_input_tokens; CacheWrite
@@ -77,7 +88,12 @@
 //     those it reports: its counts are cumulative, and one it leaves out
 //     (proxies drop input_tokens) keeps its value. Cost is zero unless
 //     ResponseOptions.Prices is set; it is then computed as pi computes
-//     it.
+//     it. Besides pi's counters, which pi keeps alone: CacheTTL splits
+//     CacheWrite as cache_creation does (ephemeral_5m_input_tokens,
+//     ephemeral_1h_input_tokens), Server counts server_tool_use's
+//     web_search_requests and web_fetch_requests, and ServiceTier is
+//     service_tier; each is written only when not zero, under
+//     oh-my-pi's member names where it has them.
 //   - Stop reason: end_turn, stop_sequence and pause_turn become "stop";
 //     max_tokens "length";
 //     tool_use "toolUse"; refusal "error", with stop_details.explanation
@@ -130,6 +146,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -178,11 +195,19 @@ type Message struct {
 // Content is one content block. Type says which fields apply; MarshalJSON
 // writes exactly the members of that type.
 type Content struct {
-	Type string // "text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"
+	Type string // "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"
 
 	Text string // text
 
 	Source *ImageSource // image
+
+	Document *DocumentSource // document
+	Title    string          // document
+	Context  string          // document
+	// Citations is, for text, the citations of the text (an array of
+	// citation objects) and, for a document, whether the model may cite
+	// it ({"enabled":true}).
+	Citations json.RawMessage
 
 	ID    string          // tool_use
 	Name  string          // tool_use
@@ -204,6 +229,18 @@ type ImageSource struct {
 	Type      string `json:"type"`       // "base64"
 	MediaType string `json:"media_type"` // "image/png", "image/jpeg", "image/gif", "image/webp"
 	Data      string `json:"data"`       // base64
+}
+
+// DocumentSource is the source of a document block. Type says which
+// fields apply: "base64" (MediaType, Data in base64), "text" (MediaType
+// "text/plain", Data the text), "url" (URL) or "file" (FileID, a Files
+// API id).
+type DocumentSource struct {
+	Type      string
+	MediaType string
+	Data      string
+	URL       string
+	FileID    string
 }
 
 // CacheControl marks a prompt-caching breakpoint.
@@ -389,9 +426,46 @@ func userBlocks(blocks []session.Block) []Content {
 			}
 		case session.BlockImage:
 			dst = append(dst, image(b))
+		case session.BlockDocument:
+			if d, ok := document(b); ok {
+				dst = append(dst, d)
+			}
 		}
 	}
 	return dst
+}
+
+// document returns the document block of b; false when b names no source.
+func document(b *session.Block) (Content, bool) {
+	var src DocumentSource
+	switch {
+	case b.FileID != "":
+		src = DocumentSource{Type: "file", FileID: b.FileID}
+	case b.URL != "":
+		src = DocumentSource{Type: "url", URL: b.URL}
+	case b.Data != "":
+		src = DocumentSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}
+	case b.Text != "" || b.MimeType == "text/plain":
+		src = DocumentSource{Type: "text", MediaType: "text/plain", Data: b.Text}
+	default:
+		return Content{}, false
+	}
+	c := Content{Type: "document", Document: &src, Title: b.Title, Context: b.Context}
+	if b.CitationsEnabled() {
+		c.Citations = citationsOn
+	}
+	return c, true
+}
+
+var citationsOn = json.RawMessage(`{"enabled":true}`)
+
+// citations returns the citations of a text block to send: the array
+// the block holds, nil for anything else.
+func citations(b *session.Block) json.RawMessage {
+	if t := bytes.TrimSpace(b.Citations); len(t) > 0 && t[0] == '[' && json.Valid(t) {
+		return t
+	}
+	return nil
 }
 
 // blank reports whether s has nothing but white space, which the API
@@ -423,7 +497,11 @@ func assistantBlocks(m *session.Message, o *Options, calls *wire.Calls) []Conten
 		switch b.Type {
 		case session.BlockText:
 			if !blank(b.Text) {
-				out = append(out, Content{Type: "text", Text: b.Text})
+				out = append(out, Content{Type: "text", Text: b.Text, Citations: citations(b)})
+			}
+		case session.BlockRedactedThinking:
+			if own && b.Data != "" {
+				out = append(out, Content{Type: "redacted_thinking", Data: b.Data})
 			}
 		case session.BlockThinking:
 			switch {

@@ -155,6 +155,11 @@ func check(t *testing.T, in []*session.Message, req anthropic.Request) {
 					t.Fatalf("message %d block %d: image without source", i, k)
 				}
 				seenOther = true
+			case "document":
+				if m.Role != "user" || b.Document == nil || b.Document.Data == "" && b.Document.URL == "" && b.Document.FileID == "" {
+					t.Fatalf("message %d block %d: document without source", i, k)
+				}
+				seenOther = true
 			case "tool_use":
 				if m.Role != "assistant" || !toolIDPattern.MatchString(b.ID) || !json.Valid(b.Input) || b.Input[0] != '{' {
 					t.Fatalf("message %d block %d: bad tool_use %+v", i, k, b)
@@ -220,5 +225,47 @@ func check(t *testing.T, in []*session.Message, req anthropic.Request) {
 	}
 	if _, err := json.Marshal(msgs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The content kinds beyond pi's go to the request as the API takes them:
+// documents by source (base64, text, URL, file) with their title,
+// context and citations setting, in user messages and tool results;
+// cited text with its citations; redacted thinking in pi's form and
+// oh-my-pi's. Audio and refusals, which the API has no block for, are
+// left out.
+func TestContentKinds(t *testing.T) {
+	var msgs []*session.Message
+	for _, c := range convtest.Cases(t) {
+		if c.Name == "documents" {
+			msgs = c.Msgs
+		}
+	}
+	out := anthropic.Messages(msgs, &anthropic.Options{Model: convtest.Model})
+	want := []string{
+		`{"role":"user","content":[{"type":"text","text":"Compare the spec with the notes."},` +
+			`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"},"title":"Spec","context":"Version 2","citations":{"enabled":true}},` +
+			`{"type":"document","source":{"type":"text","media_type":"text/plain","data":"The parser must accept nested lists."},"title":"Notes"},` +
+			`{"type":"document","source":{"type":"url","url":"https://example.com/rfc.pdf"}},` +
+			`{"type":"document","source":{"type":"file","file_id":"file_011CNha8iCJcU1wXNR6q4V8w"}}]}`,
+		`{"role":"assistant","content":[{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"},{"type":"redacted_thinking","data":"oh-my-pi's redacted thinking"},` +
+			`{"type":"text","text":"The spec requires nested lists.","citations":[{"type":"page_location","cited_text":"Nested lists are required.","document_index":0,"document_title":"Spec","start_page_number":1,"end_page_number":2}]},` +
+			`{"type":"tool_use","id":"toolu_03","name":"fetch","input":{"url":"https://example.com/b.pdf"}}]}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_03","content":[{"type":"text","text":"fetched"},` +
+			`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjcK"}}]}]}`,
+		`{"role":"assistant","content":[{"type":"text","text":"Part of it, then."}]}`,
+		`{"role":"user","content":[{"type":"text","text":"Thanks."}]}`,
+	}
+	if len(out) != len(want) {
+		t.Fatalf("%d messages, want %d", len(out), len(want))
+	}
+	for i := range want {
+		got, err := out[i].MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want[i] {
+			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
+		}
 	}
 }

@@ -127,8 +127,18 @@ func (c *Content) appendJSON(b []byte) ([]byte, error) {
 	switch c.Type {
 	case "text":
 		b = wire.String(b, "text", c.Text)
+		if b, err = wire.OptRaw(b, "citations", c.Citations); err != nil {
+			return b, err
+		}
 	case "image":
 		b = appendSource(wire.Key(b, "source"), c.Source)
+	case "document":
+		b = appendDocument(wire.Key(b, "source"), c.Document)
+		b = wire.OptString(b, "title", c.Title)
+		b = wire.OptString(b, "context", c.Context)
+		if b, err = wire.OptRaw(b, "citations", c.Citations); err != nil {
+			return b, err
+		}
 	case "tool_use":
 		b = wire.String(b, "id", c.ID)
 		b = wire.String(b, "name", c.Name)
@@ -158,8 +168,11 @@ func (c *Content) appendJSON(b []byte) ([]byte, error) {
 		return append(b, '}'), nil
 	default:
 		b = wire.OptString(b, "text", c.Text)
-		if c.Source != nil {
+		switch { // an image's source, else a document's
+		case c.Source != nil:
 			b = appendSource(wire.Key(b, "source"), c.Source)
+		case c.Document != nil:
+			b = appendDocument(wire.Key(b, "source"), c.Document)
 		}
 		b = wire.OptString(b, "id", c.ID)
 		b = wire.OptString(b, "name", c.Name)
@@ -178,6 +191,11 @@ func (c *Content) appendJSON(b []byte) ([]byte, error) {
 		b = wire.OptString(b, "thinking", c.Thinking)
 		b = wire.OptString(b, "signature", c.Signature)
 		b = wire.OptString(b, "data", c.Data)
+		b = wire.OptString(b, "title", c.Title)
+		b = wire.OptString(b, "context", c.Context)
+		if b, err = wire.OptRaw(b, "citations", c.Citations); err != nil {
+			return b, err
+		}
 	}
 	if c.CacheControl != nil {
 		b = appendCacheControl(wire.Key(b, "cache_control"), c.CacheControl)
@@ -193,6 +211,30 @@ func appendSource(b []byte, s *ImageSource) []byte {
 	b = wire.String(b, "type", s.Type)
 	b = wire.String(b, "media_type", s.MediaType)
 	b = wire.String(b, "data", s.Data)
+	return append(b, '}')
+}
+
+// appendDocument writes a document's source: the members of its type.
+func appendDocument(b []byte, s *DocumentSource) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	b = wire.String(b, "type", s.Type)
+	switch s.Type {
+	case "base64", "text":
+		b = wire.String(b, "media_type", s.MediaType)
+		b = wire.String(b, "data", s.Data)
+	case "url":
+		b = wire.String(b, "url", s.URL)
+	case "file":
+		b = wire.String(b, "file_id", s.FileID)
+	default:
+		b = wire.OptString(b, "media_type", s.MediaType)
+		b = wire.OptString(b, "data", s.Data)
+		b = wire.OptString(b, "url", s.URL)
+		b = wire.OptString(b, "file_id", s.FileID)
+	}
 	return append(b, '}')
 }
 

@@ -93,7 +93,9 @@ func FuzzAppendJSON(f *testing.F) {
 	})
 }
 
-var blockTypes = []string{"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+var blockTypes = []string{"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document", "other"}
+
+var sourceTypes = []string{"base64", "text", "url", "file", "other"}
 
 func fuzzContents(d *convtest.Data, depth int) []anthropic.Content {
 	if d.N(5) == 0 {
@@ -104,9 +106,13 @@ func fuzzContents(d *convtest.Data, depth int) []anthropic.Content {
 		c := anthropic.Content{
 			Type: blockTypes[d.N(len(blockTypes))], Text: d.String(), ID: d.String(), Name: d.String(), Input: d.Raw(),
 			ToolUseID: d.String(), IsError: d.Bool(), Thinking: d.String(), Signature: d.String(), Data: d.String(),
+			Title: d.String(), Context: d.String(), Citations: d.Raw(),
 		}
 		if d.Bool() {
 			c.Source = &anthropic.ImageSource{Type: "base64", MediaType: d.String(), Data: d.String()}
+		}
+		if d.Bool() {
+			c.Document = &anthropic.DocumentSource{Type: sourceTypes[d.N(len(sourceTypes))], MediaType: d.String(), Data: d.String(), URL: d.String(), FileID: d.String()}
 		}
 		if d.Bool() {
 			c.CacheControl = &anthropic.CacheControl{Type: "ephemeral", TTL: d.String()}

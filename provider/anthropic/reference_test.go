@@ -64,10 +64,20 @@ func (rc refContent) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case "text":
 		return convtest.Encode(struct {
-			Type         string        `json:"type"`
-			Text         string        `json:"text"`
-			CacheControl *CacheControl `json:"cache_control,omitempty"`
-		}{c.Type, c.Text, c.CacheControl}, false)
+			Type         string          `json:"type"`
+			Text         string          `json:"text"`
+			Citations    json.RawMessage `json:"citations,omitempty"`
+			CacheControl *CacheControl   `json:"cache_control,omitempty"`
+		}{c.Type, c.Text, c.Citations, c.CacheControl}, false)
+	case "document":
+		return convtest.Encode(struct {
+			Type         string          `json:"type"`
+			Source       refDocument     `json:"source"`
+			Title        string          `json:"title,omitempty"`
+			Context      string          `json:"context,omitempty"`
+			Citations    json.RawMessage `json:"citations,omitempty"`
+			CacheControl *CacheControl   `json:"cache_control,omitempty"`
+		}{c.Type, refDocument{c.Document}, c.Title, c.Context, c.Citations, c.CacheControl}, false)
 	case "image":
 		return convtest.Encode(struct {
 			Type         string        `json:"type"`
@@ -106,10 +116,17 @@ func (rc refContent) MarshalJSON() ([]byte, error) {
 			Data string `json:"data"`
 		}{c.Type, c.Data}, false)
 	}
+	var source any // an image's, else a document's
+	switch {
+	case c.Source != nil:
+		source = c.Source
+	case c.Document != nil:
+		source = refDocument{c.Document}
+	}
 	return convtest.Encode(struct {
 		Type         string          `json:"type"`
 		Text         string          `json:"text,omitempty"`
-		Source       *ImageSource    `json:"source,omitempty"`
+		Source       any             `json:"source,omitempty"`
 		ID           string          `json:"id,omitempty"`
 		Name         string          `json:"name,omitempty"`
 		Input        json.RawMessage `json:"input,omitempty"`
@@ -119,7 +136,46 @@ func (rc refContent) MarshalJSON() ([]byte, error) {
 		Thinking     string          `json:"thinking,omitempty"`
 		Signature    string          `json:"signature,omitempty"`
 		Data         string          `json:"data,omitempty"`
+		Title        string          `json:"title,omitempty"`
+		Context      string          `json:"context,omitempty"`
+		Citations    json.RawMessage `json:"citations,omitempty"`
 		CacheControl *CacheControl   `json:"cache_control,omitempty"`
-	}{c.Type, c.Text, c.Source, c.ID, c.Name, c.Input, c.ToolUseID,
-		content, c.IsError, c.Thinking, c.Signature, c.Data, c.CacheControl}, false)
+	}{c.Type, c.Text, source, c.ID, c.Name, c.Input, c.ToolUseID,
+		content, c.IsError, c.Thinking, c.Signature, c.Data, c.Title, c.Context, c.Citations, c.CacheControl}, false)
+}
+
+// refDocument writes a document source as the members of its type,
+// through encoding/json.
+type refDocument struct{ s *DocumentSource }
+
+func (r refDocument) MarshalJSON() ([]byte, error) {
+	s := r.s
+	if s == nil {
+		return []byte("null"), nil
+	}
+	switch s.Type {
+	case "base64", "text":
+		return convtest.Encode(struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		}{s.Type, s.MediaType, s.Data}, false)
+	case "url":
+		return convtest.Encode(struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		}{s.Type, s.URL}, false)
+	case "file":
+		return convtest.Encode(struct {
+			Type   string `json:"type"`
+			FileID string `json:"file_id"`
+		}{s.Type, s.FileID}, false)
+	}
+	return convtest.Encode(struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type,omitempty"`
+		Data      string `json:"data,omitempty"`
+		URL       string `json:"url,omitempty"`
+		FileID    string `json:"file_id,omitempty"`
+	}{s.Type, s.MediaType, s.Data, s.URL, s.FileID}, false)
 }

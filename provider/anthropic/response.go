@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -32,7 +33,8 @@ type Response struct {
 type ResponseBlock struct {
 	Type string `json:"type"` // "text", "thinking", "redacted_thinking", "tool_use", ...
 
-	Text string `json:"text,omitempty"` // text
+	Text      string          `json:"text,omitempty"`      // text
+	Citations json.RawMessage `json:"citations,omitempty"` // text: an array of citation objects, or null
 
 	Thinking  string `json:"thinking,omitempty"`  // thinking
 	Signature string `json:"signature,omitempty"` // thinking
@@ -60,7 +62,14 @@ type Usage struct {
 	CacheCreationInputTokens int64          `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64          `json:"cache_read_input_tokens"`
 	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	ServerToolUse            *ServerToolUse `json:"server_tool_use,omitempty"`
 	ServiceTier              string         `json:"service_tier,omitempty"`
+}
+
+// ServerToolUse counts the requests of server-side tools.
+type ServerToolUse struct {
+	WebSearchRequests int64 `json:"web_search_requests"`
+	WebFetchRequests  int64 `json:"web_fetch_requests"`
 }
 
 // CacheCreation splits the cache writes by how long they last.
@@ -104,8 +113,8 @@ type Prices struct {
 
 // RedactedThinkingText is the thinking text of a block made from a
 // redacted_thinking block, as pi writes it; the block's data is kept as
-// its signature, and it is marked Redacted.
-const RedactedThinkingText = "[Reasoning redacted]"
+// its signature, and it is marked Redacted (session.RedactedThinking).
+const RedactedThinkingText = session.RedactedThinkingText
 
 // The kinds of error MessageFromResponse and Stream report; errors.Is
 // tells them apart. An error event of a stream is an *APIError.
@@ -177,13 +186,13 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	for i := range resp.Content {
 		switch b := &resp.Content[i]; b.Type {
 		case "text":
-			r.Content = append(r.Content, session.Text(b.Text))
+			t := session.Text(b.Text)
+			t.Citations = citationList(b.Citations)
+			r.Content = append(r.Content, t)
 		case "thinking":
 			r.Content = append(r.Content, session.Thinking(b.Thinking, b.Signature))
 		case "redacted_thinking":
-			t := session.Thinking(RedactedThinkingText, b.Data)
-			t.Redacted = true
-			r.Content = append(r.Content, t)
+			r.Content = append(r.Content, session.RedactedThinking(b.Data))
 		case "tool_use":
 			args, ok := wire.Arguments(b.Input)
 			if !ok && err == nil {
@@ -196,12 +205,27 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	r.Usage = session.Usage{
 		Input: u.InputTokens, Output: u.OutputTokens,
 		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens,
+		ServiceTier: u.ServiceTier,
 	}
-	if u.CacheCreation != nil {
-		r.Long = u.CacheCreation.Ephemeral1hInputTokens
+	if c := u.CacheCreation; c != nil {
+		r.Usage.CacheTTL = session.CacheTTL{Ephemeral5m: c.Ephemeral5mInputTokens, Ephemeral1h: c.Ephemeral1hInputTokens}
+	}
+	if s := u.ServerToolUse; s != nil {
+		r.Usage.Server = session.ServerToolUse{WebSearch: s.WebSearchRequests, WebFetch: s.WebFetchRequests}
 	}
 	r.StopReason, r.ErrorMessage = stopReason(resp)
 	return r, err
+}
+
+// citationList returns the citations of a text block as a message keeps
+// them: the array, compacted; nil for none (absent, null, empty) or for
+// anything that is not an array.
+func citationList(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil || buf.Len() < 3 || buf.Bytes()[0] != '[' {
+		return nil
+	}
+	return buf.Bytes()
 }
 
 // stopReason maps the response's stop reason as pi does.

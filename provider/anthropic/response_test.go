@@ -260,3 +260,69 @@ func TestCostAsPi(t *testing.T) {
 		t.Errorf("cache write cost %v", c.CacheWrite)
 	}
 }
+
+// The usage counters beyond pi's (the cache writes by lifetime, the
+// server tools' requests, the service tier) fill their Usage fields,
+// from a response and from a stream, whose message_delta may report
+// server tool requests.
+func TestUsageCounters(t *testing.T) {
+	type counters struct {
+		ttl5m, ttl1h, search, fetch int64
+		tier                        string
+	}
+	for _, c := range []struct {
+		name   string
+		stream bool
+		want   counters
+	}{
+		{"cache_usage", false, counters{2048, 1024, 0, 0, "standard"}},
+		{"cache_usage", true, counters{2048, 1024, 0, 0, "standard"}},
+		{"all_blocks", false, counters{2048, 0, 1, 0, "standard"}},
+		{"server_tools", true, counters{0, 0, 1, 0, ""}},
+	} {
+		var msg *session.Message
+		if c.stream {
+			st, err := replies.Stream(t, c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ = st.Message(nil)
+		} else {
+			msg, _ = anthropic.MessageFromResponse(replies.Response(t, c.name), nil)
+		}
+		u := msg.Usage
+		got := counters{u.CacheTTL.Ephemeral5m, u.CacheTTL.Ephemeral1h, u.Server.WebSearch, u.Server.WebFetch, u.ServiceTier}
+		if got != c.want {
+			t.Errorf("%s (stream %v): %+v, want %+v", c.name, c.stream, got, c.want)
+		}
+	}
+}
+
+// The citations of a text block are kept on it, as the API gives them:
+// from a response's text block, and from a stream's citations_delta
+// events. An empty list is none.
+func TestCitations(t *testing.T) {
+	const want = `[{"type":"web_search_result_location","url":"https://example.com","title":"Example","encrypted_index":"EpMB...","cited_text":"pi is a minimal coding agent"}]`
+	msg, _ := anthropic.MessageFromResponse(replies.Response(t, "all_blocks"), nil)
+	st, err := replies.Stream(t, "server_tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, _ := st.Message(nil)
+	for _, m := range []*session.Message{msg, streamed} {
+		var got []string
+		for _, b := range m.Content {
+			if b.Type == session.BlockText {
+				got = append(got, string(b.Citations))
+			}
+		}
+		if !slices.Contains(got, want) {
+			t.Errorf("citations %q, want one %s", got, want)
+		}
+		for _, b := range m.Content {
+			if cs, err := b.CitationList(); err != nil || len(b.Citations) > 0 && len(cs) == 0 {
+				t.Errorf("citations %s: %v, %v", b.Citations, cs, err)
+			}
+		}
+	}
+}

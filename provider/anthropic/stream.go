@@ -35,6 +35,7 @@ type block struct {
 	text      strings.Builder // text, or thinking
 	signature strings.Builder
 	input     strings.Builder // partial_json
+	citations []json.RawMessage
 	open      bool
 }
 
@@ -54,11 +55,12 @@ type event struct {
 }
 
 type delta struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	PartialJSON string `json:"partial_json"`
-	Thinking    string `json:"thinking"`
-	Signature   string `json:"signature"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text"`
+	PartialJSON string          `json:"partial_json"`
+	Thinking    string          `json:"thinking"`
+	Signature   string          `json:"signature"`
+	Citation    json.RawMessage `json:"citation"` // citations_delta
 
 	// message_delta
 	StopReason   *string      `json:"stop_reason"`
@@ -69,10 +71,12 @@ type delta struct {
 // deltaUsage is the usage of a message_delta: cumulative counts, each
 // absent or null when the event does not report it.
 type deltaUsage struct {
-	InputTokens              *int64 `json:"input_tokens"`
-	OutputTokens             *int64 `json:"output_tokens"`
-	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	InputTokens              *int64         `json:"input_tokens"`
+	OutputTokens             *int64         `json:"output_tokens"`
+	CacheCreationInputTokens *int64         `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64         `json:"cache_read_input_tokens"`
+	CacheCreation            *CacheCreation `json:"cache_creation"`
+	ServerToolUse            *ServerToolUse `json:"server_tool_use"`
 }
 
 // Add adds one event: eventType is the SSE event's name and data its
@@ -133,11 +137,8 @@ func (s *Stream) add(eventType string, data []byte) error {
 			return wire.Malformed(nil, "anthropic: message_start event without a message")
 		}
 		s.resp, s.started = *ev.Message, true
-		s.resp.Content = nil // blocks come in their own events
-		if c := s.resp.Usage.CacheCreation; c != nil {
-			cc := *c // not shared with the Responses handed out
-			s.resp.Usage.CacheCreation = &cc
-		}
+		s.resp.Content = nil   // blocks come in their own events
+		s.resp.Usage.unshare() // not shared with the Responses handed out
 	case "content_block_start":
 		return s.start(&ev)
 	case "content_block_delta":
@@ -164,6 +165,14 @@ func (s *Stream) add(eventType string, data []byte) error {
 			set(&s.resp.Usage.OutputTokens, u.OutputTokens)
 			set(&s.resp.Usage.CacheCreationInputTokens, u.CacheCreationInputTokens)
 			set(&s.resp.Usage.CacheReadInputTokens, u.CacheReadInputTokens)
+			if u.CacheCreation != nil {
+				c := *u.CacheCreation
+				s.resp.Usage.CacheCreation = &c
+			}
+			if u.ServerToolUse != nil {
+				v := *u.ServerToolUse
+				s.resp.Usage.ServerToolUse = &v
+			}
 		}
 	case "message_stop":
 		for i, b := range s.blocks {
@@ -181,6 +190,30 @@ func name(eventType string) string {
 		return "an"
 	}
 	return eventType
+}
+
+// joinArray returns the JSON array of values.
+func joinArray(values []json.RawMessage) json.RawMessage {
+	out := json.RawMessage{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
+}
+
+// unshare gives u copies of its nested counts of its own.
+func (u *Usage) unshare() {
+	if c := u.CacheCreation; c != nil {
+		cc := *c
+		u.CacheCreation = &cc
+	}
+	if v := u.ServerToolUse; v != nil {
+		vv := *v
+		u.ServerToolUse = &vv
+	}
 }
 
 func set(dst *int64, v *int64) {
@@ -245,8 +278,10 @@ func (s *Stream) delta(ev *event) error {
 		if b.head.Type == "server_tool_use" {
 			return nil // a server tool's input: not kept
 		}
+	case "citations_delta":
+		want = "text"
 	default:
-		return nil // citations_delta, or a delta added since
+		return nil // a delta added since
 	}
 	if b.head.Type != want {
 		switch b.head.Type {
@@ -264,6 +299,10 @@ func (s *Stream) delta(ev *event) error {
 		b.signature.WriteString(d.Signature)
 	case "input_json_delta":
 		b.input.WriteString(d.PartialJSON)
+	case "citations_delta":
+		if c := bytes.TrimSpace(d.Citation); len(c) > 0 && c[0] == '{' {
+			b.citations = append(b.citations, c)
+		}
 	}
 	return nil
 }
@@ -302,10 +341,7 @@ func (s *Stream) Response() *Response {
 		c := *d
 		r.StopDetails = &c
 	}
-	if c := r.Usage.CacheCreation; c != nil {
-		cc := *c
-		r.Usage.CacheCreation = &cc
-	}
+	r.Usage.unshare()
 	return r
 }
 
@@ -319,6 +355,9 @@ func (s *Stream) response() *Response {
 		switch c := &r.Content[i]; c.Type {
 		case "text":
 			c.Text = b.text.String()
+			if len(b.citations) > 0 {
+				c.Citations = joinArray(b.citations)
+			}
 		case "thinking":
 			c.Thinking, c.Signature = b.text.String(), b.signature.String()
 		}

@@ -91,6 +91,7 @@ func (m *Message) appendJSON(b []byte) []byte {
 		b = wire.String(b, "content", m.Content)
 	}
 	b = wire.OptString(b, "reasoning_content", m.ReasoningContent)
+	b = wire.OptString(b, "refusal", m.Refusal)
 	if len(m.ToolCalls) > 0 {
 		b = append(wire.Key(b, "tool_calls"), '[')
 		for i := range m.ToolCalls {
@@ -118,6 +119,17 @@ func (p *Part) appendJSON(b []byte) []byte {
 		b = append(wire.Key(b, "image_url"), '{')
 		b = wire.String(b, "url", u.URL)
 		b = append(wire.OptString(b, "detail", u.Detail), '}')
+	}
+	if f := p.File; f != nil {
+		b = append(wire.Key(b, "file"), '{')
+		b = wire.OptString(b, "file_id", f.FileID)
+		b = wire.OptString(b, "file_data", f.FileData)
+		b = append(wire.OptString(b, "filename", f.Filename), '}')
+	}
+	if a := p.InputAudio; a != nil {
+		b = append(wire.Key(b, "input_audio"), '{')
+		b = wire.String(b, "data", a.Data)
+		b = append(wire.String(b, "format", a.Format), '}')
 	}
 	return append(b, '}')
 }

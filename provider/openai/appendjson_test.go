@@ -107,13 +107,19 @@ func FuzzAppendJSON(f *testing.F) {
 var roles = []string{"user", "assistant", "tool", "system"}
 
 func fuzzMessage(d *convtest.Data) openai.Message {
-	m := openai.Message{Role: roles[d.N(len(roles))], Content: d.String(), ToolCallID: d.String(), ReasoningContent: d.String(), Name: d.String()}
+	m := openai.Message{Role: roles[d.N(len(roles))], Content: d.String(), ToolCallID: d.String(), ReasoningContent: d.String(), Name: d.String(), Refusal: d.String()}
 	if d.N(3) == 0 {
 		m.Parts = []openai.Part{}
 		for range d.N(3) {
 			p := openai.Part{Type: d.String(), Text: d.String()}
 			if d.Bool() {
 				p.ImageURL = &openai.ImageURL{URL: d.String(), Detail: d.String()}
+			}
+			if d.Bool() {
+				p.File = &openai.File{FileID: d.String(), FileData: d.String(), Filename: d.String()}
+			}
+			if d.Bool() {
+				p.InputAudio = &openai.InputAudio{Data: d.String(), Format: d.String()}
 			}
 			m.Parts = append(m.Parts, p)
 		}
@@ -126,7 +132,7 @@ func fuzzMessage(d *convtest.Data) openai.Message {
 
 var itemTypes = []string{"message", "function_call", "function_call_output", "reasoning", "item_reference"}
 
-var partTypes = []string{"input_text", "output_text", "input_image", "input_file"}
+var partTypes = []string{"input_text", "output_text", "input_image", "input_file", "refusal", "other"}
 
 // FuzzAppendJSONResponses is FuzzAppendJSON for ResponsesRequest: every
 // item type (and an unknown one), parts of every type, output as a
@@ -187,7 +193,8 @@ func fuzzItem(d *convtest.Data) openai.InputItem {
 		}
 		out := []openai.InputContent{}
 		for range d.N(3) {
-			out = append(out, openai.InputContent{Type: partTypes[d.N(len(partTypes))], Text: d.String(), ImageURL: d.String(), Detail: d.String()})
+			out = append(out, openai.InputContent{Type: partTypes[d.N(len(partTypes))], Text: d.String(), ImageURL: d.String(), Detail: d.String(),
+				FileID: d.String(), FileData: d.String(), FileURL: d.String(), Filename: d.String(), Refusal: d.String()})
 		}
 		return out
 	}

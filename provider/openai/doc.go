@@ -33,6 +33,14 @@
 //     results are sent in one user message right after the results of
 //     their turn (never between two tool messages, which the API rejects),
 //     and each result with images says so in its text.
+//   - Content beyond pi's: a document block goes as a file part (its data
+//     as file_data, a data: URL, with its file name; or its file id), a
+//     text document's text and a URL document's URL as text, which is all
+//     Chat Completions takes of them; an audio block as an input_audio
+//     part ("wav", or "mp3" for audio/mpeg). In a tool result they go,
+//     with its images, to the user message after the results ("Files
+//     returned by ..."). A refusal block of an assistant message goes as
+//     its refusal member. Citations and redacted thinking are left out.
 //   - Thinking: the API has no way to send reasoning back, so thinking is
 //     dropped by default. Options.Thinking can send it as text, or in the
 //     reasoning_content member that some compatible servers read. Either
@@ -80,7 +88,13 @@
 //     in a chunk of its own after the finish_reason, when the request asks
 //     for it (stream_options.include_usage); without it, the usage is
 //     zero. Cost is zero unless ResponseOptions.Prices is set; it is then
-//     computed as pi computes it.
+//     computed as pi computes it. Besides pi's counters, the details go
+//     in fields of their own, written only when not zero:
+//     ReasoningTokens is completion_tokens_details.reasoning_tokens,
+//     InputAudioTokens and OutputAudioTokens the audio_tokens of the
+//     prompt and of the completion, AcceptedPredictionTokens and
+//     RejectedPredictionTokens those of completion_tokens_details, and
+//     ServiceTier the response's service_tier.
 //   - Stop reason: stop (and "end") becomes "stop"; length "length";
 //     tool_calls and function_call "toolUse"; content_filter and any
 //     other "error", with "Provider finish_reason: <reason>" as
@@ -104,7 +118,8 @@
 // the model is flagged as sending none); and a refusal (the message's
 // refusal member, which pi ignores) makes the reply a failed one,
 // StopReason "error" with the refusal's text as ErrorMessage, as pi does
-// for Anthropic's refusals.
+// for Anthropic's refusals, and is kept as a refusal block
+// (session.Refusal), which pi leaves out of its requests.
 //
 // A response the conversion cannot take whole gives an error and, still,
 // a message: a failed reply, StopReason "error" and the error's text as
@@ -135,8 +150,13 @@
 //     arguments as a JSON string), each thinking block that carries a
 //     reasoning item a "reasoning" item. A tool result becomes a
 //     "function_call_output" item: its text as the output string, or,
-//     when it has images, its text and images as parts of the output,
-//     which the API takes there (no user message is needed for them).
+//     when it has images or documents, its text and those as parts of
+//     the output, which the API takes there (no user message is needed
+//     for them). A document becomes an input_file part (file_id,
+//     file_data with its file name, or file_url; a text document an
+//     input_text part), a refusal block of an assistant reply a refusal
+//     part of its message; audio, which the input does not take, is left
+//     out.
 //     A failed tool's output starts with "Error: ": the item has no
 //     error flag.
 //   - Reasoning: MessageFromResponses keeps each reasoning output item,
@@ -180,14 +200,15 @@
 //     arguments. Other items (built-in tools' calls) are left out.
 //   - Usage: CacheRead is input_tokens_details.cached_tokens; Input the
 //     rest of input_tokens; Output output_tokens, which includes
-//     output_tokens_details.reasoning_tokens; TotalTokens their sum.
+//     output_tokens_details.reasoning_tokens (ReasoningTokens too);
+//     TotalTokens their sum; ServiceTier the response's service_tier.
 //     Cost as for Chat Completions (ResponseOptions.Prices).
 //   - Stop reason: status completed becomes "stop", or "toolUse" when
 //     the reply calls tools; incomplete "length" (max_output_tokens),
 //     or "error" with "incomplete: <reason>" for another reason
 //     (content_filter); failed "error", with "<code>: <message>" of the
 //     error as ErrorMessage; a refusal "error", with its text, as for
-//     Chat Completions; any other status "error", "Provider status:
+//     Chat Completions (and a refusal block); any other status "error", "Provider status:
 //     <status>". A response still in_progress or queued (background
 //     mode) is an ErrTruncated error.
 //   - API is "openai-responses" (ResponsesAPI); Provider, Model,

@@ -53,14 +53,31 @@ type Message struct {
 	ToolCalls        []ToolCall
 	ToolCallID       string // tool
 	ReasoningContent string // assistant, for servers that read it back
+	Refusal          string // assistant: a refusal, apart from the text
 	Name             string
 }
 
 // Part is one part of a message's content.
 type Part struct {
-	Type     string    `json:"type"` // "text" or "image_url"
-	Text     string    `json:"text,omitempty"`
-	ImageURL *ImageURL `json:"image_url,omitempty"`
+	Type       string      `json:"type"` // "text", "image_url", "file" or "input_audio"
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *ImageURL   `json:"image_url,omitempty"`
+	File       *File       `json:"file,omitempty"`
+	InputAudio *InputAudio `json:"input_audio,omitempty"`
+}
+
+// File is a file part's file: an uploaded file's id, or the data (a data:
+// URL) with a file name.
+type File struct {
+	FileID   string `json:"file_id,omitempty"`
+	FileData string `json:"file_data,omitempty"`
+	Filename string `json:"filename,omitempty"`
+}
+
+// InputAudio is an audio part's audio, base64.
+type InputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"` // "wav" or "mp3"
 }
 
 // ImageURL is an image given by URL, here always a data: URL.
@@ -186,31 +203,31 @@ func AppendMessages(dst []Message, msgs []*session.Message, opts *Options) []Mes
 }
 
 // appendUser adds a user message: its text as a string when that is all
-// it has, parts when it has images. Content with nothing to send is left
-// out.
+// it has, parts when it has images, documents or audio. Content with
+// nothing to send is left out.
 func appendUser(dst []Message, blocks []session.Block) []Message {
-	texts, images := 0, 0
+	texts, media := 0, 0
 	for i := range blocks {
 		switch blocks[i].Type {
 		case session.BlockText:
 			if blocks[i].Text != "" {
 				texts++
 			}
-		case session.BlockImage:
-			images++
+		case session.BlockImage, session.BlockDocument, session.BlockAudio:
+			media++
 		}
 	}
 	switch {
-	case texts+images == 0:
+	case texts+media == 0:
 		return dst
-	case images == 0 && texts == 1:
+	case media == 0 && texts == 1:
 		for i := range blocks {
 			if blocks[i].Type == session.BlockText && blocks[i].Text != "" {
 				return append(dst, Message{Role: "user", Content: blocks[i].Text})
 			}
 		}
 	}
-	parts := make([]Part, 0, texts+images)
+	parts := make([]Part, 0, texts+media)
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
@@ -218,11 +235,55 @@ func appendUser(dst []Message, blocks []session.Block) []Message {
 			if b.Text != "" {
 				parts = append(parts, Part{Type: "text", Text: b.Text})
 			}
-		case session.BlockImage:
-			parts = append(parts, imagePart(b))
+		default:
+			if p, ok := mediaPart(b); ok {
+				parts = append(parts, p)
+			}
 		}
 	}
+	if len(parts) == 0 {
+		return dst
+	}
 	return append(dst, Message{Role: "user", Parts: parts})
+}
+
+// mediaPart returns the part of an image, document or audio block; false
+// for other blocks and for a document or audio with nothing to send. A
+// document with data goes as a file's data (a data: URL), one with a
+// file id as that file; a text document's text and a URL document's URL,
+// which Chat Completions takes no file for, go as text.
+func mediaPart(b *session.Block) (Part, bool) {
+	switch b.Type {
+	case session.BlockImage:
+		return imagePart(b), true
+	case session.BlockAudio:
+		if b.Data == "" {
+			return Part{}, false
+		}
+		return Part{Type: "input_audio", InputAudio: &InputAudio{Data: b.Data, Format: audioFormat(b.MimeType)}}, true
+	case session.BlockDocument:
+		switch {
+		case b.FileID != "":
+			return Part{Type: "file", File: &File{FileID: b.FileID}}, true
+		case b.Data != "":
+			return Part{Type: "file", File: &File{FileData: "data:" + b.MimeType + ";base64," + b.Data, Filename: b.Filename}}, true
+		case b.Text != "":
+			return Part{Type: "text", Text: b.Text}, true
+		case b.URL != "":
+			return Part{Type: "text", Text: b.URL}, true
+		}
+	}
+	return Part{}, false
+}
+
+// audioFormat is the input_audio format of an audio MIME type: "mp3" for
+// MPEG audio, else "wav".
+func audioFormat(mimeType string) string {
+	switch mimeType {
+	case "audio/mpeg", "audio/mp3":
+		return "mp3"
+	}
+	return "wav"
 }
 
 func imagePart(b *session.Block) Part {
@@ -247,6 +308,13 @@ func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Messag
 	n, thinking := 0, false
 	for i := range m.Content {
 		switch b := &m.Content[i]; b.Type {
+		case session.BlockRefusal:
+			if b.Text != "" {
+				if out.Refusal != "" {
+					out.Refusal += "\n"
+				}
+				out.Refusal += b.Text
+			}
 		case session.BlockToolCall:
 			n++
 		case session.BlockThinking:
@@ -266,7 +334,7 @@ func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Messag
 	}
 	if !thinking {
 		out.Content = joinText(m.Content)
-		return out, out.Content != "" || n > 0
+		return out, out.Content != "" || n > 0 || out.Refusal != ""
 	}
 	var text, reasoning strings.Builder
 	for i := range m.Content {
@@ -282,7 +350,7 @@ func assistant(m *session.Message, mode ThinkingMode, calls *wire.Calls) (Messag
 		}
 	}
 	out.Content, out.ReasoningContent = text.String(), reasoning.String()
-	return out, out.Content != "" || n > 0
+	return out, out.Content != "" || n > 0 || out.Refusal != ""
 }
 
 // line adds s to b, after a newline if b is not empty.
@@ -328,23 +396,28 @@ func arguments(args json.RawMessage) string {
 }
 
 // toolResult returns the tool message for m, answering the call sent as
-// id, and adds its images to images, to be sent after the turn's results.
+// id, and adds its images, documents and audio to images, to be sent
+// after the turn's results: a tool message takes text only.
 func toolResult(m *session.Message, id string, images []Part) (Message, []Part) {
 	text := joinText(m.Content)
-	n := 0
+	var media []Part
+	onlyImages := true
 	for i := range m.Content {
-		if b := &m.Content[i]; b.Type == session.BlockImage {
-			if n == 0 {
-				images = append(images, Part{Type: "text", Text: "Images returned by the " + m.ToolName + " tool call " + id + ":"})
-			}
-			images = append(images, imagePart(b))
-			n++
+		if p, ok := mediaPart(&m.Content[i]); ok {
+			media = append(media, p)
+			onlyImages = onlyImages && m.Content[i].Type == session.BlockImage
 		}
 	}
-	if n > 0 {
-		note := "(" + strconv.Itoa(n) + " image in the next user message)"
+	if n := len(media); n > 0 {
+		images = append(images, Part{Type: "text", Text: mediaNote(onlyImages, m.ToolName, id)})
+		images = append(images, media...)
+		kind := "file"
+		if onlyImages {
+			kind = "image"
+		}
+		note := "(" + strconv.Itoa(n) + " " + kind + " in the next user message)"
 		if n > 1 {
-			note = "(" + strconv.Itoa(n) + " images in the next user message)"
+			note = "(" + strconv.Itoa(n) + " " + kind + "s in the next user message)"
 		}
 		if text != "" {
 			note = text + "\n" + note
@@ -355,6 +428,19 @@ func toolResult(m *session.Message, id string, images []Part) (Message, []Part) 
 		text = errorPrefix + text
 	}
 	return Message{Role: "tool", ToolCallID: id, Content: text}, images
+}
+
+// mediaNote introduces the images (or files) of the result of the tool
+// call id, naming the tool when the result does.
+func mediaNote(images bool, tool, id string) string {
+	what := "Files"
+	if images {
+		what = "Images"
+	}
+	if tool == "" {
+		return what + " returned by tool call " + id + ":"
+	}
+	return what + " returned by the " + tool + " tool call " + id + ":"
 }
 
 // errorPrefix marks a failed tool's output: tool messages have no error

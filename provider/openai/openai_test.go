@@ -141,7 +141,9 @@ func check(t *testing.T, in []*session.Message, msgs []openai.Message) {
 				t.Fatalf("message %d: empty user message", i)
 			}
 			for _, p := range m.Parts {
-				if p.Type == "text" && p.Text == "" || p.Type == "image_url" && (p.ImageURL == nil || p.ImageURL.URL == "") {
+				if p.Type == "text" && p.Text == "" || p.Type == "image_url" && (p.ImageURL == nil || p.ImageURL.URL == "") ||
+					p.Type == "file" && (p.File == nil || p.File.FileID == "" && p.File.FileData == "") ||
+					p.Type == "input_audio" && (p.InputAudio == nil || p.InputAudio.Data == "") {
 					t.Fatalf("message %d: empty part %+v", i, p)
 				}
 			}
@@ -188,5 +190,71 @@ func check(t *testing.T, in []*session.Message, msgs []openai.Message) {
 	convtest.CheckSystem(t, in, prompts)
 	if _, err := json.Marshal(msgs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A tool result without a tool name (other frameworks store none) is
+// sent by its call id alone, and the note ahead of its images names no
+// tool.
+func TestToolResultWithoutName(t *testing.T) {
+	res := &session.Message{Role: session.RoleToolResult, ToolCallID: "c1",
+		Content: []session.Block{session.Text("shot"), session.Image("image/png", []byte{1})}}
+	msgs := []*session.Message{session.UserText("q"), session.Assistant(session.ToolCall("c1", "screenshot", nil)), res}
+	out := openai.Messages(msgs, nil)
+	if len(out) != 4 || out[2].Role != "tool" || out[2].ToolCallID != "c1" || out[2].Name != "" {
+		t.Fatalf("messages %+v", out)
+	}
+	if got := out[3].Parts[0].Text; got != "Images returned by tool call c1:" {
+		t.Errorf("note %q", got)
+	}
+	if got := openai.Input(msgs, nil)[2]; got.Type != "function_call_output" || got.CallID != "c1" {
+		t.Errorf("responses item %+v", got)
+	}
+}
+
+// documentsCase is the shared conversation with the content kinds beyond
+// pi's.
+func documentsCase(t *testing.T) []*session.Message {
+	for _, c := range convtest.Cases(t) {
+		if c.Name == "documents" {
+			return c.Msgs
+		}
+	}
+	t.Fatal("no documents case")
+	return nil
+}
+
+// The content kinds beyond pi's go to a Chat Completions request as the
+// API takes them: documents as file parts (base64 as file_data, or a
+// file_id; a text document or a URL as text), audio as input_audio, a
+// refusal as the assistant message's refusal; a tool result's documents
+// go to the next user message, as its images do. Redacted thinking is
+// left out, as all thinking by default.
+func TestContentKinds(t *testing.T) {
+	out := openai.Messages(documentsCase(t), nil)
+	checkMarshalled(t, out, []string{
+		`{"role":"user","content":[{"type":"text","text":"Compare the spec with the notes."},` +
+			`{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"spec.pdf"}},` +
+			`{"type":"text","text":"The parser must accept nested lists."},{"type":"text","text":"https://example.com/rfc.pdf"},` +
+			`{"type":"file","file":{"file_id":"file_011CNha8iCJcU1wXNR6q4V8w"}},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}`,
+		`{"role":"assistant","content":"The spec requires nested lists.","tool_calls":[{"id":"toolu_03","type":"function","function":{"name":"fetch","arguments":"{\"url\":\"https://example.com/b.pdf\"}"}}]}`,
+		`{"role":"tool","content":"fetched\n(1 file in the next user message)","tool_call_id":"toolu_03"}`,
+		`{"role":"user","content":[{"type":"text","text":"Files returned by tool call toolu_03:"},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjcK","filename":"b.pdf"}}]}`,
+		`{"role":"assistant","content":"Part of it, then.","refusal":"I can't open that file."}`,
+		`{"role":"user","content":"Thanks."}`,
+	})
+}
+
+// checkMarshalled fails t unless the JSON of each of got is want's.
+func checkMarshalled[T json.Marshaler](t *testing.T, got []T, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d values, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		b, err := got[i].MarshalJSON()
+		if err != nil || string(b) != want[i] {
+			t.Errorf("value %d (%v):\n got %s\nwant %s", i, err, b, want[i])
+		}
 	}
 }

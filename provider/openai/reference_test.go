@@ -54,10 +54,11 @@ func (rm refMessage) MarshalJSON() ([]byte, error) {
 		Role             string     `json:"role"`
 		Content          any        `json:"content,omitempty"`
 		ReasoningContent string     `json:"reasoning_content,omitempty"`
+		Refusal          string     `json:"refusal,omitempty"`
 		ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 		ToolCallID       string     `json:"tool_call_id,omitempty"`
 		Name             string     `json:"name,omitempty"`
-	}{m.Role, content, m.ReasoningContent, m.ToolCalls, m.ToolCallID, m.Name}, false)
+	}{m.Role, content, m.ReasoningContent, m.Refusal, m.ToolCalls, m.ToolCallID, m.Name}, false)
 }
 
 // The reference of ResponsesRequest: the same request in types that
@@ -186,11 +187,29 @@ func (rp refPart) MarshalJSON() ([]byte, error) {
 			ImageURL string `json:"image_url"`
 			Detail   string `json:"detail,omitempty"`
 		}{c.Type, c.ImageURL, c.Detail}, false)
+	case "input_file":
+		return convtest.Encode(struct {
+			Type     string `json:"type"`
+			FileID   string `json:"file_id,omitempty"`
+			FileData string `json:"file_data,omitempty"`
+			FileURL  string `json:"file_url,omitempty"`
+			Filename string `json:"filename,omitempty"`
+		}{c.Type, c.FileID, c.FileData, c.FileURL, c.Filename}, false)
+	case "refusal":
+		return convtest.Encode(struct {
+			Type    string `json:"type"`
+			Refusal string `json:"refusal"`
+		}{c.Type, c.Refusal}, false)
 	}
 	return convtest.Encode(struct {
 		Type     string `json:"type"`
 		Text     string `json:"text,omitempty"`
 		ImageURL string `json:"image_url,omitempty"`
 		Detail   string `json:"detail,omitempty"`
-	}{c.Type, c.Text, c.ImageURL, c.Detail}, false)
+		FileID   string `json:"file_id,omitempty"`
+		FileData string `json:"file_data,omitempty"`
+		FileURL  string `json:"file_url,omitempty"`
+		Filename string `json:"filename,omitempty"`
+		Refusal  string `json:"refusal,omitempty"`
+	}{c.Type, c.Text, c.ImageURL, c.Detail, c.FileID, c.FileData, c.FileURL, c.Filename, c.Refusal}, false)
 }

@@ -240,6 +240,7 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	if u := resp.Usage; u != nil {
 		r.Usage = usage(u)
 	}
+	r.Usage.ServiceTier = resp.ServiceTier
 	c := first(resp.Choices)
 	if c == nil {
 		r.StopReason = session.StopError
@@ -262,6 +263,9 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 	if m.Content != "" {
 		r.Content = append(r.Content, session.Text(m.Content))
 	}
+	if m.Refusal != "" {
+		r.Content = append(r.Content, session.Refusal(m.Refusal))
+	}
 	calls := 0
 	for _, tc := range m.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
@@ -282,9 +286,11 @@ func reply(resp *Response, opts *ResponseOptions) (*wire.Reply, error) {
 }
 
 // usage maps u as pi's parseChunkUsage does: the input is what was
-// neither read from the cache nor written to it.
+// neither read from the cache nor written to it. The details pi does not
+// keep (reasoning, audio and predicted output tokens) go in the fields
+// of their own.
 func usage(u *Usage) session.Usage {
-	var read, write int64
+	var read int64
 	switch d := u.PromptTokensDetails; {
 	case d != nil && d.CachedTokens != nil:
 		read = *d.CachedTokens
@@ -293,13 +299,19 @@ func usage(u *Usage) session.Usage {
 	case u.CachedTokens != nil:
 		read = *u.CachedTokens
 	}
+	v := session.Usage{Output: u.CompletionTokens, CacheRead: read}
 	if d := u.PromptTokensDetails; d != nil {
-		write = d.CacheWriteTokens
+		v.CacheWrite = d.CacheWriteTokens
+		v.InputAudioTokens = d.AudioTokens
 	}
-	return session.Usage{
-		Input: max(0, u.PromptTokens-read-write), Output: u.CompletionTokens,
-		CacheRead: read, CacheWrite: write,
+	v.Input = max(0, u.PromptTokens-read-v.CacheWrite)
+	if d := u.CompletionTokensDetails; d != nil {
+		v.ReasoningTokens = d.ReasoningTokens
+		v.OutputAudioTokens = d.AudioTokens
+		v.AcceptedPredictionTokens = d.AcceptedPredictionTokens
+		v.RejectedPredictionTokens = d.RejectedPredictionTokens
 	}
+	return v
 }
 
 // stopReason maps a finish_reason as pi does. A reply with tool calls

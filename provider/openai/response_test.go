@@ -288,3 +288,57 @@ func TestUsageAsPi(t *testing.T) {
 		}
 	}
 }
+
+// The usage details beyond pi's counters (reasoning, audio, predicted
+// output tokens, the service tier) fill their Usage fields, from a
+// response and from a stream.
+func TestUsageCounters(t *testing.T) {
+	raw := `{"id":"c","model":"gpt-4o-audio","service_tier":"priority","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
+		"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150,
+		"prompt_tokens_details":{"cached_tokens":20,"audio_tokens":30},
+		"completion_tokens_details":{"reasoning_tokens":10,"audio_tokens":5,"accepted_prediction_tokens":3,"rejected_prediction_tokens":4}}}`
+	var resp openai.Response
+	if err := json.Unmarshal([]byte(raw), &resp); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := openai.MessageFromResponse(&resp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := msg.Usage
+	got := [...]int64{u.Input, u.CacheRead, u.ReasoningTokens, u.InputAudioTokens, u.OutputAudioTokens, u.AcceptedPredictionTokens, u.RejectedPredictionTokens}
+	if want := [...]int64{80, 20, 10, 30, 5, 3, 4}; got != want || u.ServiceTier != "priority" {
+		t.Errorf("usage %v %q, want %v priority", got, u.ServiceTier, want)
+	}
+	st, err := replies.Stream(t, "usage_details")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ = st.Message(nil)
+	if u := msg.Usage; u.ReasoningTokens != 512 || u.ServiceTier != "default" {
+		t.Errorf("stream usage %+v", u)
+	}
+}
+
+// A refusal is kept as a refusal block, besides the error message pi
+// keeps it as (a stream accumulates the refusal deltas into the same
+// response member).
+func TestRefusalBlock(t *testing.T) {
+	msg, _ := openai.MessageFromResponse(replies.Response(t, "refusal"), nil)
+	checkRefusal(t, msg)
+}
+
+// checkRefusal fails t unless msg is a failed reply with one refusal
+// block, whose text is the error message.
+func checkRefusal(t *testing.T, msg *session.Message) {
+	t.Helper()
+	var got []string
+	for _, b := range msg.Content {
+		if b.Type == session.BlockRefusal {
+			got = append(got, b.Text)
+		}
+	}
+	if len(got) != 1 || got[0] != msg.ErrorMessage || msg.StopReason != session.StopError {
+		t.Errorf("refusal blocks %q, error message %q, stop %q", got, msg.ErrorMessage, msg.StopReason)
+	}
+}

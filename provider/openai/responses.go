@@ -100,13 +100,19 @@ type InputItem struct {
 
 // InputContent is one part of a message's content, or of a function
 // call's output: "input_text" (Text), "input_image" (ImageURL, a data:
-// URL here, and Detail) or, in an assistant message, "output_text"
-// (Text).
+// URL here, and Detail), "input_file" (FileID, or FileData, a data: URL,
+// with Filename, or FileURL) or, in an assistant message, "output_text"
+// (Text) and "refusal" (Refusal).
 type InputContent struct {
 	Type     string
 	Text     string
 	ImageURL string
 	Detail   string // "auto", "low", "high"
+	FileID   string
+	FileData string
+	FileURL  string
+	Filename string
+	Refusal  string
 }
 
 // SummaryText is one part of a reasoning item's summary.
@@ -183,30 +189,48 @@ func textMessage(role, text string) InputItem {
 	return InputItem{Type: "message", Role: role, Content: []InputContent{{Type: "input_text", Text: text}}}
 }
 
-// appendInputMessage adds a user message of the text and image blocks of
-// blocks; content with nothing to send is left out.
+// appendInputMessage adds a user message of the text, image and
+// document blocks of blocks; content with nothing to send is left out.
 func appendInputMessage(dst []InputItem, blocks []session.Block) []InputItem {
-	n := 0
-	for i := range blocks {
-		if b := &blocks[i]; b.Type == session.BlockText && b.Text != "" || b.Type == session.BlockImage {
-			n++
-		}
-	}
-	if n == 0 {
-		return dst
-	}
-	parts := make([]InputContent, 0, n)
+	var parts []InputContent
 	for i := range blocks {
 		switch b := &blocks[i]; b.Type {
 		case session.BlockText:
 			if b.Text != "" {
 				parts = append(parts, InputContent{Type: "input_text", Text: b.Text})
 			}
-		case session.BlockImage:
-			parts = append(parts, inputImage(b))
+		default:
+			if p, ok := inputMedia(b); ok {
+				parts = append(parts, p)
+			}
 		}
 	}
+	if len(parts) == 0 {
+		return dst
+	}
 	return append(dst, InputItem{Type: "message", Role: "user", Content: parts})
+}
+
+// inputMedia returns the part of an image or document block; false for
+// other blocks (audio, which Responses input does not take) and for a
+// document with nothing to send. A text document goes as input_text.
+func inputMedia(b *session.Block) (InputContent, bool) {
+	switch b.Type {
+	case session.BlockImage:
+		return inputImage(b), true
+	case session.BlockDocument:
+		switch {
+		case b.FileID != "":
+			return InputContent{Type: "input_file", FileID: b.FileID}, true
+		case b.Data != "":
+			return InputContent{Type: "input_file", FileData: "data:" + b.MimeType + ";base64," + b.Data, Filename: b.Filename}, true
+		case b.URL != "":
+			return InputContent{Type: "input_file", FileURL: b.URL}, true
+		case b.Text != "":
+			return InputContent{Type: "input_text", Text: b.Text}, true
+		}
+	}
+	return InputContent{}, false
 }
 
 func inputImage(b *session.Block) InputContent {
@@ -232,18 +256,23 @@ func appendAssistantItems(dst []InputItem, m *session.Message, o *ResponsesOptio
 		}
 	}
 	open := -1 // the index in dst of the message that text goes to
-	addText := func(text string) {
+	add := func(part InputContent) {
 		if open < 0 {
 			dst = append(dst, InputItem{Type: "message", Role: "assistant"})
 			open = len(dst) - 1
 		}
-		dst[open].Content = append(dst[open].Content, InputContent{Type: "output_text", Text: text})
+		dst[open].Content = append(dst[open].Content, part)
 	}
+	addText := func(text string) { add(InputContent{Type: "output_text", Text: text}) }
 	for i := range m.Content {
 		switch b := &m.Content[i]; b.Type {
 		case session.BlockText:
 			if b.Text != "" {
 				addText(b.Text)
+			}
+		case session.BlockRefusal:
+			if b.Text != "" {
+				add(InputContent{Type: "refusal", Refusal: b.Text})
 			}
 		case session.BlockThinking:
 			if i >= end {
@@ -334,30 +363,24 @@ func isDigits(s string) bool {
 
 // functionOutput returns the function_call_output item of m, answering
 // the call sent as id. Its output is the result's text; a result with
-// images has its text and images as parts instead, which the API takes
-// in a function call's output.
+// images or documents has its text and those as parts instead, which the
+// API takes in a function call's output.
 func functionOutput(m *session.Message, id string) InputItem {
 	text := joinText(m.Content)
 	if m.IsError {
 		text = errorPrefix + text
 	}
-	images := 0
+	var parts []InputContent
 	for i := range m.Content {
-		if m.Content[i].Type == session.BlockImage {
-			images++
+		if p, ok := inputMedia(&m.Content[i]); ok {
+			if parts == nil && text != "" {
+				parts = append(parts, InputContent{Type: "input_text", Text: text})
+			}
+			parts = append(parts, p)
 		}
 	}
-	if images == 0 {
+	if parts == nil {
 		return InputItem{Type: "function_call_output", CallID: id, Output: text}
-	}
-	parts := make([]InputContent, 0, images+1)
-	if text != "" {
-		parts = append(parts, InputContent{Type: "input_text", Text: text})
-	}
-	for i := range m.Content {
-		if b := &m.Content[i]; b.Type == session.BlockImage {
-			parts = append(parts, inputImage(b))
-		}
 	}
 	return InputItem{Type: "function_call_output", CallID: id, OutputParts: parts}
 }

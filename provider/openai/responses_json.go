@@ -160,10 +160,24 @@ func (c *InputContent) appendJSON(b []byte) []byte {
 	case "input_image":
 		b = wire.String(b, "image_url", c.ImageURL)
 		b = wire.OptString(b, "detail", c.Detail)
+	case "input_file":
+		b = c.appendFile(b)
+	case "refusal":
+		b = wire.String(b, "refusal", c.Refusal)
 	default:
 		b = wire.OptString(b, "text", c.Text)
 		b = wire.OptString(b, "image_url", c.ImageURL)
 		b = wire.OptString(b, "detail", c.Detail)
+		b = c.appendFile(b)
+		b = wire.OptString(b, "refusal", c.Refusal)
 	}
 	return append(b, '}')
+}
+
+// appendFile writes the members of an input_file that are set.
+func (c *InputContent) appendFile(b []byte) []byte {
+	b = wire.OptString(b, "file_id", c.FileID)
+	b = wire.OptString(b, "file_data", c.FileData)
+	b = wire.OptString(b, "file_url", c.FileURL)
+	return wire.OptString(b, "filename", c.Filename)
 }

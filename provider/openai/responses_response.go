@@ -23,6 +23,7 @@ type ResponsesResponse struct {
 	Model             string             `json:"model"`
 	Output            []OutputItem       `json:"output"`
 	Usage             *ResponsesUsage    `json:"usage,omitempty"`
+	ServiceTier       string             `json:"service_tier,omitempty"`
 }
 
 // ResponsesError is the error of a failed response.
@@ -121,7 +122,11 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 			cached = u.InputTokensDetails.CachedTokens
 		}
 		r.Usage = session.Usage{Input: max(0, u.InputTokens-cached), Output: u.OutputTokens, CacheRead: cached}
+		if u.OutputTokensDetails != nil {
+			r.Usage.ReasoningTokens = u.OutputTokensDetails.ReasoningTokens
+		}
 	}
+	r.Usage.ServiceTier = resp.ServiceTier
 	var err error
 	var refusal strings.Builder
 	calls := 0
@@ -132,13 +137,13 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 		case "reasoning":
 			r.Content = append(r.Content, session.Thinking(reasoningText(it), reasoningSignature(it)))
 		case "message":
-			var text strings.Builder
+			var text, refused strings.Builder
 			for _, c := range it.Content {
 				switch c.Type {
 				case "output_text":
 					text.WriteString(c.Text)
 				case "refusal":
-					refusal.WriteString(c.Refusal)
+					refused.WriteString(c.Refusal)
 				}
 			}
 			if text.Len() > 0 {
@@ -147,6 +152,10 @@ func MessageFromResponses(resp *ResponsesResponse, opts *ResponseOptions) (*sess
 					b.Extra.Set("textSignature", textSignature(it.ID, it.Phase))
 				}
 				r.Content = append(r.Content, b)
+			}
+			if refused.Len() > 0 {
+				r.Content = append(r.Content, session.Refusal(refused.String()))
+				refusal.WriteString(refused.String())
 			}
 		case "function_call":
 			args, ok := wire.Arguments([]byte(it.Arguments))

@@ -248,3 +248,37 @@ func FuzzResponses(f *testing.F) {
 		checkResponsesJSON(t, responsesReq(items))
 	})
 }
+
+// The reasoning tokens and the service tier of a Responses API response
+// fill their Usage fields.
+func TestResponsesUsageCounters(t *testing.T) {
+	raw := `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","service_tier":"flex",
+		"output":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]}],
+		"usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":40},"output_tokens":60,"output_tokens_details":{"reasoning_tokens":25},"total_tokens":160}}`
+	var resp openai.ResponsesResponse
+	if err := json.Unmarshal([]byte(raw), &resp); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := openai.MessageFromResponses(&resp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := msg.Usage; u.Input != 60 || u.CacheRead != 40 || u.ReasoningTokens != 25 || u.ServiceTier != "flex" {
+		t.Errorf("usage %+v", u)
+	}
+}
+
+// A refusal part is kept as a refusal block, besides the error message
+// pi keeps it as.
+func TestResponsesRefusalBlock(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "responses", "response", "refusal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp openai.ResponsesResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := openai.MessageFromResponses(&resp, nil)
+	checkRefusal(t, msg)
+}

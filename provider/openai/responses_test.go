@@ -199,8 +199,16 @@ func checkResponses(t testing.TB, in []*session.Message, items []openai.InputIte
 func checkPart(t testing.TB, i int, p openai.InputContent, assistant bool) {
 	t.Helper()
 	switch {
-	case assistant && p.Type != "output_text", !assistant && p.Type == "output_text":
+	case assistant && p.Type != "output_text" && p.Type != "refusal", !assistant && (p.Type == "output_text" || p.Type == "refusal"):
 		t.Fatalf("item %d: part of type %s in a message of that role", i, p.Type)
+	case p.Type == "refusal":
+		if p.Refusal == "" {
+			t.Fatalf("item %d: empty refusal", i)
+		}
+	case p.Type == "input_file":
+		if n := btoi(p.FileID != "") + btoi(p.FileData != "") + btoi(p.FileURL != ""); n != 1 || p.FileData != "" && !strings.Contains(p.FileData, ";base64,") {
+			t.Fatalf("item %d: file %+v", i, p)
+		}
 	case p.Type == "output_text" || p.Type == "input_text":
 		if p.Text == "" {
 			t.Fatalf("item %d: empty text part", i)
@@ -212,4 +220,30 @@ func checkPart(t testing.TB, i int, p openai.InputContent, assistant bool) {
 	default:
 		t.Fatalf("item %d: part type %q", i, p.Type)
 	}
+}
+
+// The content kinds beyond pi's go to a Responses request as the API
+// takes them: documents as input_file (file_data, file_id or file_url; a
+// text document as input_text), in user messages and function call
+// outputs; a refusal as a refusal part of the assistant message. Audio,
+// which Responses input does not take, is left out.
+func TestResponsesContentKinds(t *testing.T) {
+	checkMarshalled(t, openai.Input(documentsCase(t), nil), []string{
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"Compare the spec with the notes."},` +
+			`{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"spec.pdf"},` +
+			`{"type":"input_text","text":"The parser must accept nested lists."},{"type":"input_file","file_url":"https://example.com/rfc.pdf"},` +
+			`{"type":"input_file","file_id":"file_011CNha8iCJcU1wXNR6q4V8w"}]}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"The spec requires nested lists."}]}`,
+		`{"type":"function_call","call_id":"toolu_03","name":"fetch","arguments":"{\"url\":\"https://example.com/b.pdf\"}"}`,
+		`{"type":"function_call_output","call_id":"toolu_03","output":[{"type":"input_text","text":"fetched"},{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjcK","filename":"b.pdf"}]}`,
+		`{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't open that file."},{"type":"output_text","text":"Part of it, then."}]}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"Thanks."}]}`,
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -170,6 +170,30 @@ func Cases(t testing.TB) []Case {
 		save(s, claude(session.Text("a.go is one line; b.go does not exist.")))
 	})
 
+	add("documents", func(s *session.Session) {
+		save(s, session.User(
+			session.Text("Compare the spec with the notes."),
+			session.DocumentBase64("application/pdf", "JVBERi0xLjQK").WithTitle("Spec").WithContext("Version 2").WithFilename("spec.pdf").WithCitations(),
+			session.TextDocument("The parser must accept nested lists.").WithTitle("Notes"),
+			session.DocumentURL("https://example.com/rfc.pdf"),
+			session.DocumentFile("file_011CNha8iCJcU1wXNR6q4V8w"),
+			session.Audio("audio/wav", []byte("RIFF")),
+		))
+		save(s, claude(
+			session.RedactedThinking("EmwKAhgBEgy3va3pzix"),
+			session.CitedText("The spec requires nested lists.", session.Citation{
+				Type: "page_location", CitedText: "Nested lists are required.", DocumentIndex: 0, DocumentTitle: "Spec", StartPageNumber: 1, EndPageNumber: 2,
+			}),
+			session.Block{Type: session.BlockRedactedThinking, Data: "oh-my-pi's redacted thinking"},
+			session.ToolCall("toolu_03", "fetch", args(`{"url":"https://example.com/b.pdf"}`)),
+		))
+		save(s, &session.Message{Role: session.RoleToolResult, ToolCallID: "toolu_03",
+			Content: []session.Block{session.Text("fetched"), session.DocumentBase64("application/pdf", "JVBERi0xLjcK").WithFilename("b.pdf")}})
+		save(s, session.Assistant(session.Refusal("I can't open that file."), session.Text("Part of it, then.")).
+			WithModel("openai-responses", "openai", "gpt-5"))
+		save(s, session.UserText("Thanks."))
+	})
+
 	add("summaries", func(s *session.Session) {
 		save(s, session.UserText("Old question."))
 		save(s, claude(session.Text("Old answer.")))

@@ -85,7 +85,6 @@ type Reply struct {
 	ID                string // the response's id
 	Content           []session.Block
 	Usage             session.Usage
-	Long              int64 // of Usage.CacheWrite, the tokens written for an hour
 	Prices            *Prices
 	StopReason        string
 	ErrorMessage      string
@@ -105,7 +104,7 @@ func (r *Reply) Message(err error) *session.Message {
 	u := r.Usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
 	if r.Prices != nil {
-		u.Cost = Cost(&u, r.Prices, r.Long)
+		u.Cost = Cost(&u, r.Prices, u.CacheTTL.Ephemeral1h)
 	}
 	m := &session.Message{Role: session.RoleAssistant, Content: r.Content, StopReason: r.StopReason, ErrorMessage: r.ErrorMessage}
 	if m.Content == nil {
