@@ -61,16 +61,21 @@
 //
 // # The message mapping
 //
-// Text, thinking (with its signature), redacted thinking, base64 images
+// Text (with its citations), thinking (with its signature), redacted
+// thinking, refusals, base64 images, documents (base64, text, URL or file
+// id, with title, context and citation settings), a tool result's audio,
 // and tool calls become agentsession's typed blocks; a Dive user message
 // holding tool results becomes a toolResult message per result (what
 // agentsession pairs with its call), then a user message with the blocks
 // after them. Whatever has no typed home is kept under the member "dive"
-// of the block or message (cache control, citations, provider metadata,
-// message ids, the pieces of a split message ...), and blocks of other
-// types (documents, images by URL or file id, server tools ...) as blocks
-// of type "dive.<type>" holding Dive's JSON. Reading gives back the
-// messages Dive saved, block for block (TestMessageRoundTrip).
+// of the block or message (cache control, provider metadata, message ids,
+// the pieces of a split message ...), and blocks of other types (an image
+// by URL or file id, a document of content chunks, server tools, summary
+// and reminder blocks ...) as blocks of type "dive.<type>" holding Dive's
+// JSON. Reading gives back the messages Dive saved, block for block
+// (TestMessageRoundTrip). A turn's usage keeps Dive's counters beyond
+// agentsession's (reasoning and tool-use tokens, modalities, speed, the
+// flags) under the usage's member "dive".
 //
 // # Differences from Dive's stores
 //
@@ -92,7 +97,8 @@
 //   - Messages is agentsession's model view: a tool call left without a
 //     result before the conversation went on (a fork of a suspended
 //     session, continued) gets an error result, where Dive's would send
-//     the call unanswered. Dive's own turns never leave one.
+//     the call unanswered, and a tool result whose call is not pending is
+//     left out (AllMessages has it). Dive's agent writes neither.
 //   - Delete removes the session from the store: a handle Open returned
 //     before fails its writes from then on (Dive's keeps working in
 //     memory, orphaned).

@@ -19,12 +19,14 @@ import (
 //
 // Dive's content blocks that agentsession models become typed blocks:
 //
-//	text               text (Text)
+//	text               text (Text, Citations: Dive's citations JSON)
 //	thinking           thinking (Thinking, ThinkingSignature)
-//	redacted_thinking  thinking "[Reasoning redacted]", its data as the
-//	                   signature, Redacted (as pi and agentsession's
-//	                   Anthropic provider write it)
+//	redacted_thinking  agentsession's RedactedThinking (pi's form)
+//	refusal            refusal (Text)
 //	image (base64)     image (Data, MimeType)
+//	document           document: base64 (Data), text (Text), URL or file
+//	                   id, with MimeType, Title, Context and Citations
+//	                   (Dive's citation settings)
 //	tool_use           toolCall (ID, Name, Arguments)
 //
 // A Dive user message holding tool_result blocks is split: each tool_result
@@ -35,10 +37,9 @@ import (
 //
 // What has no typed home is kept under the member "dive": of a block
 // (Block.Extra), the members of Dive's block JSON the typed fields do not
-// hold (a text's cache_control, citations and metadata; a thinking's id and
-// metadata; a tool_use's cache_control and metadata; an image's
-// cache_control and the rest of its source); of a message (Message.Extra),
-// an object with
+// hold (cache_control; a text's or thinking's provider metadata; a
+// thinking's id; a tool_use's metadata; the rest of an image's source); of
+// a message (Message.Extra), an object with
 //
 //	id        the Dive message's ID
 //	role      its role, when it is neither user nor assistant (the
@@ -51,19 +52,20 @@ import (
 //	          string (the message has one text block), "null" when it had
 //	          none
 //	content   (a tool result) Dive's content when it is neither a string,
-//	          null nor a list of text and image items; the message's blocks
-//	          then hold its JSON as text, for readers other than Dive
+//	          null nor a list of text, image and audio items; the message's
+//	          blocks then hold its JSON as text, for readers other than Dive
 //	cache_control  (a tool result) the tool_result's cache_control
 //
-// A Dive block of any other type (document, refusal, server_tool_use,
-// mcp_*, summary, reminder ...), or an image whose source is not base64
-// data, is stored as a block of type "dive.<its type>" holding the other
-// members of Dive's JSON: agentsession keeps blocks of unknown types whole.
+// A Dive block of any other type (server_tool_use, mcp_*, summary,
+// reminder ...), an image whose source is not base64 data, or a document
+// the typed block does not give back as it was (content chunks), is stored
+// as a block of type "dive.<its type>" holding the other members of Dive's
+// JSON: agentsession keeps blocks of unknown types whole.
 //
-// A tool result's items (Dive's dive.ToolResultContent) of type text or
-// image have the shape of agentsession's text and image blocks; their
-// annotations go under the block's "dive" member. Items of other types are
-// blocks of type "dive.<type>".
+// A tool result's items (Dive's dive.ToolResultContent) of type text,
+// image and audio have the shape of agentsession's text, image and audio
+// blocks; their annotations go under the block's "dive" member. Items of
+// other types are blocks of type "dive.<type>".
 
 // diveKey is the member that holds, on messages and blocks, what Dive has
 // and agentsession does not model.
@@ -71,11 +73,6 @@ const diveKey = "dive"
 
 // diveBlockPrefix starts the type of a block kept in Dive's own JSON.
 const diveBlockPrefix = "dive."
-
-// redactedThinkingText is the thinking text of a block made from a
-// redacted_thinking block, as pi writes it (agentsession's
-// provider/anthropic.RedactedThinkingText).
-const redactedThinkingText = "[Reasoning redacted]"
 
 // msgInfo is the "dive" member of a message.
 type msgInfo struct {
@@ -303,6 +300,11 @@ func typedItems(items []*dive.ToolResultContent) ([]as.Block, bool, error) {
 				return nil, false, nil
 			}
 			b = as.ImageBase64(it.MimeType, it.Data)
+		case dive.ToolResultContentTypeAudio:
+			if it.Text != "" {
+				return nil, false, nil
+			}
+			b = as.Block{Type: as.BlockAudio, Data: it.Data, MimeType: it.MimeType}
 		default:
 			return nil, false, nil
 		}
@@ -394,13 +396,16 @@ func itemBlock(typ string, it map[string]json.RawMessage) (as.Block, bool) {
 			return b, false
 		}
 		b, allowed["text"] = as.Text(s), true
-	case "image":
+	case "image", "audio":
 		data, ok1 := str("data")
 		mime, ok2 := str("mimeType")
 		if !ok1 || !ok2 {
 			return b, false
 		}
 		b, allowed["data"], allowed["mimeType"] = as.ImageBase64(mime, data), true, true
+		if typ == "audio" {
+			b.Type = as.BlockAudio
+		}
 	default:
 		return b, false
 	}
@@ -434,10 +439,27 @@ func toBlock(c llm.Content) (as.Block, error) {
 		return as.Block{}, fmt.Errorf("nil content block")
 	case *llm.TextContent:
 		b := as.Text(c.Text)
-		if c.CacheControl == nil && len(c.Citations) == 0 && c.Metadata == nil {
+		if len(c.Citations) > 0 {
+			raw, err := json.Marshal(c.Citations)
+			if err != nil {
+				return as.Block{}, err
+			}
+			b.Citations = raw
+		}
+		if c.CacheControl == nil && c.Metadata == nil {
+			return b, nil
+		}
+		return withRest(b, c, "type", "text", "citations")
+	case *llm.RefusalContent:
+		b := as.Refusal(c.Text)
+		if c.CacheControl == nil {
 			return b, nil
 		}
 		return withRest(b, c, "type", "text")
+	case *llm.DocumentContent:
+		if b, ok, err := documentBlock(c); ok || err != nil {
+			return b, err
+		}
 	case *llm.ThinkingContent:
 		b := as.Thinking(c.Thinking, c.Signature)
 		if c.ID == "" && c.Metadata == nil {
@@ -445,9 +467,7 @@ func toBlock(c llm.Content) (as.Block, error) {
 		}
 		return withRest(b, c, "type", "thinking", "signature")
 	case *llm.RedactedThinkingContent:
-		b := as.Thinking(redactedThinkingText, c.Data)
-		b.Redacted = true
-		return b, nil
+		return as.RedactedThinking(c.Data), nil
 	case *llm.ToolUseContent:
 		args := c.Input
 		if len(args) == 0 {
@@ -472,6 +492,91 @@ func toBlock(c llm.Content) (as.Block, error) {
 		}
 	}
 	return opaqueBlock(c)
+}
+
+// documentBlock converts a document to agentsession's document block,
+// when the block gives it back as it is (false: it is kept whole as
+// "dive.document").
+func documentBlock(c *llm.DocumentContent) (as.Block, bool, error) {
+	src := c.Source
+	if src == nil || len(src.Content) > 0 || src.GenerationID != "" || src.GenerationStatus != "" {
+		return as.Block{}, false, nil
+	}
+	var b as.Block
+	switch src.Type {
+	case llm.ContentSourceTypeBase64:
+		b = as.DocumentBase64(src.MediaType, src.Data)
+	case llm.ContentSourceTypeText:
+		b = as.TextDocument(src.Data)
+		b.MimeType = src.MediaType
+	case llm.ContentSourceTypeURL:
+		b = as.DocumentURL(src.URL)
+		b.MimeType = src.MediaType
+	case llm.ContentSourceTypeFile:
+		b = as.DocumentFile(src.FileID)
+		b.MimeType = src.MediaType
+	default:
+		return as.Block{}, false, nil
+	}
+	b = b.WithTitle(c.Title).WithContext(c.Context)
+	if c.Citations != nil {
+		raw, err := json.Marshal(c.Citations)
+		if err != nil {
+			return as.Block{}, false, err
+		}
+		b.Citations = raw
+	}
+	if c.CacheControl != nil {
+		raw, err := json.Marshal(map[string]any{"cache_control": c.CacheControl})
+		if err != nil {
+			return as.Block{}, false, err
+		}
+		b.Extra.Set(diveKey, raw)
+	}
+	// Only what comes back as it was (a base64 source without data, or a
+	// text source with data in it and another field, would not).
+	back, err := documentContent(&b)
+	if err != nil {
+		return as.Block{}, false, nil
+	}
+	orig, err1 := json.Marshal(c)
+	again, err2 := json.Marshal(back)
+	if err1 != nil || err2 != nil || !bytes.Equal(orig, again) {
+		return as.Block{}, false, nil
+	}
+	return b, true, nil
+}
+
+// documentContent converts a document block back.
+func documentContent(b *as.Block) (llm.Content, error) {
+	src := &llm.ContentSource{MediaType: b.MimeType}
+	switch {
+	case b.URL != "":
+		src.Type, src.URL = llm.ContentSourceTypeURL, b.URL
+	case b.FileID != "":
+		src.Type, src.FileID = llm.ContentSourceTypeFile, b.FileID
+	case b.Data != "":
+		src.Type, src.Data = llm.ContentSourceTypeBase64, b.Data
+	default:
+		src.Type, src.Data = llm.ContentSourceTypeText, b.Text
+	}
+	d := &llm.DocumentContent{Source: src, Title: b.Title, Context: b.Context}
+	if b.Citations != nil {
+		d.Citations = new(llm.CitationSettings)
+		if err := json.Unmarshal(b.Citations, d.Citations); err != nil {
+			return nil, err
+		}
+	}
+	if rest, ok := b.Extra.Get(diveKey); ok {
+		var r struct {
+			CacheControl *llm.CacheControl `json:"cache_control"`
+		}
+		if err := json.Unmarshal(rest, &r); err != nil {
+			return nil, err
+		}
+		d.CacheControl = r.CacheControl
+	}
+	return d, nil
 }
 
 // withRest puts the members of c's JSON other than skip under the block's
@@ -722,8 +827,8 @@ func itemsJSON(blocks []as.Block) (json.RawMessage, error) {
 		switch b.Type {
 		case as.BlockText:
 			members = []member{{"type", jsonString("text")}, {"text", jsonString(b.Text)}}
-		case as.BlockImage:
-			members = []member{{"type", jsonString("image")}, {"data", jsonString(b.Data)}, {"mimeType", jsonString(b.MimeType)}}
+		case as.BlockImage, as.BlockAudio:
+			members = []member{{"type", jsonString(b.Type)}, {"data", jsonString(b.Data)}, {"mimeType", jsonString(b.MimeType)}}
 		case as.BlockThinking:
 			members = []member{{"type", jsonString("text")}, {"text", jsonString(b.Thinking)}}
 		default:
@@ -742,7 +847,7 @@ func itemsJSON(blocks []as.Block) (json.RawMessage, error) {
 			}
 			members = ms
 		}
-		if rest, ok := b.Extra.Get(diveKey); ok && (b.Type == as.BlockText || b.Type == as.BlockImage) {
+		if rest, ok := b.Extra.Get(diveKey); ok && (b.Type == as.BlockText || b.Type == as.BlockImage || b.Type == as.BlockAudio) {
 			var more map[string]json.RawMessage
 			if err := json.Unmarshal(rest, &more); err != nil {
 				return nil, err
@@ -776,13 +881,27 @@ func fromBlock(b *as.Block) (llm.Content, error) {
 	rest, hasRest := b.Extra.Get(diveKey)
 	switch b.Type {
 	case as.BlockText:
-		if !hasRest {
+		if !hasRest && b.Citations == nil {
 			return &llm.TextContent{Text: b.Text}, nil
 		}
-		return decodeWith(rest, member{"type", jsonString("text")}, member{"text", jsonString(b.Text)})
+		ms := []member{{"type", jsonString("text")}, {"text", jsonString(b.Text)}}
+		if b.Citations != nil {
+			ms = append(ms, member{"citations", b.Citations})
+		}
+		return decodeWith(rest, ms...)
+	case as.BlockRefusal:
+		if !hasRest {
+			return &llm.RefusalContent{Text: b.Text}, nil
+		}
+		return decodeWith(rest, member{"type", jsonString("refusal")}, member{"text", jsonString(b.Text)})
+	case as.BlockDocument:
+		return documentContent(b)
+	case as.BlockRedactedThinking:
+		data, _ := b.RedactedData()
+		return &llm.RedactedThinkingContent{Data: data}, nil
 	case as.BlockThinking:
-		if b.Redacted {
-			return &llm.RedactedThinkingContent{Data: b.ThinkingSignature}, nil
+		if data, ok := b.RedactedData(); ok {
+			return &llm.RedactedThinkingContent{Data: data}, nil
 		}
 		if !hasRest {
 			return &llm.ThinkingContent{Thinking: b.Thinking, Signature: b.ThinkingSignature}, nil
@@ -869,8 +988,10 @@ func opaqueMembers(b *as.Block) ([]member, error) {
 // decodeWith decodes the Dive block made of ms and the members of rest.
 func decodeWith(rest json.RawMessage, ms ...member) (llm.Content, error) {
 	var more map[string]json.RawMessage
-	if err := json.Unmarshal(rest, &more); err != nil {
-		return nil, err
+	if rest != nil {
+		if err := json.Unmarshal(rest, &more); err != nil {
+			return nil, err
+		}
 	}
 	for k, v := range sortedMembers(more) {
 		ms = append(ms, member{k, v})
@@ -910,6 +1031,7 @@ func toUsage(u *llm.Usage) (*as.Usage, error) {
 		CacheWrite: int64(u.CacheCreationInputTokens),
 	}
 	au.TotalTokens = au.Input + au.Output + au.CacheRead + au.CacheWrite
+	au.ReasoningTokens, au.ServiceTier = int64(u.ReasoningTokens), u.ServiceTier
 	if c := u.Cost; c != nil {
 		au.Cost = as.Cost{Input: c.Input, Output: c.Output, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite, Total: c.Total}
 	}
@@ -939,6 +1061,8 @@ func fromUsage(au *as.Usage) *llm.Usage {
 		OutputTokens:             int(au.Output),
 		CacheReadInputTokens:     int(au.CacheRead),
 		CacheCreationInputTokens: int(au.CacheWrite),
+		ReasoningTokens:          int(au.ReasoningTokens),
+		ServiceTier:              au.ServiceTier,
 	}
 	if c := au.Cost; c.Input != 0 || c.Output != 0 || c.CacheRead != 0 || c.CacheWrite != 0 || c.Total != 0 {
 		u.Cost = &llm.Cost{Input: c.Input, Output: c.Output, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite, Total: c.Total}

@@ -81,11 +81,15 @@ func roundTripCases() []struct {
 				&llm.DocumentContent{Source: &llm.ContentSource{Type: llm.ContentSourceTypeText, MediaType: "text/plain", Data: "The grass is green."}, Title: "Doc", Context: "ctx", Citations: &llm.CitationSettings{Enabled: true}},
 				&llm.DocumentContent{Source: &llm.ContentSource{Type: llm.ContentSourceTypeBase64, MediaType: "application/pdf", Data: "JVBERi0x"}},
 				&llm.DocumentContent{Source: &llm.ContentSource{Type: llm.ContentSourceTypeURL, URL: "https://example.com/a.pdf"}},
+				&llm.DocumentContent{Source: &llm.ContentSource{Type: llm.ContentSourceTypeFile, FileID: "file_1", MediaType: "application/pdf"}, CacheControl: &llm.CacheControl{Type: llm.CacheControlTypeEphemeral}},
+				&llm.DocumentContent{Source: &llm.ContentSource{Type: llm.ContentSourceTypeBase64, MediaType: "application/pdf"}},
+				&llm.DocumentContent{Source: &llm.ContentSource{Type: "content", Content: []*llm.ContentChunk{{Type: "text", Text: "chunk"}}}, Citations: &llm.CitationSettings{}},
 			}},
 		}},
 		{"other blocks", []*llm.Message{
 			{Role: llm.Assistant, Content: []llm.Content{
 				&llm.RefusalContent{Text: "no"},
+				&llm.RefusalContent{Text: "cached no", CacheControl: &llm.CacheControl{Type: llm.CacheControlTypeEphemeral}},
 				&llm.ServerToolUseContent{ID: "srvtoolu_1", Name: "web_search", Input: map[string]any{"query": "x"}},
 				&llm.SummaryContent{Summary: "earlier"},
 			}},

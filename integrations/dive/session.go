@@ -90,6 +90,9 @@ func New(id string) *Session {
 
 // wrap makes the Session of an agentsession handle.
 func wrap(s *as.Session, store *StoreAdapter) *Session {
+	// Dive stores what a turn holds: a tool result whose call is not
+	// pending too (Messages leaves it out of the model's view).
+	s.SetStrictPairing(false)
 	sess := &Session{s: s, id: s.ID(), store: store}
 	sess.loadInfo()
 	return sess

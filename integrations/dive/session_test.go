@@ -340,3 +340,20 @@ func TestFileStoreIDs(t *testing.T) {
 		t.Errorf("a control character: %v", err)
 	}
 }
+
+// Dive stores any turn: a tool result whose call is not pending is kept
+// (AllMessages), and left out of the model's view (Messages).
+func TestUnpairedToolResult(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range []*session.Session{session.New("u"), openIn(t, reopen(t, t.TempDir()), "u")} {
+		must(t, s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("hi"), llm.NewAssistantTextMessage("hello")}, nil))
+		must(t, s.SaveTurn(ctx, []*llm.Message{{Role: llm.User, Content: []llm.Content{result("toolu_gone", "late")}}}, nil))
+		all, _ := s.AllMessages(ctx)
+		if got := describe(all); len(got) != 3 || got[2] != `user: tool_result toolu_gone "late"` {
+			t.Errorf("AllMessages %q", got)
+		}
+		if got := texts(t, s); len(got) != 2 {
+			t.Errorf("Messages %q", got)
+		}
+	}
+}

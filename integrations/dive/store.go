@@ -154,6 +154,7 @@ func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
 	if err != nil {
 		return err
 	}
+	s.SetStrictPairing(false)
 	old := sess.s
 	if l := old.LeafID(); l != s.LeafID() {
 		if err := s.Branch(ctx, l); err != nil {
