@@ -89,3 +89,19 @@ func ExampleCopy() {
 	// 2 true
 	// true
 }
+
+// The flat layout keeps each session at <root>/<id>.jsonl, as Dive does,
+// for hosts without a working directory.
+func ExampleLayout() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	store, _ := session.OpenFileStore(dir, &session.FileStoreOptions{Layout: session.LayoutFlat})
+	defer store.Close()
+	s, _ := session.Create(ctx, store, &session.CreateOptions{ID: "alice@example.com"})
+	s.Append(ctx, session.UserText("hello"))
+	p, _ := store.Path("alice@example.com")
+	fmt.Println(filepath.Base(p))
+	// Output:
+	// alice%40example.com.jsonl
+}

@@ -64,6 +64,7 @@ type FileStore struct {
 	// scan of the directory, no leftovers removed, no listing index or
 	// blob written, no session created.
 	fileOnly bool
+	flat     bool // LayoutFlat
 
 	// The lock order, createMu before a session's fileSession.mu before
 	// mu, is written out at the top of filestore_session.go.
@@ -136,6 +137,9 @@ type FileStoreOptions struct {
 	// RefuseTruncation makes a write that would cut a string fail with a
 	// *TruncationError (ErrTooLarge) instead, storing nothing of it.
 	RefuseTruncation bool
+	// Layout is how session files are laid out under the root; default
+	// LayoutSeed, pi's.
+	Layout Layout
 	// MaxBlobBytes bounds the decoded size of one blob; default
 	// DefaultMaxBlobBytes.
 	MaxBlobBytes int64
@@ -204,6 +208,7 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 	}
 	if opts != nil {
 		s.opts = *opts
+		s.flat = opts.Layout == LayoutFlat
 		if opts.MaxStringChars != 0 {
 			s.limits.maxChars = opts.MaxStringChars
 		}
@@ -355,6 +360,9 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		}
 	}
 	dir := names.CwdDir(h.Cwd)
+	if s.flat {
+		dir = "."
+	}
 	if err := mkdirRoot(s.r, dir); err != nil {
 		return fmt.Errorf("session: create %s: %w", h.ID, err)
 	}
@@ -376,12 +384,17 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	defer unlockFile(d)
 	if names, err := d.Readdirnames(-1); err == nil {
 		for _, n := range names {
-			if fileHolds(n, h.ID) {
+			if fileHolds(n, h.ID, s.flat) {
+				if s.flat {
+					if err := s.foreignAt(h.ID, n); err != nil {
+						return err
+					}
+				}
 				return fmt.Errorf("%w: session %s", ErrExists, h.ID)
 			}
 		}
 	}
-	rel := filepath.Join(dir, fileName(h))
+	rel := filepath.Join(dir, s.fileName(h))
 	s.markOwn(h.ID, ChangeCreated, nil)
 	if len(entries) > 0 {
 		s.markOwn(h.ID, "", entries)
@@ -434,6 +447,13 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Log, error) {
 	}
 	log, err := s.load(ctx, fsess)
 	if err != nil {
+		if s.flat && !errors.Is(err, ErrNotFound) {
+			// In the flat layout, another agent's file is where ours
+			// would be (Dive's): say so.
+			if ferr := s.foreignAt(id, fsess.rel); ferr != nil {
+				return nil, ferr
+			}
+		}
 		return nil, err
 	}
 	return log, nil

@@ -38,7 +38,7 @@ func archiveMark(rel string) string {
 // isArchiveMark reports whether base is the name of an archive mark.
 func isArchiveMark(base string) bool {
 	return strings.HasPrefix(base, ".") && strings.HasSuffix(base, archiveMarkSuffix) &&
-		isSessionFile(strings.TrimSuffix(base[1:], archiveMarkSuffix))
+		isSessionFile(strings.TrimSuffix(base[1:], archiveMarkSuffix), true) // either layout's
 }
 
 // readArchiveMark returns the time in the mark of the archived file rel,

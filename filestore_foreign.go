@@ -43,8 +43,8 @@ func (e *ForeignError) Unwrap() error { return ErrForeignFormat }
 // foreign returns a *ForeignError when the root holds a file for session
 // id that is not in the store's layout, nil otherwise.
 func (s *FileStore) foreign(id string) error {
-	if s.fileOnly {
-		return nil
+	if s.fileOnly || s.flat {
+		return nil // the flat layout's files are its own: see foreignAt
 	}
 	cands := []string{names.FileStem(id) + fileExt}
 	if filepath.IsLocal(id) && filepath.Base(id) == id && !strings.ContainsAny(id, `/\`) {
@@ -58,6 +58,22 @@ func (s *FileStore) foreign(id string) error {
 		line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
 		f.Close()
 		return &ForeignError{ID: id, Path: s.path(rel), Format: formatOf(line)}
+	}
+	return nil
+}
+
+// foreignAt returns a *ForeignError when the file rel, where the flat
+// layout keeps session id, holds something other than a session of this
+// format, nil otherwise.
+func (s *FileStore) foreignAt(id, rel string) error {
+	f, err := s.r.Open(rel)
+	if err != nil {
+		return nil
+	}
+	line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	f.Close()
+	if format := formatOf(line); format != "agentsession" && format != "unknown" {
+		return &ForeignError{ID: id, Path: s.path(rel), Format: format}
 	}
 	return nil
 }

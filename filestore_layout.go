@@ -26,7 +26,10 @@ const (
 
 // fileName returns the seed-layout file name of a session: its creation
 // time and its id's stem (names.FileStem).
-func fileName(h Header) string {
+func (s *FileStore) fileName(h Header) string {
+	if s.flat {
+		return names.FileStem(h.ID) + fileExt
+	}
 	ts := h.Timestamp
 	if ts.IsZero() {
 		ts = time.Now()
@@ -35,24 +38,44 @@ func fileName(h Header) string {
 	return stamp + "_" + names.FileStem(h.ID) + fileExt
 }
 
-// stemOfFile returns the id stem of a seed-layout file name, "" if the
-// name is not one.
-func stemOfFile(name string) string {
+// Layout is how a FileStore lays its session files out under its root.
+type Layout int
+
+const (
+	// LayoutSeed is pi's and oh-my-pi's layout, the default: a directory
+	// per working directory, <root>/--<cwd>--/<created>_<id>.jsonl.
+	LayoutSeed Layout = iota
+	// LayoutFlat keeps every session at <root>/<id>.jsonl (the id
+	// escaped, as in the seed layout), archived ones at
+	// <root>/.archive/<id>.jsonl: Dive's layout, for hosts without a
+	// working directory. A file there that is not a session of this
+	// format (Dive's own) is reported (ErrForeignFormat), never changed.
+	LayoutFlat
+)
+
+// stemOfFile returns the id stem of a session file name, "" if the name
+// is not one: "<created>_<stem>.jsonl" in the seed layout,
+// "<stem>.jsonl" in the flat one.
+func stemOfFile(name string, flat bool) string {
 	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, fileExt) {
 		return ""
 	}
-	_, stem, ok := strings.Cut(strings.TrimSuffix(name, fileExt), "_")
+	base := strings.TrimSuffix(name, fileExt)
+	if flat {
+		return base
+	}
+	_, stem, ok := strings.Cut(base, "_")
 	if !ok {
 		return ""
 	}
 	return stem
 }
 
-// idOfFile returns the session id in a seed-layout file name, or "". A
-// long id's name (a hashed stem) does not hold the id: idOfRel reads it
-// from the header.
-func idOfFile(name string) string {
-	id, _, ok := names.ParseStem(stemOfFile(name))
+// idOfFile returns the session id in a session file name, or "". A long
+// id's name (a hashed stem) does not hold the id: idOfRel reads it from
+// the header.
+func idOfFile(name string, flat bool) string {
+	id, _, ok := names.ParseStem(stemOfFile(name, flat))
 	if !ok {
 		return ""
 	}
@@ -60,23 +83,26 @@ func idOfFile(name string) string {
 }
 
 // fileHolds reports whether a file of that name may hold session id.
-func fileHolds(name, id string) bool {
-	stem := stemOfFile(name)
+func fileHolds(name, id string, flat bool) bool {
+	stem := stemOfFile(name, flat)
 	return stem != "" && stem == names.FileStem(id)
 }
 
-// isSessionFile reports whether name is a seed-layout session file name.
-func isSessionFile(name string) bool {
-	_, _, ok := names.ParseStem(stemOfFile(name))
+// isSessionFile reports whether name is a session file name.
+func isSessionFile(name string, flat bool) bool {
+	_, _, ok := names.ParseStem(stemOfFile(name, flat))
 	return ok
 }
+
+// isOwnFile is isSessionFile in the store's layout.
+func (s *FileStore) isOwnFile(name string) bool { return isSessionFile(name, s.flat) }
 
 // idOfRel returns the id of the session file rel: from its name, or for
 // a long id's, from its header (checked against the name); "" if it is
 // not a session file.
 func (s *FileStore) idOfRel(rel string) string {
 	base := filepath.Base(rel)
-	id, hashed, ok := names.ParseStem(stemOfFile(base))
+	id, hashed, ok := names.ParseStem(stemOfFile(base, s.flat))
 	if !ok || !hashed {
 		return id
 	}
@@ -86,7 +112,7 @@ func (s *FileStore) idOfRel(rel string) string {
 	}
 	defer f.Close()
 	h, err := NewDecoder(f, &ReadOptions{Limits: s.opts.Limits}).Header()
-	if err != nil || ValidateID(h.ID) != nil || !fileHolds(base, h.ID) {
+	if err != nil || ValidateID(h.ID) != nil || !fileHolds(base, h.ID, s.flat) {
 		return ""
 	}
 	return h.ID
@@ -136,6 +162,10 @@ func (s *FileStore) scan(clean bool) error {
 				removeStaleTemp(s.r, d) // of the listing index
 				continue
 			}
+			if s.flat {
+				s.scanFlat(found, top, d, clean)
+				continue
+			}
 			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
 				continue
 			}
@@ -145,7 +175,7 @@ func (s *FileStore) scan(clean bool) error {
 				continue // not a directory, or gone
 			}
 			for _, n := range names {
-				if clean && ownTemp(n, isSessionFile) {
+				if clean && ownTemp(n, s.isOwnFile) {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
@@ -166,6 +196,21 @@ func (s *FileStore) scan(clean bool) error {
 	s.paths = found
 	s.mu.Unlock()
 	return nil
+}
+
+// scanFlat takes the entry n of directory top (the root or the archive)
+// into found, in the flat layout.
+func (s *FileStore) scanFlat(found map[string]string, top, n string, clean bool) {
+	rel := filepath.Join(top, n)
+	if clean && ownTemp(n, s.isOwnFile) {
+		removeStaleTemp(s.r, rel)
+		return
+	}
+	if id := s.idOfRel(rel); id != "" {
+		if _, dup := found[id]; !dup || top == "." {
+			found[id] = rel
+		}
+	}
 }
 
 func readDirNames(r *os.Root, dir string) ([]string, error) {
@@ -311,7 +356,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 	if err := ValidateID(h.ID); err != nil {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: err}
 	}
-	if base := filepath.Base(abs); isSessionFile(base) && !fileHolds(base, h.ID) {
+	if base := filepath.Base(abs); isSessionFile(base, s.flat) && !fileHolds(base, h.ID, s.flat) {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name another (%s)", h.ID, base)}
 	}
 	s.mu.Lock()

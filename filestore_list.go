@@ -159,8 +159,8 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		if !opts.Archived && !opts.OnlyArchived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
 			continue
 		}
-		if opts.Cwd != "" && filepath.Base(filepath.Dir(rel)) != names.CwdDir(opts.Cwd) {
-			continue
+		if opts.Cwd != "" && !s.flat && filepath.Base(filepath.Dir(rel)) != names.CwdDir(opts.Cwd) {
+			continue // the flat layout filters by the headers', below
 		}
 		rels = append(rels, rel)
 	}
@@ -224,7 +224,7 @@ func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
 		ne = ie.grown(s.r, rel, size, s.lim)
 	}
 	if ne == nil {
-		ne = readIndexEntry(s.r, rel, s.lim)
+		ne = readIndexEntry(s.r, rel, s.lim, s.flat)
 	}
 	ne.ino, ne.mtime = ino, mtime
 	ne.updated = fi.ModTime()
@@ -266,7 +266,7 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 // readIndexEntry reads a whole file for its listing, as it reads it (the
 // file is never held in memory), with the limits of a Load: a file Load
 // would refuse is not listed.
-func readIndexEntry(r *os.Root, rel string, lim Limits) *indexEntry {
+func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	ne := &indexEntry{}
 	f, err := r.Open(rel)
 	if err != nil {
@@ -283,7 +283,7 @@ func readIndexEntry(r *os.Root, rel string, lim Limits) *indexEntry {
 		return ne
 	}
 	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
-	if err != nil || ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID) {
+	if err != nil || ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID, flat) {
 		return ne
 	}
 	ne.header = h.Title

@@ -103,6 +103,12 @@ func (w *watcher) walk(add bool) []string {
 			w.watchDir(archiveDir)
 		}
 		for _, d := range dirs {
+			if w.s.flat {
+				if isSessionFile(d, true) {
+					files = append(files, filepath.Join(top, d))
+				}
+				continue
+			}
 			if !layoutDir(d) {
 				continue
 			}
@@ -115,7 +121,7 @@ func (w *watcher) walk(add bool) []string {
 				continue
 			}
 			for _, n := range names {
-				if isSessionFile(n) {
+				if isSessionFile(n, false) {
 					files = append(files, filepath.Join(dir, n))
 				}
 			}
@@ -217,8 +223,8 @@ func (w *watcher) event(ev fsnotify.Event) {
 		w.poke(rel)
 		return
 	}
-	inLayout := (len(parts) == 1 && (layoutDir(base) || base == archiveDir || base == compactingDir)) ||
-		(len(parts) == 2 && parts[0] == archiveDir && layoutDir(base))
+	inLayout := (len(parts) == 1 && (layoutDir(base) && !w.s.flat || base == archiveDir || base == compactingDir)) ||
+		(len(parts) == 2 && parts[0] == archiveDir && layoutDir(base) && !w.s.flat)
 	if inLayout {
 		// A directory came or went: watch it, and look at its files
 		// (some may have come before the watch did).
@@ -234,7 +240,7 @@ func (w *watcher) event(ev fsnotify.Event) {
 		}
 		return
 	}
-	if isSessionFile(base) {
+	if w.s.isOwnFile(base) {
 		w.poke(rel)
 	}
 }
@@ -324,7 +330,7 @@ func (w *watcher) look(rel string) {
 	}
 	id := w.s.idOfRel(rel)
 	for known, c := range w.cursors {
-		if id == "" && c.rel == rel && isSessionFile(filepath.Base(rel)) {
+		if id == "" && c.rel == rel && w.s.isOwnFile(filepath.Base(rel)) {
 			id = known // a long id's file, gone
 		}
 	}
