@@ -243,8 +243,3 @@ func turnMetadata(r *as.TurnRecord) map[string]any {
 	}
 	return m
 }
-
-// flatLayout makes a FileStore keep a session at <root>/<id>.jsonl.
-func flatLayout(o *as.FileStoreOptions) {
-	// INTERIM: FileStoreOptions.Layout (LayoutFlat) is coming.
-}

@@ -211,6 +211,11 @@ func (s *FileStore) ImportDive(ctx context.Context, id string) (*Session, error)
 	if err := os.Rename(path, backup); err != nil {
 		return nil, err
 	}
+	// The store may hold the file it refused open: let it go, so that it
+	// creates the session anew.
+	if err := s.fs.CloseSession(id); err != nil {
+		return nil, err
+	}
 	sess, err := ImportDive(ctx, s, bytes.NewReader(data))
 	if err != nil {
 		_ = s.Delete(ctx, id)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -355,5 +357,30 @@ func TestUnpairedToolResult(t *testing.T) {
 		if got := texts(t, s); len(got) != 2 {
 			t.Errorf("Messages %q", got)
 		}
+	}
+}
+
+// TestMidFileCorruption is the part of Dive's "mid-file corruption still
+// errors" that does not count lines: a line that is not JSON inside a
+// file fails Open (the FileStore is strict, as Dive's is), and the file
+// is left as it was.
+func TestMidFileCorruption(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openIn(t, reopen(t, dir), "s1")
+	must(t, s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("one")}, nil))
+	must(t, s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("two")}, nil))
+	p := filepath.Join(dir, "s1.jsonl")
+	b, err := os.ReadFile(p)
+	must(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	lines[1] = `{"line_type":"event","data":{"trunc`
+	corrupt := strings.Join(lines, "\n") + "\n"
+	must(t, os.WriteFile(p, []byte(corrupt), 0o644))
+	if _, err := reopen(t, dir).Open(ctx, "s1"); !errors.Is(err, as.ErrCorrupt) {
+		t.Errorf("Open of a file with a bad line: %v", err)
+	}
+	if after, _ := os.ReadFile(p); string(after) != corrupt {
+		t.Error("the file was changed")
 	}
 }

@@ -318,7 +318,7 @@ func NewFileStoreWithOptions(dir string, opts *as.FileStoreOptions) (*FileStore,
 	if opts != nil {
 		o = *opts
 	}
-	flatLayout(&o)
+	o.Layout = as.LayoutFlat
 	fs, err := as.OpenFileStore(dir, &o)
 	if err != nil {
 		return nil, fmt.Errorf("dive session: %w", err)
