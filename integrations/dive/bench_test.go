@@ -19,7 +19,7 @@ import (
 // Messages), and a whole agent turn (Messages, the model, SaveTurn).
 //
 //	go test -run '^$' -bench . -benchmem -count 6 > bench.txt
-//	benchstat bench.txt
+//	benchstat -col /store bench.txt
 
 // benchStores opens a session of each kind of FileStore, in a fresh store
 // over dir (so that nothing is cached between opens).
@@ -88,7 +88,7 @@ func BenchmarkSaveTurn(b *testing.B) {
 	ctx := context.Background()
 	for _, depth := range benchDepths {
 		for _, st := range benchStores {
-			b.Run(fmt.Sprintf("depth=%d/%s", depth, st.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("depth=%d/store=%s", depth, st.name), func(b *testing.B) {
 				s := st.open(b, b.TempDir(), "bench")
 				fill(b, s, depth)
 				turns := make([][]*llm.Message, 64)
@@ -113,7 +113,7 @@ func BenchmarkReopen(b *testing.B) {
 	ctx := context.Background()
 	for _, depth := range benchDepths {
 		for _, st := range benchStores {
-			b.Run(fmt.Sprintf("depth=%d/%s", depth, st.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("depth=%d/store=%s", depth, st.name), func(b *testing.B) {
 				dir := b.TempDir()
 				fill(b, st.open(b, dir, "bench"), depth)
 				b.ReportAllocs()
@@ -149,7 +149,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	ctx := context.Background()
 	for _, depth := range []int{10, 100} {
 		for _, st := range benchStores {
-			b.Run(fmt.Sprintf("depth=%d/%s", depth, st.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("depth=%d/store=%s", depth, st.name), func(b *testing.B) {
 				s := st.open(b, b.TempDir(), "bench")
 				fill(b, s, depth)
 				agent, err := dive.NewAgent(dive.AgentOptions{Model: echoModel{}, Session: s})

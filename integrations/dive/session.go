@@ -28,8 +28,8 @@ var ErrNotFound = as.ErrNotFound
 var ErrSuspendedSession = errors.New("session is suspended")
 
 // ErrNotSuspended is returned from SaveResumedTurn and CancelSuspension
-// when the session is not suspended.
-var ErrNotSuspended = errors.New("session is not suspended")
+// when the session is not suspended. It is agentsession's ErrNotSuspended.
+var ErrNotSuspended = as.ErrNotSuspended
 
 // ErrInvalidSessionID is returned for a session id agentsession does not
 // accept (see agentsession's ValidateID). It is agentsession's
@@ -99,8 +99,10 @@ func wrap(s *as.Session, store *StoreAdapter) *Session {
 }
 
 // Agent returns the agentsession session underneath, for what this
-// package does not offer (Verify, Tree, Branch, Context ...). Appending to
-// it directly is fine; Dive's view follows the leaf.
+// package does not offer (Verify, Tree, Branch, Context, Decide ...).
+// Messages appended to it directly are in Dive's view from then on (it
+// follows the leaf); the title and metadata this Session shows are those
+// it was opened with and was given since.
 func (s *Session) Agent() *as.Session {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
