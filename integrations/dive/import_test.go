@@ -248,3 +248,31 @@ func TestFileStoreImportDiveInPlace(t *testing.T) {
 		t.Errorf("reopened import\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// Dive names a session's file by its id as it is; agentsession escapes
+// what a file name should not hold. Open still finds Dive's file, and
+// ImportDive takes it in.
+func TestFileStoreDiveFileOfEscapedID(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeDiveSession(t, dir, "chat 7")
+	store, err := session.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := store.Open(ctx, "chat 7"); !errors.Is(err, as.ErrForeignFormat) {
+		t.Fatalf("Open: %v", err)
+	}
+	sess, err := store.ImportDive(ctx, "chat 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Title() != "Imported chat" || !sess.IsSuspended() {
+		t.Errorf("imported: title %q, suspended %v", sess.Title(), sess.IsSuspended())
+	}
+	again, err := reopen(t, dir).Open(ctx, "chat 7")
+	if err != nil || again.EventCount() != sess.EventCount() {
+		t.Errorf("reopened: %v", err)
+	}
+}

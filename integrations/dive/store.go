@@ -326,6 +326,40 @@ func NewFileStoreWithOptions(dir string, opts *as.FileStoreOptions) (*FileStore,
 	return &FileStore{StoreAdapter: NewStore(fs), fs: fs}, nil
 }
 
+// Open returns the session with the given id, creating it if it does not
+// exist. A session file of Dive's FileStore for the id (<dir>/<id>.jsonl,
+// Dive's name for it, when agentsession's escaped name differs) makes it
+// fail with an error wrapping agentsession's ErrForeignFormat, as one
+// where agentsession keeps the session does: import it with ImportDive.
+func (s *FileStore) Open(ctx context.Context, id string) (*Session, error) {
+	if err := s.diveFileAt(id); err != nil {
+		return nil, err
+	}
+	return s.StoreAdapter.Open(ctx, id)
+}
+
+// diveFileAt returns a foreign-format error when Dive's FileStore has a
+// session file for id (agentsession's own check finds it too when the
+// names are the same).
+func (s *FileStore) diveFileAt(id string) error {
+	s.mu.Lock()
+	_, open := s.sessions[id]
+	s.mu.Unlock()
+	if open || id == "" || strings.ContainsAny(id, `/\`) || strings.Contains(id, "..") {
+		return nil // Dive's FileStore refuses these ids
+	}
+	dive := filepath.Join(s.fs.Root(), id+".jsonl")
+	first, err := firstLine(dive)
+	if err != nil {
+		return nil
+	}
+	var l diveLine
+	if json.Unmarshal(first, &l) != nil || l.LineType == "" {
+		return nil // agentsession's file, or none of Dive's
+	}
+	return foreign(&as.ForeignError{ID: id, Path: dive, Format: "Dive"})
+}
+
 // Agent returns agentsession's FileStore underneath.
 func (s *FileStore) Agent() *as.FileStore { return s.fs }
 
