@@ -83,3 +83,68 @@ func Example() {
 	// 4 messages, 2 turns, 24 input tokens
 	// 0 findings; 2 user turns
 }
+
+// approver stands in for a model that asks for the approve tool, then
+// answers once it has its result.
+type approver struct{}
+
+func (approver) Name() string { return "approver" }
+func (approver) Generate(ctx context.Context, opts ...llm.Option) (*llm.Response, error) {
+	cfg := &llm.Config{}
+	for _, o := range opts {
+		o(cfg)
+	}
+	resp := &llm.Response{Role: llm.Assistant, Type: "message", StopReason: "stop"}
+	if last := cfg.Messages[len(cfg.Messages)-1]; last.Text() == "deploy" {
+		resp.StopReason = "tool_use"
+		resp.Content = []llm.Content{&llm.ToolUseContent{ID: "call_1", Name: "approve", Input: []byte(`{"what":"deploy"}`)}}
+	} else {
+		resp.Content = []llm.Content{&llm.TextContent{Text: "Deployed."}}
+	}
+	return resp, nil
+}
+
+// A tool suspends the turn until a person approves; whoever holds the
+// approval (another process, another machine on PostgreSQL) resumes it
+// from the session alone.
+func Example_suspendAndResume() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "dive-sessions")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	type request struct {
+		What string `json:"what"`
+	}
+	approve := dive.FuncTool("approve", "Ask a person to approve.",
+		func(ctx context.Context, in *request) (*dive.ToolResult, error) {
+			return dive.NewSuspendResult("Approve the "+in.What+"?", nil), nil
+		})
+
+	store, _ := session.NewFileStore(dir)
+	sess, _ := store.Open(ctx, "ops")
+	agent, _ := dive.NewAgent(dive.AgentOptions{Model: approver{}, Tools: []dive.Tool{approve}, Session: sess})
+	resp, _ := agent.CreateResponse(ctx, dive.WithInput("deploy"))
+	fmt.Println(resp.Status, resp.Suspension.PendingToolCalls[0].Prompt)
+	store.Close()
+
+	// Later, elsewhere: the suspension is in the session.
+	store, _ = session.NewFileStore(dir)
+	defer store.Close()
+	sess, _ = store.Open(ctx, "ops")
+	fmt.Println("suspended:", sess.IsSuspended(), sess.LoadSuspension().PendingToolCalls[0].ID)
+	agent, _ = dive.NewAgent(dive.AgentOptions{Model: approver{}, Tools: []dive.Tool{approve}, Session: sess})
+	resp, err = agent.CreateResponse(ctx, dive.WithToolResults(map[string]*dive.ToolResult{
+		"call_1": dive.NewToolResultText("approved by alice"),
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Status, resp.OutputText(), "suspended:", sess.IsSuspended())
+
+	// Output:
+	// suspended Approve the deploy?
+	// suspended: true call_1
+	// completed Deployed. suspended: false
+}
