@@ -99,8 +99,9 @@
 //     session, continued) gets an error result, where Dive's would send
 //     the call unanswered, and a tool result whose call is not pending is
 //     left out (AllMessages has it). Dive's agent writes neither.
-//   - Delete removes the session from the store: a handle Open returned
-//     before fails its writes from then on (Dive's keeps working in
-//     memory, orphaned).
+//   - Delete removes the session from the store and closes the instance
+//     Open returned: its methods fail from then on (Dive's keeps working
+//     in memory, orphaned); Put of it stores it again. So does Put of
+//     another session of the same id.
 //   - Fork's new session names its parent in its header.
 package session

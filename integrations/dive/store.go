@@ -125,6 +125,7 @@ func (st *StoreAdapter) Open(ctx context.Context, id string) (*Session, error) {
 // another store (or of none: New, Fork) is copied, replacing a session of
 // the same id; a session of this store is already saved.
 func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
+	// Lock order: session first, store second, as in Dive's stores.
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.err != nil {
@@ -132,17 +133,26 @@ func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
 	}
 	id := sess.id
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if sess.store == st && sess.s.Store() == st.backend {
-		if _, err := st.backend.Load(ctx, id); err == nil {
-			if err := sess.check(ctx); err != nil {
-				return err
-			}
-			st.sessions[id] = sess
-			return nil
-		}
+	if st.sessions[id] == sess {
+		st.mu.Unlock()
+		return sess.check(ctx) // already in the store
 	}
-	// Copy the handle's log into the backend, replacing what has the id.
+	prev := st.sessions[id]
+	err := st.put(ctx, sess)
+	st.mu.Unlock()
+	if prev != nil && prev != sess {
+		prev.closeHandle() // replaced: its writes would land in the copy
+	}
+	if err != nil {
+		return err
+	}
+	return sess.check(ctx)
+}
+
+// put copies sess's log into the backend, replacing what has its id, and
+// connects sess to it. Callers hold sess.mu and st.mu.
+func (st *StoreAdapter) put(ctx context.Context, sess *Session) error {
+	id := sess.id
 	src := as.OpenLog(sess.s.Log())
 	if err := st.backend.Delete(ctx, id); err != nil && !errors.Is(err, as.ErrNotFound) {
 		return err
@@ -158,16 +168,25 @@ func (st *StoreAdapter) Put(ctx context.Context, sess *Session) error {
 	old := sess.s
 	if l := old.LeafID(); l != s.LeafID() {
 		if err := s.Branch(ctx, l); err != nil {
+			_ = s.Close()
 			return err
 		}
 	}
 	sess.s, sess.store = s, st
 	_ = old.Close()
-	if err := sess.check(ctx); err != nil {
-		return err
-	}
 	st.sessions[id] = sess
 	return nil
+}
+
+// closeHandle closes the agentsession handle of a session its store no
+// longer holds (Delete, or Put of another session of its id): from then
+// on its methods fail.
+func (s *Session) closeHandle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.s != nil {
+		_ = s.s.Close()
+	}
 }
 
 // List returns a summary of every session, most recently updated first.
@@ -241,15 +260,18 @@ func (st *StoreAdapter) info(ctx context.Context, si as.SessionInfo) (*SessionIn
 }
 
 // Delete removes a session. Idempotent: returns nil if absent. An
-// instance Open returned before is evicted: its writes fail from then on.
+// instance Open returned before is evicted and closed: its methods fail
+// from then on.
 func (st *StoreAdapter) Delete(ctx context.Context, id string) error {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	prev := st.sessions[id]
 	delete(st.sessions, id)
-	if err := st.backend.Delete(ctx, id); err != nil && !errors.Is(err, as.ErrNotFound) {
-		if errors.Is(err, as.ErrInvalidID) {
-			return err
-		}
+	err := st.backend.Delete(ctx, id)
+	st.mu.Unlock()
+	if prev != nil {
+		prev.closeHandle()
+	}
+	if err != nil && !errors.Is(err, as.ErrNotFound) {
 		return err
 	}
 	return nil
