@@ -384,3 +384,24 @@ func TestMidFileCorruption(t *testing.T) {
 		t.Error("the file was changed")
 	}
 }
+
+// Delete closes the instance it evicts; Put stores it again.
+func TestDeleteThenPut(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := reopen(t, dir)
+	s := openIn(t, store, "d")
+	must(t, s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("kept in memory")}, nil))
+	must(t, store.Delete(ctx, "d"))
+	if err := s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("after delete")}, nil); !errors.Is(err, as.ErrClosed) {
+		t.Errorf("SaveTurn on a deleted session: %v", err)
+	}
+	if fresh := openIn(t, store, "d"); fresh == s || len(texts(t, fresh)) != 0 {
+		t.Error("Open after Delete did not start afresh")
+	}
+	must(t, store.Put(ctx, s))
+	must(t, s.SaveTurn(ctx, []*llm.Message{llm.NewUserTextMessage("put back")}, nil))
+	if got := texts(t, openIn(t, reopen(t, dir), "d")); strings.Join(got, "|") != "user: kept in memory|user: put back" {
+		t.Errorf("reopened: %q", got)
+	}
+}
