@@ -109,74 +109,99 @@ func readDive(r io.Reader) (*diveHeader, []*diveEvent, error) {
 // stores it in store as the session of the header's id, which must not
 // hold a turn yet: every event in order (turns with their ids, usage and
 // metadata; compactions with their summaries), the title, the metadata,
-// and a suspension if the session was suspended. Message timestamps are
-// the times of their events.
+// the session it was forked from, and a suspension if the session was
+// suspended. Message timestamps are the times of their events. The
+// session is built in memory and stored in one step (Put): a failed
+// import stores nothing.
 func ImportDive(ctx context.Context, store Store, r io.Reader) (*Session, error) {
 	h, events, err := readDive(r)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := store.Open(ctx, h.ID)
+	existing, err := store.Open(ctx, h.ID)
 	if err != nil {
 		return nil, err
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if err := sess.check(ctx); err != nil {
-		return nil, err
-	}
-	for e := range sess.s.Entries() {
-		if e.Type() == as.TypeMessage || e.Type() == as.TypeCompaction {
-			return nil, fmt.Errorf("dive session: import %q: %w", h.ID, as.ErrExists)
-		}
-	}
-	if len(sess.s.TurnRecords()) > 0 {
+	if existing.holdsTurns() {
 		return nil, fmt.Errorf("dive session: import %q: %w", h.ID, as.ErrExists)
 	}
+	s, err := as.Create(ctx, as.NewMemoryStore(), &as.CreateOptions{ID: h.ID, ParentSession: h.ForkedFrom})
+	if err != nil {
+		return nil, err
+	}
+	sess := wrap(s, nil)
+	if err := sess.importDive(ctx, h, events); err != nil {
+		return nil, err
+	}
+	if err := store.Put(ctx, sess); err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// holdsTurns reports whether the session holds messages, compactions or
+// turn records.
+func (s *Session) holdsTurns() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.err != nil {
+		return false
+	}
+	for e := range s.s.Entries() {
+		if e.Type() == as.TypeMessage || e.Type() == as.TypeCompaction {
+			return true
+		}
+	}
+	return len(s.s.TurnRecords()) > 0
+}
+
+// importDive writes a Dive session's header and events into s.
+func (s *Session) importDive(ctx context.Context, h *diveHeader, events []*diveEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if h.Title != "" {
-		sess.title = h.Title
-		if err := sess.writeInfo(ctx, &infoChange{title: &sess.title}); err != nil {
-			return nil, err
+		s.title = strings.TrimSpace(h.Title)
+		if err := s.writeInfo(ctx, &infoChange{title: &s.title}); err != nil {
+			return err
 		}
 	}
 	for k, v := range h.Metadata {
-		if err := sess.setMetadata(ctx, k, v); err != nil {
-			return nil, err
+		if err := s.setMetadata(ctx, k, v); err != nil {
+			return err
 		}
 	}
 	for k, e := range events {
-		switch e.Type {
-		case "compaction":
-			if err := sess.importCompaction(ctx, e); err != nil {
-				return nil, err
+		if e.Type == "compaction" {
+			if err := s.importCompaction(ctx, e); err != nil {
+				return err
 			}
-		default:
-			conv, err := toAgent(e.Messages, sess.callName)
-			if err != nil {
-				return nil, err
-			}
-			for _, m := range conv {
-				m.Timestamp = e.Timestamp.UnixMilli()
-			}
-			t := &turnRec{ID: e.ID, Usage: e.Usage, Metadata: e.Metadata}
-			if h.Suspended && k == len(events)-1 {
-				state := &dive.SuspensionState{PendingToolCalls: h.PendingToolCalls, CompletedToolCalls: h.CompletedToolCalls}
-				err := saveSuspended(ctx, sess.s, conv, t, state)
-				if !errors.Is(err, ErrNothingPending) {
-					if err != nil {
-						return nil, err
-					}
-					continue
+			continue
+		}
+		conv, err := toAgent(e.Messages, s.callName)
+		if err != nil {
+			return err
+		}
+		for _, m := range conv {
+			m.Timestamp = e.Timestamp.UnixMilli()
+		}
+		t := &turnRec{ID: e.ID, Usage: e.Usage, Metadata: e.Metadata}
+		if h.Suspended && k == len(events)-1 {
+			state := &dive.SuspensionState{PendingToolCalls: h.PendingToolCalls, CompletedToolCalls: h.CompletedToolCalls}
+			err := saveSuspended(ctx, s.s, conv, t, state)
+			if !errors.Is(err, ErrNothingPending) {
+				if err != nil {
+					return err
 				}
-				// No call of the turn awaits a result (Dive's agent
-				// never suspends such a turn): a turn like any other.
+				continue
 			}
-			if err := saveTurn(ctx, sess.s, conv, t); err != nil {
-				return nil, err
-			}
+			// No call of the turn awaits a result (Dive's agent never
+			// suspends such a turn): a turn like any other.
+		}
+		if err := saveTurn(ctx, s.s, conv, t); err != nil {
+			return err
 		}
 	}
-	return sess, nil
+	return nil
 }
 
 func (s *Session) importCompaction(ctx context.Context, e *diveEvent) error {

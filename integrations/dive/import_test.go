@@ -276,3 +276,33 @@ func TestFileStoreDiveFileOfEscapedID(t *testing.T) {
 		t.Errorf("reopened: %v", err)
 	}
 }
+
+// A Dive fork names its parent; the import keeps it in the header.
+func TestImportDiveFork(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeDiveSession(t, dir, "parent")
+	dstore, _ := divesession.NewFileStore(dir)
+	if _, err := divesession.ForkSession(ctx, dstore, "parent", "child"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "child.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	store := session.NewMemoryStore()
+	s, err := session.ImportDive(ctx, store, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Agent().Header().ParentSession; p != "parent" {
+		t.Errorf("parent %q", p)
+	}
+	if s.IsSuspended() || s.EventCount() != 5 {
+		t.Errorf("fork import: suspended %v, %d events", s.IsSuspended(), s.EventCount())
+	}
+	if again, _ := store.Open(ctx, "child"); again != s {
+		t.Error("Open after the import returns another instance")
+	}
+}
