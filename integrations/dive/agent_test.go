@@ -280,7 +280,7 @@ func TestAgentSuspendResumeAcrossProcesses(t *testing.T) {
 
 	// The file is <dir>/<escaped id>.jsonl, and agentsession finds nothing
 	// wrong in it.
-	path, err := store.Agent().Path(chatID)
+	path, err := store.Unwrap().Path(chatID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestAgentSuspendResumeAcrossProcesses(t *testing.T) {
 		t.Errorf("the session is at %s, not <dir>/<escaped id>.jsonl", path)
 	}
 	verifyClean(t, path)
-	for _, f := range sess.Agent().Verify() {
+	for _, f := range sess.Unwrap().Verify() {
 		if f.Severity() >= as.SeverityWarning {
 			t.Errorf("Verify: %s", f)
 		}

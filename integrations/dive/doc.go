@@ -16,7 +16,7 @@
 //	sess, _ := store.Open(ctx, "user:42")
 //	agent, _ := dive.NewAgent(dive.AgentOptions{Model: model, Session: sess})
 //
-// Underneath, a session is an agentsession session (Session.Agent returns
+// Underneath, a session is an agentsession session (Session.Unwrap returns
 // it): a tree of entries in the JSONL format of the pi coding agent, kept
 // in any agentsession Store: NewFileStore and NewMemoryStore use
 // agentsession's, NewStore takes any other (PostgreSQL with pgstore, a

@@ -74,8 +74,8 @@ func Example() {
 	fmt.Println(len(msgs), "messages,", sess.EventCount(), "turns,", sess.TotalUsage().InputTokens, "input tokens")
 
 	// The same session, as agentsession sees it.
-	findings := sess.Agent().Verify()
-	fmt.Println(len(findings), "findings;", sess.Agent().Turns(), "user turns")
+	findings := sess.Unwrap().Verify()
+	fmt.Println(len(findings), "findings;", sess.Unwrap().Turns(), "user turns")
 
 	// Output:
 	// You said "Hello" (message 1).

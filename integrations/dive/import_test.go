@@ -155,7 +155,7 @@ func TestImportDive(t *testing.T) {
 	if g := view(t, got, history); g != want {
 		t.Errorf("the import differs from Dive's session\n got: %s\nwant: %s", g, want)
 	}
-	for _, fd := range got.Agent().Verify() {
+	for _, fd := range got.Unwrap().Verify() {
 		t.Logf("verify: %s", fd)
 	}
 
@@ -296,7 +296,7 @@ func TestImportDiveFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Agent().Header().ParentSession; p != "parent" {
+	if p := s.Unwrap().Header().ParentSession; p != "parent" {
 		t.Errorf("parent %q", p)
 	}
 	if s.IsSuspended() || s.EventCount() != 5 {

@@ -98,12 +98,12 @@ func wrap(s *as.Session, store *StoreAdapter) *Session {
 	return sess
 }
 
-// Agent returns the agentsession session underneath, for what this
+// Unwrap returns the agentsession session underneath, for what this
 // package does not offer (Verify, Tree, Branch, Context, Decide ...).
 // Messages appended to it directly are in Dive's view from then on (it
 // follows the leaf); the title and metadata this Session shows are those
 // it was opened with and was given since.
-func (s *Session) Agent() *as.Session {
+func (s *Session) Unwrap() *as.Session {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.s

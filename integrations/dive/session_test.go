@@ -52,7 +52,7 @@ func texts(t *testing.T, s *session.Session) []string {
 
 func noWarnings(t *testing.T, s *session.Session) {
 	t.Helper()
-	for _, f := range s.Agent().Verify() {
+	for _, f := range s.Unwrap().Verify() {
 		if f.Severity() >= as.SeverityWarning {
 			t.Errorf("verify: %s", f)
 		}
@@ -230,7 +230,7 @@ func TestTitleAndMetadataPersisted(t *testing.T) {
 	if mustJSON(t, got.Metadata()) != mustJSON(t, want) {
 		t.Errorf("metadata %v", got.Metadata())
 	}
-	meta := got.Agent().Meta().Metadata
+	meta := got.Unwrap().Meta().Metadata
 	if meta["owner"] != "alice" || meta["tags"] != `["a","b"]` {
 		t.Errorf("agentsession metadata %v", meta)
 	}
@@ -284,7 +284,7 @@ func TestForkAndPut(t *testing.T) {
 	if got := texts(t, openIn(t, other, "fresh")); strings.Join(got, "|") != "user: in memory|user: then on disk" {
 		t.Errorf("put session reopened: %q", got)
 	}
-	if h := openIn(t, other, "copy").Agent().Header(); h.ParentSession != "orig" {
+	if h := openIn(t, other, "copy").Unwrap().Header(); h.ParentSession != "orig" {
 		t.Errorf("fork's parent %q", h.ParentSession)
 	}
 }
@@ -309,7 +309,7 @@ func TestCompactReopened(t *testing.T) {
 	if m := describe(all); strings.Join(m, "|") != "user: one|assistant: 1|user: summary of one|assistant: noted|user: two|assistant: 2" {
 		t.Errorf("AllMessages %q", m)
 	}
-	ctxMsgs, _ := got.Agent().Messages(ctx)
+	ctxMsgs, _ := got.Unwrap().Messages(ctx)
 	if len(ctxMsgs) != 3 || ctxMsgs[0].Role != as.RoleCompactionSummary || ctxMsgs[0].Summary != "summary of one\n\nnoted" {
 		t.Errorf("agentsession's context starts with %s", mustJSON(t, ctxMsgs[0]))
 	}

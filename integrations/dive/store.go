@@ -382,8 +382,8 @@ func (s *FileStore) diveFileAt(id string) error {
 	return foreign(&as.ForeignError{ID: id, Path: dive, Format: "Dive"})
 }
 
-// Agent returns agentsession's FileStore underneath.
-func (s *FileStore) Agent() *as.FileStore { return s.fs }
+// Unwrap returns agentsession's FileStore underneath.
+func (s *FileStore) Unwrap() *as.FileStore { return s.fs }
 
 // Close closes the store's files.
 func (s *FileStore) Close() error { return s.fs.Close() }
