@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -231,7 +232,15 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 		}
 		start = 1
 	}
-	cut, kept, turn := s.findCut(msgs, start, o)
+	// A suspended call awaits its result, which must find it: no cut
+	// after its assistant message.
+	hold := len(msgs)
+	for _, c := range pc.pair.suspendedOpen() {
+		if k := slices.Index(ids, c.EntryID); k >= 0 && k < hold {
+			hold = k
+		}
+	}
+	cut, kept, turn := s.findCut(msgs, start, hold, o)
 	if cut <= start {
 		if limit := o.ContextWindow - o.ReserveTokens; o.ContextWindow > 0 && plan.TokensBefore > limit {
 			return nil, fmt.Errorf("%w: the context takes about %d tokens, over the %d the window leaves, but its last %d tokens hold no point to cut at (a turn, or a message, that long): trim it, or use a model with a larger window",
@@ -281,7 +290,7 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 // does it cut inside that turn, at the latest point where a context may
 // start (not a tool result, no call before it waiting on a result after
 // it) that keeps at least KeepRecentTokens.
-func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
+func (s *Session) findCut(msgs []*Message, start, hold int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
 	// inside[k] > 0: msgs[k] lies between a call and its result (the
 	// result included). A result answers the latest call with its id
 	// before it that no result answered yet: ids may repeat.
@@ -302,6 +311,9 @@ func (s *Session) findCut(msgs []*Message, start int, o *CompactionOptions) (cut
 				inside[k+1]--
 			}
 		}
+	}
+	if hold < len(msgs) {
+		inside[hold+1]++ // a suspended call's message: everything after it is inside
 	}
 	// valid[k]: msgs[k] may start a context; boundary[k]: and a turn.
 	valid := make([]bool, len(msgs))

@@ -59,14 +59,15 @@ type Context struct {
 	// conversation moved on (an aborted or failed turn).
 	Dangling []ToolCallRef
 	// Pending lists the calls of the last assistant message still waiting
-	// for their results at the end of the path.
+	// for their results at the end of the path, which the agent is to
+	// run: those suspended on purpose are in Suspended instead.
 	Pending []ToolCallRef
 	// Suspended lists the pending calls a host suspended on purpose
 	// (Session.Suspend): they get no failure when the conversation goes
 	// on; what comes meanwhile waits behind them in ForModel.
 	Suspended []ToolCallRef
 	// susp is the pairing's suspension marks, for ForModel.
-	susp []string
+	susp []callKey
 	// Orphans lists tool results that answer no call awaiting one: a call
 	// not on the path, answered already, or no longer awaited.
 	Orphans []ToolCallRef
@@ -140,7 +141,7 @@ func (c *Context) ForModel() []*Message {
 type pairing struct {
 	open     []openCall // calls of the last assistant message not yet answered
 	held     []*Message // custom messages that arrived while calls were open
-	susp     []string   // calls marked suspended (suspend.go), answered or not
+	susp     []callKey  // calls marked suspended (suspend.go), answered or not
 	late     []lateCall // suspended calls the conversation went past, unanswered
 	model    []*Message
 	dangling []ToolCallRef
@@ -152,6 +153,12 @@ type openCall struct {
 	ref ToolCallRef
 	ts  int64
 }
+
+// callKey names a call: its assistant message's entry and its id (ids
+// may repeat across messages).
+type callKey struct{ entry, call string }
+
+func keyOf(r ToolCallRef) callKey { return callKey{r.EntryID, r.CallID} }
 
 // lateCall is a suspended call whose place in the model list a
 // placeholder holds (at model[at]) until its result comes.
@@ -287,9 +294,9 @@ func (p *pairing) release() {
 
 // suspend marks the pending calls among ids suspended.
 func (p *pairing) suspend(ids []string) {
-	for _, id := range ids {
-		if slices.ContainsFunc(p.open, func(c openCall) bool { return c.ref.CallID == id }) && !slices.Contains(p.susp, id) {
-			p.susp = append(p.susp, id)
+	for _, c := range p.open {
+		if k := keyOf(c.ref); slices.Contains(ids, c.ref.CallID) && !slices.Contains(p.susp, k) {
+			p.susp = append(p.susp, k)
 		}
 	}
 }
@@ -298,7 +305,7 @@ func (p *pairing) suspend(ids []string) {
 // dangling when the conversation goes on, and those it went past are
 // dangling now.
 func (p *pairing) endSuspension(ids []string) {
-	p.susp = slices.DeleteFunc(slices.Clone(p.susp), func(id string) bool { return slices.Contains(ids, id) })
+	p.susp = slices.DeleteFunc(slices.Clone(p.susp), func(k callKey) bool { return slices.Contains(ids, k.call) })
 	var keep []lateCall
 	for _, c := range p.late {
 		if !slices.Contains(ids, c.ref.CallID) {
@@ -314,7 +321,7 @@ func (p *pairing) endSuspension(ids []string) {
 	p.late = keep
 }
 
-func (p *pairing) isSuspended(c openCall) bool { return slices.Contains(p.susp, c.ref.CallID) }
+func (p *pairing) isSuspended(c openCall) bool { return slices.Contains(p.susp, keyOf(c.ref)) }
 
 // suspendedOpen returns the suspended calls still without a result.
 func (p *pairing) suspendedOpen() []ToolCallRef {
@@ -373,13 +380,20 @@ func (p *pairing) accepts(callID string) bool {
 	return false
 }
 
+// pending returns the calls awaiting their results that the agent is to
+// run: the open ones but those suspended (suspendedOpen has them).
 func (p *pairing) pending() []ToolCallRef {
 	if len(p.open) == 0 {
 		return nil
 	}
-	out := make([]ToolCallRef, len(p.open))
-	for i, c := range p.open {
-		out[i] = c.ref
+	out := make([]ToolCallRef, 0, len(p.open))
+	for _, c := range p.open {
+		if !p.isSuspended(c) {
+			out = append(out, c.ref)
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

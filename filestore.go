@@ -71,6 +71,7 @@ type FileStore struct {
 	createMu sync.Mutex        // one Create at a time
 	mu       sync.Mutex        // guards the fields below
 	paths    map[string]string // session id -> file, relative to root
+	unread   map[string]string // hashed stem -> file whose header could not be read (scan)
 	sessions map[string]*fileSession
 	index    map[string]*indexEntry // rel path -> listing cache
 	// The index was changed since it was saved; it was loaded.
@@ -129,13 +130,18 @@ type FileStoreOptions struct {
 	// zstd-compressed. Both forms are read.
 	PlainBlobs bool
 	// OnTruncate, when set, is called for each entry whose strings the
-	// store cut to MaxStringChars, once the write that stored it has
-	// succeeded, from the goroutine that wrote (it must not call back
-	// into the store). Without it (and without RefuseTruncation), a cut
-	// is seen only in the text: TruncationNotice, IsTruncated.
+	// store cut to MaxStringChars (by an append, a create or a rewrite),
+	// once the write that stored it has succeeded, from the goroutine
+	// that wrote, with the store's and the writing Session's locks held:
+	// it must not call into either (hand the report to another goroutine
+	// if it must). Without it (and without RefuseTruncation), a cut is
+	// seen only in the text (TruncationNotice, IsTruncated) and in what a
+	// reader of the file gets: the Session that wrote keeps the whole
+	// string in memory.
 	OnTruncate func(Truncation)
 	// RefuseTruncation makes a write that would cut a string fail with a
-	// *TruncationError (ErrTooLarge) instead, storing nothing of it.
+	// *TruncationError (ErrTooLarge) instead, storing nothing of it, its
+	// blobs included.
 	RefuseTruncation bool
 	// Layout is how session files are laid out under the root; default
 	// LayoutSeed, pi's.

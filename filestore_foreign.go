@@ -47,58 +47,71 @@ func (s *FileStore) foreign(id string) error {
 		return nil // the flat layout's files are its own: see foreignAt
 	}
 	cands := []string{names.FileStem(id) + fileExt}
-	if filepath.IsLocal(id) && filepath.Base(id) == id && !strings.ContainsAny(id, `/\`) {
+	if filepath.IsLocal(id) && filepath.Base(id) == id && !strings.ContainsAny(id, `/\`) && id+fileExt != cands[0] {
 		cands = append(cands, id+fileExt)
 	}
 	for _, rel := range cands {
-		f, err := s.r.Open(rel)
-		if err != nil {
-			continue
+		if err := s.foreignAt(id, rel); err != nil {
+			return err
 		}
-		line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
-		f.Close()
-		return &ForeignError{ID: id, Path: s.path(rel), Format: formatOf(line)}
 	}
 	return nil
 }
 
-// foreignAt returns a *ForeignError when the file rel, where the flat
-// layout keeps session id, holds something other than a session of this
-// format, nil otherwise.
+// foreignAt returns a *ForeignError when rel is a regular file that
+// holds session id in a format the store does not own where it would
+// look (another agent's, or ours outside the layout), nil otherwise. A
+// file of another id (a case-insensitive twin, say) is none of its
+// business.
 func (s *FileStore) foreignAt(id, rel string) error {
+	fi, err := s.r.Lstat(rel)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // no file, a directory, a FIFO a read would block on
+	}
 	f, err := s.r.Open(rel)
 	if err != nil {
 		return nil
 	}
 	line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
 	f.Close()
-	if format := formatOf(line); format != "agentsession" && format != "unknown" {
-		return &ForeignError{ID: id, Path: s.path(rel), Format: format}
+	format, fid := formatOf(line)
+	if format == "unknown" || fid != id {
+		return nil
 	}
-	return nil
+	if format == "agentsession" && s.flat {
+		return nil // the flat layout's own file
+	}
+	return &ForeignError{ID: id, Path: s.path(rel), Format: format}
 }
 
-// formatOf names the agent whose session file starts with line.
-func formatOf(line []byte) string {
+// formatOf names the agent whose session file starts with line, and the
+// id of the session it holds ("" when it names none).
+func formatOf(line []byte) (format, id string) {
 	var v struct {
-		Type      string          `json:"type"`
-		LineType  string          `json:"line_type"`
-		Data      json.RawMessage `json:"data"`
-		UUID      string          `json:"uuid"`
-		SessionID string          `json:"sessionId"`
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		LineType  string `json:"line_type"`
+		UUID      string `json:"uuid"`
+		SessionID string `json:"sessionId"`
+		Data      struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Payload struct {
+			ID string `json:"id"`
+		} `json:"payload"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(line), &v) != nil {
-		return "unknown"
+		return "unknown", ""
 	}
 	switch {
 	case v.Type == "session":
-		return "agentsession"
-	case strings.HasPrefix(v.LineType, "header") && len(v.Data) > 0 && v.Data[0] == '{':
-		return "Dive" // {"line_type":"header","data":{...}}
-	case v.Type == "session_meta" || v.Type == "response_item":
-		return "Codex"
-	case v.UUID != "" || v.SessionID != "" || v.Type == "summary":
-		return "Claude Code"
+		return "agentsession", v.ID
+	case strings.HasPrefix(v.LineType, "header"):
+		return "Dive", v.Data.ID // {"line_type":"header","data":{...}}
+	case v.Type == "session_meta":
+		return "Codex", v.Payload.ID
+	case v.UUID != "" || v.SessionID != "":
+		return "Claude Code", v.SessionID
 	}
-	return "unknown"
+	return "unknown", ""
 }

@@ -67,3 +67,22 @@ func TestFileStoreForeignSession(t *testing.T) {
 		})
 	}
 }
+
+// TestFileStoreForeignOtherID: a file of another session's id (or of
+// another case, on a file system that folds it), or no file at all (a
+// directory, a FIFO), does not stand in the way of the id.
+func TestFileStoreForeignOtherID(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "s1.jsonl"), []byte(`{"line_type":"header","data":{"id":"other"}}`+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "S3.jsonl"), []byte(`{"line_type":"header","data":{"id":"S3"}}`+"\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "s2.jsonl"), 0o700))
+	mkfifo(t, filepath.Join(root, "s4.jsonl"))
+	store := openFS(t, root, nil)
+	for _, id := range []string{"s1", "s2", "s3", "s4"} {
+		_, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w"})
+		assert.NoError(t, err, id)
+	}
+	_, err := session.Open(ctx, store, "S3")
+	assert.ErrorIs(t, err, session.ErrForeignFormat, "its own id")
+}

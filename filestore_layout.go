@@ -145,7 +145,7 @@ func isIndex(base string) bool { return base == indexName }
 // clean, it also removes temporary files left by interrupted rewrites.
 // Callers must not hold s.mu.
 func (s *FileStore) scan(clean bool) error {
-	found := map[string]string{}
+	found, unread := map[string]string{}, map[string]string{}
 	for _, top := range []string{".", archiveDir} {
 		dirs, err := readDirNames(s.r, top)
 		if err != nil {
@@ -163,7 +163,11 @@ func (s *FileStore) scan(clean bool) error {
 				continue
 			}
 			if s.flat {
-				s.scanFlat(found, top, d, clean)
+				if clean && ownTemp(d, s.isOwnFile) {
+					removeStaleTemp(s.r, filepath.Join(top, d))
+					continue
+				}
+				s.scanFile(found, unread, top, filepath.Join(top, d))
 				continue
 			}
 			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
@@ -179,11 +183,7 @@ func (s *FileStore) scan(clean bool) error {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
-				if id := s.idOfRel(filepath.Join(dir, n)); id != "" {
-					if _, dup := found[id]; !dup || top == "." {
-						found[id] = filepath.Join(dir, n)
-					}
-				}
+				s.scanFile(found, unread, top, filepath.Join(dir, n))
 			}
 		}
 	}
@@ -193,23 +193,26 @@ func (s *FileStore) scan(clean bool) error {
 			found[id] = rel // opened by path, outside the tree
 		}
 	}
-	s.paths = found
+	s.paths, s.unread = found, unread
 	s.mu.Unlock()
 	return nil
 }
 
-// scanFlat takes the entry n of directory top (the root or the archive)
-// into found, in the flat layout.
-func (s *FileStore) scanFlat(found map[string]string, top, n string, clean bool) {
-	rel := filepath.Join(top, n)
-	if clean && ownTemp(n, s.isOwnFile) {
-		removeStaleTemp(s.r, rel)
+// scanFile takes the file rel, under top (the root or the archive), into
+// found by its session's id; a long id's whose header cannot be read,
+// into unread by its stem. A live file wins over an archived one.
+func (s *FileStore) scanFile(found, unread map[string]string, top, rel string) {
+	id := s.idOfRel(rel)
+	if id == "" {
+		if stem := stemOfFile(filepath.Base(rel), s.flat); strings.Contains(stem, "~") && s.isOwnFile(filepath.Base(rel)) {
+			if _, dup := unread[stem]; !dup || top == "." {
+				unread[stem] = rel
+			}
+		}
 		return
 	}
-	if id := s.idOfRel(rel); id != "" {
-		if _, dup := found[id]; !dup || top == "." {
-			found[id] = rel
-		}
+	if _, dup := found[id]; !dup || top == "." {
+		found[id] = rel
 	}
 }
 

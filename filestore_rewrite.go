@@ -144,8 +144,12 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 		}
 		return lines[string(raw)]
 	}
-	if buf, err = s.encodeAppend(context.Background(), buf, entries, keep); err != nil {
+	stored, cuts, err := s.storedLinesKeep(context.Background(), fsess.id, nil, entries, keep)
+	if err != nil {
 		return err
+	}
+	for _, l := range stored {
+		buf = append(append(buf, l...), '\n')
 	}
 	if err := s.lim.checkLog(buf); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
@@ -155,22 +159,8 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
 	fsess.ownIno = ino
+	s.reportCuts(cuts)
 	return nil
-}
-
-// encodeAppend appends to buf the lines of entries as they go to the
-// file: long strings cut, large images moved to the blob store (see
-// FileStoreOptions). keep, when not nil, names entries to write as they
-// are: lines the file holds already, which a rewrite leaves untouched.
-func (s *FileStore) encodeAppend(ctx context.Context, buf []byte, entries []Entry, keep func(raw []byte) bool) ([]byte, error) {
-	lines, _, err := s.storedLinesKeep(ctx, "", nil, entries, keep) // a rewrite keeps what appends cut
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range lines {
-		buf = append(append(buf, l...), '\n')
-	}
-	return buf, nil
 }
 
 // migrate rewrites a version 1 or 2 file in version 3, if it still holds

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentsession/session/internal/names"
 	"hash/maphash"
 	"io/fs"
 	"os"
@@ -192,6 +193,13 @@ func (s *FileStore) file(id string) (*fileSession, error) {
 			return fsess, nil
 		}
 		rel, ok := s.paths[id]
+		if !ok {
+			// A long id's file whose header could not be read: it is
+			// this session's if its name is, and Load says what is wrong.
+			if rel, ok = s.unread[names.FileStem(id)]; ok {
+				s.paths[id] = rel
+			}
+		}
 		if ok {
 			s.clock++
 			fsess := &fileSession{id: id, rel: rel, used: s.clock, dirtyFrom: -1}

@@ -448,6 +448,11 @@ func TestFileStoreHostIDs(t *testing.T) {
 		assert.LessOrEqual(t, len(base), 255, "%q", id)
 		assert.Regexp(t, `^[0-9TZ-]+_[A-Za-z0-9_%~-][A-Za-z0-9._%~-]*\.jsonl$`, base, "the file of %q", id)
 		require.NoError(t, s.Close())
+		// What a store derives from the file's name fits too.
+		require.NoError(t, store.MarkCompacting(ctx, id, time.Now()), "mark %q", id)
+		require.NoError(t, store.MarkCompacting(ctx, id, time.Time{}))
+		require.NoError(t, store.Archive(ctx, id), "archive %q", id)
+		require.NoError(t, store.Unarchive(ctx, id), "unarchive %q", id)
 	}
 	require.NoError(t, store.Close())
 	again := openFS(t, root, nil)

@@ -184,17 +184,22 @@ func (s *FileStore) storedLinesKeep(ctx context.Context, id string, lines [][]by
 	for _, e := range entries {
 		line := e.bytes()
 		if !s.limits.small(line, e.noImage) && (keep == nil || !keep(line)) {
+			if s.opts.RefuseTruncation {
+				// Look first, without blobs: a refused write stores nothing.
+				dry := sizeLimits{maxChars: s.limits.maxChars, minBlob: -1}
+				if _, n, err := dry.limit(ctx, line); err != nil {
+					return nil, nil, err
+				} else if n.strings > 0 {
+					return nil, nil, &TruncationError{Truncation: Truncation{Session: id, EntryID: e.id, Strings: n.strings, Dropped: n.dropped}, Limit: s.limits.cutAt()}
+				}
+			}
 			var err error
 			var n cutCount
 			if line, n, err = s.limits.limit(ctx, line); err != nil {
 				return nil, nil, err
 			}
 			if n.strings > 0 {
-				tr := Truncation{Session: id, EntryID: e.id, Strings: n.strings, Dropped: n.dropped}
-				if s.opts.RefuseTruncation {
-					return nil, nil, &TruncationError{Truncation: tr, Limit: s.limits.cutAt()}
-				}
-				cuts = append(cuts, tr)
+				cuts = append(cuts, Truncation{Session: id, EntryID: e.id, Strings: n.strings, Dropped: n.dropped})
 			}
 		}
 		lines = append(lines, line)

@@ -36,3 +36,11 @@ func setRlim[T int64 | uint64](p *T, n int64) { *p = T(n) }
 // signalIgnoreXFSZ keeps a write past the file size limit from killing
 // the process: it fails with EFBIG instead.
 func signalIgnoreXFSZ() { signal.Ignore(syscall.SIGXFSZ) }
+
+// mkfifo makes a named pipe at path.
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

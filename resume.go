@@ -47,6 +47,10 @@ type ResumeView struct {
 	// Pending lists the tool calls at the end of the path still waiting
 	// for results: the agent was about to run them.
 	Pending []ToolCallRef
+	// Suspended lists the calls a host suspended on purpose that still
+	// await their results (see Session.Suspend): not for the agent to run
+	// again, but to resume when their results come.
+	Suspended []ToolCallRef
 	// Entries counts the entries of the session (every branch), Turns the
 	// user messages on the path to the leaf, Messages the messages of the
 	// context at the leaf.
@@ -67,7 +71,7 @@ func (s *Session) Resume(ctx context.Context) (*ResumeView, error) {
 		m := pc.model
 		v.Model = &m
 	}
-	v.Pending = pc.pair.pending()
+	v.Pending, v.Suspended = pc.pair.pending(), pc.pair.suspendedOpen()
 	user, userAt := s.lastOnPath(RoleUser)
 	asst, asstAt := s.lastOnPath(RoleAssistant)
 	if user >= 0 {

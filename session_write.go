@@ -339,6 +339,12 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, turn *Tur
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	return s.appendMessagesLocked(ctx, msgs, turn, !s.lenientPairing)
+}
+
+// appendMessagesLocked is appendMessages, the pairing checked when
+// strict; callers hold mu.
+func (s *Session) appendMessagesLocked(ctx context.Context, msgs []*Message, turn *TurnOptions, strict bool) ([]Entry, error) {
 	own := make([]*Message, len(msgs))
 	var stampless []int // the messages whose Timestamp the write sets
 	for k, m := range msgs {
@@ -392,7 +398,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs []*Message, turn *Tur
 		s.pending = nil
 		return p.entries, nil
 	}
-	if err := s.checkPairing(own); err != nil && !s.lenientPairing {
+	if err := s.checkPairing(own); err != nil && strict {
 		return nil, err
 	}
 	return s.commit(ctx, s.leafID, build, nil, own)

@@ -87,7 +87,8 @@ type SuspensionEnd struct {
 	CallIDs []string `json:"callIds"`
 }
 
-// SuspensionView is the suspension in force at the leaf.
+// SuspensionView is the suspension in force at the leaf: the latest one
+// on the path with a call still pending.
 type SuspensionView struct {
 	// EntryID is the suspension entry's.
 	EntryID string
@@ -196,25 +197,41 @@ func (s *Session) suspendedLocked() *SuspensionView {
 	if len(pending) == 0 {
 		return nil
 	}
-	v := &SuspensionView{Pending: pending}
+	// The latest suspension with a call still pending, its decisions, and
+	// its pending calls.
+	v := &SuspensionView{}
 	var decisions []Decision
 	path := pc.path
-	pos := len(path) - 1
-	for ; pos >= 0; pos-- {
+	for pos := len(path) - 1; pos >= 0 && v.EntryID == ""; pos-- {
 		e := s.t.nodes[path[pos]].e
 		if d, ok := decodeCustom[Decision](e, CustomDecision); ok {
 			decisions = append(decisions, d)
 			continue
 		}
-		if sp, ok := suspensionOf(e); ok && slices.ContainsFunc(sp.Calls, func(c SuspendedCall) bool { return c.CallID == pending[0].CallID }) {
+		sp, ok := suspensionOf(e)
+		if !ok {
+			continue
+		}
+		for _, p := range pending {
+			if slices.ContainsFunc(sp.Calls, func(c SuspendedCall) bool { return c.CallID == p.CallID }) {
+				v.Pending = append(v.Pending, p)
+			}
+		}
+		if len(v.Pending) > 0 {
 			v.EntryID, v.Suspension = e.id, sp
-			break
 		}
 	}
+	if v.EntryID == "" {
+		return nil // marks without their entry (a compaction kept them out)
+	}
 	slices.Reverse(decisions)
-	v.Decisions = decisions
+	for _, d := range decisions {
+		if slices.ContainsFunc(v.Calls, func(c SuspendedCall) bool { return c.CallID == d.CallID }) {
+			v.Decisions = append(v.Decisions, d)
+		}
+	}
 	// The turn began with the last user message before the calls'.
-	if at, ok := s.t.lookup(pending[0].EntryID); ok {
+	if at, ok := s.t.lookup(v.Pending[0].EntryID); ok {
 		for p := s.t.nodes[at].parent; p >= 0; p = s.t.nodes[p].parent {
 			if m := s.t.contextMessage(p); m != nil && m.Role == RoleUser {
 				v.TurnStart = s.t.nodes[p].e.id
@@ -241,8 +258,9 @@ func (s *Session) Decide(ctx context.Context, d Decision) (Entry, error) {
 	return s.appendCustomLocked(ctx, CustomDecision, d)
 }
 
-// EndSuspension ends the suspension in force at the leaf (see
-// EndSuspensionOptions), ErrNotSuspended when there is none.
+// EndSuspension ends the suspension in force at the leaf (Suspended; see
+// EndSuspensionOptions), ErrNotSuspended when there is none (also for
+// the retry of a call whose first attempt landed though it failed).
 func (s *Session) EndSuspension(ctx context.Context, o *EndSuspensionOptions) error {
 	if o == nil {
 		o = &EndSuspensionOptions{}
@@ -257,13 +275,12 @@ func (s *Session) EndSuspension(ctx context.Context, o *EndSuspensionOptions) er
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
 	v := s.suspendedLocked()
 	if v == nil {
-		s.mu.Unlock()
 		return ErrNotSuspended
 	}
 	if !o.Rewind {
-		s.mu.Unlock()
 		text := "The tool call was " + outcome + " while suspended."
 		if o.Reason != "" {
 			text += " Reason: " + o.Reason
@@ -272,12 +289,12 @@ func (s *Session) EndSuspension(ctx context.Context, o *EndSuspensionOptions) er
 		for k, c := range v.Pending {
 			msgs[k] = ToolError(c.CallID, c.Name, text)
 		}
-		// All or nothing; a call answered meanwhile makes it fail
-		// (ErrUnpairedToolResult) rather than answer twice.
-		_, err := s.appendMessages(ctx, msgs, nil)
+		// All or nothing, paired strictly whatever the handle's setting:
+		// a call another writer answered meanwhile makes it fail
+		// (ErrUnpairedToolResult) rather than be answered twice.
+		_, err := s.appendMessagesLocked(ctx, msgs, nil, true)
 		return err
 	}
-	defer s.mu.Unlock()
 	end := SuspensionEnd{Outcome: outcome, Reason: o.Reason}
 	for _, c := range v.Pending {
 		end.CallIDs = append(end.CallIDs, c.CallID)

@@ -22,7 +22,7 @@ type TruncationError struct {
 }
 
 func (e *TruncationError) Error() string {
-	return fmt.Sprintf("session: session %s, entry %s: %d string(s) over the store's limit of %d characters (%d characters over); the store refuses to cut them (RefuseTruncation)",
+	return fmt.Sprintf("session: session %s, entry %s: %d string(s) over the store's limit of %d characters, which cutting would drop %d characters of; the store refuses to cut them (RefuseTruncation)",
 		e.Session, e.EntryID, e.Strings, e.Limit, e.Dropped)
 }
 

@@ -35,10 +35,12 @@ type TurnRecord struct {
 	// FirstEntryID is the turn's first message's entry ("" for a record
 	// of usage alone).
 	FirstEntryID string
-	// Usage is the usage the record holds: nil when a message holds it.
+	// Usage is the usage the record holds: nil when the turn's assistant
+	// message took it; the turn had none (Counted), or its message had
+	// usage of its own (the host's report, kept, not counted).
 	Usage *Usage
-	// Counted says Session.Usage counts Usage (the turn had no message to
-	// hold it).
+	// Counted says Session.Usage counts Usage (the turn had no assistant
+	// message to hold it).
 	Counted  bool
 	Metadata json.RawMessage
 }
@@ -92,4 +94,21 @@ func turnUsage(e Entry) (*Usage, bool) {
 		return nil, false
 	}
 	return d.Usage, true
+}
+
+// EntryUsage returns the usage entry e counts in Session.Usage: an
+// assistant message's, or a turn record's that no message holds; ok is
+// false for any other entry. For tools that tally usage entry by entry.
+func EntryUsage(e Entry) (u Usage, ok bool) {
+	if tu, ok := turnUsage(e); ok {
+		return *tu, true
+	}
+	if e.kind != kindMessage {
+		return Usage{}, false
+	}
+	m, err := e.Message()
+	if err != nil || m.Role != RoleAssistant || m.Usage == nil {
+		return Usage{}, false
+	}
+	return *m.Usage, true
 }

@@ -207,7 +207,7 @@ func (t *tree) verifyPairing() []Finding {
 	type item struct {
 		i    int32
 		open []ToolCallRef // shared between siblings: copied before changing
-		susp []string      // suspended calls among open (suspend.go); shared too
+		susp []callKey     // suspended calls among open (suspend.go); shared too
 	}
 	reported := map[string]bool{}
 	report := func(kind FindingKind, c ToolCallRef, detail string) {
@@ -229,15 +229,15 @@ func (t *tree) verifyPairing() []Finding {
 		n := &t.nodes[it.i]
 		if sp, ok := suspensionOf(n.e); ok {
 			susp = slices.Clone(susp)
-			for _, c := range sp.Calls {
-				if slices.ContainsFunc(open, func(r ToolCallRef) bool { return r.CallID == c.CallID }) {
-					susp = append(susp, c.CallID)
+			for _, r := range open {
+				if slices.ContainsFunc(sp.Calls, func(c SuspendedCall) bool { return c.CallID == r.CallID }) {
+					susp = append(susp, keyOf(r))
 				}
 			}
 		} else if end, ok := decodeCustom[SuspensionEnd](n.e, CustomSuspensionEnd); ok {
 			// An attempt given up: its calls are not awaited any more.
 			open = slices.DeleteFunc(slices.Clone(open), func(r ToolCallRef) bool { return slices.Contains(end.CallIDs, r.CallID) })
-			susp = slices.DeleteFunc(slices.Clone(susp), func(id string) bool { return slices.Contains(end.CallIDs, id) })
+			susp = slices.DeleteFunc(slices.Clone(susp), func(k callKey) bool { return slices.Contains(end.CallIDs, k.call) })
 		}
 		if m := t.contextMessage(it.i); m != nil && n.e.kind != kindCompaction {
 			switch {
@@ -260,7 +260,7 @@ func (t *tree) verifyPairing() []Finding {
 				// Suspended calls stay awaited while the conversation goes on.
 				var kept []ToolCallRef
 				for _, c := range open {
-					if slices.Contains(susp, c.CallID) {
+					if slices.Contains(susp, keyOf(c)) {
 						kept = append(kept, c)
 					} else {
 						report(FindingDanglingCall, c, " has no result")
@@ -275,7 +275,7 @@ func (t *tree) verifyPairing() []Finding {
 		kids := t.children(it.i)
 		if len(kids) == 0 {
 			for _, c := range open {
-				if slices.Contains(susp, c.CallID) {
+				if slices.Contains(susp, keyOf(c)) {
 					report(FindingPendingCall, c, " is suspended: it awaits its result at the end of a branch")
 				} else {
 					report(FindingPendingCall, c, " awaits its result at the end of a branch")

@@ -121,7 +121,7 @@
 //     are Dive's pending_tool_calls (id, name, prompt, metadata), its
 //     State the header's suspension members verbatim ({"suspended",
 //     "pending_tool_calls", "completed_tool_calls"}). The pending calls
-//     stay unanswered and suspended: Context.Pending and Suspended.
+//     stay unanswered and suspended: Context.Suspended.
 //   - Kept as custom entries "dive.<type>" and counted in Parsed.Unknown:
 //     line types other than header and event (and a second header),
 //     turn metadata, usage without an assistant message, unreadable

@@ -41,8 +41,8 @@ func Example_dive() {
 			fmt.Printf("%s: %q\n", m.Role, m.Text())
 		}
 	}
-	for _, p := range c.Pending {
-		fmt.Println("pending:", p.Name, p.CallID)
+	for _, p := range c.Suspended {
+		fmt.Println("suspended:", p.Name, p.CallID)
 	}
 	for e := range s.Entries() {
 		var p struct {
@@ -60,6 +60,6 @@ func Example_dive() {
 	// user: "Deploy v2 to prod."
 	// assistant: "Checking the release, then asking for approval.", 2 tool call(s)
 	// result of lookup: "v2: 14 commits"
-	// pending: approve toolu_approve
+	// suspended: approve toolu_approve
 	// custom entry: agentsession.suspension
 }

@@ -168,7 +168,7 @@ func TestDiveImport(t *testing.T) {
 					t.Errorf("roles at the leaf:\n got %v\nwant %v", r, c.roles)
 				}
 				var pending []string
-				for _, p := range leaf.Pending {
+				for _, p := range append(leaf.Pending, leaf.Suspended...) {
 					pending = append(pending, p.CallID)
 				}
 				if !reflect.DeepEqual(pending, c.pending) || len(leaf.Dangling) != 0 {
@@ -333,8 +333,8 @@ func TestDiveSuspended(t *testing.T) {
 			t.Errorf("the header repeats the suspension: %s", h)
 		}
 		leaf := s.Context()
-		if len(leaf.Pending) != 1 || leaf.Pending[0].Name != "approve" {
-			t.Errorf("pending %+v", leaf.Pending)
+		if len(leaf.Suspended) != 1 || leaf.Suspended[0].Name != "approve" || len(leaf.Pending) != 0 {
+			t.Errorf("pending %+v, suspended %+v", leaf.Pending, leaf.Suspended)
 		}
 		// The messages for a model end with the results there are: the
 		// pending call awaits its result, none is made up for it.

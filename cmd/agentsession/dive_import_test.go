@@ -63,7 +63,7 @@ func TestImportDive(t *testing.T) {
 	require.Len(t, torn.Malformed, 1)
 	assert.Contains(t, torn.Malformed[0], "dive-torn.jsonl:4: importer: dive: the last line is cut short")
 
-	// What the store holds: the pending call still pending.
+	// What the store holds: the pending call still pending, suspended.
 	store, err := session.OpenFileStore(root, nil)
 	require.NoError(t, err)
 	defer store.Close()
@@ -72,8 +72,9 @@ func TestImportDive(t *testing.T) {
 	defer s.Close()
 	assert.Equal(t, "Deploy", s.Title())
 	c := s.Context()
-	require.Len(t, c.Pending, 1)
-	assert.Equal(t, "approve", c.Pending[0].Name)
+	assert.Empty(t, c.Pending, "not for the agent to run again")
+	require.Len(t, c.Suspended, 1)
+	assert.Equal(t, "approve", c.Suspended[0].Name)
 
 	// A file that is no Dive file, read as one, is an error of that file.
 	junk := filepath.Join(t.TempDir(), "junk.jsonl")

@@ -105,12 +105,13 @@ func sessionUsage(s *session.Session, since time.Time, tally *usageTally, days m
 			continue
 		}
 		entries++
-		if e.Type() != session.TypeMessage {
+		u, ok := session.EntryUsage(e) // an assistant message's, or a turn record's
+		if !ok {
 			continue
 		}
-		m, err := e.Message()
-		if err != nil || m.Role != session.RoleAssistant || m.Usage == nil {
-			continue
+		var provider, model string
+		if m, err := e.Message(); err == nil {
+			provider, model = m.Provider, m.Model
 		}
 		if seen != nil {
 			key := e.ID() + " " + e.Timestamp()
@@ -119,7 +120,7 @@ func sessionUsage(s *session.Session, since time.Time, tally *usageTally, days m
 			}
 			seen[key] = true
 		}
-		tally.add(m.Provider, m.Model, *m.Usage)
+		tally.add(provider, model, u)
 		if days != nil {
 			day := at.Local().Format(time.DateOnly)
 			if at.IsZero() {
@@ -128,7 +129,7 @@ func sessionUsage(s *session.Session, since time.Time, tally *usageTally, days m
 			if days[day] == nil {
 				days[day] = newTally()
 			}
-			days[day].add(m.Provider, m.Model, *m.Usage)
+			days[day].add(provider, model, u)
 		}
 	}
 	return entries

@@ -41,9 +41,11 @@ func ValidateID(id string) error {
 func isControl(r rune) bool { return unicode.IsControl(r) }
 
 // MaxStem bounds FileStem's result: with the seed layout's timestamp
-// (24 bytes), '_' and ".jsonl", a file name stays under the 255 bytes
-// file systems allow.
-const MaxStem = 200
+// (24 bytes), '_' and ".jsonl", and the longest name a store derives from
+// a session file's (an archive mark's temporary file adds 29 bytes and a
+// leading "..", 60 in all), a file name stays under the 255 bytes file
+// systems allow.
+const MaxStem = 180
 
 // hashedKeep is how much of a long id's escaped form a hashed stem keeps,
 // before '~' and 16 hexadecimal digits.
