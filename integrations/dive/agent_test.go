@@ -274,6 +274,11 @@ func TestAgentSuspendResumeAcrossProcesses(t *testing.T) {
 	if u.InputTokens != 90 || u.OutputTokens != 15 {
 		t.Errorf("TotalUsage %d in, %d out; want 90, 15 (both phases of the suspended turn)", u.InputTokens, u.OutputTokens)
 	}
+	// agentsession counts each attempt once, on its own branch: the
+	// suspended one (ended, replaced) and the resumed one.
+	if u := sess.Unwrap().Usage(); u.Input != 90 || u.Output != 15 {
+		t.Errorf("agentsession's Usage %d in, %d out; want 90, 15", u.Input, u.Output)
+	}
 	if sess.Title() != "Deploy v2" || sess.Metadata()["user"] != "alice" || sess.Metadata()["attempt"] != 1.0 {
 		t.Errorf("title %q, metadata %v", sess.Title(), sess.Metadata())
 	}

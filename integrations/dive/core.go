@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/deepnoodle-ai/dive"
@@ -20,10 +21,21 @@ import (
 // turnRec is what this package keeps of a Dive turn (one of Dive's
 // "events") in agentsession's turn record.
 type turnRec struct {
-	ID       string
-	Usage    *llm.Usage
+	ID string
+	// Usage is the usage of this attempt at the turn alone: what
+	// agentsession counts (Session.Usage, on every branch).
+	Usage *llm.Usage
+	// Replaced is the usage of the attempts this one replaced (a
+	// suspended turn, resumed): Dive counts it in the turn's, and it is
+	// counted by agentsession on their branches already.
+	Replaced *llm.Usage
 	Metadata map[string]any
 }
+
+// replacedKey is the member of a turn record's metadata that holds the
+// usage of the attempts the turn replaced (Dive's usage JSON). The other
+// members are Dive's event metadata.
+const replacedKey = "dive.replacedUsage"
 
 // turnOptions returns the options that record t.
 func turnOptions(t *turnRec) (*as.TurnOptions, error) {
@@ -33,8 +45,16 @@ func turnOptions(t *turnRec) (*as.TurnOptions, error) {
 		return nil, err
 	}
 	o.Usage = u
-	if t.Metadata != nil {
-		raw, err := json.Marshal(t.Metadata)
+	meta := t.Metadata
+	if t.Replaced != nil {
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[replacedKey] = t.Replaced
+	}
+	if meta != nil {
+		raw, err := json.Marshal(meta)
 		if err != nil {
 			return nil, err
 		}
@@ -232,14 +252,18 @@ func turnUsage(s *as.Session, r *as.TurnRecord) *llm.Usage {
 	return nil
 }
 
-// turnMetadata decodes a turn record's metadata.
-func turnMetadata(r *as.TurnRecord) map[string]any {
-	if len(r.Metadata) == 0 {
-		return nil
+// diveTurnUsage returns the usage Dive counts for a turn: its own, and
+// that of the attempts it replaced.
+func diveTurnUsage(s *as.Session, r *as.TurnRecord) *llm.Usage {
+	own := turnUsage(s, r)
+	var m struct {
+		Replaced *llm.Usage `json:"dive.replacedUsage"`
 	}
-	var m map[string]any
-	if json.Unmarshal(r.Metadata, &m) != nil {
-		return nil
+	if len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &m) != nil || m.Replaced == nil {
+		return own
 	}
-	return m
+	total := &llm.Usage{}
+	total.Add(m.Replaced)
+	total.Add(own)
+	return total
 }

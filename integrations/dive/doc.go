@@ -48,8 +48,10 @@
 // awaiting a result cannot be suspended (ErrNothingPending). The suspension
 // is the session's, not the process's: any process may LoadSuspension and
 // resume. SaveResumedTurn ends the suspension and replaces the suspended
-// turn with the completed one, its usage carried forward; CancelSuspension
-// ends it and moves back to before the turn. Neither deletes: the
+// turn with the completed one (TotalUsage counts both attempts' usage, as
+// Dive does; each stays recorded once, on its own branch, for
+// agentsession's Usage); CancelSuspension ends it and moves back to
+// before the turn. Neither deletes: the
 // suspended turn stays in the log on a branch of its own, marked ended.
 // A partial resume (SaveSuspendedTurn while suspended) replaces the turn
 // and suspends again.

@@ -320,17 +320,6 @@ func (s *Session) callName(callID string) string {
 	return ""
 }
 
-// sumUsage returns a new Usage holding a + b, or nil when both are nil.
-func sumUsage(a, b *llm.Usage) *llm.Usage {
-	if a == nil && b == nil {
-		return nil
-	}
-	total := &llm.Usage{}
-	total.Add(a)
-	total.Add(b)
-	return total
-}
-
 // LoadSuspension returns the stored suspension state, or nil if the
 // session is not suspended. TurnMessages holds the suspended turn's
 // messages. The state is the caller's.
@@ -431,7 +420,7 @@ func (s *Session) turnMessages(start string) ([]*llm.Message, error) {
 // their results come (SaveResumedTurn), from this process or another.
 //
 // If the session is already suspended, the suspended turn is replaced (a
-// partial resume), its id and usage carried forward. A turn none of whose
+// partial resume), keeping its id; TotalUsage counts both. A turn none of whose
 // calls awaits a result fails with ErrNothingPending, before writing.
 func (s *Session) SaveSuspendedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage, state *dive.SuspensionState) error {
 	s.mu.Lock()
@@ -447,7 +436,7 @@ func (s *Session) SaveSuspendedTurn(ctx context.Context, messages []*llm.Message
 	leaf := s.s.LeafID()
 	if sp := suspendedAt(s.s); sp != nil {
 		if sp.turn != nil {
-			t.ID, t.Usage = sp.turn.ID, sumUsage(turnUsage(s.s, sp.turn), usage)
+			t.ID, t.Replaced = sp.turn.ID, diveTurnUsage(s.s, sp.turn)
 		}
 		if err := endSuspension(ctx, s.s, sp, as.SuspensionReplaced); err != nil {
 			return err
@@ -469,8 +458,9 @@ func (s *Session) rollback(leaf string) {
 }
 
 // SaveResumedTurn replaces the suspended turn with the completed one and
-// ends the suspension. The suspended turn's id and usage are carried
-// forward.
+// ends the suspension. The turn keeps the suspended turn's id, and
+// TotalUsage counts the usage of both (agentsession's Usage counts each
+// once, on its own branch).
 //
 // Returns ErrNotSuspended if the session is not suspended.
 func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, usage *llm.Usage) error {
@@ -489,7 +479,7 @@ func (s *Session) SaveResumedTurn(ctx context.Context, messages []*llm.Message, 
 	}
 	t := &turnRec{ID: newEventID(), Usage: usage}
 	if sp.turn != nil {
-		t.ID, t.Usage = sp.turn.ID, sumUsage(turnUsage(s.s, sp.turn), usage)
+		t.ID, t.Replaced = sp.turn.ID, diveTurnUsage(s.s, sp.turn)
 	}
 	leaf := s.s.LeafID()
 	err = endSuspension(ctx, s.s, sp, as.SuspensionReplaced)
@@ -564,7 +554,7 @@ func (s *Session) TotalUsage() *llm.Usage {
 	}
 	recs := s.s.TurnRecords()
 	for k := range recs {
-		total.Add(turnUsage(s.s, &recs[k]))
+		total.Add(diveTurnUsage(s.s, &recs[k]))
 	}
 	path, err := s.s.PathTo(s.s.LeafID())
 	if err != nil {
