@@ -51,10 +51,10 @@
 // turn with the completed one (TotalUsage counts both attempts' usage, as
 // Dive does; each stays recorded once, on its own branch, for
 // agentsession's Usage); CancelSuspension ends it and moves back to
-// before the turn. Neither deletes: the
-// suspended turn stays in the log on a branch of its own, marked ended.
-// A partial resume (SaveSuspendedTurn while suspended) replaces the turn
-// and suspends again.
+// before the turn. Neither deletes: the suspended turn stays in the log
+// on a branch of its own, marked ended. A partial resume
+// (SaveSuspendedTurn while suspended) replaces the turn and suspends
+// again.
 //
 // The title is a session_info entry and the metadata agentsession's
 // metadata (a string value as it is; any other as JSON, its key listed
