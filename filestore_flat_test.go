@@ -75,4 +75,9 @@ func TestFileStoreFlatLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dive, got, "left as it was")
 	assert.Len(t, listAll(t, fresh, session.ListOptions{}), 2, "not listed as a session")
+
+	// Dive's file of an id that escaping changes is at the raw id.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "chat 9.jsonl"), []byte(`{"line_type":"header","data":{"id":"chat 9"}}`+"\n"), 0o600))
+	_, _, err = session.OpenOrCreate(ctx, fresh, &session.CreateOptions{ID: "chat 9"})
+	assert.ErrorIs(t, err, session.ErrForeignFormat)
 }

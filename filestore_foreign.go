@@ -43,12 +43,16 @@ func (e *ForeignError) Unwrap() error { return ErrForeignFormat }
 // foreign returns a *ForeignError when the root holds a file for session
 // id that is not in the store's layout, nil otherwise.
 func (s *FileStore) foreign(id string) error {
-	if s.fileOnly || s.flat {
-		return nil // the flat layout's files are its own: see foreignAt
+	if s.fileOnly {
+		return nil
 	}
-	cands := []string{names.FileStem(id) + fileExt}
-	if filepath.IsLocal(id) && filepath.Base(id) == id && !strings.ContainsAny(id, `/\`) && id+fileExt != cands[0] {
-		cands = append(cands, id+fileExt)
+	stemName := names.FileStem(id) + fileExt
+	var cands []string
+	if !s.flat {
+		cands = append(cands, stemName) // the flat layout's own file: see foreignAt
+	}
+	if filepath.IsLocal(id) && filepath.Base(id) == id && !strings.ContainsAny(id, `/\`) && id+fileExt != stemName {
+		cands = append(cands, id+fileExt) // Dive's, for an id escaping changes
 	}
 	for _, rel := range cands {
 		if err := s.foreignAt(id, rel); err != nil {

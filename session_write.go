@@ -361,19 +361,38 @@ func (s *Session) appendMessagesLocked(ctx context.Context, msgs []*Message, tur
 	if err != nil {
 		return nil, err
 	}
+	var susp *Suspension
+	suspAt := -1
+	if turn != nil && turn.Suspension != nil {
+		if susp, suspAt, err = turnSuspension(own, turn.Suspension); err != nil {
+			return nil, err
+		}
+	}
 	build := func(d *draft) ([]Entry, error) {
 		for _, k := range stampless {
 			own[k].Timestamp = d.now.UnixMilli()
 		}
-		out := make([]Entry, len(own))
+		out := make([]Entry, 0, len(own)+2)
 		parent := d.parent
 		for k, m := range own {
 			e, err := newMessageEntry(d.newID(), parent, d.stamp, m)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = e
+			out = append(out, e)
 			parent = e.id
+			if k == suspAt {
+				raw, err := marshalRaw(susp)
+				if err != nil {
+					return nil, err
+				}
+				e, err := NewEntry(TypeCustom, d.newID(), parent, d.now, Custom{CustomType: CustomSuspension, Data: raw})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, e)
+				parent = e.id
+			}
 		}
 		if record != nil {
 			r := *record

@@ -113,6 +113,11 @@ type EndSuspensionOptions struct {
 	// Without it, each suspended call is answered with an error result
 	// saying it was cancelled, and the session goes on from there.
 	Rewind bool
+	// TurnStart, with Rewind, names the entry that began the turn when
+	// the host knows better than SuspensionView.TurnStart (a turn of
+	// several user messages, say): the leaf goes back to before it. It
+	// must be on the path, at or before the suspended calls' message.
+	TurnStart string
 }
 
 // suspensionOf decodes a CustomSuspension entry.
@@ -305,6 +310,14 @@ func (s *Session) EndSuspension(ctx context.Context, o *EndSuspensionOptions) er
 	}
 	// Back to before the turn: TurnStart's parent, or the calls' message's.
 	from := v.TurnStart
+	if o.TurnStart != "" {
+		i, ok := s.t.lookup(o.TurnStart)
+		c, _ := s.t.lookup(v.Pending[0].EntryID)
+		if !ok || !slices.Contains(s.t.pathTo(c), i) {
+			return fmt.Errorf("session: end suspension: turn start %q is not on the path to the suspended calls", o.TurnStart)
+		}
+		from = o.TurnStart
+	}
 	if from == "" {
 		from = v.Pending[0].EntryID
 	}

@@ -193,3 +193,54 @@ func newMem(t *testing.T) *session.Session {
 	require.NoError(t, err)
 	return s
 }
+
+// TestSuspendedTurnOneWrite: a turn and its suspension are one write,
+// the suspension right after the results, before what follows them; and
+// EndSuspension goes back to the turn's start the host names.
+func TestSuspendedTurnOneWrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "one"})
+	require.NoError(t, err)
+	appendAll(t, s, session.UserText("hi"), session.AssistantText("hello"))
+	before := s.LeafID()
+	var appends int
+	obs := session.Observe(store, session.ObserverFunc(func(_ context.Context, e session.Event) {
+		if e.Op == session.OpAppend {
+			appends++
+		}
+	}))
+	s, err = session.Open(ctx, obs, "one")
+	require.NoError(t, err)
+	turn := []*session.Message{
+		session.UserText("deploy"), session.UserText("to prod"),
+		session.Assistant(session.ToolCall("c1", "lookup", json.RawMessage(`{}`)), session.ToolCall("c2", "deploy", json.RawMessage(`{}`))),
+		session.ToolResult("c1", "lookup", "v2"),
+		session.UserText("(hook) remember the freeze"),
+	}
+	require.NoError(t, s.SaveTurnWith(ctx, turn, &session.TurnOptions{ID: "t1", Suspension: &session.Suspension{Reason: "approval"}}))
+	assert.Equal(t, 1, appends, "one write")
+	v := s.Suspended()
+	require.NotNil(t, v)
+	require.Len(t, v.Calls, 1)
+	assert.Equal(t, "c2", v.Calls[0].CallID)
+	assert.Equal(t, "deploy", v.Calls[0].Name)
+	msgs, err := s.Messages(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"user", "assistant", "user", "user", "assistant", "toolResult:c1", "toolResult:c2(synthetic)", "user"}, roles(msgs))
+	assertNoFindings(t, s)
+
+	rec := s.TurnRecords()
+	require.Len(t, rec, 1)
+	require.NoError(t, s.EndSuspension(ctx, &session.EndSuspensionOptions{Outcome: session.SuspensionReplaced, Rewind: true, TurnStart: rec[0].FirstEntryID}))
+	assert.Equal(t, before, s.LeafID(), "back to before the turn's first message")
+	assert.Empty(t, s.Verify())
+	assert.Error(t, s.EndSuspension(ctx, &session.EndSuspensionOptions{Rewind: true, TurnStart: "nope"}))
+
+	// Refused: nothing left unanswered, or a call that is not the turn's.
+	err = s.SaveTurnWith(ctx, []*session.Message{session.UserText("q"), session.AssistantText("a")}, &session.TurnOptions{Suspension: &session.Suspension{}})
+	assert.ErrorIs(t, err, session.ErrNotSuspended)
+	err = s.SaveTurnWith(ctx, turn[2:4], &session.TurnOptions{Suspension: &session.Suspension{Calls: []session.SuspendedCall{{CallID: "c1"}}}})
+	assert.Error(t, err, "c1 is answered in the turn")
+}

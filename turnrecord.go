@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 )
 
 // Turn records: what a host knows of a turn beyond its messages (its own
@@ -26,6 +28,13 @@ type TurnOptions struct {
 	Usage *Usage
 	// Metadata is the host's JSON about the turn.
 	Metadata json.RawMessage
+	// Suspension, when set, suspends calls of the turn's last assistant
+	// message in the same write (see Session.Suspend): its entry goes
+	// right after that message's results, before any message that
+	// follows them (a person's answer, a hook's text). Its Calls must be
+	// calls of that message the turn does not answer; none means all of
+	// them.
+	Suspension *Suspension
 }
 
 // TurnRecord is a turn record on the path (TurnRecords).
@@ -61,6 +70,9 @@ type turnData struct {
 func (s *Session) SaveTurnWith(ctx context.Context, msgs []*Message, o *TurnOptions) error {
 	if len(msgs) == 0 && (o == nil || (o.ID == "" && o.Usage == nil && len(o.Metadata) == 0)) {
 		return s.closedErr(ctx)
+	}
+	if o != nil && o.Suspension != nil && len(msgs) == 0 {
+		return fmt.Errorf("%w: a turn's suspension needs the turn's messages", ErrNotSuspended)
 	}
 	_, err := s.appendMessages(ctx, msgs, o)
 	return err
@@ -111,4 +123,57 @@ func EntryUsage(e Entry) (u Usage, ok bool) {
 		return Usage{}, false
 	}
 	return *m.Usage, true
+}
+
+// turnSuspension places a turn's suspension (TurnOptions.Suspension): it
+// returns the suspension to write, its Calls filled in, and the index in
+// own after which its entry goes (after the last assistant message's
+// results).
+func turnSuspension(own []*Message, sp *Suspension) (*Suspension, int, error) {
+	last := -1
+	for k, m := range own {
+		if m.Role == RoleAssistant {
+			last = k
+		}
+	}
+	if last < 0 {
+		return nil, 0, fmt.Errorf("%w: the turn has no assistant message whose calls to suspend", ErrNotSuspended)
+	}
+	at := last
+	answered := map[string]bool{}
+	for at+1 < len(own) && own[at+1].Role == RoleToolResult {
+		at++
+		answered[own[at].ToolCallID] = true
+	}
+	for _, m := range own[at+1:] {
+		if m.Role == RoleToolResult && !answered[m.ToolCallID] {
+			answered[m.ToolCallID] = true // a result that comes later in the turn
+		}
+	}
+	var open []Block
+	for _, b := range own[last].ToolCalls() {
+		if !answered[b.ID] {
+			open = append(open, b)
+		}
+	}
+	c := *sp
+	c.Calls = slices.Clone(sp.Calls)
+	if len(c.Calls) == 0 {
+		for _, b := range open {
+			c.Calls = append(c.Calls, SuspendedCall{CallID: b.ID})
+		}
+	}
+	if len(c.Calls) == 0 {
+		return nil, 0, fmt.Errorf("%w: no call of the turn's last assistant message is left unanswered", ErrNotSuspended)
+	}
+	for k := range c.Calls {
+		i := slices.IndexFunc(open, func(b Block) bool { return b.ID == c.Calls[k].CallID })
+		if i < 0 {
+			return nil, 0, fmt.Errorf("session: suspend: call %q is not an unanswered call of the turn's last assistant message", c.Calls[k].CallID)
+		}
+		if c.Calls[k].Name == "" {
+			c.Calls[k].Name = open[i].Name
+		}
+	}
+	return &c, at, nil
 }

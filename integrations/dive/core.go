@@ -76,16 +76,13 @@ func saveTurn(ctx context.Context, s *as.Session, msgs []*as.Message, t *turnRec
 // whose tool calls awaits a result: there is nothing to suspend.
 var ErrNothingPending = errors.New("dive session: the suspended turn has no tool call awaiting a result")
 
-// saveSuspended appends a suspended turn: its messages and record, and a
-// suspension of every call of its last assistant message that has no
-// result in the turn (those Dive waits for, with their prompt and
-// metadata, and those it has not run yet, which must stay pending too),
-// with Dive's SuspensionState (but its TurnMessages) as the state.
-//
-// agentsession records a suspension of calls still pending at the leaf; a
-// user message after the results (a hook's added context) ends the run
-// of results. Such messages are appended after the suspension, in a write
-// of their own.
+// saveSuspended appends a suspended turn in one write: its messages, its
+// record, and a suspension of every call of its last assistant message
+// that has no result in the turn (those Dive waits for, with their prompt
+// and metadata, and those it has not run yet, which must stay pending
+// too), with Dive's SuspensionState (but its TurnMessages) as the state.
+// The core puts the suspension right after the results, before the user
+// messages that follow them (a hook's added context).
 func saveSuspended(ctx context.Context, s *as.Session, msgs []*as.Message, t *turnRec, state *dive.SuspensionState) error {
 	last := -1 // the last assistant message
 	for k, m := range msgs {
@@ -147,16 +144,12 @@ func saveSuspended(ctx context.Context, s *as.Session, msgs []*as.Message, t *tu
 		}
 		sp.State = raw
 	}
-	if err := saveTurn(ctx, s, msgs[:head], t); err != nil {
+	o, err := turnOptions(t)
+	if err != nil {
 		return err
 	}
-	if _, err := s.Suspend(ctx, sp); err != nil {
-		return err
-	}
-	if head < len(msgs) {
-		return s.SaveTurn(ctx, msgs[head:], nil)
-	}
-	return nil
+	o.Suspension = sp
+	return s.SaveTurnWith(ctx, msgs, o)
 }
 
 // suspended is the suspension in force at the leaf, with the record of
@@ -173,7 +166,9 @@ func suspendedAt(s *as.Session) *suspended {
 		return nil
 	}
 	sp := &suspended{view: v}
-	// The suspended turn's record: the last one before the suspension.
+	// The suspended turn's record: the last one whose turn began before
+	// the suspension (a turn saved with its suspension has its record
+	// after it, at the end of the write; one suspended later, before it).
 	path, err := s.PathTo(s.LeafID())
 	if err != nil {
 		return sp
@@ -184,7 +179,11 @@ func suspendedAt(s *as.Session) *suspended {
 	}
 	recs := s.TurnRecords()
 	for k := len(recs) - 1; k >= 0; k-- {
-		if i := slices.IndexFunc(path[:at], func(e as.Entry) bool { return e.ID() == recs[k].EntryID }); i >= 0 {
+		first := recs[k].FirstEntryID
+		if first == "" {
+			first = recs[k].EntryID
+		}
+		if i := slices.IndexFunc(path[:at], func(e as.Entry) bool { return e.ID() == first }); i >= 0 {
 			sp.turn = &recs[k]
 			break
 		}
@@ -206,29 +205,12 @@ func (sp *suspended) turnStart() string {
 
 // endSuspension ends the suspension sp (outcome as.SuspensionCancelled or
 // as.SuspensionReplaced) and moves the leaf back to before its turn, as if
-// the turn had never happened.
-//
-// agentsession's EndSuspension goes back to before the last user message
-// before the suspended calls; a Dive turn may begin earlier (several input
-// messages, or a hook's text after the results of an earlier round of
-// calls in the turn, which is a user message too). The leaf then goes on
-// back to before the turn's first message, in a second write.
+// the turn had never happened, in one write. A Dive turn may begin before
+// the last user message before the suspended calls (several input
+// messages, or a hook's text after an earlier round of results): the
+// turn's record names its first message.
 func endSuspension(ctx context.Context, s *as.Session, sp *suspended, outcome string) error {
-	if err := s.EndSuspension(ctx, &as.EndSuspensionOptions{Outcome: outcome, Rewind: true}); err != nil {
-		return err
-	}
-	start := sp.turnStart()
-	if start == "" || start == sp.view.TurnStart {
-		return nil
-	}
-	e, ok := s.Entry(start)
-	if !ok {
-		return nil
-	}
-	if s.LeafID() == e.ParentID() {
-		return nil
-	}
-	return s.Branch(ctx, e.ParentID())
+	return s.EndSuspension(ctx, &as.EndSuspensionOptions{Outcome: outcome, Rewind: true, TurnStart: sp.turnStart()})
 }
 
 // turnUsage returns the usage of a turn: its record's, or (agentsession

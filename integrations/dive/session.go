@@ -594,14 +594,20 @@ func (s *Session) Fork(newID string) *Session {
 	}
 	ctx := context.Background()
 	opts := &as.ForkOptions{ID: newID, Store: as.NewMemoryStore(), Title: s.title, CopyLabels: true}
-	if v := s.s.Suspended(); v != nil {
-		if e, ok := s.s.Entry(v.EntryID); ok {
-			opts.At = e.ParentID()
-		}
-	}
 	f, err := s.s.Fork(ctx, opts)
 	if err != nil {
 		return &Session{id: newID, err: err}
+	}
+	// As Dive's: the fork has the suspended turn, not the suspension (its
+	// calls stay pending, suspended no more).
+	if v := f.Suspended(); v != nil {
+		end := as.SuspensionEnd{Outcome: "forked"}
+		for _, c := range v.Pending {
+			end.CallIDs = append(end.CallIDs, c.CallID)
+		}
+		if _, err := f.AppendCustom(ctx, as.CustomSuspensionEnd, end); err != nil {
+			return &Session{id: newID, err: err}
+		}
 	}
 	forked := wrap(f, nil)
 	if forked.title != s.title {
