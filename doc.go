@@ -350,11 +350,14 @@
 //     session's messages, and messages from responses, sharing
 //     provider/internal/wire.
 //   - export: JSON, Markdown and HTML exports; importer: sessions of
-//     Claude Code, Codex, OpenCode and exports into any store; encrypt:
-//     encryption at rest as a store middleware.
+//     Claude Code, Codex, OpenCode, Dive and exports into any store;
+//     encrypt: encryption at rest as a store middleware.
 //   - pgstore: the PostgreSQL store, a module of its own; search: the
 //     full-text index, a module of its own (SQLite); export/browsertest:
 //     the HTML viewer's test in a real browser, a module of its own.
+//   - integrations/dive, integrations/langchaingo: Dive's session
+//     package and langchaingo's chat history over any store, each a
+//     module of its own.
 //   - cmd/agentsession: the command-line tool; examples/: runnable
 //     examples.
 //   - internal/codecgen: the generator of message_codec.go (go generate).
