@@ -230,3 +230,49 @@ func BenchmarkW10kBytes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClearedMessages is BenchmarkAgentLoop's turn with the cleared
+// model view (ClearedMessages, defaults): a SaveTurn, then the list, on
+// W10k-like histories. The cost per turn must not grow with the history
+// (the list is kept and grown); tokens-before and tokens-after are the
+// estimates of the list without and with clearing.
+func BenchmarkClearedMessages(b *testing.B) {
+	ctx := context.Background()
+	const extra = 200
+	for _, turns := range []int{100, 1000, 3000} {
+		b.Run(fmt.Sprintf("turn=%d", turns), func(b *testing.B) {
+			history := workload.Messages(0, turns)
+			next := workload.Messages(turns, turns+extra)
+			var s *session.Session
+			var st session.ClearStats
+			k := extra
+			b.ReportAllocs()
+			for b.Loop() {
+				if k == extra {
+					b.StopTimer()
+					s = session.New()
+					for i := 0; i < len(history); i += 3 {
+						if err := s.SaveTurn(ctx, history[i:i+3], nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, _, err := s.ClearedMessages(ctx, nil); err != nil {
+						b.Fatal(err)
+					}
+					k = 0
+					b.StartTimer()
+				}
+				if err := s.SaveTurn(ctx, next[3*k:3*k+3], nil); err != nil {
+					b.Fatal(err)
+				}
+				var err error
+				if _, st, err = s.ClearedMessages(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+			b.ReportMetric(float64(st.TokensBefore), "tokens-before")
+			b.ReportMetric(float64(st.TokensAfter), "tokens-after")
+		})
+	}
+}

@@ -45,6 +45,10 @@ type CompactionOptions struct {
 	// ContextWindow is the model's context window in tokens; NeedsCompaction
 	// needs it (it is false without one).
 	ContextWindow int64
+	// Clear, when the host sends the model ClearedMessages, is what it
+	// clears with: NeedsCompaction then measures the cleared list, so a
+	// host clears first and compacts only when clearing is not enough.
+	Clear *ClearOptions
 	// ReserveTokens is room kept free for the model's reply: compaction is
 	// due when the context takes more than ContextWindow - ReserveTokens.
 	// Default DefaultReserveTokens, or a quarter of the window when that
@@ -150,7 +154,23 @@ func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
 	if o.MaxMessages > 0 && s.contextLen() > o.MaxMessages {
 		return true
 	}
-	return o.ContextWindow > 0 && s.ContextTokens(o.Estimator) > o.ContextWindow-o.ReserveTokens
+	return o.ContextWindow > 0 && s.contextTokensFor(&o) > o.ContextWindow-o.ReserveTokens
+}
+
+// contextTokensFor is the context's size as the model gets it: cleared
+// (o.Clear) or not.
+func (s *Session) contextTokensFor(o *CompactionOptions) int64 {
+	if o.Clear == nil {
+		return s.ContextTokens(o.Estimator)
+	}
+	c := o.Clear.withDefaults()
+	if o.Clear.Estimator == nil {
+		c.Estimator = o.Estimator
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, st := s.clearedLocked(c)
+	return st.TokensAfter
 }
 
 // contextLen is the number of messages of the context at the leaf.

@@ -143,6 +143,7 @@ type pairing struct {
 	held     []*Message // custom messages that arrived while calls were open
 	susp     []callKey  // calls marked suspended (suspend.go), answered or not
 	late     []lateCall // suspended calls the conversation went past, unanswered
+	gen      int        // counts changes of model's earlier elements (a late result in place)
 	model    []*Message
 	dangling []ToolCallRef
 	orphans  []ToolCallRef
@@ -188,6 +189,7 @@ func (p *pairing) push(m *Message, entryID string) {
 				// list: earlier lists share its array.
 				if c.at < len(p.model) { // not in checkPairing's dry run
 					p.model = slices.Clone(p.model)
+					p.gen++
 					p.model[c.at] = m
 				}
 				p.late = slices.Delete(p.late, k, k+1)
@@ -314,6 +316,7 @@ func (p *pairing) endSuspension(ids []string) {
 		}
 		if c.at < len(p.model) {
 			p.model = slices.Clone(p.model)
+			p.gen++
 			p.model[c.at] = synthesizedResult(c.openCall)
 		}
 		p.dangling = append(p.dangling, c.ref)

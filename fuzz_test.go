@@ -91,6 +91,11 @@ func FuzzContext(f *testing.F) {
 		if rebuilt := s.Context().ForModel(); len(rebuilt) != len(msgs) {
 			t.Fatalf("ForModel rebuilds %d messages, Messages gives %d", len(rebuilt), len(msgs))
 		}
+		cleared, _, err := s.ClearedMessages(ctx, &session.ClearOptions{KeepTurns: 1, Step: 1, MinTokens: 1})
+		if err != nil || len(cleared) != len(msgs) {
+			t.Fatalf("cleared: %d messages of %d, %v", len(cleared), len(msgs), err)
+		}
+		checkPairing(t, cleared)
 		for _, e := range log.Entries {
 			c, err := s.ContextAt(e.ID())
 			if err != nil {
@@ -118,6 +123,12 @@ func FuzzContext(f *testing.F) {
 		}
 		msgs, _ = s.Messages(ctx)
 		checkPairing(t, msgs)
+		// The cleared view, grown from the one above.
+		cleared, _, err = s.ClearedMessages(ctx, &session.ClearOptions{KeepTurns: 1, Step: 1, MinTokens: 1})
+		if err != nil || len(cleared) != len(msgs) {
+			t.Fatalf("cleared after appends: %d messages of %d, %v", len(cleared), len(msgs), err)
+		}
+		checkPairing(t, cleared)
 	})
 }
 

@@ -371,6 +371,22 @@ func Cases(t testing.TB) []Case {
 		t.Fatal(err)
 	}
 	out = append(out, Case{"pending_then_user", append(msgs, session.UserText("Stop, do not build."))})
+
+	// A context whose older tool results are cleared (ClearedMessages):
+	// the first three turns' results are placeholders, the calls paired.
+	s = session.New()
+	for i, f := range []string{"a.go", "b.go", "c.go", "d.go"} {
+		id := "toolu_06" + string(rune('A'+i))
+		save(s, session.UserText("Read "+f+"."))
+		save(s, claude(session.ToolCall(id, "read", args(`{"path":"`+f+`"}`))))
+		save(s, session.ToolResult(id, "read", strings.Repeat("package main // "+f+"\n", 40)))
+		save(s, claude(session.Text("Read "+f+".")))
+	}
+	cleared, st, err := s.ClearedMessages(ctx, &session.ClearOptions{KeepTurns: 1, Step: 1})
+	if err != nil || st.Cleared != 3 {
+		t.Fatalf("cleared: %+v, %v", st, err)
+	}
+	out = append(out, Case{"cleared", cleared})
 	return out
 }
 
