@@ -39,7 +39,7 @@ type Session struct {
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
 	usage  usageCache
-	turns  turnCount // the number of turns at a leaf (resume.go)
+	turns  turnCount  // the number of turns at a leaf (resume.go)
 	clear  clearCache // the cleared model view (clearing.go)
 	// deferred: the session is not in its store yet (CreateOptions.Deferred).
 	deferred bool
