@@ -59,7 +59,9 @@ func testSweepWithWriters(t *testing.T, s session.Store) {
 			if err := appendTo(id, 1); err != nil {
 				t.Error(err)
 			}
+			mu.Lock()
 			acked[id] = 1
+			mu.Unlock()
 			wg.Go(func() {
 				for k := 2; ; k++ {
 					select {
