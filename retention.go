@@ -294,6 +294,11 @@ func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult,
 	return res, nil
 }
 
+// sweepPage is the page size of the sweep's listing: large, as stores
+// that sort or scan all their sessions for each page (MemoryStore,
+// FileStore) pay per page.
+const sweepPage = 5000
+
 // listForSweep lists every session of store, archived ones included,
 // each once.
 func listForSweep(ctx context.Context, store Store) ([]SessionInfo, error) {
@@ -301,7 +306,7 @@ func listForSweep(ctx context.Context, store Store) ([]SessionInfo, error) {
 	seen := map[string]bool{}
 	cursor := ""
 	for {
-		pg, err := store.List(ctx, ListOptions{Archived: true, Cursor: cursor, Limit: collectPage})
+		pg, err := store.List(ctx, ListOptions{Archived: true, Cursor: cursor, Limit: sweepPage})
 		if err != nil {
 			return nil, fmt.Errorf("session: sweep: list sessions: %w", err)
 		}
