@@ -541,10 +541,16 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err := s.lockToDelete(ctx, fsess); err != nil {
 		return err
 	}
+	return s.deleteLocked(id, fsess)
+}
+
+// deleteLocked removes the file of session id. Callers hold fsess.mu
+// and the file's lock (lockToDelete).
+func (s *FileStore) deleteLocked(id string, fsess *fileSession) error {
 	rel := fsess.rel
 	s.settle(rel) // subscribers see what came before the delete
 	s.markOwn(id, ChangeDeleted, nil)
-	err = s.remove(rel)
+	err := s.remove(rel)
 	if err == nil && isArchived(rel) {
 		_ = removeIn(s.r, archiveMark(rel)) // a mark alone is never read
 	}

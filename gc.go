@@ -343,6 +343,12 @@ func (m *marker) session(ctx context.Context, id string) error {
 		return fmt.Errorf("session: collect blobs: session %s cannot be read, so the blobs it refers to cannot be told from garbage; nothing deleted: %w", id, err)
 	}
 	m.res.Sessions++
+	m.log(id, log)
+	return nil
+}
+
+// log marks what the log of session id refers to.
+func (m *marker) log(id string, log *Log) {
 	for _, ref := range log.BlobRefs {
 		m.marked[ref] = struct{}{}
 	}
@@ -362,7 +368,6 @@ func (m *marker) session(ctx context.Context, id string) error {
 			}
 		}
 	}
-	return nil
 }
 
 // unlisted asks a store what its listing leaves out (a FileStore): it

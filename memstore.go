@@ -48,13 +48,14 @@ type memSession struct {
 }
 
 var (
-	_ Store            = (*MemoryStore)(nil)
-	_ TailLoader       = (*MemoryStore)(nil)
-	_ EntryCreator     = (*MemoryStore)(nil)
-	_ Archiver         = (*MemoryStore)(nil)
-	_ Subscriber       = (*MemoryStore)(nil)
-	_ SharedStateStore = (*MemoryStore)(nil)
-	_ CompactionMarker = (*MemoryStore)(nil)
+	_ Store              = (*MemoryStore)(nil)
+	_ TailLoader         = (*MemoryStore)(nil)
+	_ EntryCreator       = (*MemoryStore)(nil)
+	_ Archiver           = (*MemoryStore)(nil)
+	_ Subscriber         = (*MemoryStore)(nil)
+	_ SharedStateStore   = (*MemoryStore)(nil)
+	_ CompactionMarker   = (*MemoryStore)(nil)
+	_ ConditionalRemover = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
@@ -323,9 +324,14 @@ func (s *MemoryStore) Delete(ctx context.Context, id string) error {
 	if _, err := s.get(id); err != nil {
 		return err
 	}
+	s.deleteLocked(id)
+	return nil
+}
+
+// deleteLocked deletes the session id, which exists. Callers hold mu.
+func (s *MemoryStore) deleteLocked(id string) {
 	delete(s.sessions, id)
 	s.hub.Publish(Change{Kind: ChangeDeleted, Session: id, Time: s.tick()})
-	return nil
 }
 
 // Archive implements Archiver.
@@ -348,8 +354,14 @@ func (s *MemoryStore) setArchived(ctx context.Context, id string, archived bool)
 	if err != nil {
 		return err
 	}
+	s.setArchivedLocked(id, ms, archived)
+	return nil
+}
+
+// setArchivedLocked archives or unarchives ms. Callers hold mu.
+func (s *MemoryStore) setArchivedLocked(id string, ms *memSession, archived bool) {
 	if ms.archived.IsZero() != archived {
-		return nil // as asked already
+		return // as asked already
 	}
 	kind := ChangeUnarchived
 	ms.archived = time.Time{}
@@ -357,7 +369,6 @@ func (s *MemoryStore) setArchived(ctx context.Context, id string, archived bool)
 		kind, ms.archived = ChangeArchived, time.Now().UTC()
 	}
 	s.hub.Publish(Change{Kind: kind, Session: id, Time: time.Now()})
-	return nil
 }
 
 // MarkCompacting implements CompactionMarker.
@@ -633,4 +644,40 @@ func (s *MemoryStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff 
 	}
 	delete(s.blobs, ref)
 	return true, nil
+}
+
+// DeleteIfUnchanged implements ConditionalRemover.
+func (s *MemoryStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if err := seen.Check(id, lastID(ms.entries), len(ms.entries)); err != nil {
+		return err
+	}
+	s.deleteLocked(id)
+	return nil
+}
+
+// ArchiveIfUnchanged implements ConditionalRemover.
+func (s *MemoryStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := s.get(id)
+	if err != nil {
+		return err
+	}
+	if err := seen.Check(id, lastID(ms.entries), len(ms.entries)); err != nil {
+		return err
+	}
+	s.setArchivedLocked(id, ms, true)
+	return nil
 }

@@ -104,6 +104,9 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"SlowSubscriber", testSlowSubscriber},
 		{"CreateWithEntries", testCreateWithEntries},
 		{"DeferredSession", testDeferredSession},
+		{"SweepWithWriters", testSweepWithWriters},
+		{"SweepArchive", testSweepArchive},
+		{"ConditionalRemover", testConditionalRemover},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })

@@ -62,7 +62,7 @@ func init() {
 		cmdShow, cmdStats, cmdWatch,
 		cmdSearch,
 		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
-		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete,
+		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete, cmdGC,
 		cmdExport, cmdImport,
 		cmdBench,
 		cmdHelp, cmdVersion, cmdBenchOpen,

@@ -1,7 +1,7 @@
 // Command agentsession looks inside, checks and edits the session files
 // of LLM coding agents (the pi / oh-my-pi JSONL format, versions 1 to 3).
 // Only compact, fork, migrate, title, label, rewind, archive, unarchive,
-// delete and import write sessions, and restore writes the files of the
+// delete, gc and import write sessions, and restore writes the files of the
 // directory it is given; the other commands never write to anything
 // they read.
 //
@@ -28,6 +28,7 @@
 //	agentsession archive [--json] ID
 //	agentsession unarchive [--json] ID
 //	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
+//	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--dry-run] [--json]
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
 //	agentsession import [--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
@@ -55,7 +56,7 @@
 // TERM=dumb is set, and long output to a terminal goes through $PAGER
 // (default "less -FRX"; --no-pager or PAGER=cat to not). Commands that
 // list take --limit N. Work that takes more than a second (bench, verify
-// --all, ls, stats and delete over a large store) shows a progress line
+// --all, ls, stats, delete and gc over a large store) shows a progress line
 // on stderr when stderr is a terminal. Warnings and hints go to stderr.
 //
 // Exit statuses: 0 for success; 1 when verify finds an error (any
@@ -427,6 +428,32 @@
 // "childrenLeft"}: each of sessions (children first) is {"id",
 // "title", "path"}, blobs how many were deleted (0 with --dry-run), and
 // childrenLeft the ids of the children not deleted.
+//
+// # gc
+//
+// Applies a retention policy to the store at --root (session.Sweep):
+// the sessions not updated for --older-than AGE (30d, 12h) are deleted,
+// with the blobs no remaining session refers to (unless --keep-blobs),
+// or archived with --archive-only. --keep N keeps the newest N sessions
+// of each working directory (--group user: of each user) expired or
+// not; sessions with a label or a checkpoint are kept unless
+// --include-labeled. --delete-archived-after AGE deletes the archived
+// sessions neither archived nor updated for AGE: with --archive-only,
+// sessions are archived first and deleted later. A child session
+// expires by its own time; deleting its parent leaves it.
+//
+// Agents may go on writing meanwhile: a session written to after gc
+// listed the store is left as it is (skipped). --dry-run lists what
+// would be archived or deleted and changes nothing. It prints each
+// session archived or deleted, then a summary line; on a terminal, a
+// progress line. A session that fails is named on stderr, the others
+// are swept, and the exit status is 2.
+//
+// --json prints one object: {"dryRun", "listed", "deleted", "archived",
+// "kept", "skipped", "blobs", "errors"}: deleted, archived and skipped
+// are session ids, each of kept is {"id", "reason"} (reason young,
+// newest, labeled or archived), blobs how many were freed, and each of
+// errors {"id", "error"}.
 //
 // # export
 //
