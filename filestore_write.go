@@ -130,11 +130,13 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err == nil {
-			s.reportCuts(cuts)
-		}
-	}()
+	if len(cuts) > 0 { // rare: no deferred call on the common path
+		defer func() {
+			if err == nil {
+				s.reportCuts(cuts)
+			}
+		}()
+	}
 	if err := lockCtx(ctx, &fsess.mu); err != nil {
 		return err
 	}

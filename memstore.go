@@ -648,24 +648,17 @@ func (s *MemoryStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff 
 
 // DeleteIfUnchanged implements ConditionalRemover.
 func (s *MemoryStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ms, err := s.get(id)
-	if err != nil {
-		return err
-	}
-	if err := seen.Check(id, lastID(ms.entries), len(ms.entries)); err != nil {
-		return err
-	}
-	s.deleteLocked(id)
-	return nil
+	return s.ifUnchanged(ctx, id, seen, func(*memSession) { s.deleteLocked(id) })
 }
 
 // ArchiveIfUnchanged implements ConditionalRemover.
 func (s *MemoryStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	return s.ifUnchanged(ctx, id, seen, func(ms *memSession) { s.setArchivedLocked(id, ms, true) })
+}
+
+// ifUnchanged runs act under the store's lock if session id's log is
+// still the one seen (ErrConflict otherwise).
+func (s *MemoryStore) ifUnchanged(ctx context.Context, id string, seen LogMark, act func(*memSession)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -678,6 +671,6 @@ func (s *MemoryStore) ArchiveIfUnchanged(ctx context.Context, id string, seen Lo
 	if err := seen.Check(id, lastID(ms.entries), len(ms.entries)); err != nil {
 		return err
 	}
-	s.setArchivedLocked(id, ms, true)
+	act(ms)
 	return nil
 }

@@ -436,6 +436,11 @@ func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Ent
 		return Entry{}, err
 	}
 	defer s.mu.Unlock()
+	return s.appendEntryLocked(ctx, typ, payload)
+}
+
+// appendEntryLocked is AppendEntry; callers hold mu.
+func (s *Session) appendEntryLocked(ctx context.Context, typ string, payload any) (Entry, error) {
 	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
 		e, err := NewEntry(typ, d.newID(), d.parent, d.now, payload)
 		if err != nil {

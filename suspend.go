@@ -175,17 +175,7 @@ func (s *Session) appendCustomLocked(ctx context.Context, typ string, data any) 
 	if err != nil {
 		return Entry{}, err
 	}
-	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
-		e, err := NewEntry(TypeCustom, d.newID(), d.parent, d.now, Custom{CustomType: typ, Data: raw})
-		if err != nil {
-			return nil, err
-		}
-		return []Entry{e}, nil
-	}, nil, nil)
-	if err != nil {
-		return Entry{}, err
-	}
-	return es[0], nil
+	return s.appendEntryLocked(ctx, TypeCustom, Custom{CustomType: typ, Data: raw})
 }
 
 // Suspended returns the suspension in force at the leaf, nil when no
