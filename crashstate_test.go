@@ -220,10 +220,7 @@ func (s *fsState) apply(o *fsOp, cut int) {
 
 // volatile is the state a crash of the process leaves: all of it.
 func (s *fsState) volatile() map[string][]byte {
-	out := map[string][]byte{}
-	for p, id := range s.vnames {
-		out[p] = s.vdata[id]
-	}
+	out := withLinks(s.vnames, s.vdata)
 	for d := range s.vdirs {
 		out[d+"/"] = nil
 	}
@@ -239,8 +236,31 @@ func (s *fsState) durable() map[string][]byte {
 	for d := range s.ddirs {
 		out[d+"/"] = nil
 	}
-	for p, id := range s.dnames {
-		out[p] = s.ddata[id]
+	for p, data := range withLinks(s.dnames, s.ddata) {
+		out[p] = data
+	}
+	return out
+}
+
+// linkMark joins, in a state's key, a name to the first name (in order)
+// of the same file: materialize makes it a hard link to that one.
+const linkMark = "\x00link\x00"
+
+// withLinks returns each name's contents by path; the second and later
+// names of one file (a rename across directories a power loss left
+// half done, say) as path+linkMark+first name.
+func withLinks(names map[string]int, data map[int][]byte) map[string][]byte {
+	byFile := map[int][]string{}
+	for p, id := range names {
+		byFile[id] = append(byFile[id], p)
+	}
+	out := map[string][]byte{}
+	for id, ps := range byFile {
+		sort.Strings(ps)
+		out[ps[0]] = data[id]
+		for _, p := range ps[1:] {
+			out[p+linkMark+ps[0]] = data[id]
+		}
 	}
 	return out
 }
@@ -421,6 +441,7 @@ func materialize(t *testing.T, st crashState, base, dir string) {
 	made := map[string]bool{base: true} // the directories there, by their recorded path
 	for _, k := range keys {
 		path := strings.TrimSuffix(k, "/")
+		path, first, linked := strings.Cut(path, linkMark)
 		rel, err := filepath.Rel(base, path)
 		if err != nil || !filepath.IsLocal(rel) || !made[filepath.Dir(path)] {
 			continue // outside, or in a directory a crash left out
@@ -432,6 +453,11 @@ func materialize(t *testing.T, st crashState, base, dir string) {
 			}
 			made[path] = true
 			continue
+		}
+		if linked {
+			if r, err := filepath.Rel(base, first); err == nil && os.Link(filepath.Join(dir, r), p) == nil {
+				continue
+			}
 		}
 		if err := os.WriteFile(p, st.files[k], 0o600); err != nil {
 			t.Fatal(err)
@@ -605,6 +631,42 @@ func workloads() []workload {
 		},
 	})
 	out = append(out, workload{
+		// The log is compressed in the archive, then written to again,
+		// which writes it back plain and out of the archive: at every
+		// point one file holds it (the copies check in checkState).
+		name: "compressed archive", policy: SyncOnFlush,
+		run: func(t *testing.T, root, blobs string, r *recorder, x map[string][][]byte) {
+			a := r.ack
+			ctx := context.Background()
+			store, err := OpenFileStore(root, &FileStoreOptions{BlobDir: blobs, CompressArchive: true})
+			mustOK(t, err)
+			defer store.Close()
+			s, err := Create(ctx, store, &CreateOptions{ID: "s-z", Cwd: "/w"})
+			mustOK(t, err)
+			a(ack{kind: "create", id: "s-z", durable: true})
+			for k := range 4 {
+				e, err := s.Append(ctx, UserText(fmt.Sprintf("line %d %s", k, strings.Repeat("z", 400))))
+				mustOK(t, err)
+				expected(x).add(e)
+				a(ack{kind: "append", id: "s-z", entries: []string{e.id}, written: true})
+			}
+			mustOK(t, s.Close())
+			a(ack{kind: "flush", id: "s-z", durable: true})
+			mustOK(t, store.Archive(ctx, "s-z"))
+			a(ack{kind: "archive", id: "s-z", durable: true})
+			s, err = Open(ctx, store, "s-z")
+			mustOK(t, err)
+			a(ack{kind: "unarchive-start", id: "s-z"})
+			e, err := s.Append(ctx, AssistantText("written again"))
+			mustOK(t, err)
+			expected(x).add(e)
+			a(ack{kind: "append", id: "s-z", entries: []string{e.id}, written: true})
+			a(ack{kind: "unarchive", id: "s-z", durable: true})
+			mustOK(t, s.Close())
+			a(ack{kind: "flush", id: "s-z", durable: true})
+		},
+	})
+	out = append(out, workload{
 		name: "blob", policy: SyncEveryAppend,
 		run: func(t *testing.T, root, blobs string, r *recorder, x map[string][][]byte) {
 			a := r.ack
@@ -747,7 +809,7 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 	recovered := map[string][]string{} // by session: the entries a recovery saw and appended
 	root, blobs := filepath.Join(dir, "sessions"), filepath.Join(dir, "blobs")
 	// What must be there, by session, from the acknowledgements in order.
-	created, archived := map[string]bool{}, map[string]bool{}
+	created, archived, unarchived := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	dropped := map[string][]string{} // by an acknowledged rewrite
 	mayDrop := map[string]bool{}     // by a rewrite begun
 	appends := map[string][][]string{}
@@ -819,6 +881,10 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 			}
 		case "archive":
 			archived[a.id] = true
+		case "unarchive-start":
+			delete(archived, a.id) // from here, either
+		case "unarchive":
+			unarchived[a.id] = true
 		case "blob":
 			if a.durable {
 				blobRefs = append(blobRefs, a.ref)
@@ -845,7 +911,10 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 			return "a blob whose append returned is lost: " + err.Error()
 		}
 	}
-	sessions := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m"}
+	if what := copiesOf(root); what != "" {
+		return what
+	}
+	sessions := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m", "s-z"}
 	for _, id := range sessions {
 		log, err := store.Load(ctx, id)
 		if err != nil {
@@ -902,6 +971,11 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 				return fmt.Sprintf("session %s, whose archive returned, is not archived (%v)", id, err)
 			}
 		}
+		if unarchived[id] {
+			if p, err := store.Path(id); err != nil || strings.Contains(p, archiveDir) {
+				return fmt.Sprintf("session %s, whose unarchive returned, is archived (%v)", id, err)
+			}
+		}
 		// The session goes on: a new append after whatever the crash
 		// left, and everything reads back clean.
 		s, err := Open(ctx, store, id)
@@ -943,6 +1017,29 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 	recovered["s-new"] = nil
 	recordFS = nil
 	return recoverAndLosePower(t, w, cs.model, rec.steps, dir, base, recovered)
+}
+
+// copiesOf returns what is wrong if a session is in more than one file
+// under root (in the archive and out of it, say), "" otherwise.
+func copiesOf(root string) string {
+	seen := map[string]string{}
+	var what string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || what != "" {
+			return nil
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") || !isSessionFile(name, false) {
+			return nil // temporary files, marks, the index
+		}
+		id := idOfFile(name, false)
+		if other, dup := seen[id]; dup {
+			what = fmt.Sprintf("session %s is in two files: %s and %s", id, other, p)
+		}
+		seen[id] = p
+		return nil
+	})
+	return what
 }
 
 // recoverAndLosePower checks what a power loss right after the recovery

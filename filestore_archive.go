@@ -63,13 +63,16 @@ func readArchiveMark(r *os.Root, rel string) time.Time {
 // ListOptions.Archived (or OnlyArchived) is set, and from the seed
 // agents, and records the time (SessionInfo.ArchivedAt). It can still be
 // opened and written. The log and its update time do not change.
-// Archiving an archived session changes nothing.
+// Archiving an archived session changes nothing. With
+// FileStoreOptions.CompressArchive the archived log is then compressed
+// (see CompressArchived).
 func (s *FileStore) Archive(ctx context.Context, id string) error {
 	return s.move(ctx, id, true)
 }
 
-// Unarchive implements Archiver: it moves the session back. Nothing
-// changes for a session that is not archived.
+// Unarchive implements Archiver: it moves the session back, writing a
+// compressed log back plain first. Nothing changes for a session that is
+// not archived.
 func (s *FileStore) Unarchive(ctx context.Context, id string) error {
 	return s.move(ctx, id, false)
 }
@@ -93,6 +96,31 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 		return err
 	}
 	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return err
+	}
+	if archive {
+		if err := s.moveLocked(fsess, true); err != nil {
+			return err
+		}
+		if s.opts.CompressArchive {
+			return s.compressLocked(ctx, fsess)
+		}
+		return nil
+	}
+	if isArchived(fsess.rel) {
+		return s.expandLocked(ctx, fsess, false)
+	}
+	return nil
+}
+
+// moveLocked moves the file of fsess into the archive or out of it.
+// Callers hold fsess.mu.
+func (s *FileStore) moveLocked(fsess *fileSession, archive bool) error {
+	id := fsess.id
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}

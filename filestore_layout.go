@@ -167,7 +167,7 @@ func (s *FileStore) scan(clean bool) error {
 					removeStaleTemp(s.r, filepath.Join(top, d))
 					continue
 				}
-				s.scanFile(found, unread, top, filepath.Join(top, d))
+				s.scanFile(found, unread, top, filepath.Join(top, d), clean)
 				continue
 			}
 			if !strings.HasPrefix(d, "--") || !strings.HasSuffix(d, "--") || len(d) < 4 {
@@ -183,7 +183,7 @@ func (s *FileStore) scan(clean bool) error {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
-				s.scanFile(found, unread, top, filepath.Join(dir, n))
+				s.scanFile(found, unread, top, filepath.Join(dir, n), clean)
 			}
 		}
 	}
@@ -200,8 +200,10 @@ func (s *FileStore) scan(clean bool) error {
 
 // scanFile takes the file rel, under top (the root or the archive), into
 // found by its session's id; a long id's whose header cannot be read,
-// into unread by its stem. A live file wins over an archived one.
-func (s *FileStore) scanFile(found, unread map[string]string, top, rel string) {
+// into unread by its stem. A live file wins over an archived one; with
+// clean, an archived name of the very file a live name has is removed
+// (see dropCrashLink).
+func (s *FileStore) scanFile(found, unread map[string]string, top, rel string, clean bool) {
 	id := s.idOfRel(rel)
 	if id == "" {
 		if stem := stemOfFile(filepath.Base(rel), s.flat); strings.Contains(stem, "~") && s.isOwnFile(filepath.Base(rel)) {
@@ -211,8 +213,33 @@ func (s *FileStore) scanFile(found, unread map[string]string, top, rel string) {
 		}
 		return
 	}
-	if _, dup := found[id]; !dup || top == "." {
+	prev, dup := found[id]
+	if dup && top == archiveDir && clean {
+		s.dropCrashLink(prev, rel)
+	}
+	if !dup || top == "." {
 		found[id] = rel
+	}
+}
+
+// dropCrashLink removes the archived name rel of the file that the live
+// name live has too. Moving a file into the archive or out of it is one
+// rename across two directories; a power loss before both directories
+// were synced can leave the file under both names (never on a running
+// system, where a rename is atomic). The move had not returned, so
+// either place is right: the live one is kept, as scanFile prefers it.
+// Two different files are both left alone.
+func (s *FileStore) dropCrashLink(live, rel string) {
+	a, err := s.r.Lstat(live)
+	if err != nil {
+		return
+	}
+	b, err := s.r.Lstat(rel)
+	if err != nil || !os.SameFile(a, b) {
+		return
+	}
+	if removeIn(s.r, rel) == nil {
+		_ = syncDir(s.r, filepath.Dir(rel))
 	}
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,7 @@ type indexEntry struct {
 	// archivedAt is when the file was archived (its mark, see
 	// filestore_archive.go); zero when not archived or not known.
 	archivedAt time.Time
+	compressed bool // the file holds the log compressed
 	updated    time.Time
 }
 
@@ -82,6 +84,8 @@ type indexRecord struct {
 	Updated time.Time       `json:"updated"`
 	// Archived is when an archived file was archived, when known.
 	Archived time.Time `json:"archived,omitzero"`
+	// Compressed: the file holds the log compressed.
+	Compressed bool `json:"compressed,omitempty"`
 }
 
 // touched records that this store just changed the session's file.
@@ -282,7 +286,20 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 		ne.limited = true
 		return ne
 	}
-	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
+	var src io.ReaderAt = f
+	size := ne.size
+	if isCompressedLog(f, size) {
+		// An archived log kept compressed: listed from its bytes,
+		// decompressed in memory (it never grows: see
+		// filestore_compress.go).
+		plain, err := readCompressedLog(f, size, lim.MaxLogBytes)
+		if err != nil {
+			var le *LimitError
+			return &indexEntry{size: ne.size, limited: errors.As(err, &le)}
+		}
+		src, size, ne.compressed = bytes.NewReader(plain), int64(len(plain)), true
+	}
+	h, err := NewDecoder(io.NewSectionReader(src, 0, size), &ReadOptions{Limits: lim}).Header()
 	if err != nil || ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID, flat) {
 		return ne
 	}
@@ -290,8 +307,11 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	ne.hmeta, _ = h.Extra.Get(headerMetaKey)
 	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
 	ne.end, ne.lines = 0, 0
-	if !ne.scan(f, 0, ne.size, lim) {
+	if !ne.scan(src, 0, size, lim) {
 		return &indexEntry{size: ne.size, limited: true}
+	}
+	if ne.compressed {
+		ne.end = ne.size // the file's end: nothing is read after it
 	}
 	ne.ok = true
 	if isArchived(rel) {
@@ -312,6 +332,7 @@ func (ie *indexEntry) finish(rel string) {
 	ie.fold.Fill(&ie.info, h)
 	ie.info.Entries, ie.info.Size = ie.entries, ie.size
 	ie.info.Archived = isArchived(rel)
+	ie.info.Compressed = ie.compressed
 	ie.info.ArchivedAt = time.Time{}
 	if ie.info.Archived {
 		ie.info.ArchivedAt = ie.archivedAt
@@ -369,7 +390,7 @@ func (s *FileStore) loadIndex() {
 			continue
 		}
 		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
-			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, updated: r.Updated,
+			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, compressed: r.Compressed, updated: r.Updated,
 			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent}}
 		if r.Mtime == 0 || r.End > r.Size {
 			continue // not trustworthy from another process
@@ -401,7 +422,7 @@ func (s *FileStore) saveIndex() {
 		}
 		recs = append(recs, indexRecord{Path: rel, Ino: ie.ino, Size: ie.size, Mtime: ie.mtime, End: ie.end, Lines: ie.lines, OK: ie.ok,
 			ID: ie.info.ID, Cwd: ie.info.Cwd, Created: ie.info.Created, Parent: ie.info.ParentSession,
-			Header: ie.header, Meta: ie.hmeta, Fold: ie.fold, Entries: ie.entries, Updated: ie.updated, Archived: ie.archivedAt})
+			Header: ie.header, Meta: ie.hmeta, Fold: ie.fold, Entries: ie.entries, Updated: ie.updated, Archived: ie.archivedAt, Compressed: ie.compressed})
 	}
 	s.mu.Unlock()
 	for k := range recs {

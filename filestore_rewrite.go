@@ -62,6 +62,13 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 			s.closeFile(fsess) // another process replaced it: check the new file
 			continue
 		}
+		if hasZstdMagic(data) {
+			// A compressed archived session: rewritten plain, in place.
+			if data, err = decompressLog(data, s.lim.MaxLogBytes); err != nil {
+				s.closeFile(fsess)
+				return WithPath(err, s.path(fsess.rel))
+			}
+		}
 		s.markOwn(fsess.id, ChangeRewritten, nil)
 		err = s.rewriteChecked(fsess, opts, data, h, entries)
 		s.closeFile(fsess)

@@ -90,6 +90,10 @@ type fileSession struct {
 	size   int64 // end of the last whole line written: where pending goes
 	cut    bool  // bytes after size are a torn line to cut off first
 	needNL bool  // the last line is whole but lacks its newline
+	// compressed: the file holds the log compressed (an archived
+	// session, filestore_compress.go); nothing is written to it, and the
+	// offsets above are those of the log's bytes.
+	compressed bool
 
 	// pending holds appended lines not yet written (SyncNever gathers
 	// them): only while the write lease is held, so no other process can
@@ -400,6 +404,7 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 // reset makes fsess describe the file read as log, which ends as end says.
 func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	fsess.size, fsess.cut, fsess.needNL = goodEnd(end, log.Torn != nil)
+	fsess.compressed = end.compressed
 	fsess.ids = make(idSet, len(log.Entries))
 	fsess.fold = InfoFold{}
 	for _, e := range log.Entries {

@@ -259,8 +259,8 @@ func (s *FileStore) readTail(ctx context.Context, fsess *fileSession, n int, las
 	} else {
 		defer unlockFile(fsess.f)
 	}
-	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced {
-		return nil, false, err
+	if replaced, err := s.catchUp(ctx, fsess); err != nil || replaced || fsess.compressed {
+		return nil, false, err // read whole, as Load does
 	}
 	// The limits of a Load hold for what a tail read learns too.
 	if fsess.size > s.lim.MaxLogBytes {

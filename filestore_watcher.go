@@ -506,6 +506,10 @@ func (w *watcher) atEnd(rel string) *cursor {
 	}
 	c.ino, _ = identity(fi)
 	c.size = fi.Size()
+	if isCompressedLog(f, c.size) {
+		c.off = c.size // a compressed archived log: it never grows
+		return c
+	}
 	if c.size <= smallFile {
 		n := 0
 		end, lines, ok := scanAppends(f, 0, c.size, 0, w.s.lim, func(run []Entry) { n += len(run) })

@@ -223,6 +223,13 @@ func (s *FileStore) reportCuts(cuts []Truncation) {
 // the lease is still held (then no one else can have written).
 func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts AppendOptions) error {
 	for attempt := 0; ; attempt++ {
+		if fsess.isCompressed() {
+			// A compressed archived session: written back plain and out
+			// of the archive first. What it holds is what was read.
+			if err := s.expandLocked(ctx, fsess, true); err != nil {
+				return err
+			}
+		}
 		if fsess.locked {
 			return nil
 		}
@@ -230,8 +237,14 @@ func (s *FileStore) lockForAppend(ctx context.Context, fsess *fileSession, opts 
 			return err
 		}
 		replaced, err := s.catchUp(ctx, fsess)
-		if err != nil || !replaced {
+		if err != nil {
 			return err
+		}
+		if !replaced && !fsess.isCompressed() {
+			return nil
+		}
+		if !replaced {
+			continue // compressed meanwhile by another process
 		}
 		// Another process replaced the file: it has been read again. A
 		// conditional append was decided on the old one.
@@ -248,6 +261,9 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 	size, _, nlink, err := fileState(fsess.f)
 	if err != nil {
 		return false, s.ioErr(fsess, "stat", err)
+	}
+	if fsess.compressed && nlink > 0 {
+		return false, nil // nothing is appended to a compressed file
 	}
 	if nlink == 0 || size < fsess.size {
 		// Replaced by a rewrite, or cut short by someone else: start over.

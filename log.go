@@ -317,7 +317,8 @@ var errEmpty = errors.New("empty file")
 //
 // A log whose first line is not a session header, an empty one, or one
 // newer than CurrentVersion gives an error and nothing else; older
-// versions are migrated in memory.
+// versions are migrated in memory. A log compressed with zstd (an
+// archived session a FileStore compressed) is decompressed first.
 func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 	p := opts.parser()
 	if len(data) == 0 {
@@ -325,6 +326,13 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 	}
 	if int64(len(data)) > p.lim.MaxLogBytes {
 		return nil, &LimitError{What: "log", Size: int64(len(data)), Limit: p.lim.MaxLogBytes}
+	}
+	if hasZstdMagic(data) {
+		plain, err := decompressLog(data, p.lim.MaxLogBytes)
+		if err != nil {
+			return nil, err
+		}
+		return DecodeLog(plain, opts)
 	}
 	nl := bytes.IndexByte(data, '\n')
 	first := data

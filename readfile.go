@@ -73,6 +73,9 @@ type fileEnd struct {
 	size     int64 // bytes read
 	lastLine int64 // offset at which the last line starts
 	endsNL   bool  // the last byte is a newline
+	// compressed: the file is a compressed log (see
+	// filestore_compress.go); the offsets are those of the log's bytes.
+	compressed bool
 }
 
 func endOf(data []byte) fileEnd {
@@ -134,6 +137,15 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	proto := opts.parser()
 	if size > proto.lim.MaxLogBytes {
 		return nil, nil, fileEnd{}, &LimitError{What: "log", Size: size, Limit: proto.lim.MaxLogBytes}
+	}
+	if isCompressedLog(r, size) {
+		plain, err := readCompressedLog(r, size, proto.lim.MaxLogBytes)
+		if err != nil {
+			return nil, nil, fileEnd{}, err
+		}
+		log, data, end, err := readLogFile(bytes.NewReader(plain), int64(len(plain)), opts)
+		end.compressed = true
+		return log, data, end, err
 	}
 	// An older version (or no header) goes the whole way at once; a look
 	// at the header first saves decoding a file that will be read again.

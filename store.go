@@ -254,6 +254,11 @@ type SessionInfo struct {
 	// an older version moved to the archive).
 	Archived   bool
 	ArchivedAt time.Time
+	// Compressed tells whether the store keeps the session's log
+	// compressed (a FileStore's archived session, see
+	// FileStoreOptions.CompressArchive); Size is then the compressed
+	// size.
+	Compressed bool
 	// Compacting is when the compaction running on the session started;
 	// zero when none is. One that stays set is a compaction whose process
 	// crashed (see Session.Lifecycle).

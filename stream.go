@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -48,8 +49,16 @@ type Decoder struct {
 }
 
 // NewDecoder returns a decoder reading from r.
+// A log compressed with zstd (an archived session a FileStore
+// compressed) is decompressed as it is read.
 func NewDecoder(r io.Reader, opts *ReadOptions) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
+	d := &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
+	if zr, err := zstdReader(d.r, d.p.lim.MaxLogBytes); err != nil {
+		d.err = &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
+	} else if zr != nil {
+		d.r = bufio.NewReaderSize(zr, 64<<10)
+	}
+	return d
 }
 
 // readLine returns the next line and whether it ended with a newline.

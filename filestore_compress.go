@@ -1,0 +1,284 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compressed archived sessions.
+//
+// A FileStore may keep an archived session's log zstd-compressed (one
+// zstd frame, RFC 8878, of the log's exact bytes): with
+// FileStoreOptions.CompressArchive at every archive, or for one session
+// with CompressArchived. The file keeps its name under <root>/.archive:
+// the compressed log replaces the plain one by one rename (written
+// beside it and synced first), and going back is one rename the other
+// way, so that after a crash at any point the session is in exactly one
+// file, plain or compressed, never both and never neither. Keeping the
+// name also means an older version of this package that meets the file
+// reports it as corrupt instead of missing it and creating the session
+// again, and every path-keyed record (listing index, archive mark) is
+// unchanged.
+//
+// Readers tell a compressed log by the zstd magic number at its start
+// (a plain log starts with '{'): Load, LoadTail, List, the Decoder (and
+// so ReadLog, VerifyReader and the CLI) and the watcher read either.
+// Nothing writes to a compressed file in place: an append, a rewrite or
+// Unarchive first writes the plain log back (expand), then, for an
+// append, moves it out of the archive, as a session written to again is
+// no longer cold. Both steps run under the file's exclusive lock, which
+// every writer in every process takes, and a writer in another process
+// that held the old file notices it was replaced (its link count is 0)
+// and reads the new one, as after a Rewrite.
+
+// compressLevel is the zstd level of compressed logs: on W10k-like
+// sessions SpeedBetterCompression saves a further tenth of the bytes
+// over the default for twice the time to compress, which an archive
+// pays once; decompression costs the same.
+const compressLevel = zstd.SpeedBetterCompression
+
+var logEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(compressLevel), zstd.WithEncoderConcurrency(1))
+})
+
+// compressLog returns data as one zstd frame.
+func compressLog(data []byte) ([]byte, error) {
+	enc, err := logEncoder()
+	if err != nil {
+		return nil, err
+	}
+	return enc.EncodeAll(data, make([]byte, 0, len(data)/4+64)), nil
+}
+
+// isCompressedLog reports whether r, of size bytes, starts with the zstd
+// magic number.
+func isCompressedLog(r io.ReaderAt, size int64) bool {
+	if size < int64(len(zstdMagic)) {
+		return false
+	}
+	var head [4]byte
+	n, _ := r.ReadAt(head[:], 0)
+	return n == len(head) && hasZstdMagic(head[:])
+}
+
+// decompressLog returns the log compressed in data, refusing one that
+// decompresses to more than maxBytes (a *LimitError) and reporting a
+// damaged stream as a *CorruptError.
+func decompressLog(data []byte, maxBytes int64) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(uint64(maxBytes)+1),
+		zstd.WithDecoderMaxWindow(uint64(min(maxBytes+1, 1<<30))))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	plain, err := dec.DecodeAll(data, nil)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || int64(len(plain)) > maxBytes {
+		return nil, &LimitError{What: "log", Size: max(int64(len(plain)), maxBytes+1), Limit: maxBytes}
+	}
+	if err != nil {
+		return nil, &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
+	}
+	return plain, nil
+}
+
+// readCompressedLog reads the whole compressed log in r (size bytes) and
+// returns it decompressed.
+func readCompressedLog(r io.ReaderAt, size, maxBytes int64) ([]byte, error) {
+	if size > maxBytes {
+		return nil, &LimitError{What: "log", Size: size, Limit: maxBytes}
+	}
+	data := make([]byte, size)
+	if n, err := r.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, err
+	}
+	return decompressLog(data, maxBytes)
+}
+
+// zstdReader returns a reader of the logs the bufio reader br holds,
+// decompressing them when they start with the zstd magic number.
+func zstdReader(br interface {
+	io.Reader
+	Peek(int) ([]byte, error)
+}, maxBytes int64) (io.Reader, error) {
+	head, _ := br.Peek(len(zstdMagic))
+	if !hasZstdMagic(head) {
+		return nil, nil
+	}
+	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(uint64(min(maxBytes+1, 1<<30))))
+	if err != nil {
+		return nil, err
+	}
+	return &zstdStream{dec: dec}, nil
+}
+
+// zstdStream reads a zstd stream, reporting a damaged one as a
+// *CorruptError. With concurrency 1 the decoder runs no goroutine, so
+// one never closed holds nothing but memory.
+type zstdStream struct{ dec *zstd.Decoder }
+
+func (z *zstdStream) Read(p []byte) (int, error) {
+	n, err := z.dec.Read(p)
+	if err != nil && err != io.EOF {
+		err = &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
+	}
+	return n, err
+}
+
+// CompressArchived stores the archived session id zstd-compressed (see
+// the package's notes on compressed archived sessions, and
+// FileStoreOptions.CompressArchive). A session already compressed is
+// left as it is. It fails with ErrConflict for a session that is not
+// archived, and with ErrNotFound for one that does not exist.
+func (s *FileStore) CompressArchived(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return err
+	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return err
+	}
+	if !isArchived(fsess.rel) {
+		return fmt.Errorf("%w: session %s is not archived", ErrConflict, id)
+	}
+	return s.compressLocked(ctx, fsess)
+}
+
+// compressLocked replaces the archived file of fsess with its log
+// compressed. Callers hold fsess.mu.
+func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) error {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly {
+		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
+	}
+	if err := s.lockCurrent(ctx, fsess); err != nil {
+		return err
+	}
+	data, _, err := readAll(fsess.f)
+	if err != nil {
+		return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+	}
+	if hasZstdMagic(data) {
+		return s.release(fsess) // compressed already
+	}
+	comp, err := compressLog(data)
+	if err != nil {
+		_ = s.release(fsess)
+		return fmt.Errorf("session: compress %s: %w", fsess.id, err)
+	}
+	s.markOwn(fsess.id, ChangeRewritten, nil)
+	if _, err := s.writeNew(fsess.rel, comp, true); err != nil {
+		_ = s.release(fsess)
+		return s.ioErr(fsess, "compress", err)
+	}
+	s.replaced(fsess)
+	return nil
+}
+
+// lockCurrent takes the exclusive lock on the file at the session's name
+// (not one replaced meanwhile) and writes what this store gathered. The
+// lock is held when it returns nil. Callers hold fsess.mu.
+func (s *FileStore) lockCurrent(ctx context.Context, fsess *fileSession) error {
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err
+		}
+		if err := s.acquire(ctx, fsess); err != nil {
+			return err
+		}
+		if err := s.writePending(fsess); err != nil {
+			return err
+		}
+		_, _, nlink, err := fileState(fsess.f)
+		if err != nil {
+			return errors.Join(s.ioErr(fsess, "stat", err), s.release(fsess))
+		}
+		if nlink > 0 {
+			return nil
+		}
+		if attempt >= 3 {
+			_ = s.release(fsess)
+			return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
+		}
+		s.closeFile(fsess) // replaced meanwhile: lock the new file
+	}
+}
+
+// replaced forgets the file of fsess, which this store just replaced
+// under its lock: what it knows is read again from the new file when
+// next needed, and a listing reads it again.
+func (s *FileStore) replaced(fsess *fileSession) {
+	s.closeFile(fsess)
+	fsess.loaded = false
+	s.mu.Lock()
+	delete(s.index, fsess.rel)
+	s.indexDirty = true
+	s.mu.Unlock()
+	s.nudge(fsess.rel)
+}
+
+// expandLocked writes the compressed log of fsess back plain, in place
+// (a plain one is left as it is), moves it out of the archive, and, with
+// reload, reads it again (without keeping the lock). Callers hold
+// fsess.mu.
+func (s *FileStore) expandLocked(ctx context.Context, fsess *fileSession, reload bool) error {
+	if err := s.lockCurrent(ctx, fsess); err != nil {
+		return err
+	}
+	if fsess.fileCompressed() {
+		data, _, err := readAll(fsess.f)
+		if err != nil {
+			return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+		}
+		plain, err := decompressLog(data, s.lim.MaxLogBytes)
+		if err != nil {
+			_ = s.release(fsess)
+			return WithPath(err, s.path(fsess.rel))
+		}
+		s.markOwn(fsess.id, ChangeRewritten, nil)
+		if _, err := s.writeNew(fsess.rel, plain, true); err != nil {
+			_ = s.release(fsess)
+			return s.ioErr(fsess, "expand", err)
+		}
+		s.replaced(fsess)
+	} else if err := s.release(fsess); err != nil {
+		return err
+	}
+	if isArchived(fsess.rel) {
+		if err := s.moveLocked(fsess, false); err != nil {
+			return err
+		}
+	}
+	if !reload {
+		return nil
+	}
+	_, err := s.load(ctx, fsess)
+	return err
+}
+
+// fileCompressed reports whether the open file of fsess holds a
+// compressed log.
+func (fsess *fileSession) fileCompressed() bool {
+	size, _, _, err := fileState(fsess.f)
+	return err == nil && isCompressedLog(fsess.f, size)
+}
+
+// isCompressed reports whether the session's file, as last read, is
+// compressed. Callers hold fsess.mu.
+func (fsess *fileSession) isCompressed() bool { return fsess.loaded && fsess.compressed }
