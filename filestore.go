@@ -573,24 +573,13 @@ func (s *FileStore) deleteLocked(id string, fsess *fileSession) error {
 }
 
 // lockToDelete takes the exclusive lock on the file at the session's
-// name (not one a rewrite elsewhere replaced). Callers hold fsess.mu.
+// name (not one a rewrite elsewhere replaced, or moved). Callers hold
+// fsess.mu.
 func (s *FileStore) lockToDelete(ctx context.Context, fsess *fileSession) error {
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return nil // a file opened by path: removed as it is
 	}
-	for attempt := 0; ; attempt++ {
-		if err := s.ensureOpen(fsess); err != nil {
-			return err
-		}
-		if err := s.acquire(ctx, fsess); err != nil {
-			return err
-		}
-		_, _, nlink, err := fileState(fsess.f)
-		if err != nil || nlink > 0 || attempt >= 3 {
-			return nil
-		}
-		s.closeFile(fsess) // replaced meanwhile: lock the new file
-	}
+	return s.lockAtName(ctx, fsess)
 }
 
 func (s *FileStore) remove(rel string) error {

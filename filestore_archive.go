@@ -99,31 +99,29 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if fsess.err != nil {
 		return fsess.err
 	}
-	if err := s.ensureOpen(fsess); err != nil {
-		return err
-	}
-	if archive {
-		if err := s.moveLocked(fsess, true); err != nil {
-			return err
-		}
-		if s.opts.CompressArchive {
-			return s.compressLocked(ctx, fsess)
-		}
-		return nil
-	}
-	if isArchived(fsess.rel) {
-		return s.expandLocked(ctx, fsess, false)
-	}
-	return nil
-}
-
-// moveLocked moves the file of fsess into the archive or out of it.
-// Callers hold fsess.mu.
-func (s *FileStore) moveLocked(fsess *fileSession, archive bool) error {
-	id := fsess.id
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}
+	if !archive {
+		return s.expandLocked(ctx, fsess, false)
+	}
+	if err := s.lockCurrent(ctx, fsess); err != nil {
+		return err
+	}
+	if err := s.moveLocked(fsess, true); err != nil {
+		return errors.Join(err, s.release(fsess))
+	}
+	if s.opts.CompressArchive {
+		return s.compressLocked(ctx, fsess)
+	}
+	return s.release(fsess)
+}
+
+// moveLocked moves the file of fsess into the archive or out of it.
+// Callers hold fsess.mu and the file's lock, taken at its name
+// (lockCurrent): a session file's name changes only under its lock.
+func (s *FileStore) moveLocked(fsess *fileSession, archive bool) error {
+	id := fsess.id
 	s.refreshIndex(fsess) // the entry moves with the file
 	prefix := archiveDir + string(filepath.Separator)
 	from := fsess.rel

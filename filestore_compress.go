@@ -191,33 +191,17 @@ func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) erro
 	return nil
 }
 
-// lockCurrent takes the exclusive lock on the file at the session's name
-// (not one replaced meanwhile) and writes what this store gathered. The
-// lock is held when it returns nil. Callers hold fsess.mu.
+// lockCurrent takes the exclusive lock on the file the session's name
+// leads to (lockAtName) and writes what this store gathered. The lock is
+// held when it returns nil. Callers hold fsess.mu.
 func (s *FileStore) lockCurrent(ctx context.Context, fsess *fileSession) error {
-	for attempt := 0; ; attempt++ {
-		if err := s.ensureOpen(fsess); err != nil {
-			return err
-		}
-		if err := s.acquire(ctx, fsess); err != nil {
-			return err
-		}
-		if err := s.writePending(fsess); err != nil {
-			return err
-		}
-		_, _, nlink, err := fileState(fsess.f)
-		if err != nil {
-			return errors.Join(s.ioErr(fsess, "stat", err), s.release(fsess))
-		}
-		if nlink > 0 {
-			return nil
-		}
-		if attempt >= 3 {
-			_ = s.release(fsess)
-			return fmt.Errorf("%w: %s was rewritten by another writer", ErrConflict, s.path(fsess.rel))
-		}
-		s.closeFile(fsess) // replaced meanwhile: lock the new file
+	if err := s.lockAtName(ctx, fsess); err != nil {
+		return err
 	}
+	if err := s.writePending(fsess); err != nil {
+		return errors.Join(err, s.release(fsess))
+	}
+	return nil
 }
 
 // replaced forgets the file of fsess, which this store just replaced
@@ -235,41 +219,53 @@ func (s *FileStore) replaced(fsess *fileSession) {
 
 // expandLocked writes the compressed log of fsess back plain, in place
 // (a plain one is left as it is), moves it out of the archive, and, with
-// reload, reads it again (without keeping the lock). Callers hold
-// fsess.mu.
+// reload, reads it again (without keeping the lock). The plain file is
+// locked before it takes the name and until it has moved, so that no
+// other store takes it in between. Callers hold fsess.mu.
 func (s *FileStore) expandLocked(ctx context.Context, fsess *fileSession, reload bool) error {
 	if err := s.lockCurrent(ctx, fsess); err != nil {
 		return err
 	}
+	var err error
 	if fsess.fileCompressed() {
-		data, _, err := readAll(fsess.f)
-		if err != nil {
-			return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+		err = s.expandFile(fsess)
+	} else {
+		if isArchived(fsess.rel) {
+			err = s.moveLocked(fsess, false)
 		}
-		plain, err := decompressLog(data, s.lim.MaxLogBytes)
-		if err != nil {
-			_ = s.release(fsess)
-			return WithPath(err, s.path(fsess.rel))
-		}
-		s.markOwn(fsess.id, ChangeRewritten, nil)
-		if _, err := s.writeNew(fsess.rel, plain, true); err != nil {
-			_ = s.release(fsess)
-			return s.ioErr(fsess, "expand", err)
-		}
-		s.replaced(fsess)
-	} else if err := s.release(fsess); err != nil {
+		err = errors.Join(err, s.release(fsess))
+	}
+	if err != nil || !reload {
 		return err
 	}
-	if isArchived(fsess.rel) {
-		if err := s.moveLocked(fsess, false); err != nil {
-			return err
-		}
-	}
-	if !reload {
-		return nil
-	}
-	_, err := s.load(ctx, fsess)
+	_, err = s.load(ctx, fsess)
 	return err
+}
+
+// expandFile replaces the compressed file of fsess, which it holds the
+// lock on, with the plain log, and moves that out of the archive.
+func (s *FileStore) expandFile(fsess *fileSession) error {
+	data, _, err := readAll(fsess.f)
+	if err != nil {
+		return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+	}
+	plain, err := decompressLog(data, s.lim.MaxLogBytes)
+	if err != nil {
+		_ = s.release(fsess)
+		return WithPath(err, s.path(fsess.rel))
+	}
+	s.markOwn(fsess.id, ChangeRewritten, nil)
+	held, err := writeAtomicLocked(s.r, fsess.rel, plain, filePerm(fsess.f))
+	if err != nil {
+		_ = s.release(fsess)
+		return s.ioErr(fsess, "expand", err)
+	}
+	defer held.Close() // lets its lock go once moved
+	s.replaced(fsess)
+	if isArchived(fsess.rel) {
+		return s.moveLocked(fsess, false)
+	}
+	return nil
 }
 
 // fileCompressed reports whether the open file of fsess holds a

@@ -331,34 +331,57 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, err
 // perm, whatever the umask. It returns the new file's inode (0 where
 // files have none).
 func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool, perm os.FileMode) (ino uint64, err error) {
+	f, ino, err := writeAtomicKeep(r, name, data, replace, sync, perm)
+	if f != nil {
+		f.Close()
+	}
+	return ino, err
+}
+
+// writeAtomicLocked replaces name with data as writeAtomic does (synced)
+// and returns the new file still open and exclusively locked: it is
+// locked before it takes the name.
+func writeAtomicLocked(r *os.Root, name string, data []byte, perm os.FileMode) (*os.File, error) {
+	f, _, err := writeAtomicKeep(r, name, data, true, true, perm)
+	if err != nil && f != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, err
+}
+
+// writeAtomicKeep is writeAtomic, returning the file (nil on an error
+// before it took the name) for the caller to close.
+func writeAtomicKeep(r *os.Root, name string, data []byte, replace, sync bool, perm os.FileMode) (file *os.File, ino uint64, err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := createIn(r, tmp)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if err := f.Chmod(perm); err != nil { // whatever the umask
 		f.Close()
 		_ = removeIn(r, tmp)
-		return 0, err
+		return nil, 0, err
 	}
+	named := false
 	defer func() {
-		f.Close()
-		if err != nil {
+		if !named {
+			f.Close()
 			_ = removeIn(r, tmp)
 		}
 	}()
 	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
 	if n, werr := writeAt(f, data, 0); werr != nil || n < len(data) {
-		return 0, cmp.Or(werr, io.ErrShortWrite)
+		return nil, 0, cmp.Or(werr, io.ErrShortWrite)
 	}
 	if sync && mutant != "rename-before-sync" {
 		if err = fsync(f); err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 	}
 	if _, ino, _, err = fileState(f); err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if replace {
 		err = renameIn(r, tmp, name)
@@ -366,13 +389,14 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool, perm 
 		_ = removeIn(r, tmp)
 	}
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
+	named = true
 	if sync && mutant == "rename-before-sync" {
 		_ = fsync(f)
 	}
 	if sync {
 		err = syncDir(r, dir)
 	}
-	return ino, err
+	return f, ino, err
 }

@@ -459,6 +459,47 @@ const (
 
 // acquire takes the exclusive file lock unless this store holds it.
 // Callers hold fsess.mu and have the file open.
+// lockAtName takes the exclusive lock on the session's file and checks
+// that the session's name still leads to it: a file another store
+// replaced (its link count is 0) or moved (into the archive or out of
+// it) meanwhile is let go, and the one at the name, or where the session
+// went, is locked instead. A session file's name changes only under its
+// lock (moves, rewrites, compression), so the name holds for as long as
+// the lock is held: who holds it may replace or move the file by name.
+// Callers hold fsess.mu.
+func (s *FileStore) lockAtName(ctx context.Context, fsess *fileSession) error {
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureOpen(fsess); err != nil {
+			return err
+		}
+		if err := s.acquire(ctx, fsess); err != nil {
+			return err
+		}
+		if filepath.IsAbs(fsess.rel) || s.fileOnly {
+			return nil
+		}
+		_, ino, nlink, err := fileState(fsess.f)
+		if err != nil {
+			return errors.Join(s.ioErr(fsess, "stat", err), s.release(fsess))
+		}
+		var at uint64
+		if fi, err := s.r.Lstat(fsess.rel); err == nil {
+			at, _ = identity(fi)
+		}
+		if nlink > 0 && (at == ino || ino == 0) {
+			return nil
+		}
+		if attempt >= 5 {
+			_ = s.release(fsess)
+			return fmt.Errorf("%w: %s keeps being moved or replaced by another writer", ErrConflict, s.path(fsess.rel))
+		}
+		s.closeFile(fsess) // lets the lock go
+		if at == 0 {
+			s.follow(fsess) // moved: find where to
+		}
+	}
+}
+
 func (s *FileStore) acquire(ctx context.Context, fsess *fileSession) error {
 	if fsess.locked {
 		return nil

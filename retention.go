@@ -88,6 +88,12 @@ type SweepPolicy struct {
 	// IncludeLabeled lets Sweep touch sessions that hold a label (a named
 	// checkpoint is one); by default they are kept.
 	IncludeLabeled bool
+	// Compress keeps every archived session compressed: those the sweep
+	// archives, and those archived before that are not (a sweep killed
+	// between the two steps leaves some). The store must be an
+	// ArchiveCompressor (a FileStore; PostgreSQL compresses large values
+	// itself). Compression loses nothing, so labels do not hold it back.
+	Compress bool
 	// DryRun reports what the sweep would do and changes nothing.
 	DryRun bool
 	// KeepBlobs leaves the blobs of deleted sessions in the store; by
@@ -110,6 +116,14 @@ const (
 	KeptArchived = "archived" // archived, and DeleteArchivedAfter is 0
 )
 
+// ArchiveCompressor is a store that can keep an archived session
+// compressed, as FileStore does (see FileStoreOptions.CompressArchive):
+// CompressArchived fails with ErrConflict for a session that is not
+// archived.
+type ArchiveCompressor interface {
+	CompressArchived(ctx context.Context, id string) error
+}
+
 // SweptSession is a session Sweep kept, with why.
 type SweptSession struct {
 	ID     string
@@ -121,6 +135,8 @@ type SweepResult struct {
 	Listed   int      // sessions listed, archived ones included
 	Archived []string // sessions archived
 	Deleted  []string // sessions deleted
+	// Compressed lists the archived sessions compressed (Compress).
+	Compressed []string
 	Kept     []SweptSession
 	// Skipped lists the expired sessions that changed while the sweep
 	// ran (appended to, rewritten, deleted by another): left as they are.
@@ -153,6 +169,12 @@ type SweepResult struct {
 // append between that read and the act is lost with the session (or
 // archived with it, which loses nothing). A rewrite that keeps the last
 // entry and the count (a migration of the file format) is not noticed.
+//
+// A sweep stopped at any point (killed, or its machine down) leaves each
+// session whole or gone, never half deleted, and the next sweep carries
+// on. The blobs of the sessions it deleted before it stopped are not
+// collected by the next sweep, which does not know them: CollectBlobs
+// collects them (they are garbage, not data).
 func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult, error) {
 	var p SweepPolicy
 	if policy != nil {
@@ -234,6 +256,27 @@ func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult,
 			return res, fmt.Errorf("session: sweep: archive: %T: %w", store, errors.ErrUnsupported)
 		}
 	}
+	var compressor ArchiveCompressor
+	if p.Compress {
+		var ok bool
+		if compressor, ok = findAbility[ArchiveCompressor](store); !ok {
+			return res, fmt.Errorf("session: sweep: compress: %T: %w", store, errors.ErrUnsupported)
+		}
+	}
+	compress := func(id string) {
+		if p.DryRun {
+			res.Compressed = append(res.Compressed, id)
+			return
+		}
+		switch err := compressor.CompressArchived(ctx, id); {
+		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+			res.Skipped = append(res.Skipped, id) // unarchived or deleted meanwhile
+		case err != nil:
+			res.Errors[id] = err
+		default:
+			res.Compressed = append(res.Compressed, id)
+		}
+	}
 
 	var m *marker
 	if _, ok := blobCollectorOf(store); ok && !p.KeepBlobs && !p.DryRun {
@@ -259,6 +302,9 @@ func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult,
 			kept(id, KeptLabeled)
 		case w.archive:
 			res.Archived = append(res.Archived, id)
+			if compressor != nil {
+				compress(id)
+			}
 		default:
 			res.Deleted = append(res.Deleted, id)
 			if m != nil {
@@ -268,6 +314,21 @@ func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult,
 		done++
 		if p.Progress != nil {
 			p.Progress(done, len(infos))
+		}
+	}
+	if compressor != nil {
+		// The archived sessions left as they were, not yet compressed.
+		gone := map[string]bool{}
+		for _, w := range work {
+			gone[w.info.ID] = true
+		}
+		for _, info := range infos {
+			if info.Archived && !info.Compressed && !gone[info.ID] {
+				if err := ctx.Err(); err != nil {
+					return res, err
+				}
+				compress(info.ID)
+			}
 		}
 	}
 	slices.SortFunc(res.Kept, func(a, b SweptSession) int { return cmp.Compare(a.ID, b.ID) })

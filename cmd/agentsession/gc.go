@@ -17,7 +17,7 @@ import (
 var cmdGC = &command{
 	name:    "gc",
 	summary: "archive or delete the sessions untouched for a time",
-	usage:   "--older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--dry-run] [--json]",
+	usage:   "--older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--compress] [--dry-run] [--json]",
 	common:  withJSON | withRoot | withBlobs,
 	nargs:   [2]int{0, 0},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
@@ -28,9 +28,11 @@ var cmdGC = &command{
 		archived := fs.String("delete-archived-after", "", "delete the archived sessions neither archived nor updated for `AGE`")
 		labeled := fs.Bool("include-labeled", false, "expire sessions with labels or checkpoints too (kept by default)")
 		keepBlobs := fs.Bool("keep-blobs", false, "leave the blobs of the deleted sessions in the store")
+		compress := fs.Bool("compress", false, "keep every archived session zstd-compressed (reads stay transparent)")
 		dry := fs.Bool("dry-run", false, "list what would be archived or deleted, change nothing")
 		return func([]string) int {
-			p := &session.SweepPolicy{KeepNewest: *keep, ArchiveOnly: *archive, IncludeLabeled: *labeled, KeepBlobs: *keepBlobs, DryRun: *dry}
+			p := &session.SweepPolicy{KeepNewest: *keep, ArchiveOnly: *archive, IncludeLabeled: *labeled, KeepBlobs: *keepBlobs,
+				Compress: *compress, DryRun: *dry}
 			var err error
 			if *older == "" && *archived == "" {
 				return c.usageError("--older-than (or --delete-archived-after) is required")
@@ -75,14 +77,16 @@ func parseAge(s string) (time.Duration, error) {
 
 // gcJSON is what gc --json prints.
 type gcJSON struct {
-	DryRun   bool         `json:"dryRun"`
-	Listed   int          `json:"listed"`
-	Deleted  []string     `json:"deleted"`
-	Archived []string     `json:"archived"`
-	Kept     []gcKeptJSON `json:"kept"`
-	Skipped  []string     `json:"skipped"`
-	Blobs    int          `json:"blobs"`
-	Errors   []gcErrJSON  `json:"errors"`
+	DryRun   bool     `json:"dryRun"`
+	Listed   int      `json:"listed"`
+	Deleted  []string `json:"deleted"`
+	Archived []string `json:"archived"`
+	// Compressed lists the archived sessions compressed (--compress).
+	Compressed []string     `json:"compressed"`
+	Kept       []gcKeptJSON `json:"kept"`
+	Skipped    []string     `json:"skipped"`
+	Blobs      int          `json:"blobs"`
+	Errors     []gcErrJSON  `json:"errors"`
 }
 
 type gcKeptJSON struct {
@@ -115,7 +119,7 @@ func (c *call) gc(p *session.SweepPolicy) int {
 	if res == nil {
 		return c.fail("%v", err)
 	}
-	out := gcJSON{DryRun: p.DryRun, Listed: res.Listed, Deleted: res.Deleted, Archived: res.Archived,
+	out := gcJSON{DryRun: p.DryRun, Listed: res.Listed, Deleted: res.Deleted, Archived: res.Archived, Compressed: res.Compressed,
 		Kept: []gcKeptJSON{}, Skipped: res.Skipped, Blobs: res.Blobs, Errors: []gcErrJSON{}}
 	for _, k := range res.Kept {
 		out.Kept = append(out.Kept, gcKeptJSON(k))
@@ -124,7 +128,7 @@ func (c *call) gc(p *session.SweepPolicy) int {
 		out.Errors = append(out.Errors, gcErrJSON{id, e.Error()})
 	}
 	slices.SortFunc(out.Errors, func(a, b gcErrJSON) int { return strings.Compare(a.ID, b.ID) })
-	for _, l := range []*[]string{&out.Deleted, &out.Archived, &out.Skipped} {
+	for _, l := range []*[]string{&out.Deleted, &out.Archived, &out.Compressed, &out.Skipped} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -173,6 +177,13 @@ func (c *call) printGC(out gcJSON) {
 		kept += " (" + strings.Join(reasons, ", ") + ")"
 	}
 	line := fmt.Sprintf("%d listed: %d %s, %d %s, %s", out.Listed, len(out.Deleted), del, len(out.Archived), arch, kept)
+	if n := len(out.Compressed); n > 0 {
+		if out.DryRun {
+			line += fmt.Sprintf(", %d would be compressed", n)
+		} else {
+			line += fmt.Sprintf(", %d compressed", n)
+		}
+	}
 	if n := len(out.Skipped); n > 0 {
 		line += fmt.Sprintf(", %d skipped (changed during the sweep)", n)
 	}

@@ -57,11 +57,12 @@ func gcStore(t *testing.T) string {
 
 func TestGC(t *testing.T) {
 	type want struct {
-		code    int
-		stdout  []string
-		stderr  []string
-		left    []string // sessions listed (archived ones too) afterwards
-		archive []string // of which archived
+		code     int
+		stdout   []string
+		stderr   []string
+		left     []string // sessions listed (archived ones too) afterwards
+		archive  []string // of which archived
+		compress []string // of which compressed
 	}
 	all := []string{"new-a1", "old-a1", "old-a2", "old-b1", "old-label"}
 	tests := []struct {
@@ -79,6 +80,9 @@ func TestGC(t *testing.T) {
 			want{code: exitOK, left: []string{"new-a1"}}},
 		{"archive only", []string{"gc", "--older-than", "30d", "--archive-only"},
 			want{code: exitOK, stdout: []string{"archived old-a1", "3 archived"}, left: all, archive: []string{"old-a1", "old-a2", "old-b1"}}},
+		{"archive compressed", []string{"gc", "--older-than", "30d", "--archive-only", "--compress"},
+			want{code: exitOK, stdout: []string{"archived old-a1", "3 archived", "3 compressed"}, left: all,
+				archive: []string{"old-a1", "old-a2", "old-b1"}, compress: []string{"old-a1", "old-a2", "old-b1"}}},
 		{"no age", []string{"gc"}, want{code: exitError, stderr: []string{"--older-than (or --delete-archived-after) is required"}, left: all}},
 		{"bad age", []string{"gc", "--older-than", "soon"}, want{code: exitError, stderr: []string{`"soon" is no positive duration`}, left: all}},
 		{"bad group", []string{"gc", "--older-than", "1d", "--group", "team"}, want{code: exitError, stderr: []string{`--group: "team"`}, left: all}},
@@ -99,15 +103,19 @@ func TestGC(t *testing.T) {
 			defer store.Close()
 			p, err := store.List(context.Background(), session.ListOptions{Archived: true})
 			require.NoError(t, err)
-			var left, archived []string
+			var left, archived, compressed []string
 			for _, in := range p.Sessions {
 				left = append(left, in.ID)
 				if in.Archived {
 					archived = append(archived, in.ID)
 				}
+				if in.Compressed {
+					compressed = append(compressed, in.ID)
+				}
 			}
 			assert.ElementsMatch(t, tc.want.left, left)
 			assert.ElementsMatch(t, tc.want.archive, archived)
+			assert.ElementsMatch(t, tc.want.compress, compressed)
 		})
 	}
 }
@@ -132,4 +140,33 @@ func TestGCArchiveThenDelete(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, young, "the archived three and new-a1: %+v", got.Kept)
+}
+
+// TestArchiveCompressed: archive --compress keeps the session compressed
+// in the archive; ls, show, context and verify read it as before;
+// unarchive brings it back plain.
+func TestArchiveCompressed(t *testing.T) {
+	root := gcStore(t)
+	out, errOut, code := runCLI("archive", "--compress", "--json", "--root", root, "old-a1")
+	require.Equal(t, exitOK, code, errOut)
+	var got archiveJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.True(t, got.Compressed)
+	data, err := os.ReadFile(got.Path)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0x28, 0xb5, 0x2f, 0xfd}, data[:4], "zstd")
+	out, errOut, code = runCLI("ls", "--all", "--archived", "--root", root)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "(archived, compressed)")
+	for _, args := range [][]string{{"show", "old-a1"}, {"context", "old-a1"}, {"verify", "old-a1"}, {"verify", got.Path}, {"context", got.Path}} {
+		out, errOut, code := runCLI(append(args, "--root", root)...)
+		require.Equal(t, exitOK, code, "%v: %s %s", args, out, errOut)
+	}
+	out, errOut, code = runCLI("context", "--json", "--root", root, "old-a1")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "hello")
+	_, errOut, code = runCLI("unarchive", "--root", root, "old-a1")
+	require.Equal(t, exitOK, code, errOut)
+	_, errOut, code = runCLI("archive", "--json", "--root", root, "old-a1")
+	require.Equal(t, exitOK, code, errOut)
 }

@@ -54,11 +54,12 @@ func (c *call) storeSession(arg string) (store *session.FileStore, id, path stri
 var cmdArchive = &command{
 	name:    "archive",
 	summary: "archive a session: out of listings, kept whole",
-	usage:   "[--json] ID",
+	usage:   "[--compress] [--json] ID",
 	common:  withJSON | withRoot,
 	nargs:   [2]int{1, 1},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
-		return func(args []string) int { return c.archive(args[0], true) }
+		compress := fs.Bool("compress", false, "keep it zstd-compressed in the archive (reads stay transparent; an append unarchives it)")
+		return func(args []string) int { return c.archive(args[0], true, *compress) }
 	},
 }
 
@@ -69,19 +70,20 @@ var cmdUnarchive = &command{
 	common:  withJSON | withRoot,
 	nargs:   [2]int{1, 1},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
-		return func(args []string) int { return c.archive(args[0], false) }
+		return func(args []string) int { return c.archive(args[0], false, false) }
 	},
 }
 
 // archiveJSON is what archive and unarchive --json print.
 type archiveJSON struct {
-	ID       string `json:"id"`
-	Path     string `json:"path"`
-	Archived bool   `json:"archived"`
-	Changed  bool   `json:"changed"`
+	ID         string `json:"id"`
+	Path       string `json:"path"`
+	Archived   bool   `json:"archived"`
+	Compressed bool   `json:"compressed"`
+	Changed    bool   `json:"changed"`
 }
 
-func (c *call) archive(arg string, archive bool) int {
+func (c *call) archive(arg string, archive, compress bool) int {
 	store, id, path, err := c.storeSession(arg)
 	if err != nil {
 		return c.fail("%s", describe(err, path))
@@ -92,6 +94,9 @@ func (c *call) archive(arg string, archive bool) int {
 	} else {
 		err = session.Unarchive(c.ctx, store, id)
 	}
+	if err == nil && compress {
+		err = store.CompressArchived(c.ctx, id)
+	}
 	if err != nil {
 		return c.fail("%s", describe(err, path))
 	}
@@ -99,14 +104,18 @@ func (c *call) archive(arg string, archive bool) int {
 	if err != nil {
 		return c.fail("%s", describe(err, path))
 	}
-	out := archiveJSON{ID: id, Path: now, Archived: archive, Changed: now != path}
+	out := archiveJSON{ID: id, Path: now, Archived: archive, Compressed: compress, Changed: now != path}
 	if c.json {
 		return c.printJSON(out)
 	}
 	verb := map[bool]string{true: "archived", false: "unarchived"}[archive]
 	switch {
+	case !out.Changed && archive && compress:
+		fmt.Fprintf(c.stdout, "session %s was archived already, and is compressed: %s\n", id, now)
 	case !out.Changed && archive:
 		fmt.Fprintf(c.stdout, "session %s was archived already: %s\n", id, now)
+	case compress:
+		fmt.Fprintf(c.stdout, "archived session %s, compressed: moved to %s\n", id, now)
 	case !out.Changed:
 		fmt.Fprintf(c.stdout, "session %s is not archived: %s\n", id, now)
 	default:

@@ -25,10 +25,10 @@
 //	agentsession title [--json] FILE|ID TEXT
 //	agentsession label [--json] FILE|ID ENTRY NAME
 //	agentsession rewind [--json] FILE|ID TO
-//	agentsession archive [--json] ID
+//	agentsession archive [--compress] [--json] ID
 //	agentsession unarchive [--json] ID
 //	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
-//	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--dry-run] [--json]
+//	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--compress] [--dry-run] [--json]
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
 //	agentsession import [--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
@@ -178,10 +178,11 @@
 //
 // --json prints one object per session and line: {"id", "title",
 // "titleDerived", "cwd", "created", "updated", "parentSession",
-// "entries", "size", "archived", "archivedAt", "compacting",
-// "projectId", "appVersion", "user", "app", "metadata", "path"}, size in
-// bytes; archivedAt is when the session was archived, null when it is
-// not (or the store does not know when); compacting when the compaction
+// "entries", "size", "archived", "archivedAt", "compressed",
+// "compacting", "projectId", "appVersion", "user", "app", "metadata",
+// "path"}, size in bytes (on disk: compressed for a session archived
+// compressed); archivedAt is when the session was archived, null when it
+// is not (or the store does not know when); compacting when the compaction
 // running on it started, null when none is; metadata an object of
 // strings ({} for none); titleDerived as in show.
 //
@@ -398,9 +399,13 @@
 // store's layout): the store moves it under <root>/.archive, out of
 // listings (ls --archived shows it) and of the seed agents' sight; it
 // can still be read, written and unarchived. The log is not changed.
+// --compress then keeps it zstd-compressed (one file, about a tenth of
+// the size for W10k-like logs): every command reads it as before, and
+// writing to it again unarchives it.
 //
-// --json prints one object: {"id", "path", "archived", "changed"}: path
-// is the session's file now, changed false when it was archived already.
+// --json prints one object: {"id", "path", "archived", "compressed",
+// "changed"}: path is the session's file now, changed false when it was
+// archived already.
 //
 // # unarchive
 //
@@ -439,8 +444,9 @@
 // not; sessions with a label or a checkpoint are kept unless
 // --include-labeled. --delete-archived-after AGE deletes the archived
 // sessions neither archived nor updated for AGE: with --archive-only,
-// sessions are archived first and deleted later. A child session
-// expires by its own time; deleting its parent leaves it.
+// sessions are archived first and deleted later. --compress keeps every
+// archived session zstd-compressed, those archived before included. A
+// child session expires by its own time; deleting its parent leaves it.
 //
 // Agents may go on writing meanwhile: a session written to after gc
 // listed the store is left as it is (skipped). --dry-run lists what
@@ -450,8 +456,8 @@
 // are swept, and the exit status is 2.
 //
 // --json prints one object: {"dryRun", "listed", "deleted", "archived",
-// "kept", "skipped", "blobs", "errors"}: deleted, archived and skipped
-// are session ids, each of kept is {"id", "reason"} (reason young,
+// "compressed", "kept", "skipped", "blobs", "errors"}: deleted,
+// archived, compressed and skipped are session ids, each of kept is {"id", "reason"} (reason young,
 // newest, labeled or archived), blobs how many were freed, and each of
 // errors {"id", "error"}.
 //

@@ -127,6 +127,7 @@ type lsJSON struct {
 	Size          int64             `json:"size"`
 	Archived      bool              `json:"archived"`
 	ArchivedAt    *time.Time        `json:"archivedAt"`
+	Compressed    bool              `json:"compressed"`
 	Compacting    *time.Time        `json:"compacting"`
 	ProjectID     string            `json:"projectId"`
 	AppVersion    string            `json:"appVersion"`
@@ -144,7 +145,7 @@ func newLsJSON(info session.SessionInfo, path string) lsJSON {
 	return lsJSON{ID: info.ID, Title: info.Title, TitleDerived: info.TitleDerived, Cwd: info.Cwd,
 		Created: info.Created, Updated: info.Updated, ParentSession: info.ParentSession,
 		Entries: info.Entries, Size: info.Size, Archived: info.Archived, ArchivedAt: timeOrNil(info.ArchivedAt),
-		Compacting: timeOrNil(info.Compacting), ProjectID: info.ProjectID, AppVersion: info.AppVersion,
+		Compressed: info.Compressed, Compacting: timeOrNil(info.Compacting), ProjectID: info.ProjectID, AppVersion: info.AppVersion,
 		User: info.User, App: info.App, Metadata: md, Path: path}
 }
 
@@ -225,6 +226,9 @@ func (c *call) ls(opts session.ListOptions) int {
 		title, st := info.Title, style("")
 		if info.Archived {
 			title, st = "(archived) "+title, dim
+			if info.Compressed {
+				title = "(archived, compressed) " + info.Title
+			}
 		}
 		row := []string{info.Updated.Local().Format(time.DateTime), info.ID, fmt.Sprint(info.Entries), size(info.Size), info.Cwd, title}
 		if project {
