@@ -137,7 +137,7 @@ type SweepResult struct {
 	Deleted  []string // sessions deleted
 	// Compressed lists the archived sessions compressed (Compress).
 	Compressed []string
-	Kept     []SweptSession
+	Kept       []SweptSession
 	// Skipped lists the expired sessions that changed while the sweep
 	// ran (appended to, rewritten, deleted by another): left as they are.
 	Skipped []string
