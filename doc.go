@@ -158,7 +158,7 @@
 // pi and oh-my-pi agents, one file per session:
 //
 //	<root>/--<cwd>--/<created>_<id>.jsonl   a session (the cwd with / \ : as -; the id escaped)
-//	<root>/.archive/--<cwd>--/...           archived sessions (Archive, Restore)
+//	<root>/.archive/--<cwd>--/...           archived sessions (Archive, Unarchive), plain or zstd-compressed
 //	<root>/.index                           the listing cache (rebuilt if lost)
 //	<root>/.blobs/<sha256>                  images, stored once (BlobDir; <root>/../blobs is read too)
 //
@@ -296,6 +296,18 @@
 // Redact puts a redactor (package redact) in front of a store, so that
 // secrets never reach it; package encrypt seals sessions at rest; both
 // are built on WrapStore, for Store middleware that changes entries.
+//
+// Retention: Sweep applies a SweepPolicy (age, the newest N per working
+// directory or user, archive first and delete later, labeled sessions
+// kept, blobs collected), conditional on each log being the one it read
+// (ConditionalRemover), so a session written meanwhile is kept. A
+// FileStore can keep archived sessions zstd-compressed
+// (FileStoreOptions.CompressArchive, CompressArchived,
+// SweepPolicy.Compress): one file at every point, read as before, written
+// back plain when written to. Session.ClearedMessages lightens a long
+// context without a summary: tool results older than the last turns, or
+// beyond a token budget, give way to placeholders, in steps that keep the
+// prompt-cache prefix, every call still paired, the log untouched.
 //
 // # Observability
 //

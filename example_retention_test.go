@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	session "github.com/agentsession/session"
@@ -39,4 +40,40 @@ func ExampleSweep() {
 	// kept: api-2 newest
 	// kept: web-1 labeled
 	// kept: web-2 newest
+}
+
+// A FileStore keeps archived sessions compressed; they read as before,
+// and an append brings them back.
+func ExampleFileStore_CompressArchived() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessions")
+	defer os.RemoveAll(dir)
+	store, err := session.OpenFileStore(dir, &session.FileStoreOptions{CompressArchive: true})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	s, _ := session.Create(ctx, store, &session.CreateOptions{ID: "old-task", Cwd: "/src/app"})
+	for i := range 50 {
+		s.Append(ctx, session.UserText(fmt.Sprintf("step %d: run the tests again and read the output", i)))
+	}
+	s.Close()
+
+	if err := store.Archive(ctx, "old-task"); err != nil { // compressed, as the option says
+		panic(err)
+	}
+	page, _ := store.List(ctx, session.ListOptions{OnlyArchived: true})
+	info := page.Sessions[0]
+	fmt.Println("archived:", info.Archived, "compressed:", info.Compressed, "entries:", info.Entries)
+
+	s, _ = session.Open(ctx, store, "old-task") // read transparently
+	fmt.Println("messages:", len(s.Context().Messages))
+	s.Append(ctx, session.UserText("one more thing")) // unarchives it, plain again
+	s.Close()
+	page, _ = store.List(ctx, session.ListOptions{})
+	fmt.Println("archived:", page.Sessions[0].Archived, "compressed:", page.Sessions[0].Compressed, "entries:", page.Sessions[0].Entries)
+	// Output:
+	// archived: true compressed: true entries: 50
+	// messages: 50
+	// archived: false compressed: false entries: 51
 }

@@ -166,9 +166,9 @@ type FileStoreOptions struct {
 	// machines the local notices do not report.
 	PollOnly bool
 	// CompressArchive makes Archive (and so Sweep) store the archived
-	// log zstd-compressed: W10k-like logs take about a tenth of their
-	// size. Reads are transparent; an append unarchives the session
-	// first. See CompressArchived.
+	// log zstd-compressed: W10k's 67 MB take 9.7 MB. Reads are
+	// transparent; an append unarchives the session first. See
+	// CompressArchived.
 	CompressArchive bool
 }
 

@@ -210,3 +210,80 @@ func BenchmarkList1000(b *testing.B) {
 		store.Close()
 	}
 }
+
+// BenchmarkCompressedW10k opens the W10k session archived plain and
+// archived compressed (FileStoreOptions.CompressArchive), with Context()
+// built, and compresses it (CompressArchived). file-bytes is its size
+// on disk each way.
+func BenchmarkCompressedW10k(b *testing.B) {
+	ctx := context.Background()
+	for _, compressed := range []bool{false, true} {
+		name := "open-plain"
+		if compressed {
+			name = "open-compressed"
+		}
+		b.Run(name, func(b *testing.B) {
+			root := b.TempDir()
+			id, _ := w10kStore(b, root)
+			store, err := session.OpenFileStore(root, &session.FileStoreOptions{CompressArchive: compressed})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := store.Archive(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+			path, err := store.Path(id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			store.Close()
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				store, err := session.OpenFileStore(root, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				b.StartTimer()
+				s, err := session.Open(ctx, store, id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := len(s.Context().Messages); n != 3*workload.W10k {
+					b.Fatal(n)
+				}
+				b.StopTimer()
+				store.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(fi.Size()), "file-bytes")
+		})
+	}
+	b.Run("compress", func(b *testing.B) {
+		root := b.TempDir()
+		id, _ := w10kStore(b, root)
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		for b.Loop() {
+			b.StopTimer()
+			if err := store.Unarchive(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+			if err := store.Archive(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := store.CompressArchived(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

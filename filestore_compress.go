@@ -37,10 +37,11 @@ import (
 // that held the old file notices it was replaced (its link count is 0)
 // and reads the new one, as after a Rewrite.
 
-// compressLevel is the zstd level of compressed logs: on W10k-like
-// sessions SpeedBetterCompression saves a further tenth of the bytes
-// over the default for twice the time to compress, which an archive
-// pays once; decompression costs the same.
+// compressLevel is the zstd level of compressed logs. On W10k (67 MB)
+// SpeedBetterCompression leaves 14.4% of the bytes (the default level
+// 15.4%, the best 13.6% for 3.7 times the time) in 1.7 times the
+// default's time, which an archive pays once, and decompresses faster
+// than the default (49 ms against 69 ms), which every read pays.
 const compressLevel = zstd.SpeedBetterCompression
 
 var logEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {

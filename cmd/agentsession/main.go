@@ -399,9 +399,9 @@
 // store's layout): the store moves it under <root>/.archive, out of
 // listings (ls --archived shows it) and of the seed agents' sight; it
 // can still be read, written and unarchived. The log is not changed.
-// --compress then keeps it zstd-compressed (one file, about a tenth of
-// the size for W10k-like logs): every command reads it as before, and
-// writing to it again unarchives it.
+// --compress then keeps it zstd-compressed (one file; W10k's 67 MB take
+// 9.7 MB): every command reads it as before, and writing to it again
+// unarchives it.
 //
 // --json prints one object: {"id", "path", "archived", "compressed",
 // "changed"}: path is the session's file now, changed false when it was
@@ -409,10 +409,12 @@
 //
 // # unarchive
 //
-// Brings an archived session back into listings.
+// Brings an archived session back into listings (a compressed one
+// written back plain).
 //
-// --json prints one object: {"id", "path", "archived", "changed"}, as
-// archive does; changed is false when it was not archived.
+// --json prints one object: {"id", "path", "archived", "compressed",
+// "changed"}, as archive does (compressed false); changed is false when
+// it was not archived.
 //
 // # delete
 //
