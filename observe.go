@@ -317,6 +317,33 @@ func (o *ObservedStore) Archive(ctx context.Context, id string) error {
 	return err
 }
 
+// DeleteIfUnchanged implements ConditionalRemover with the wrapped
+// store's (an error wrapping errors.ErrUnsupported when it has none, for
+// Sweep to fall back on); reported as an OpDelete.
+func (o *ObservedStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	cr, err := conditionalRemover(o.store)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = cr.DeleteIfUnchanged(ctx, id, seen)
+	o.report(ctx, OpDelete, id, start, 0, 0, err)
+	return err
+}
+
+// ArchiveIfUnchanged implements ConditionalRemover like
+// DeleteIfUnchanged; reported as an OpArchive.
+func (o *ObservedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	cr, err := conditionalRemover(o.store)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = cr.ArchiveIfUnchanged(ctx, id, seen)
+	o.report(ctx, OpArchive, id, start, 0, 0, err)
+	return err
+}
+
 // Unarchive implements Archiver like Archive; reported as an
 // OpUnarchive.
 func (o *ObservedStore) Unarchive(ctx context.Context, id string) error {

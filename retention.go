@@ -124,6 +124,16 @@ type ArchiveCompressor interface {
 	CompressArchived(ctx context.Context, id string) error
 }
 
+// conditionalRemover returns store's ConditionalRemover, or an error
+// wrapping errors.ErrUnsupported: what the wrappers of this package
+// return when the store beneath them has none.
+func conditionalRemover(store Store) (ConditionalRemover, error) {
+	if cr, ok := store.(ConditionalRemover); ok {
+		return cr, nil
+	}
+	return nil, fmt.Errorf("session: %T: conditional delete and archive: %w", store, errors.ErrUnsupported)
+}
+
 // SweptSession is a session Sweep kept, with why.
 type SweptSession struct {
 	ID     string
@@ -414,7 +424,10 @@ func sweepOne(ctx context.Context, store Store, cr ConditionalRemover, info Sess
 		} else {
 			err = cr.DeleteIfUnchanged(ctx, id, seen)
 		}
-		return sweepAct{log: log}, err
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return sweepAct{log: log}, err
+		}
+		// A wrapper over a store without one.
 	}
 	// No compare-and-act: read again, right before.
 	again, err := store.Load(ctx, id)

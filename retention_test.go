@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/storetest"
 )
 
 // sweepFixture is a session of a sweep test: old ones are made first,
@@ -456,4 +457,53 @@ func TestSweepWriterChild(t *testing.T) {
 		}
 		fmt.Printf("%s %d\n", id, lateAcked[i])
 	}
+}
+
+// TestSweepThroughWrappers: the wrappers pass ConditionalRemover on, so
+// that a sweep through them stays conditional (a stale mark is refused),
+// and a sweep through a wrapper over a store without one falls back.
+func TestSweepThroughWrappers(t *testing.T) {
+	ctx := context.Background()
+	nop := session.ObserverFunc(func(context.Context, session.Event) {})
+	for _, tc := range []struct {
+		name string
+		wrap func(session.Store) session.Store
+	}{
+		{"observe", func(s session.Store) session.Store { return session.Observe(s, nop) }},
+		{"user", func(s session.Store) session.Store {
+			u, err := session.ForUser(s, "ann")
+			require.NoError(t, err)
+			return u
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := tc.wrap(session.NewMemoryStore())
+			s, err := session.Create(ctx, store, &session.CreateOptions{ID: "w-1", Cwd: "/w"})
+			require.NoError(t, err)
+			_, err = s.Append(ctx, session.UserText("one"))
+			require.NoError(t, err)
+			stale := session.MarkOf(s.Log())
+			_, err = s.Append(ctx, session.UserText("two"))
+			require.NoError(t, err)
+			cr, ok := store.(session.ConditionalRemover)
+			require.True(t, ok)
+			require.ErrorIs(t, cr.DeleteIfUnchanged(ctx, "w-1", stale), session.ErrConflict)
+			require.ErrorIs(t, cr.ArchiveIfUnchanged(ctx, "w-1", stale), session.ErrConflict)
+			require.NoError(t, cr.ArchiveIfUnchanged(ctx, "w-1", session.MarkOf(s.Log())))
+			require.NoError(t, cr.DeleteIfUnchanged(ctx, "w-1", session.MarkOf(s.Log())))
+			_, err = store.Load(ctx, "w-1")
+			require.ErrorIs(t, err, session.ErrNotFound)
+		})
+	}
+	// A wrapper over a store without ConditionalRemover: the sweep reads
+	// again before the act instead.
+	store := session.Observe(&storetest.LostReply{Store: session.NewMemoryStore()}, nop)
+	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "w-2", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.Append(ctx, session.UserText("one"))
+	require.NoError(t, err)
+	require.ErrorIs(t, store.DeleteIfUnchanged(ctx, "w-2", session.MarkOf(s.Log())), errors.ErrUnsupported)
+	res, err := session.Sweep(ctx, store, &session.SweepPolicy{OlderThan: time.Hour, Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
+	require.NoError(t, err)
+	require.Equal(t, []string{"w-2"}, res.Deleted)
 }

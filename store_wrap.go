@@ -201,6 +201,27 @@ func (w *WrappedStore) Unarchive(ctx context.Context, id string) error {
 	return Unarchive(ctx, w.inner, id)
 }
 
+// DeleteIfUnchanged implements ConditionalRemover with the store's (an
+// error wrapping errors.ErrUnsupported when it has none). A codec keeps
+// entry ids, so a LogMark reads the same on both sides.
+func (w *WrappedStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	cr, err := conditionalRemover(w.inner)
+	if err != nil {
+		return err
+	}
+	return cr.DeleteIfUnchanged(ctx, id, seen)
+}
+
+// ArchiveIfUnchanged implements ConditionalRemover like
+// DeleteIfUnchanged.
+func (w *WrappedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	cr, err := conditionalRemover(w.inner)
+	if err != nil {
+		return err
+	}
+	return cr.ArchiveIfUnchanged(ctx, id, seen)
+}
+
 // MarkCompacting implements CompactionMarker with the store's (nothing
 // is recorded on a store without one).
 func (w *WrappedStore) MarkCompacting(ctx context.Context, id string, since time.Time) error {

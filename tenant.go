@@ -256,6 +256,35 @@ func (u *UserStore) Archive(ctx context.Context, id string) error {
 	return u.notFound(Archive(ctx, u.store, in), id)
 }
 
+// DeleteIfUnchanged implements ConditionalRemover with the store's (an
+// error wrapping errors.ErrUnsupported when it has none), for the user's
+// sessions only.
+func (u *UserStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	in, err := u.inner(id)
+	if err != nil {
+		return err
+	}
+	cr, err := conditionalRemover(u.store)
+	if err != nil {
+		return err
+	}
+	return u.notFound(cr.DeleteIfUnchanged(ctx, in, seen), id)
+}
+
+// ArchiveIfUnchanged implements ConditionalRemover like
+// DeleteIfUnchanged.
+func (u *UserStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
+	in, err := u.inner(id)
+	if err != nil {
+		return err
+	}
+	cr, err := conditionalRemover(u.store)
+	if err != nil {
+		return err
+	}
+	return u.notFound(cr.ArchiveIfUnchanged(ctx, in, seen), id)
+}
+
 // Unarchive implements Archiver like Archive.
 func (u *UserStore) Unarchive(ctx context.Context, id string) error {
 	in, err := u.inner(id)

@@ -188,7 +188,11 @@ func testConditionalRemover(t *testing.T, s session.Store) {
 	if err := s.Append(ctx, "cr-1", session.AppendOptions{}, entry(t, "crb", "cra0001", 1, 9)); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, cr.DeleteIfUnchanged(ctx, "cr-1", seen), session.ErrConflict, "delete of a changed session")
+	if err := cr.DeleteIfUnchanged(ctx, "cr-1", seen); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("a wrapper over a store without ConditionalRemover")
+	} else {
+		wantErr(t, err, session.ErrConflict, "delete of a changed session")
+	}
 	wantErr(t, cr.ArchiveIfUnchanged(ctx, "cr-1", seen), session.ErrConflict, "archive of a changed session")
 	if got := len(load(t, s, "cr-1").Entries); got != 3 {
 		t.Fatalf("%d entries after refused removals", got)
