@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -256,7 +257,17 @@ func (s *FileStore) expandFile(fsess *fileSession) error {
 		return WithPath(err, s.path(fsess.rel))
 	}
 	s.markOwn(fsess.id, ChangeRewritten, nil)
-	held, err := writeAtomicLocked(s.r, fsess.rel, plain, filePerm(fsess.f))
+	r, name := s.r, fsess.rel
+	if filepath.IsAbs(name) {
+		// A file opened by path (OpenPath): written back where it is.
+		if r, err = os.OpenRoot(filepath.Dir(name)); err != nil {
+			_ = s.release(fsess)
+			return s.ioErr(fsess, "expand", err)
+		}
+		defer r.Close()
+		name = filepath.Base(name)
+	}
+	held, err := writeAtomicLocked(r, name, plain, filePerm(fsess.f))
 	if err != nil {
 		_ = s.release(fsess)
 		return s.ioErr(fsess, "expand", err)

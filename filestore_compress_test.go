@@ -259,3 +259,29 @@ func TestCompressedRewrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, again.Entries, 6)
 }
+
+// TestCompressedOpenedByPath: a compressed log opened by its path, out
+// of any store's tree, reads, and an append writes it back plain where
+// it is.
+func TestCompressedOpenedByPath(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store, err := session.OpenFileStore(root, &session.FileStoreOptions{CompressArchive: true})
+	require.NoError(t, err)
+	plain, _ := compressFixture(t, store, "s-p", 4)
+	require.NoError(t, store.Archive(ctx, "s-p"))
+	require.NoError(t, store.Close())
+	out := filepath.Join(t.TempDir(), "copy.jsonl")
+	require.NoError(t, os.WriteFile(out, must(os.ReadFile(archivedFile(t, root, "s-p"))), 0o600))
+
+	other, err := session.OpenFileStore(filepath.Join(t.TempDir(), "other"), nil)
+	require.NoError(t, err)
+	defer other.Close()
+	s, err := other.OpenPath(ctx, out)
+	require.NoError(t, err)
+	require.Len(t, s.Log().Entries, strings.Count(string(plain), "\n")-1)
+	e, err := s.Append(ctx, session.UserText("more"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Equal(t, string(plain)+string(e.JSON())+"\n", string(must(os.ReadFile(out))))
+}
