@@ -513,6 +513,9 @@ func (s *FileStore) load(ctx context.Context, fsess *fileSession) (*Log, error) 
 			return nil, &CorruptError{Path: s.path(fsess.rel), Line: 1, Err: fmt.Errorf("header names session %q, not %q", log.Header.ID, fsess.id)}
 		}
 		if log.MigratedFrom != 0 {
+			if attempt >= 5 {
+				return nil, fmt.Errorf("%w: %s is in format version %d and keeps changing while it is migrated", ErrConflict, s.path(fsess.rel), log.MigratedFrom)
+			}
 			if err := s.migrate(ctx, fsess, data, log); err != nil {
 				return nil, err
 			}

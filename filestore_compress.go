@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,33 +165,63 @@ func (s *FileStore) CompressArchived(ctx context.Context, id string) error {
 }
 
 // compressLocked replaces the archived file of fsess with its log
-// compressed. Callers hold fsess.mu.
+// compressed. A log in an older format version is migrated first (by a
+// load), so that what is compressed reads as it is. Callers hold
+// fsess.mu.
 func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) error {
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}
-	if err := s.lockCurrent(ctx, fsess); err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		if err := s.lockCurrent(ctx, fsess); err != nil {
+			return err
+		}
+		if !isArchived(fsess.rel) {
+			// Unarchived by another store meanwhile (the name was stale).
+			_ = s.release(fsess)
+			return fmt.Errorf("%w: session %s is not archived", ErrConflict, fsess.id)
+		}
+		data, _, err := readAll(fsess.f)
+		if err != nil {
+			return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+		}
+		if hasZstdMagic(data) {
+			return s.release(fsess) // compressed already
+		}
+		if needsMigration(data) {
+			_ = s.release(fsess)
+			if attempt > 0 {
+				return fmt.Errorf("%w: %s is in an older format version and could not be migrated", ErrConflict, s.path(fsess.rel))
+			}
+			if _, err := s.load(ctx, fsess); err != nil { // migrates it
+				return err
+			}
+			continue
+		}
+		comp, err := compressLog(data)
+		if err != nil {
+			_ = s.release(fsess)
+			return fmt.Errorf("session: compress %s: %w", fsess.id, err)
+		}
+		s.markOwn(fsess.id, ChangeRewritten, nil)
+		if _, err := s.writeNew(fsess.rel, comp, true); err != nil {
+			_ = s.release(fsess)
+			return s.ioErr(fsess, "compress", err)
+		}
+		s.replaced(fsess)
+		return nil
 	}
-	data, _, err := readAll(fsess.f)
-	if err != nil {
-		return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
+}
+
+// needsMigration reports whether the log in data is in an older format
+// version (its header says so), which a load migrates.
+func needsMigration(data []byte) bool {
+	line := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = data[:i]
 	}
-	if hasZstdMagic(data) {
-		return s.release(fsess) // compressed already
-	}
-	comp, err := compressLog(data)
-	if err != nil {
-		_ = s.release(fsess)
-		return fmt.Errorf("session: compress %s: %w", fsess.id, err)
-	}
-	s.markOwn(fsess.id, ChangeRewritten, nil)
-	if _, err := s.writeNew(fsess.rel, comp, true); err != nil {
-		_ = s.release(fsess)
-		return s.ioErr(fsess, "compress", err)
-	}
-	s.replaced(fsess)
-	return nil
+	p := (*ReadOptions)(nil).parser()
+	return p.headerLine(line) == nil && p.mig != nil
 }
 
 // lockCurrent takes the exclusive lock on the file the session's name

@@ -108,8 +108,9 @@ func fileState(f *os.File) (size int64, ino, nlink uint64, err error) {
 }
 
 // identity returns what tells a file apart from the one that replaced
-// it. A FileInfo from Stat does not carry the file index on Windows, so
-// the file is opened for it; 0 when it cannot be.
+// it: on Windows nothing (0), as a FileInfo from Stat does not carry the
+// file index. Callers that must tell two names' files apart use
+// os.SameFile, and fileState gives an open file's index.
 func identity(fi os.FileInfo) (ino uint64, nlink uint64) {
 	return 0, 1
 }

@@ -44,13 +44,9 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 		return fsess.err
 	}
 	for attempt := 0; ; attempt++ {
-		if err := s.ensureOpen(fsess); err != nil {
-			return err
-		}
-		if err := s.acquire(ctx, fsess); err != nil {
-			return err
-		}
-		if err := s.writePending(fsess); err != nil {
+		// The file at the session's name, which the rewrite replaces by
+		// name (not one moved meanwhile: see lockAtName).
+		if err := s.lockCurrent(ctx, fsess); err != nil {
 			return err
 		}
 		data, replaced, err := readAll(fsess.f)
@@ -173,13 +169,20 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 // migrate rewrites a version 1 or 2 file in version 3, if it still holds
 // data when the lock is taken.
 func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte, log *Log) error {
-	if err := s.acquire(ctx, fsess); err != nil {
+	if err := s.lockAtName(ctx, fsess); err != nil {
 		return err
 	}
 	defer s.closeFile(fsess) // read again, whatever happened
 	now, replaced, err := readAll(fsess.f)
 	if err != nil {
 		return s.ioErr(fsess, "read", err)
+	}
+	if hasZstdMagic(now) {
+		// Compressed as it was (by hand, or by a version that compressed
+		// without migrating): migrated from its bytes, written plain.
+		if now, err = decompressLog(now, s.lim.MaxLogBytes); err != nil {
+			return WithPath(err, s.path(fsess.rel))
+		}
 	}
 	if replaced || !bytes.Equal(now, data) {
 		return nil // someone else changed it

@@ -457,8 +457,6 @@ const (
 	leaseMax  = 10 * time.Millisecond
 )
 
-// acquire takes the exclusive file lock unless this store holds it.
-// Callers hold fsess.mu and have the file open.
 // lockAtName takes the exclusive lock on the session's file and checks
 // that the session's name still leads to it: a file another store
 // replaced (its link count is 0) or moved (into the archive or out of
@@ -478,28 +476,50 @@ func (s *FileStore) lockAtName(ctx context.Context, fsess *fileSession) error {
 		if filepath.IsAbs(fsess.rel) || s.fileOnly {
 			return nil
 		}
-		_, ino, nlink, err := fileState(fsess.f)
+		_, _, nlink, err := fileState(fsess.f)
 		if err != nil {
 			return errors.Join(s.ioErr(fsess, "stat", err), s.release(fsess))
 		}
-		var at uint64
-		if fi, err := s.r.Lstat(fsess.rel); err == nil {
-			at, _ = identity(fi)
-		}
-		if nlink > 0 && (at == ino || ino == 0) {
+		here, gone := s.atName(fsess)
+		if nlink > 0 && here {
 			return nil
 		}
 		if attempt >= 5 {
 			_ = s.release(fsess)
 			return fmt.Errorf("%w: %s keeps being moved or replaced by another writer", ErrConflict, s.path(fsess.rel))
 		}
+		if nlink > 0 {
+			// Moved by a store that does not take the lock (an older
+			// version): what this store gathered under its lease belongs
+			// to this file, wherever it is now.
+			if err := s.writePending(fsess); err != nil {
+				return err
+			}
+		}
 		s.closeFile(fsess) // lets the lock go
-		if at == 0 {
+		if gone {
 			s.follow(fsess) // moved: find where to
 		}
 	}
 }
 
+// atName reports whether the session's name leads to its open file
+// (here), and whether it leads nowhere (gone). os.SameFile, unlike
+// identity, tells files apart on every system.
+func (s *FileStore) atName(fsess *fileSession) (here, gone bool) {
+	a, err := fsess.f.Stat()
+	if err != nil {
+		return false, false
+	}
+	b, err := s.r.Lstat(fsess.rel)
+	if err != nil {
+		return false, errors.Is(err, fs.ErrNotExist)
+	}
+	return os.SameFile(a, b), false
+}
+
+// acquire takes the exclusive file lock unless this store holds it.
+// Callers hold fsess.mu and have the file open.
 func (s *FileStore) acquire(ctx context.Context, fsess *fileSession) error {
 	if fsess.locked {
 		return nil

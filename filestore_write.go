@@ -378,7 +378,7 @@ func (s *FileStore) appendLocked(ctx context.Context, fsess *fileSession, opts A
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}
 	s.markOwn(fsess.id, "", entries) // before the watcher can read them
-	if len(lines) > 1 && fsess.count == 0 && fsess.lines == 1 && fsess.unwritten() == 0 && !fsess.cut {
+	if len(lines) > 1 && fsess.count == 0 && fsess.lines == 1 && fsess.unwritten() == 0 && !fsess.cut && s.wholeAtName(fsess) {
 		// The first append of a session, of several entries (a fork, a
 		// copy, a first turn): the whole file, no markers needed.
 		if err := s.appendWhole(ctx, fsess, lines, entries); err != nil {
@@ -444,6 +444,17 @@ func (s *FileStore) queue(fsess *fileSession, lines [][]byte, end string, extra 
 // or with the whole append, and its lines need no marker, so a fork or a
 // copy reads back line for line as its source. Callers hold the
 // exclusive lock, with nothing pending; they keep it on the new file.
+// wholeAtName reports whether the file can be replaced by name for a
+// first append (appendWhole): its name still leads to it. A file another
+// store moved meanwhile takes the lines at its end instead.
+func (s *FileStore) wholeAtName(fsess *fileSession) bool {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly {
+		return true
+	}
+	here, _ := s.atName(fsess)
+	return here
+}
+
 func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [][]byte, entries []Entry) error {
 	n := fsess.size + 1
 	for _, l := range lines {

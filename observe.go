@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -342,6 +343,16 @@ func (o *ObservedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen 
 	err = cr.ArchiveIfUnchanged(ctx, id, seen)
 	o.report(ctx, OpArchive, id, start, 0, 0, err)
 	return err
+}
+
+// CompressArchived implements ArchiveCompressor with the wrapped
+// store's (an error wrapping errors.ErrUnsupported when it has none).
+func (o *ObservedStore) CompressArchived(ctx context.Context, id string) error {
+	c, ok := findAbility[ArchiveCompressor](o.store)
+	if !ok {
+		return fmt.Errorf("session: %T: compress: %w", o.store, errors.ErrUnsupported)
+	}
+	return c.CompressArchived(ctx, id)
 }
 
 // Unarchive implements Archiver like Archive; reported as an

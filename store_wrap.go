@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -199,6 +200,17 @@ func (w *WrappedStore) Archive(ctx context.Context, id string) error {
 // Unarchive implements Archiver like Archive.
 func (w *WrappedStore) Unarchive(ctx context.Context, id string) error {
 	return Unarchive(ctx, w.inner, id)
+}
+
+// CompressArchived implements ArchiveCompressor with the store's (an
+// error wrapping errors.ErrUnsupported when it has none): the sealed or
+// redacted log is compressed as it is stored.
+func (w *WrappedStore) CompressArchived(ctx context.Context, id string) error {
+	c, ok := findAbility[ArchiveCompressor](w.inner)
+	if !ok {
+		return fmt.Errorf("session: %T: compress: %w", w.inner, errors.ErrUnsupported)
+	}
+	return c.CompressArchived(ctx, id)
 }
 
 // DeleteIfUnchanged implements ConditionalRemover with the store's (an

@@ -33,13 +33,14 @@ func ReadLog(r io.Reader, opts *ReadOptions) (*Log, error) {
 // the line at hand: a line over Limits.MaxLineBytes is skipped as it is
 // read, never held.
 type Decoder struct {
-	r     *bufio.Reader
-	p     logParser
-	err   error
-	buf   []byte
-	read  int64 // bytes read
-	lines int   // lines read after the header
-	long  int64 // the size of the line just skipped for its length, or 0
+	r       *bufio.Reader
+	sniffed bool // whether the start was looked at for compression
+	p       logParser
+	err     error
+	buf     []byte
+	read    int64 // bytes read
+	lines   int   // lines read after the header
+	long    int64 // the size of the line just skipped for its length, or 0
 	// The entries of a multi-entry append read so far, held until its
 	// last one comes (heldEnd), with their lines; out, those to return.
 	held      []Entry
@@ -52,19 +53,32 @@ type Decoder struct {
 // A log compressed with zstd (an archived session a FileStore
 // compressed) is decompressed as it is read.
 func NewDecoder(r io.Reader, opts *ReadOptions) *Decoder {
-	d := &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
-	if zr, err := zstdReader(d.r, d.p.lim.MaxLogBytes); err != nil {
-		d.err = &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
-	} else if zr != nil {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
+}
+
+// sniff looks, before the first line is read (not before: a reader on
+// a pipe would block in NewDecoder), for a compressed log.
+func (d *Decoder) sniff() error {
+	d.sniffed = true
+	zr, err := zstdReader(d.r, d.p.lim.MaxLogBytes)
+	if err != nil {
+		return &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
+	}
+	if zr != nil {
 		d.r = bufio.NewReaderSize(zr, 64<<10)
 	}
-	return d
+	return nil
 }
 
 // readLine returns the next line and whether it ended with a newline.
 // A line longer than the limit is read to its end and dropped: it comes
 // back empty, with d.long set to its size.
 func (d *Decoder) readLine() ([]byte, bool, error) {
+	if !d.sniffed {
+		if err := d.sniff(); err != nil {
+			return nil, false, err
+		}
+	}
 	d.buf = d.buf[:0]
 	d.long = 0
 	for {

@@ -256,6 +256,21 @@ func (u *UserStore) Archive(ctx context.Context, id string) error {
 	return u.notFound(Archive(ctx, u.store, in), id)
 }
 
+// CompressArchived implements ArchiveCompressor with the store's (an
+// error wrapping errors.ErrUnsupported when it has none), for the user's
+// sessions only.
+func (u *UserStore) CompressArchived(ctx context.Context, id string) error {
+	in, err := u.inner(id)
+	if err != nil {
+		return err
+	}
+	c, ok := findAbility[ArchiveCompressor](u.store)
+	if !ok {
+		return fmt.Errorf("session: %T: compress: %w", u.store, errors.ErrUnsupported)
+	}
+	return u.notFound(c.CompressArchived(ctx, in), id)
+}
+
 // DeleteIfUnchanged implements ConditionalRemover with the store's (an
 // error wrapping errors.ErrUnsupported when it has none), for the user's
 // sessions only.
