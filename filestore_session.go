@@ -395,7 +395,9 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 	}
 	fsess.locked = false
 	if fsess.flight != nil {
-		<-fsess.flight.done // dropped, but not left writing to a closed file
+		if fsess.flight.done != nil {
+			<-fsess.flight.done // dropped, but not left writing to a closed file
+		}
 		fsess.flight = nil
 	}
 	fsess.pending = fsess.pending[:0]

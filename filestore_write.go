@@ -544,27 +544,30 @@ func (s *FileStore) writePending(fsess *fileSession) error {
 	if len(fsess.pending) == 0 {
 		return nil
 	}
-	s.launch(fsess)
+	s.start(fsess, false) // written here: waiting on another goroutine costs more than the write
 	return s.land(fsess)
 }
 
 // flight is one write of pending lines.
 type flight struct {
-	done chan struct{}
+	done chan struct{} // closed when a background write ends; nil for one written in place
 	buf  []byte
 	err  error
 }
 
 // launch starts writing the pending lines in the background. There must
 // be no flight under way.
-func (s *FileStore) launch(fsess *fileSession) {
-	fl := &flight{done: make(chan struct{}), buf: fsess.pending}
+func (s *FileStore) launch(fsess *fileSession) { s.start(fsess, true) }
+
+// start writes the pending lines as a flight: on a goroutine of its own
+// (background), or before it returns; land takes the result either way.
+func (s *FileStore) start(fsess *fileSession, background bool) {
+	fl := &flight{buf: fsess.pending}
 	fsess.pending, fsess.spare = fsess.spare[:0], nil
 	fsess.flight = fl
 	f, off, cut := fsess.f, fsess.size, fsess.cut
 	fsess.cut = false
-	go func() {
-		defer close(fl.done)
+	write := func() {
 		if cut && mutant != "no-torn-cut" {
 			if err := truncateFile(f, off); err != nil {
 				fl.err = fmt.Errorf("cut torn line: %w", err)
@@ -576,6 +579,15 @@ func (s *FileStore) launch(fsess *fileSession) {
 			err = io.ErrShortWrite
 		}
 		fl.err = err
+	}
+	if !background {
+		write()
+		return
+	}
+	fl.done = make(chan struct{})
+	go func() {
+		defer close(fl.done)
+		write()
 	}()
 }
 
@@ -587,7 +599,9 @@ func (s *FileStore) land(fsess *fileSession) error {
 	if fl == nil {
 		return nil
 	}
-	<-fl.done
+	if fl.done != nil {
+		<-fl.done
+	}
 	fsess.flight = nil
 	if fl.err != nil {
 		err := fl.err
