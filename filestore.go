@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -329,7 +330,8 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	// not wait for blobs.
 	var lines [][]byte
 	var cuts []Truncation
-	if len(entries) > 0 {
+	whole := len(entries) > 0 && s.limits.allSmall(entries) // written as they are, straight from the entries (a fork)
+	if len(entries) > 0 && !whole {
 		var err error
 		if lines, cuts, err = s.storedLines(ctx, h.ID, nil, entries); err != nil {
 			return err
@@ -362,10 +364,36 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
-	if len(lines) > 0 {
+	switch {
+	case whole:
+		// The file in one piece, sized once: a fork of a long session
+		// writes tens of megabytes, which growing by appends would copy
+		// and allocate several times over.
+		if err := s.lim.checkWrite(int64(len(line)), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
+			return fmt.Errorf("session: create %s: %w", h.ID, err)
+		}
+		n := len(line)
+		for _, e := range entries {
+			n += e.Len() + 1
+		}
+		// The string encoder asks for room beyond what it writes (a word's
+		// worst case): the slack keeps it from copying the whole buffer
+		// near its end.
+		buf := make([]byte, len(line), n+128)
+		copy(buf, line)
+		for _, e := range entries {
+			buf = append(e.appendBytes(buf), '\n')
+		}
+		line = buf
+	case len(lines) > 0:
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
 		}
+		n := len(line)
+		for _, l := range lines {
+			n += len(l) + 1
+		}
+		line = slices.Grow(line, n-len(line))
 		for _, l := range lines {
 			line = append(append(line, l...), '\n')
 		}
