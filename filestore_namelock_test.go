@@ -20,6 +20,19 @@ import (
 	"github.com/agentsession/session/internal/workload"
 )
 
+// twoStores opens two stores on root (the second with opts), closed
+// when the test ends.
+func twoStores(t *testing.T, root string, opts *session.FileStoreOptions) (a, b *session.FileStore) {
+	t.Helper()
+	a, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	b, err = session.OpenFileStore(root, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
 // A v1 log archived and compressed: Load must not spin.
 func TestNameLockCompressedV1Load(t *testing.T) {
 	ctx := context.Background()
@@ -55,12 +68,7 @@ func TestNameLockCompressedV1Load(t *testing.T) {
 func TestNameLockRewriteAfterOtherArchive(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "sessions")
-	a, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer b.Close()
+	a, b := twoStores(t, root, nil)
 	s, err := session.Create(ctx, a, &session.CreateOptions{ID: "s-rw", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = s.Append(ctx, session.UserText("one"))
@@ -80,12 +88,7 @@ func TestNameLockRewriteAfterOtherArchive(t *testing.T) {
 func TestNameLockAppendWholeAfterOtherArchive(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "sessions")
-	a, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer b.Close()
+	a, b := twoStores(t, root, nil)
 	s, err := session.Create(ctx, a, &session.CreateOptions{ID: "s-aw", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = a.Load(ctx, "s-aw")
@@ -102,12 +105,7 @@ func TestNameLockAppendWholeAfterOtherArchive(t *testing.T) {
 func TestNameLockListAfterOtherCompress(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "sessions")
-	a, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := session.OpenFileStore(root, &session.FileStoreOptions{CompressArchive: true})
-	require.NoError(t, err)
-	defer b.Close()
+	a, b := twoStores(t, root, &session.FileStoreOptions{CompressArchive: true})
 	s, err := session.Create(ctx, a, &session.CreateOptions{ID: "s-l", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = s.Append(ctx, session.UserText("x"))
@@ -130,12 +128,7 @@ func TestNameLockListAfterOtherCompress(t *testing.T) {
 func TestNameLockCompressAfterOtherUnarchive(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "sessions")
-	a, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := session.OpenFileStore(root, nil)
-	require.NoError(t, err)
-	defer b.Close()
+	a, b := twoStores(t, root, nil)
 	s, err := session.Create(ctx, a, &session.CreateOptions{ID: "s-u", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = s.Append(ctx, session.UserText("x"))
