@@ -31,13 +31,14 @@ import (
 // Readers tell a compressed log by the zstd magic number at its start
 // (a plain log starts with '{'): Load, LoadTail, List, the Decoder (and
 // so ReadLog, VerifyReader and the CLI) and the watcher read either.
-// Nothing writes to a compressed file in place: an append, a rewrite or
-// Unarchive first writes the plain log back (expand), then, for an
-// append, moves it out of the archive, as a session written to again is
-// no longer cold. Both steps run under the file's exclusive lock, which
-// every writer in every process takes, and a writer in another process
-// that held the old file notices it was replaced (its link count is 0)
-// and reads the new one, as after a Rewrite.
+// Nothing writes to a compressed file in place: an append or Unarchive
+// first writes the plain log back (expand) and then moves it out of the
+// archive (a session written to again is no longer cold); a rewrite
+// writes its new log plain, in place. Every step runs under the file's
+// exclusive lock, taken at the session's name (lockAtName: a file's name
+// changes only under its lock), and a writer in another process that
+// held the old file notices it was replaced (its link count is 0) or
+// moved, and reads the new one, as after a Rewrite.
 
 // compressLevel is the zstd level of compressed logs. On W10k (67 MB)
 // SpeedBetterCompression leaves 14.4% of the bytes (the default level
