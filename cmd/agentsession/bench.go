@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,10 +21,18 @@ import (
 // benchResult is what bench prints: durations in nanoseconds (medians
 // unless named p50), sizes in bytes, ratios as numbers.
 type benchResult struct {
-	Turns                   int     `json:"turns"`
-	Dir                     string  `json:"dir"`
-	FileBytes               int64   `json:"fileBytes"`
+	Turns     int    `json:"turns"`
+	Dir       string `json:"dir"`
+	Busy      bool   `json:"busy"` // measured beside a CPU hog (--busy)
+	FileBytes int64  `json:"fileBytes"`
+	// AppendNsPerEntry is an Append gathered (SyncNever);
+	// WriteThroughNsPerEntry one written before Append returns
+	// (SyncOnFlush, no Flush: pi's appendFileSync); WriteFloorNsPerEntry
+	// one write(2) of each line already encoded, its floor.
 	AppendNsPerEntry        int64   `json:"appendNsPerEntry"`
+	WriteThroughNsPerEntry  int64   `json:"writeThroughNsPerEntry"`
+	WriteFloorNsPerEntry    int64   `json:"writeFloorNsPerEntry"`
+	WriteThroughPerFloor    float64 `json:"writeThroughPerFloor"`
 	FsyncTurnP50Ns          int64   `json:"fsyncTurnP50Ns"`
 	RawFdatasyncP50Ns       int64   `json:"rawFdatasyncP50Ns"`
 	ReadFloorNs             int64   `json:"readFloorNs"`
@@ -43,13 +52,14 @@ type benchResult struct {
 var cmdBench = &command{
 	name:    "bench",
 	summary: "measure this machine's disk with the W10k workload, and the workspace against git",
-	usage:   "[--turns N] [--dir DIR] [--ws-tree DIR] [--json]",
+	usage:   "[--turns N] [--dir DIR] [--ws-tree DIR] [--busy] [--json]",
 	common:  withJSON,
 	nargs:   [2]int{0, 0},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
 		turns := fs.Int("turns", workload.W10k, "build a workload of `N` turns")
 		dir := fs.String("dir", "", "measure in a new directory inside `DIR` (default: the system's temporary directory)")
 		wsTree := fs.String("ws-tree", "", "copy `DIR` for the workspace measures (default: $(go env GOROOT)/src/net)")
+		busy := fs.Bool("busy", false, "measure beside a CPU hog (a process of this program spinning on one core), as on a busy machine")
 		return func([]string) int {
 			if *turns < 1 {
 				return c.usageError("--turns must be positive")
@@ -59,19 +69,29 @@ var cmdBench = &command{
 					return c.usageError("--ws-tree %s is not a directory", *wsTree)
 				}
 			}
-			return c.bench(*dir, *turns, *wsTree)
+			return c.bench(*dir, *turns, *wsTree, *busy)
 		}
 	},
 }
 
-func (c *call) bench(dir string, turns int, wsTree string) int {
+func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 	base, err := os.MkdirTemp(dir, "agentsession-bench-")
 	if err != nil {
 		return c.fail("%v", err)
 	}
 	defer os.RemoveAll(base)
+	if busy {
+		stop, err := startHog()
+		if err != nil {
+			return c.fail("bench: --busy: %v", err)
+		}
+		defer stop()
+	}
 	prog := c.progress("bench")
 	r, err := runBench(base, turns, prog)
+	if r != nil {
+		r.Busy = busy
+	}
 	if err == nil {
 		if wsTree == "" {
 			wsTree = defaultWSTree()
@@ -99,7 +119,11 @@ func (c *call) bench(dir string, turns int, wsTree string) int {
 	t := c.table("MEASURE", "VALUE")
 	for _, row := range [][2]string{
 		{"workload", fmt.Sprintf("%d turns, %s file", r.Turns, size(r.FileBytes))},
-		{"append, per entry (no sync)", dur(r.AppendNsPerEntry)},
+		{"machine", map[bool]string{false: "as it is", true: "busy: a CPU hog beside (--busy)"}[r.Busy]},
+		{"append, per entry (gathered, SyncNever)", dur(r.AppendNsPerEntry)},
+		{"append, per entry, written before it returns", dur(r.WriteThroughNsPerEntry)},
+		{"one write(2) of an entry's line", dur(r.WriteFloorNsPerEntry)},
+		{"written append / write(2)", fmt.Sprintf("%.2f×", r.WriteThroughPerFloor)},
 		{"turn synced at Flush (p50)", dur(r.FsyncTurnP50Ns)},
 		{"raw write + fdatasync (p50)", dur(r.RawFdatasyncP50Ns)},
 		{"synced turn / raw sync", fmt.Sprintf("%.2f×", r.FsyncTurnPerRawSync)},
@@ -210,6 +234,9 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 		return nil, err
 	}
 	res.FileBytes = fi.Size()
+	if err := benchWriteThrough(ctx, res, base, file, msgs, prog); err != nil {
+		return nil, err
+	}
 
 	// A turn synced at Flush, against a raw write + fdatasync.
 	const syncs = 100
@@ -403,6 +430,101 @@ var cmdBenchOpen = &command{
 				return c.fail("%v", err)
 			}
 			return exitOK
+		}
+	},
+}
+
+// benchWriteThrough measures appends each written before Append returns
+// (SyncOnFlush without Flush) against the floor: one write(2) of each
+// line of file (the session the gathered appends wrote), already
+// encoded, to a new file. Medians of three runs each, interleaved.
+func benchWriteThrough(ctx context.Context, res *benchResult, base, file string, msgs []*session.Message, prog *progress) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 2 {
+		lines = lines[1 : len(lines)-1] // the entries' lines
+	}
+	var through, floor []int64
+	for run := range 3 {
+		prog.set("bench: appending, each entry written", run, 3)
+		root := filepath.Join(base, fmt.Sprintf("write-through-%d", run))
+		store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncOnFlush})
+		if err != nil {
+			return err
+		}
+		s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/bench"})
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		t := time.Now()
+		for _, m := range msgs {
+			if _, err := s.Append(ctx, m); err != nil {
+				return err
+			}
+		}
+		through = append(through, time.Since(t).Nanoseconds()/int64(len(msgs)))
+		s.Close()
+		store.Close()
+		os.RemoveAll(root)
+
+		f, err := os.Create(filepath.Join(base, "floor"))
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		t = time.Now()
+		for _, l := range lines {
+			if _, err := f.Write(l); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		floor = append(floor, time.Since(t).Nanoseconds()/int64(max(len(lines), 1)))
+		f.Close()
+		os.Remove(f.Name())
+	}
+	res.WriteThroughNsPerEntry, res.WriteFloorNsPerEntry = median(through), median(floor)
+	res.WriteThroughPerFloor = ratio(res.WriteThroughNsPerEntry, res.WriteFloorNsPerEntry)
+	return nil
+}
+
+// startHog starts a process of this program that spins on one core
+// (bench-hog) and returns what stops it.
+func startHog() (stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "bench-hog")
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}, nil
+}
+
+// cmdBenchHog is the CPU hog of bench --busy.
+var cmdBenchHog = &command{
+	name:    "bench-hog",
+	summary: "the CPU hog of bench --busy",
+	usage:   "",
+	help:    "The CPU hog of bench --busy, not for users: spins on one core until killed.",
+	nargs:   [2]int{0, 0},
+	hidden:  true,
+	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
+		return func([]string) int {
+			runtime.GOMAXPROCS(1)
+			for n := uint64(0); ; n++ {
+				if n == 1<<63 { // never: keeps the loop from being a plain for {}
+					return exitOK
+				}
+			}
 		}
 	},
 }

@@ -65,7 +65,7 @@ func init() {
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete, cmdGC,
 		cmdExport, cmdImport,
 		cmdBench,
-		cmdHelp, cmdVersion, cmdBenchOpen,
+		cmdHelp, cmdVersion, cmdBenchOpen, cmdBenchHog,
 	}
 	for _, c := range commands {
 		if c.help == "" {

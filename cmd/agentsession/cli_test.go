@@ -120,7 +120,7 @@ func TestJSONEverywhere(t *testing.T) {
 		"fork":        {{"fork", "--json", "--out", filepath.Join(dir, "forks"), p}},
 		"migrate":     {{"migrate", "--json", v2}},
 		"version":     {{"version", "--json"}},
-		"bench":       {{"bench", "--json", "--turns", "3", "--ws-tree", wsTree}},
+		"bench":       {{"bench", "--json", "--turns", "3", "--ws-tree", wsTree}, {"bench", "--json", "--busy", "--turns", "3", "--ws-tree", wsTree}},
 	}
 	lc := newLCFixture(t)
 	lcDel := newLCFixture(t)
@@ -188,9 +188,11 @@ func TestJSONEverywhere(t *testing.T) {
 		out, _, _ = runCLI("bench", "--json", "--turns", "3", "--ws-tree", wsTree)
 		var b map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &b))
-		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs"} {
+		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs", "writeThroughNsPerEntry", "writeFloorNsPerEntry", "writeThroughPerFloor"} {
 			assert.IsType(t, 0.0, b[k], k)
 		}
+		assert.Positive(t, b["writeThroughNsPerEntry"], "measured")
+		assert.Equal(t, false, b["busy"])
 		ws, ok := b["workspace"].(map[string]any)
 		require.True(t, ok, "the workspace section: %v", b["workspace"])
 		for _, k := range []string{"snapshotFirstNs", "diff10Ns", "storedBytes"} {

@@ -31,7 +31,7 @@
 //	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--compress] [--dry-run] [--json]
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
 //	agentsession import [--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...
-//	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--json]
+//	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--busy] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
 //
@@ -530,12 +530,21 @@
 // stored for the tree (git's object store). Git's figures are left out,
 // with a message, when git is not on PATH.
 //
-// --json prints one object: {"turns", "dir", "fileBytes",
-// "appendNsPerEntry", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
+// --busy measures beside a CPU hog: a process of this program spinning
+// on one core for the whole run, as another program would on a busy
+// machine.
+//
+// --json prints one object: {"turns", "dir", "busy", "fileBytes",
+// "appendNsPerEntry", "writeThroughNsPerEntry", "writeFloorNsPerEntry",
+// "writeThroughPerFloor", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
 // "readFloorNs", "openNs", "openContextNs", "peakResidentGrowthBytes",
 // "heapLiveBytes", "list1000Ns", "list1000NewStoreNs",
 // "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}: durations in
-// nanoseconds (medians, or p50), sizes in bytes, the last two ratios;
+// nanoseconds (medians, or p50), sizes in bytes, the last two ratios
+// (and writeThroughPerFloor); appendNsPerEntry is an append gathered
+// (SyncNever), writeThroughNsPerEntry one written before Append returns
+// (SyncOnFlush without Flush, what pi's appendFileSync does), and
+// writeFloorNsPerEntry one write(2) of each entry's line, its floor;
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
