@@ -85,11 +85,20 @@ func (s *FileStore) Restore(ctx context.Context, id string) error {
 }
 
 func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
-	fsess, err := s.lockSession(ctx, id)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
 	if err != nil {
 		return err
 	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
 	if filepath.IsAbs(fsess.rel) || s.fileOnly {
 		return fmt.Errorf("session: %s is outside the store's tree", s.path(fsess.rel))
 	}

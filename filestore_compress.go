@@ -142,11 +142,20 @@ func (z *zstdStream) Read(p []byte) (int, error) {
 // left as it is. It fails with ErrConflict for a session that is not
 // archived, and with ErrNotFound for one that does not exist.
 func (s *FileStore) CompressArchived(ctx context.Context, id string) error {
-	fsess, err := s.lockSession(ctx, id)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
 	if err != nil {
 		return err
 	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
 	if err := s.ensureOpen(fsess); err != nil {
 		return err
 	}

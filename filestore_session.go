@@ -459,27 +459,6 @@ const (
 	leaseMax  = 10 * time.Millisecond
 )
 
-// lockSession returns the session id with its mu held, for the caller
-// to unlock: after ctx is checked, and unless an error is latched on it.
-func (s *FileStore) lockSession(ctx context.Context, id string) (*fileSession, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	fsess, err := s.file(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := lockCtx(ctx, &fsess.mu); err != nil {
-		return nil, err
-	}
-	if fsess.err != nil {
-		err := fsess.err
-		fsess.mu.Unlock()
-		return nil, err
-	}
-	return fsess, nil
-}
-
 // lockAtName takes the exclusive lock on the session's file and checks
 // that the session's name still leads to it: a file another store
 // replaced (its link count is 0) or moved (into the archive or out of

@@ -18,11 +18,20 @@ var _ ConditionalRemover = (*FileStore)(nil)
 // seen.Last with seen.Entries entries; ErrConflict otherwise, with the
 // file left as it is.
 func (s *FileStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error {
-	fsess, err := s.lockSession(ctx, id)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fsess, err := s.file(id)
 	if err != nil {
 		return err
 	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return err
+	}
 	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return fsess.err
+	}
 	if err := s.lockToDelete(ctx, fsess); err != nil {
 		return err
 	}
@@ -64,13 +73,22 @@ func (s *FileStore) checkUnchanged(ctx context.Context, fsess *fileSession, seen
 // so the session is at worst archived for that moment.
 func (s *FileStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
 	check := func() error {
-		fsess, err := s.lockSession(ctx, id)
+		fsess, err := s.file(id)
 		if err != nil {
 			return err
 		}
+		if err := lockCtx(ctx, &fsess.mu); err != nil {
+			return err
+		}
 		defer fsess.mu.Unlock()
+		if fsess.err != nil {
+			return fsess.err
+		}
 		err = s.checkUnchanged(ctx, fsess, seen)
 		return errors.Join(err, s.release(fsess))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := check(); err != nil {
 		return err
