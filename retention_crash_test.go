@@ -48,8 +48,8 @@ func sessionFiles(t *testing.T, root string) map[string][]string {
 // is there. A last sweep then finishes the work. Both a sweep that
 // deletes and one that archives compressed are killed.
 func TestSweepKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
+	if testing.Short() || session.RaceEnabled {
+		t.Skip("spawns processes (under the race detector too slow for what it adds: its point is the kills)")
 	}
 	for _, mode := range []string{"delete", "archive"} {
 		t.Run(mode, func(t *testing.T) {
@@ -219,8 +219,8 @@ func TestSweepChild(t *testing.T) {
 // sessions again and again while another process appends to them: every
 // append it acknowledged is there once, and each session is in one file.
 func TestCompressBesideAWriterProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a process")
+	if testing.Short() || session.RaceEnabled {
+		t.Skip("spawns a process (under the race detector too slow for what it adds)")
 	}
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "sessions")
