@@ -661,23 +661,26 @@ func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
 // token has at least as many bytes as the string has UTF-16 code units),
 // and it holds no image data large enough for a blob (noImage says the
 // caller knows it holds none).
+func (z *sizeLimits) small(raw []byte, noImage bool) bool {
+	return z.smallSized(len(raw), raw, noImage)
+}
+
 // allSmall reports whether every entry is small (see small), without
 // rebuilding the bytes of compact entries: their templates keep every
 // JSON token but the contents of long strings, so an image block's
 // "image" is there, and their Len is their size.
 func (z *sizeLimits) allSmall(entries []Entry) bool {
 	for _, e := range entries {
-		if z.maxChars >= 0 && e.Len() > z.cutAt() {
-			return false
-		}
-		if !(e.noImage || z.minBlob < 0 || z.blobs == nil || e.Len() < z.minBlob || !bytes.Contains(e.raw, []byte(`"image"`))) {
+		if !z.smallSized(e.Len(), e.raw, e.noImage) {
 			return false
 		}
 	}
 	return true
 }
 
-func (z *sizeLimits) small(raw []byte, noImage bool) bool {
-	return (z.maxChars < 0 || len(raw) <= z.cutAt()) &&
-		(noImage || z.minBlob < 0 || z.blobs == nil || len(raw) < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
+// smallSized is small for a line of n bytes whose JSON tokens raw holds
+// (the line, or a compact entry's template).
+func (z *sizeLimits) smallSized(n int, raw []byte, noImage bool) bool {
+	return (z.maxChars < 0 || n <= z.cutAt()) &&
+		(noImage || z.minBlob < 0 || z.blobs == nil || n < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
 }

@@ -132,7 +132,11 @@
 // growing pauses; a write that loses 32 times in a row (about a second)
 // fails with ErrConflict. Whole-log rewrites (Prune) are conditional too:
 // one decided on a log that changed since is decided again, so a prune
-// never drops what another writer appended.
+// never drops what another writer appended. In a FileStore a session
+// file's name changes (a rewrite, a move into the archive or out, a
+// compression) only under the file's exclusive lock, and whoever takes
+// that lock checks the name still leads to the file it locked, so no
+// process replaces a file another has just moved.
 //
 // A closed Session does nothing: every method that returns an error
 // returns ErrClosed, before calling a summarizer or creating a fork.

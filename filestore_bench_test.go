@@ -150,7 +150,6 @@ func w10kStore(b testing.TB, root string) (string, string) {
 // floor (os.ReadFile), ready to append, and with Context() built with
 // every message decoded. B/op bounds the peak heap from above.
 func BenchmarkOpenW10k(b *testing.B) {
-	ctx := context.Background()
 	root := b.TempDir()
 	id, path := w10kStore(b, root)
 	b.Run("read-floor", func(b *testing.B) {
@@ -166,30 +165,36 @@ func BenchmarkOpenW10k(b *testing.B) {
 		if withContext {
 			name = "context"
 		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				store, err := session.OpenFileStore(root, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				runtime.GC()
-				b.StartTimer()
-				s, err := session.Open(ctx, store, id)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if withContext {
-					if n := len(s.Context().Messages); n != 3*workload.W10k {
-						b.Fatal(n)
-					}
-				}
-				b.StopTimer()
-				store.Close()
-				b.StartTimer()
+		b.Run(name, func(b *testing.B) { openLoop(b, root, id, withContext) })
+	}
+}
+
+// openLoop opens the W10k session id of the store at root with a new
+// store each time (another process's first open), and with withContext
+// builds its Context().
+func openLoop(b *testing.B, root, id string, withContext bool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.StartTimer()
+		s, err := session.Open(ctx, store, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if withContext {
+			if n := len(s.Context().Messages); n != 3*workload.W10k {
+				b.Fatal(n)
 			}
-		})
+		}
+		b.StopTimer()
+		store.Close()
+		b.StartTimer()
 	}
 }
 
@@ -274,26 +279,7 @@ func BenchmarkCompressedW10k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				store, err := session.OpenFileStore(root, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				runtime.GC()
-				b.StartTimer()
-				s, err := session.Open(ctx, store, id)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if n := len(s.Context().Messages); n != 3*workload.W10k {
-					b.Fatal(n)
-				}
-				b.StopTimer()
-				store.Close()
-				b.StartTimer()
-			}
+			openLoop(b, root, id, true)
 			b.ReportMetric(float64(fi.Size()), "file-bytes")
 		})
 	}

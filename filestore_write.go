@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -567,28 +568,31 @@ func (s *FileStore) start(fsess *fileSession, background bool) {
 	fsess.flight = fl
 	f, off, cut := fsess.f, fsess.size, fsess.cut
 	fsess.cut = false
-	write := func() {
-		if cut && mutant != "no-torn-cut" {
-			if err := truncateFile(f, off); err != nil {
-				fl.err = fmt.Errorf("cut torn line: %w", err)
-				return
-			}
-		}
-		n, err := writeAt(f, fl.buf, off)
-		if err == nil && n < len(fl.buf) {
-			err = io.ErrShortWrite
-		}
-		fl.err = err
-	}
 	if !background {
-		write()
+		fl.write(f, off, cut)
 		return
 	}
 	fl.done = make(chan struct{})
 	go func() {
 		defer close(fl.done)
-		write()
+		fl.write(f, off, cut)
 	}()
+}
+
+// write writes the flight's lines at off in f, the torn line there cut
+// off first (cut), and keeps the error.
+func (fl *flight) write(f *os.File, off int64, cut bool) {
+	if cut && mutant != "no-torn-cut" {
+		if err := truncateFile(f, off); err != nil {
+			fl.err = fmt.Errorf("cut torn line: %w", err)
+			return
+		}
+	}
+	n, err := writeAt(f, fl.buf, off)
+	if err == nil && n < len(fl.buf) {
+		err = io.ErrShortWrite
+	}
+	fl.err = err
 }
 
 // land waits for the write under way, if any, and takes its outcome: the

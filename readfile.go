@@ -138,19 +138,21 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	if size > proto.lim.MaxLogBytes {
 		return nil, nil, fileEnd{}, &LimitError{What: "log", Size: size, Limit: proto.lim.MaxLogBytes}
 	}
-	if isCompressedLog(r, size) {
-		plain, err := readCompressedLog(r, size, proto.lim.MaxLogBytes)
-		if err != nil {
-			return nil, nil, fileEnd{}, err
-		}
-		log, data, end, err := readLogFile(bytes.NewReader(plain), int64(len(plain)), opts)
-		end.compressed = true
-		return log, data, end, err
-	}
-	// An older version (or no header) goes the whole way at once; a look
-	// at the header first saves decoding a file that will be read again.
+	// A look at the start: a compressed log (filestore_compress.go) is
+	// read whole and decompressed; an older version (or no header) goes
+	// the whole way at once, which saves decoding a file that will be
+	// read again.
 	var peek [4 << 10]byte
 	if m, _ := r.ReadAt(peek[:min(size, int64(len(peek)))], 0); m > 0 {
+		if hasZstdMagic(peek[:m]) {
+			plain, err := readCompressedLog(r, size, proto.lim.MaxLogBytes)
+			if err != nil {
+				return nil, nil, fileEnd{}, err
+			}
+			log, data, end, err := readLogFile(bytes.NewReader(plain), int64(len(plain)), opts)
+			end.compressed = true
+			return log, data, end, err
+		}
 		if i := bytes.IndexByte(peek[:m], '\n'); i >= 0 {
 			hp := proto
 			if hp.headerLine(peek[:i]) != nil || hp.mig != nil {
