@@ -260,7 +260,7 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 			hold = k
 		}
 	}
-	cut, kept, turn := s.findCut(msgs, start, hold, o)
+	cut, kept, turn := s.findCut(msgs, pc.estimates(o.Estimator), start, hold, o)
 	if cut <= start {
 		if limit := o.ContextWindow - o.ReserveTokens; o.ContextWindow > 0 && plan.TokensBefore > limit {
 			return nil, fmt.Errorf("%w: the context takes about %d tokens, over the %d the window leaves, but its last %d tokens hold no point to cut at (a turn, or a message, that long): trim it, or use a model with a larger window",
@@ -280,9 +280,9 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 	}
 	// A summarizer is a model too: it never gets a blob reference as an
 	// image's data.
-	plan.Summarize = sendable(msgs[start:turn:turn])
+	plan.Summarize = pc.sendable(start, turn)
 	if turn < cut {
-		plan.TurnPrefix = sendable(msgs[turn:cut:cut])
+		plan.TurnPrefix = pc.sendable(turn, cut)
 		plan.SplitTurn = true
 	}
 	files.addCalls(msgs[start:cut], o.FileOp)
@@ -310,15 +310,23 @@ func (s *Session) planCompaction(o *CompactionOptions) (*CompactionPlan, error) 
 // does it cut inside that turn, at the latest point where a context may
 // start (not a tool result, no call before it waiting on a result after
 // it) that keeps at least KeepRecentTokens.
-func (s *Session) findCut(msgs []*Message, start, hold int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
+func (s *Session) findCut(msgs []*Message, tok []int64, start, hold int, o *CompactionOptions) (cut int, keptTokens int64, turn int) {
 	// inside[k] > 0: msgs[k] lies between a call and its result (the
 	// result included). A result answers the latest call with its id
 	// before it that no result answered yet: ids may repeat.
 	inside := make([]int, len(msgs)+1)
+	// starts[k]: what msgs[k] may start if no call is open there (read
+	// here once, so that the second walk needs no message).
+	const (
+		startsContext = 1 << iota
+		startsTurn
+	)
+	starts := make([]uint8, len(msgs))
 	calls := map[string]int{} // call id -> index of its assistant message
 	for k := start; k < len(msgs); k++ {
 		switch m := msgs[k]; m.Role {
 		case RoleAssistant:
+			starts[k] = startsContext
 			for i := range m.Content {
 				if b := &m.Content[i]; b.Type == BlockToolCall {
 					calls[b.ID] = k
@@ -330,6 +338,10 @@ func (s *Session) findCut(msgs []*Message, start, hold int, o *CompactionOptions
 				inside[a+1]++
 				inside[k+1]--
 			}
+		case RoleUser, RoleBashExecution:
+			starts[k] = startsContext | startsTurn
+		case RoleCustom, RoleBranchSummary:
+			starts[k] = startsContext
 		}
 	}
 	if hold < len(msgs) {
@@ -341,18 +353,15 @@ func (s *Session) findCut(msgs []*Message, start, hold int, o *CompactionOptions
 	open := 0
 	for k := start; k < len(msgs); k++ {
 		open += inside[k]
-		switch msgs[k].Role {
-		case RoleUser, RoleBashExecution:
-			boundary[k] = open == 0
-			valid[k] = open == 0
-		case RoleAssistant, RoleCustom, RoleBranchSummary:
-			valid[k] = open == 0
+		if open == 0 {
+			valid[k] = starts[k]&startsContext != 0
+			boundary[k] = starts[k]&startsTurn != 0
 		}
 	}
 	// kept[k]: the tokens of msgs[k:].
 	kept := make([]int64, len(msgs)+1)
 	for k := len(msgs) - 1; k >= start; k-- {
-		kept[k] = kept[k+1] + o.Estimator.EstimateTokens(msgs[k])
+		kept[k] = kept[k+1] + tok[k]
 	}
 	// byCount: KeepRecentMessages keeps less than KeepRecentTokens would.
 	byCount := o.KeepRecentMessages > 0 && len(msgs)-start > o.KeepRecentMessages
@@ -639,12 +648,17 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 	after := summaryTokens
 	var now int64
 	pc := s.leafCtx()
-	kept := false
-	for k, id := range pc.ids {
-		kept = kept || id == plan.FirstKeptEntryID
-		n := est.EstimateTokens(pc.msgs[k])
+	tok := pc.estimates(est)
+	kept := len(tok)
+	for k := len(pc.ids) - 1; k >= 0; k-- {
+		if pc.ids[k] == plan.FirstKeptEntryID {
+			kept = k
+			break
+		}
+	}
+	for k, n := range tok {
 		now += n
-		if kept {
+		if k >= kept {
 			after += n
 		}
 	}

@@ -435,7 +435,14 @@ type pathCtx struct {
 
 	msgs []*Message
 	ids  []string
-	pair pairing
+	// tok[k] is DefaultTokenEstimator's estimate of msgs[k], taken as
+	// the message is pushed (it is at hand then): a compaction's plan
+	// and its check read a whole long context's estimates, which
+	// otherwise cost a walk over every message, twice. unresolved
+	// counts the messages holding an unresolved image.
+	tok        []int64
+	unresolved int
+	pair       pairing
 }
 
 // buildContext computes the context at leaf from scratch: O(path) to walk,
@@ -482,7 +489,7 @@ func (t *tree) buildContext(leaf int32) *pathCtx {
 // emitCompacted restarts the message list at the compaction at path
 // position comp: its summary, then the kept entries before it.
 func (pc *pathCtx) emitCompacted(t *tree, comp int) {
-	pc.msgs, pc.ids, pc.pair = nil, nil, pairing{}
+	pc.msgs, pc.ids, pc.tok, pc.unresolved, pc.pair = nil, nil, nil, 0, pairing{}
 	pc.compacted = true
 	ci := pc.path[comp]
 	c := &t.nodes[ci]
@@ -694,7 +701,35 @@ func (pc *pathCtx) mark(e Entry) {
 func (pc *pathCtx) push(m *Message, id string) {
 	pc.msgs = append(pc.msgs, m)
 	pc.ids = append(pc.ids, id)
+	tok, unresolved := messageFacts(m)
+	pc.tok = append(pc.tok, tok)
+	if unresolved {
+		pc.unresolved++
+	}
 	pc.pair.push(m, id)
+}
+
+// estimates returns est's estimate of each message of the context:
+// the ones kept for DefaultTokenEstimator, else est's own.
+func (pc *pathCtx) estimates(est TokenEstimator) []int64 {
+	if isDefault(est) {
+		return pc.tok
+	}
+	tok := make([]int64, len(pc.msgs))
+	for k, m := range pc.msgs {
+		tok[k] = est.EstimateTokens(m)
+	}
+	return tok
+}
+
+// sendable is the package function sendable of pc.msgs[from:to],
+// without the walk when the context holds no unresolved image.
+func (pc *pathCtx) sendable(from, to int) []*Message {
+	msgs := pc.msgs[from:to:to]
+	if pc.unresolved == 0 {
+		return msgs
+	}
+	return sendable(msgs)
 }
 
 // Decoding a long path is spread over the processors once there is

@@ -21,12 +21,35 @@ func (f TokenEstimatorFunc) EstimateTokens(m *Message) int64 { return f(m) }
 // and 1,200 tokens for an image. Tokenizers give about four characters of
 // English or code per token; counting bytes, not characters, errs on the
 // side of more tokens, which is the safe side for deciding to compact.
-var DefaultTokenEstimator TokenEstimator = TokenEstimatorFunc(estimateTokens)
+var DefaultTokenEstimator TokenEstimator = defaultEstimator{}
+
+// defaultEstimator is DefaultTokenEstimator's type: a comparable type
+// of its own, so that a session can tell it is asked for the estimates
+// it keeps (pathCtx.tok) rather than call it once per message.
+type defaultEstimator struct{}
+
+func (defaultEstimator) EstimateTokens(m *Message) int64 { return estimateTokens(m) }
+
+// isDefault reports whether est is DefaultTokenEstimator (nil counts).
+func isDefault(est TokenEstimator) bool {
+	if est == nil {
+		return true
+	}
+	_, ok := est.(defaultEstimator)
+	return ok
+}
 
 // imageTokens is what DefaultTokenEstimator counts for an image.
 const imageTokens = 1200
 
 func estimateTokens(m *Message) int64 {
+	n, _ := messageFacts(m)
+	return n
+}
+
+// messageFacts is estimateTokens of m, and whether m holds an unresolved
+// image (see withoutUnresolved), in one walk over its blocks.
+func messageFacts(m *Message) (tokens int64, unresolved bool) {
 	n := int64(len(m.Summary) + len(m.Command) + len(m.Output))
 	images := int64(0)
 	for i := range m.Content {
@@ -34,11 +57,12 @@ func estimateTokens(m *Message) int64 {
 		switch b.Type {
 		case BlockImage:
 			images++
+			unresolved = unresolved || b.Unresolved()
 		default:
 			n += int64(len(b.Text) + len(b.Thinking) + len(b.Name) + len(b.Arguments))
 		}
 	}
-	return (n+3)/4 + images*imageTokens
+	return (n+3)/4 + images*imageTokens, unresolved
 }
 
 // usageTokens is the context size a model reported with an assistant
