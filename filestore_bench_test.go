@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	session "github.com/agentsession/session"
@@ -90,18 +91,20 @@ func BenchmarkTurnSync(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer f.Close()
-		line := make([]byte, 5600) // a W10k turn is about 5.6 KB of JSONL
-		for i := range line {
-			line[i] = 'x'
-		}
-		line[len(line)-1] = '\n'
+		// The very lines turn-flush writes: W10k's turns as JSONL, the
+		// three entries of a turn in one write.
+		_, data := w10k(b)
+		lines := bytes.SplitAfter(data, []byte("\n"))[1:]
+		k := 0
 		for b.Loop() {
-			if _, err := f.Write(line); err != nil {
+			turn := slices.Concat(lines[3*k : 3*k+3]...)
+			if _, err := f.Write(turn); err != nil {
 				b.Fatal(err)
 			}
 			if err := session.Fdatasync(f); err != nil {
 				b.Fatal(err)
 			}
+			k = (k + 1) % 1000
 		}
 	})
 	b.Run("turn-flush", func(b *testing.B) {

@@ -542,6 +542,12 @@ func (s *FileStore) release(fsess *fileSession) error {
 	err := s.writePending(fsess)
 	fsess.locked = false
 	_ = unlockFile(fsess.f)
+	// The idle timer has nothing left to do: stopped, it costs no
+	// goroutine wake-up (a turn's Flush lets the lease go every turn).
+	// If it fired already, expire finds the lock gone.
+	if fsess.armed && fsess.timer.Stop() {
+		fsess.armed = false
+	}
 	return err
 }
 
