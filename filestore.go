@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -372,19 +373,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
 		}
-		n := len(line)
-		for _, e := range entries {
-			n += e.Len() + 1
-		}
-		// The string encoder asks for room beyond what it writes (a word's
-		// worst case): the slack keeps it from copying the whole buffer
-		// near its end.
-		buf := make([]byte, len(line), n+128)
-		copy(buf, line)
-		for _, e := range entries {
-			buf = append(e.appendBytes(buf), '\n')
-		}
-		line = buf
+		line = appendLines(line, entries)
 	case len(lines) > 0:
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
@@ -625,3 +614,53 @@ func (s *FileStore) remove(rel string) error {
 	}
 	return syncDir(s.r, filepath.Dir(rel)) // a delete that returned stays done
 }
+
+// appendLines appends the entries' lines to dst, in one buffer sized
+// once: a fork of a long session writes tens of megabytes, which growing
+// by appends would copy and allocate several times over. Rebuilding the
+// lines of compact entries (escaping their long strings again) is most
+// of a fork's time, so past a few megabytes the second half is built
+// on another goroutine, into a buffer of its own (the string encoder
+// writes scratch words past its end, so two cannot share one), and
+// copied after the first.
+func appendLines(dst []byte, entries []Entry) []byte {
+	size := func(es []Entry) int {
+		n := 0
+		for _, e := range es {
+			n += e.Len() + 1
+		}
+		return n
+	}
+	fill := func(buf []byte, es []Entry) []byte {
+		for _, e := range es {
+			buf = append(e.appendBytes(buf), '\n')
+		}
+		return buf
+	}
+	// The string encoder asks for room beyond what it writes (a word's
+	// worst case): the slack keeps it from copying the buffer near its
+	// end.
+	const slack = 128
+	total := size(entries)
+	if total < parallelFill || runtime.GOMAXPROCS(0) < 2 {
+		return fill(slices.Grow(dst, total+slack), entries)
+	}
+	half := 0
+	for n := 0; half < len(entries) && n < total/2; half++ {
+		n += entries[half].Len() + 1
+	}
+	first, second := entries[:half], entries[half:]
+	var rest []byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rest = fill(make([]byte, 0, size(second)+slack), second)
+	}()
+	dst = fill(slices.Grow(dst, total+slack), first)
+	<-done
+	return append(dst, rest...)
+}
+
+// parallelFill is the size of lines past which appendLines builds them
+// on two goroutines.
+const parallelFill = 4 << 20

@@ -71,7 +71,10 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 	path := s.t.pathTo(at)
 	entries := make([]Entry, 0, len(path)+8)
 	parent := ""
-	copied := map[string]bool{}
+	var copied map[string]bool // what the labels may point at: only for CopyLabels
+	if o.CopyLabels {
+		copied = make(map[string]bool, len(path))
+	}
 	// A compaction may keep history from an entry left out (pi names
 	// labels and titles as firstKeptEntryId): it keeps from the next
 	// entry copied instead, which gives the same context.
@@ -106,7 +109,9 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 			return nil, err
 		}
 		entries = append(entries, e)
-		copied[e.id] = true
+		if copied != nil {
+			copied[e.id] = true
+		}
 		parent = e.id
 	}
 	var labels []Label
@@ -146,9 +151,12 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 		return nil, err
 	}
 	now := s.now()
-	ids := map[string]bool{}
-	for _, e := range entries {
-		ids[e.id] = true
+	var ids map[string]bool // the ids taken, for the labels' new ids
+	if len(labels) > 0 {
+		ids = make(map[string]bool, len(entries)+len(labels))
+		for _, e := range entries {
+			ids[e.id] = true
+		}
 	}
 	for _, l := range labels {
 		id := newEntryID(nil, func(id string) bool { return ids[id] })
