@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -21,10 +22,13 @@ import (
 // benchResult is what bench prints: durations in nanoseconds (medians
 // unless named p50), sizes in bytes, ratios as numbers.
 type benchResult struct {
-	Turns     int    `json:"turns"`
-	Dir       string `json:"dir"`
-	Busy      bool   `json:"busy"` // measured beside a CPU hog (--busy)
-	FileBytes int64  `json:"fileBytes"`
+	Turns int    `json:"turns"`
+	Dir   string `json:"dir"`
+	Busy  bool   `json:"busy"` // measured beside a CPU hog (--busy)
+	// Procs is GOMAXPROCS: the processors the measures could use (set
+	// GOMAXPROCS=1 in the environment to measure on one).
+	Procs     int   `json:"procs"`
+	FileBytes int64 `json:"fileBytes"`
 	// AppendNsPerEntry is an Append gathered (SyncNever);
 	// WriteThroughNsPerEntry one written before Append returns
 	// (SyncOnFlush, no Flush: pi's appendFileSync); WriteFloorNsPerEntry
@@ -42,8 +46,14 @@ type benchResult struct {
 	HeapLiveBytes           uint64  `json:"heapLiveBytes"`
 	List1000Ns              int64   `json:"list1000Ns"`
 	List1000NewStoreNs      int64   `json:"list1000NewStoreNs"`
-	OpenContextPerFloor     float64 `json:"openContextPerReadFloor"`
-	FsyncTurnPerRawSync     float64 `json:"fsyncTurnPerRawFdatasync"`
+	// ForkNs forks the session at its middle entry into a new session of
+	// the store (written, not flushed); CompactNs compacts it (the
+	// default options, the offline ExtractiveSummarizer), the session
+	// open with its context built beforehand.
+	ForkNs              int64   `json:"forkNs"`
+	CompactNs           int64   `json:"compactNs"`
+	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
+	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
 	// Workspace is the workspace section (bench_ws.go); null when no
 	// tree was found to copy.
 	Workspace *wsBenchResult `json:"workspace"`
@@ -119,7 +129,7 @@ func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 	t := c.table("MEASURE", "VALUE")
 	for _, row := range [][2]string{
 		{"workload", fmt.Sprintf("%d turns, %s file", r.Turns, size(r.FileBytes))},
-		{"machine", map[bool]string{false: "as it is", true: "busy: a CPU hog beside (--busy)"}[r.Busy]},
+		{"machine", map[bool]string{false: "as it is", true: "busy: a CPU hog beside (--busy)"}[r.Busy] + fmt.Sprintf(", GOMAXPROCS=%d", r.Procs)},
 		{"append, per entry (gathered, SyncNever)", dur(r.AppendNsPerEntry)},
 		{"append, per entry, written before it returns", dur(r.WriteThroughNsPerEntry)},
 		{"one write(2) of an entry's line", dur(r.WriteFloorNsPerEntry)},
@@ -135,6 +145,8 @@ func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 		{"heap kept by the open session", size(int64(r.HeapLiveBytes))},
 		{"list 1,000 sessions", dur(r.List1000Ns)},
 		{"list 1,000 sessions, new store", dur(r.List1000NewStoreNs)},
+		{"fork at the middle", dur(r.ForkNs)},
+		{"compact", dur(r.CompactNs)},
 	} {
 		t.row(row[0], row[1])
 	}
@@ -190,7 +202,7 @@ func timeN(n int, f func() error) (int64, error) {
 
 func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 	ctx := context.Background()
-	res := &benchResult{Turns: turns, Dir: base}
+	res := &benchResult{Turns: turns, Dir: base, Procs: runtime.GOMAXPROCS(0)}
 	msgs := workload.Messages(0, turns)
 
 	// Appends, no sync: the median of three sessions, the last kept for
@@ -253,11 +265,13 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := make([]byte, 5600)
-	for i := range line {
-		line[i] = 'x'
+	// The raw writes are the very lines of the turns (the appended
+	// session's file holds them, three to a turn after the header).
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
 	}
-	line[len(line)-1] = '\n'
+	lines := bytes.SplitAfter(data, []byte("\n"))[1:]
 	var turnNs, rawNs []int64
 	for k := range syncs {
 		prog.set("bench: synced turns against raw syncs", k, syncs)
@@ -270,6 +284,8 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 			return nil, err
 		}
 		turnNs = append(turnNs, time.Since(t).Nanoseconds())
+		k3 := 3 * (k % turns)
+		line := slices.Concat(lines[k3 : k3+3]...)
 		t = time.Now()
 		if _, err := raw.Write(line); err != nil {
 			return nil, err
@@ -351,6 +367,9 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 		defer st.Close()
 		return list(st)
 	}); err != nil {
+		return nil, err
+	}
+	if err := benchForkCompact(ctx, res, base, root, file, id, opens, prog); err != nil {
 		return nil, err
 	}
 	res.OpenContextPerFloor = ratio(res.OpenContextNs, res.ReadFloorNs)
@@ -527,4 +546,71 @@ var cmdBenchHog = &command{
 			}
 		}
 	},
+}
+
+// benchForkCompact times a fork at the session's middle entry and a
+// compaction, each on a session opened with its context built (not
+// timed), in a copy of the store at root (file, session id), so that
+// each run starts from the same file.
+func benchForkCompact(ctx context.Context, res *benchResult, base, root, file, id string, runs int, prog *progress) error {
+	rel, err := filepath.Rel(root, file)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	croot := filepath.Join(base, "fork-compact")
+	cfile := filepath.Join(croot, rel)
+	if err := os.MkdirAll(filepath.Dir(cfile), 0o700); err != nil {
+		return err
+	}
+	var forks, compacts []int64
+	for run := range runs {
+		prog.set("bench: fork and compact", run, runs)
+		if err := os.WriteFile(cfile, data, 0o600); err != nil {
+			return err
+		}
+		st, err := session.OpenFileStore(croot, nil)
+		if err != nil {
+			return err
+		}
+		s, err := session.Open(ctx, st, id)
+		if err != nil {
+			st.Close()
+			return err
+		}
+		path, err := s.PathTo(s.LeafID())
+		if err == nil && len(path) == 0 {
+			err = errors.New("the session is empty")
+		}
+		if err != nil {
+			st.Close()
+			return err
+		}
+		_ = s.Context()
+		runtime.GC()
+		t := time.Now()
+		f, err := s.Fork(ctx, &session.ForkOptions{At: path[len(path)/2-1].ID()})
+		if err != nil {
+			st.Close()
+			return err
+		}
+		forks = append(forks, time.Since(t).Nanoseconds())
+		if err := st.Delete(ctx, f.ID()); err != nil {
+			st.Close()
+			return err
+		}
+		runtime.GC()
+		t = time.Now()
+		_, err = s.Compact(ctx, session.ExtractiveSummarizer{}, nil)
+		compacts = append(compacts, time.Since(t).Nanoseconds())
+		st.Close()
+		if err != nil && !errors.Is(err, session.ErrNothingToCompact) {
+			return err
+		}
+	}
+	res.ForkNs, res.CompactNs = median(forks), median(compacts)
+	return nil
 }

@@ -534,17 +534,23 @@
 // on one core for the whole run, as another program would on a busy
 // machine.
 //
-// --json prints one object: {"turns", "dir", "busy", "fileBytes",
-// "appendNsPerEntry", "writeThroughNsPerEntry", "writeFloorNsPerEntry",
-// "writeThroughPerFloor", "fsyncTurnP50Ns", "rawFdatasyncP50Ns",
-// "readFloorNs", "openNs", "openContextNs", "peakResidentGrowthBytes",
-// "heapLiveBytes", "list1000Ns", "list1000NewStoreNs",
+// Run it with GOMAXPROCS=1 in the environment to measure on one core.
+//
+// --json prints one object: {"turns", "dir", "busy", "procs",
+// "fileBytes", "appendNsPerEntry", "writeThroughNsPerEntry",
+// "writeFloorNsPerEntry", "writeThroughPerFloor", "fsyncTurnP50Ns",
+// "rawFdatasyncP50Ns", "readFloorNs", "openNs", "openContextNs",
+// "peakResidentGrowthBytes", "heapLiveBytes", "list1000Ns",
+// "list1000NewStoreNs", "forkNs", "compactNs",
 // "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}: durations in
 // nanoseconds (medians, or p50), sizes in bytes, the last two ratios
 // (and writeThroughPerFloor); appendNsPerEntry is an append gathered
 // (SyncNever), writeThroughNsPerEntry one written before Append returns
 // (SyncOnFlush without Flush, what pi's appendFileSync does), and
 // writeFloorNsPerEntry one write(2) of each entry's line, its floor;
+// rawFdatasyncP50Ns writes the lines of a turn and syncs them; procs is
+// GOMAXPROCS; forkNs forks the session at its middle entry (written, not
+// flushed) and compactNs compacts it (the offline summarizer);
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
