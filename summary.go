@@ -70,11 +70,22 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 			}
 		}
 	}
+	// One walk over the messages, newest first: the asks, and the tools
+	// called (a long session's messages are read once).
+	countTools := func(m *Message) {
+		for i := range m.Content {
+			if b := &m.Content[i]; b.Type == BlockToolCall {
+				sum.tools[b.Name]++
+			}
+		}
+	}
 	var recent []string // newest first
 	for k := len(req.Messages) - 1; k >= first; k-- {
 		m := req.Messages[k]
 		var ask string
 		switch m.Role {
+		case RoleAssistant:
+			countTools(m)
 		case RoleUser:
 			if len(recent) < extractiveAsks {
 				ask = oneLine(m.Text(), 200)
@@ -100,14 +111,9 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 			}
 		}
 	}
-	for _, m := range req.Messages {
-		if m.Role != RoleAssistant {
-			continue
-		}
-		for i := range m.Content {
-			if b := &m.Content[i]; b.Type == BlockToolCall {
-				sum.tools[b.Name]++
-			}
+	for _, m := range req.Messages[:first] {
+		if m.Role == RoleAssistant {
+			countTools(m)
 		}
 	}
 	slices.Reverse(recent)
