@@ -29,6 +29,13 @@ func (c *conflictCounter) Append(ctx context.Context, id string, opts session.Ap
 	return err
 }
 
+// LoadTail passes on to the store's own (session.TailLoader): without
+// it a handle catching up after a conflict would Load the whole session,
+// and "shared" would measure reads that grow with the log.
+func (c *conflictCounter) LoadTail(ctx context.Context, id string, n int, last string) (*session.Log, error) {
+	return c.Store.(session.TailLoader).LoadTail(ctx, id, n, last)
+}
+
 // BenchmarkAppend: 16 goroutines, each an agent saving W10k turns (a
 // user message, an assistant message with a tool call, a 4 KB tool
 // result: three entries, one Append) through a Session. "sessions": each
