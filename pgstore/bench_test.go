@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
+	"github.com/agentsession/session/pgstore"
 )
 
 // conflictCounter counts the appends a store refused with ErrConflict:
@@ -29,6 +30,13 @@ func (c *conflictCounter) Append(ctx context.Context, id string, opts session.Ap
 	return err
 }
 
+// LoadTail passes on to the store's own (session.TailLoader): without
+// it a handle catching up after a conflict would Load the whole session,
+// and "shared" would measure reads that grow with the log.
+func (c *conflictCounter) LoadTail(ctx context.Context, id string, n int, last string) (*session.Log, error) {
+	return c.Store.(session.TailLoader).LoadTail(ctx, id, n, last)
+}
+
 // BenchmarkAppend: 16 goroutines, each an agent saving W10k turns (a
 // user message, an assistant message with a tool call, a 4 KB tool
 // result: three entries, one Append) through a Session. "sessions": each
@@ -36,7 +44,9 @@ func (c *conflictCounter) Append(ctx context.Context, id string, opts session.Ap
 // conditional on the last entry the handle knows (IfLast), reloading and
 // retrying on a conflict. Reports entries/s across all goroutines, the
 // p50 and p99 of one SaveTurn, and for "shared" the share of appends
-// refused with ErrConflict.
+// refused with ErrConflict. When appends went together (group commit,
+// see Store.Append), it reports how many a batch held on average, and
+// the share of the appends made in batches.
 func BenchmarkAppend(b *testing.B) {
 	const agents = 16
 	for _, shared := range []bool{false, true} {
@@ -104,6 +114,10 @@ func BenchmarkAppend(b *testing.B) {
 				b.ReportMetric(float64(3*len(all))/elapsed.Seconds(), "entries/s")
 				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			}
+			if g := pgstore.Grouped(pg); g.Batches > 0 {
+				b.ReportMetric(float64(g.Batched)/float64(g.Batches), "appends/batch")
+				b.ReportMetric(float64(g.Batched)/float64(store.appends.Load()), "batched/append")
 			}
 			if shared {
 				b.ReportMetric(float64(store.conflicts.Load())/float64(store.appends.Load()), "conflicts/append")

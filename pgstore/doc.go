@@ -28,6 +28,25 @@
 //     server whose default_transaction_isolation is stricter, an append
 //     that waited for the lock fails with ErrConflict (a Session retries
 //     it). Migrate and Rewrite set READ COMMITTED themselves.
+//   - Group commit: appends of messages go together when the store is
+//     busy. While Options.AppendFlights appends or batches are in flight
+//     (two by default), the appends of messages that come wait, and go as
+//     soon as one is back, in one call of agentsession_append_batch: one
+//     statement, one transaction, one commit (on a small server, the
+//     statements an append runs cost it more than the commit). An append
+//     that finds a flight free goes at once, alone: nothing waits on a
+//     timer. It keeps every guarantee of an append made alone: each
+//     member is checked (conditions, duplicates, limits) and answered as
+//     agentsession_append would, under its session row's lock, in the
+//     order of the batch; a refusal is an answer, which leaves the other
+//     members alone; a member whose row another transaction holds is made
+//     alone instead, so a batch waits for no row lock; a database error
+//     rolls the whole batch back, and every member is then made alone;
+//     and no caller hears of its append before the commit. A caller
+//     whose context ends returns at once (its append, if already sent,
+//     may commit, as any append whose context ended). Appends that change
+//     the fold (titles, metadata, compactions) and those of
+//     CreateWithEntries are made alone.
 //   - Load reads the header and the entries in one repeatable-read
 //     snapshot. Each entry's seed-format JSON is stored as bytea and comes
 //     back byte for byte, unknown types and fields included, over the
@@ -122,7 +141,8 @@
 // package, "Retries"). The same ids with other content are ErrConflict.
 //
 // Images stay inline in the entries: PostgreSQL compresses large bytea
-// values itself (TOAST). The store is a session.BlobStore all the same,
+// values itself (TOAST; with lz4 since version 8, where the server has
+// it). The store is a session.BlobStore all the same,
 // for the manifests and file contents of workspace snapshots: a row per
 // blob in agentsession_blobs, by reference, checked against its SHA-256
 // when read (session.ErrCorrupt), at most Options.MaxBlobBytes each. A
@@ -192,7 +212,7 @@
 // do not fold, so a title or metadata they append shows in listings
 // after the session's next rewrite.
 //
-// Version 6 (SchemaVersion, migrations/0006_listeners.sql) notifies only
+// Version 6 (migrations/0006_listeners.sql) notifies only
 // while someone listens. The table agentsession_listeners has a row per
 // listening connection (its backend pid), which holds the advisory lock
 // (24940, pid) for as long as it lives; agentsession_notify takes the
@@ -214,6 +234,21 @@
 // writes until upgraded (New refuses the version 6 schema when they
 // restart). Applications must keep the advisory keys 24935 and 24940
 // (first of two int4 keys) free.
+//
+// Version 7 (migrations/0007_append_batch.sql) adds
+// agentsession_append_batch, the function of group commit, and changes
+// nothing else: replicas running a version 6 package keep working beside
+// it (their appends are made one by one), and New refuses a version 6
+// schema, so a replica that restarts needs this package.
+//
+// Version 8 (SchemaVersion, migrations/0008_lz4.sql) has the entries
+// written from then on compressed with lz4 rather than pglz, on a
+// server that has it (PostgreSQL 14 and later, built with lz4; on
+// others it changes nothing): compressing a large line costs the server
+// several times less, and the line takes some 10% more room. Nothing is
+// rewritten (each value records its method, and the entries stored
+// before read as they did); replicas running a version 7 package keep
+// working beside it, their entries compressed with lz4 too.
 //
 // It imports the session package, storekit and pgx; the session package
 // never imports it.

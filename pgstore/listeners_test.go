@@ -249,20 +249,24 @@ func TestSubscribeRacesAppends(t *testing.T) {
 		if err := pool.QueryRow(ctx, `SELECT json_object_agg(id, entry_count) FROM agentsession_sessions`).Scan(&base); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-		// What was committed since: all of it must come.
-		rows, err := pool.Query(ctx, `SELECT e.entry_id FROM agentsession_entries e
-			JOIN json_each_text($1::json) b ON b.key = e.session_id WHERE e.seq > b.value::integer`, base)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// What was committed since: all of it must come. Wait until
+		// there is some: appends that go in batches commit in bursts, a
+		// batch's slow commits one after the other.
 		want := map[string]bool{}
-		var eid string
-		if _, err := pgx.ForEachRow(rows, []any{&eid}, func() error { want[eid] = true; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if len(want) == 0 {
-			t.Fatalf("round %d: nothing was appended while subscribed", n)
+		for wait := time.Now().Add(10 * time.Second); len(want) == 0; {
+			if time.Now().After(wait) {
+				t.Fatalf("round %d: nothing was appended while subscribed", n)
+			}
+			time.Sleep(20 * time.Millisecond)
+			rows, err := pool.Query(ctx, `SELECT e.entry_id FROM agentsession_entries e
+				JOIN json_each_text($1::json) b ON b.key = e.session_id WHERE e.seq > b.value::integer`, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var eid string
+			if _, err := pgx.ForEachRow(rows, []any{&eid}, func() error { want[eid] = true; return nil }); err != nil {
+				t.Fatal(err)
+			}
 		}
 		deadline := time.After(10 * time.Second)
 		for len(want) > 0 {

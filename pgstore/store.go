@@ -39,6 +39,15 @@ type Options struct {
 	// one, GetBlob reports one it finds as corrupt. Default
 	// session.DefaultMaxBlobBytes (64 MiB).
 	MaxBlobBytes int64
+	// AppendFlights bounds the appends of messages the Store has in
+	// flight at once, alone or in batches, each on a connection of its
+	// own: an append that comes while that many are out waits, and the
+	// appends that waited go together, in one statement and one commit,
+	// as soon as one is back (see Store.Append). Zero means 2, which
+	// gathers the most on a database server of a few cores; a server of
+	// many, with many sessions written at once, may do more with more.
+	// Negative makes every append alone (no batches).
+	AppendFlights int
 }
 
 // Store keeps sessions in PostgreSQL. It implements session.Store,
@@ -55,6 +64,7 @@ type Store struct {
 	schema  string         // the connection's current schema, where the tables are
 	origin  string         // names this Store in the notifications of its writes
 	ev      events
+	appends group // the appends of messages in flight, and those waiting (group.go)
 }
 
 var (
@@ -94,6 +104,10 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		}
 	}
 	st.lim = st.limits.WithDefaults()
+	st.appends.max = defaultFlights
+	if opts != nil && opts.AppendFlights != 0 {
+		st.appends.max = max(opts.AppendFlights, 0)
+	}
 	return st, nil
 }
 
@@ -338,6 +352,15 @@ func titleOf(entries []session.Entry) (string, bool) {
 // appends to one session are serialised, appends to different sessions
 // run in parallel.
 //
+// Appends of messages (those that change neither the title, the
+// metadata nor a compaction) go together when the store is busy (group
+// commit): while Options.AppendFlights appends or batches are in
+// flight, the appends that come wait, and go as soon as one is back, in
+// one call of agentsession_append_batch, one transaction and one
+// commit. Each keeps its conditions, checks and answer, as if made
+// alone after those before it in the batch; none is answered before
+// the commit, and an append that finds a flight free goes at once.
+//
 // An append that would take the session past the store's Limits (a line
 // over MaxLineBytes, more than MaxEntries entries, a log over
 // MaxLogBytes) is refused with a *session.LimitError, and nothing is
@@ -356,7 +379,7 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	if err := s.lim.CheckAppend(0, 0, entries); err != nil {
 		return fmt.Errorf("pgstore: append to %s: %w", id, err)
 	}
-	res, ids, raws, err := s.appendIn(ctx, s.pool, id, opts, entries)
+	res, ids, raws, err := s.appendIn(ctx, nil, id, opts, entries)
 	if err != nil {
 		return mapErr(ctx, err, "append to "+id)
 	}
@@ -372,10 +395,10 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	return s.refusal(id, opts, res)
 }
 
-// appendIn makes the append with q (the pool, or a transaction): its
+// appendIn makes the append in tx, or with the pool when tx is nil: its
 // answer ("" when it was made, else why it was refused), and the ids and
 // lines it sent.
-func (s *Store) appendIn(ctx context.Context, q queryer, id string, opts session.AppendOptions, entries []session.Entry) (res string, ids []string, raws [][]byte, err error) {
+func (s *Store) appendIn(ctx context.Context, tx pgx.Tx, id string, opts session.AppendOptions, entries []session.Entry) (res string, ids []string, raws [][]byte, err error) {
 	ids = make([]string, len(entries))
 	raws = make([][]byte, len(entries))
 	size := 0
@@ -390,15 +413,19 @@ func (s *Store) appendIn(ctx context.Context, q queryer, id string, opts session
 	}
 	args := []any{id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes,
 		[]byte(nil), []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin}
-	const call = `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9,
-		$10::bytea, $11::bytea, $12::bytea, $13::bytea, $14::bytea[], $15::text)`
 	if changes, firstUser := foldDelta(entries); !changes {
 		// The usual append (messages): one statement, which sets the
-		// fold's first user message itself when it has none.
+		// fold's first user message itself when it has none; with the
+		// pool, in a batch with the appends of other callers when one is
+		// in flight (group.go).
 		if firstUser != "" {
 			args[9] = utf8Bytes(firstUser)
 		}
-		err = q.QueryRow(ctx, call, args...).Scan(&res)
+		if tx != nil {
+			err = tx.QueryRow(ctx, appendCall, args...).Scan(&res)
+		} else {
+			res, err = s.appendGrouped(&pending{ctx: ctx, id: id, opts: opts, ids: ids, raws: raws, size: size, title: title, firstUser: args[9].([]byte)})
+		}
 		return res, ids, raws, err
 	}
 	// A title, metadata or a compaction: the fold is read under the row's
@@ -422,9 +449,9 @@ func (s *Store) appendIn(ctx context.Context, q queryer, id string, opts session
 		}
 		m := metaOf(headerOf(header), &f)
 		args[9], args[10], args[11], args[12], args[13] = utf8Bytes(f.FirstUser), foldJSON(&f), m.meta, m.projectID, m.pairs
-		return tx.QueryRow(ctx, call, args...).Scan(&res)
+		return tx.QueryRow(ctx, appendCall, args...).Scan(&res)
 	}
-	if tx, ok := q.(pgx.Tx); ok {
+	if tx != nil {
 		err = fold(tx)
 	} else {
 		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fold)

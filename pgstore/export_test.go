@@ -1,0 +1,41 @@
+package pgstore
+
+// GroupStats is what the group commit of s did: the batches of two
+// appends or more it sent, the appends in them, the batches that failed
+// as a whole (their members then made alone), and the members answered
+// "busy" (made alone too).
+type GroupStats struct{ Batches, Batched, Failed, Busy int64 }
+
+// Grouped returns the GroupStats of s.
+func Grouped(s *Store) GroupStats {
+	g := &s.appends
+	return GroupStats{g.batches.Load(), g.batched.Load(), g.failed.Load(), g.busy.Load()}
+}
+
+// HoldAppends makes s behave as if an append were in flight until
+// release is called: the appends made meanwhile wait, and go together
+// when it is (the tests use it to make batches of known members). It
+// reports false, and holds nothing, if something is in flight already.
+func HoldAppends(s *Store) (release func(), ok bool) {
+	g := &s.appends
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.flying > 0 {
+		return nil, false
+	}
+	n := g.max
+	g.flying = n
+	return func() {
+		for range n {
+			s.landed()
+		}
+	}, true
+}
+
+// QueuedAppends returns how many appends of s wait for a batch.
+func QueuedAppends(s *Store) int {
+	g := &s.appends
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
