@@ -25,7 +25,9 @@ func TestForkLargeSessionBytes(t *testing.T) {
 	s, err := session.Create(ctx, store, nil)
 	require.NoError(t, err)
 	msgs := workload.Messages(0, 1200) // about 8 MB
-	for _, m := range msgs { // one at a time: lines without an append's marker, which a fork leaves out
+	// One at a time: lines without an append's marker, which a fork
+	// leaves out.
+	for _, m := range msgs {
 		_, err := s.Append(ctx, m)
 		require.NoError(t, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -634,18 +633,8 @@ func TestGroupLostReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer direct.Close(ctx)
-	cfg, err := pgxpool.ParseConfig(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newReplyDropper(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
-	p, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	app := "grouplost_" + schema
-	cfg.ConnConfig.RuntimeParams["application_name"] = app
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec // the SQL in every message, for the proxy
+	cfg, proxy := proxiedConfig(t, schema, app)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

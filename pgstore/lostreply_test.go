@@ -116,20 +116,8 @@ func TestAppendCommittedThenBackendTerminated(t *testing.T) {
 	}
 	defer direct.Close(ctx)
 
-	cfg, err := pgxpool.ParseConfig(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newReplyDropper(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
-	p, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	app := "lostreply_" + schema
-	cfg.ConnConfig.RuntimeParams["application_name"] = app
-	// One round trip per statement, the SQL in each: the proxy sees the
-	// append go by.
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg, proxy := proxiedConfig(t, schema, app)
 	cfg.MaxConns = 2
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -223,4 +211,24 @@ func TestAppendCommittedThenBackendTerminated(t *testing.T) {
 	if len(l.Entries) != 1 {
 		t.Fatalf("%d entries after the retry, want 1", len(l.Entries))
 	}
+}
+
+// proxiedConfig is a pool's configuration for schema whose connections
+// go through a replyDropper, named app (application_name, to find the
+// backend by), with the SQL in every message (one round trip per
+// statement, the SQL in each) for the proxy to see the statements go by.
+func proxiedConfig(t *testing.T, schema, app string) (*pgxpool.Config, *replyDropper) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newReplyDropper(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	return cfg, proxy
 }
