@@ -230,6 +230,13 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 			"not json at all\n" +
 			`[1,2]` + "\n" +
 			`{"type":"compaction","summary":"s","firstKeptEntryIndex":1}` + "\n",
+		// Escapes the reader does not check in values it passes over
+		// (an unknown member's): a migration takes those lines too.
+		`{"type":"session","id":"v1"}` + "\n" +
+			`{"type":"message","message":{"role":"user","content":"hi"},"x":"\e"}` + "\n" +
+			`{"type":"","id":"a","":null,"":{"":"\e"}}` + "\n",
+		`{"type":"session","version":2,"id":"v2"}` + "\n" +
+			`{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","customType":"x","content":"c"},"x":"\q"}` + "\n",
 	} {
 		checkMigrateFile(t, []byte(data))
 	}

@@ -86,7 +86,7 @@ func migrateV1toV2() lineStep {
 			byIndex = append(byIndex, "")
 			return setVersion(line, 2)
 		}
-		if !jsonx.Valid(line) {
+		if !jsonx.ValidLoose(line) {
 			return nil, errors.New("not valid JSON")
 		}
 		if jsonx.KindOf(line) != jsonx.KindObject {
@@ -144,16 +144,16 @@ func migrateV2toV3() lineStep {
 		if err != nil || e.typ != TypeMessage {
 			return line, nil
 		}
-		it, _ := jsonx.Object(line)
+		it, _ := jsonx.ObjectLoose(line)
 		for it.Next() {
 			if !it.KeyIs("message") || jsonx.KindOf(it.Value()) != jsonx.KindObject {
 				continue
 			}
 			msg := it.Value()
-			mi, _ := jsonx.Object(msg)
+			mi, _ := jsonx.ObjectLoose(msg)
 			for mi.Next() {
 				if mi.KeyIs("role") && string(mi.Value()) == `"hookMessage"` {
-					if !jsonx.Valid(bytes.TrimSpace(line)) {
+					if !jsonx.ValidLoose(bytes.TrimSpace(line)) {
 						return line, nil // malformed: left for the reader to count
 					}
 					off := it.ValueOffset() + mi.ValueOffset()
@@ -177,7 +177,7 @@ func parseLoose(v []byte) (Entry, error) {
 	if jsonx.KindOf(v) != jsonx.KindObject {
 		return Entry{}, errNotObject
 	}
-	it, _ := jsonx.Object(v)
+	it, _ := jsonx.ObjectLoose(v)
 	e := Entry{raw: v}
 	for it.Next() {
 		if it.KeyIs("type") {
@@ -190,10 +190,10 @@ func parseLoose(v []byte) (Entry, error) {
 // setMember replaces the value of key in the object obj (its last
 // occurrence, which is the one readers see), or adds key at the end.
 func setMember(obj []byte, key string, value []byte) ([]byte, error) {
-	if !jsonx.Valid(bytes.TrimSpace(obj)) {
+	if !jsonx.ValidLoose(bytes.TrimSpace(obj)) {
 		return nil, errNotObject // trailing bytes after the object, say
 	}
-	it, err := jsonx.Object(obj)
+	it, err := jsonx.ObjectLoose(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func setMember(obj []byte, key string, value []byte) ([]byte, error) {
 // deleteMember removes every occurrence of key from the object obj.
 func deleteMember(obj []byte, key string) []byte {
 	for {
-		it, err := jsonx.Object(obj)
+		it, err := jsonx.ObjectLoose(obj)
 		if err != nil {
 			return obj
 		}

@@ -1,6 +1,7 @@
 package jsonx_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -142,8 +143,25 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := jsonx.Valid(b), json.Valid(b); got != want {
+		got, want := jsonx.Valid(b), json.Valid(b)
+		if got != want {
 			t.Fatalf("Valid(%q) = %v, encoding/json says %v", b, got, want)
+		}
+		// ValidLoose takes all that Valid does, and differs from it
+		// only on escapes.
+		loose := jsonx.ValidLoose(b)
+		if got && !loose {
+			t.Fatalf("ValidLoose(%q) = false, Valid says true", b)
+		}
+		if !bytes.ContainsRune(b, '\\') && loose != got {
+			t.Fatalf("ValidLoose(%q) = %v without an escape, Valid says %v", b, loose, got)
+		}
+		if it, err := jsonx.ObjectLoose(bytes.TrimSpace(b)); loose && err == nil {
+			for it.Next() {
+			}
+			if it.Err() != nil {
+				t.Fatalf("ObjectLoose(%q): %v, ValidLoose says true", b, it.Err())
+			}
 		}
 	})
 }

@@ -97,6 +97,21 @@ func Valid(b []byte) bool {
 	return SkipSpace(b, end) == len(b)
 }
 
+// ValidLoose is Valid as entry lines are checked when a log is read (see
+// skipValue's loose): the structure is checked, but the escapes of
+// strings that are values are not. Text with a control character is
+// checked strictly. Code that edits lines the reader accepted (a
+// migration, say) checks them this way, so that it takes every line the
+// reader does.
+func ValidLoose(b []byte) bool {
+	i := SkipSpace(b, 0)
+	end, err := skipValue(b, i, 0, !HasControl(b))
+	if err != nil {
+		return false
+	}
+	return SkipSpace(b, end) == len(b)
+}
+
 // Trim returns the single JSON value in b without surrounding whitespace,
 // or an error if b is not exactly one valid value.
 func Trim(b []byte) ([]byte, error) {
@@ -424,6 +439,7 @@ type Iter struct {
 	keyEsc  bool
 	val     []byte
 	valOff  int
+	loose   bool // see ObjectLoose
 }
 
 // Object returns an iterator over the object b, which must start with '{'
@@ -433,6 +449,14 @@ func Object(b []byte) (Iter, error) {
 		return Iter{done: true}, syntaxErr(0, "expected object")
 	}
 	return Iter{b: b, i: 1}, nil
+}
+
+// ObjectLoose is Object checking the values it passes over as ValidLoose
+// does.
+func ObjectLoose(b []byte) (Iter, error) {
+	it, err := Object(b)
+	it.loose = err == nil && !HasControl(b)
+	return it, err
 }
 
 // Next advances to the next member and reports whether there is one.
@@ -478,7 +502,7 @@ func (it *Iter) Next() bool {
 		return it.fail(i, "expected ':' after object key")
 	}
 	i = SkipSpace(b, i+1)
-	vend, err := skipValue(b, i, 1, false)
+	vend, err := skipValue(b, i, 1, it.loose)
 	if err != nil {
 		it.err, it.done = err, true
 		return false
