@@ -630,6 +630,9 @@ func unescapeFast(b []byte, j int, buf []byte) (_ []byte, _ int, canon bool, _ e
 			buf = append(buf, escapeByte[b[j+1]])
 			canon = canon && b[j+1] != '/'
 			j += 2
+			if j < len(b) && b[j] == '\\' {
+				goto special // runs of escapes (\n\t\t) are common in code
+			}
 		default:
 			return buf, j, false, errSlowPath
 		}

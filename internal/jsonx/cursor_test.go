@@ -107,6 +107,10 @@ func TestCursorLongStrings(t *testing.T) {
 		strings.Repeat("a\tb\"c\\d\ne", 50),
 		strings.Repeat("é中😀x", 60) + "\x7f",
 		strings.Repeat("x", 7) + "\"" + strings.Repeat("y", 9),
+		// Runs of escapes, as code has them, across words and at the
+		// string's end.
+		strings.Repeat("\n\t\t\"\\", 40) + "x",
+		"\t\t\t\t\t\t\t\t\t\\\"",
 	} {
 		enc, _ := json.Marshal(s)
 		c := jsonx.NewCursor(enc)
