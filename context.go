@@ -435,11 +435,12 @@ type pathCtx struct {
 
 	msgs []*Message
 	ids  []string
-	// tok[k] is DefaultTokenEstimator's estimate of msgs[k], taken as
-	// the message is pushed (it is at hand then): a compaction's plan
-	// and its check read a whole long context's estimates, which
-	// otherwise cost a walk over every message, twice. unresolved
-	// counts the messages holding an unresolved image.
+	// tok[k] is DefaultTokenEstimator's estimate of msgs[k], and
+	// unresolved counts the messages of msgs[:len(tok)] holding an
+	// unresolved image: taken when a compaction first asks (facts), and
+	// kept up to date from there, so that a compaction's plan and its
+	// check read a long context's estimates without a walk over every
+	// message each, and appends and opens pay nothing for them.
 	tok        []int64
 	unresolved int
 	pair       pairing
@@ -701,18 +702,26 @@ func (pc *pathCtx) mark(e Entry) {
 func (pc *pathCtx) push(m *Message, id string) {
 	pc.msgs = append(pc.msgs, m)
 	pc.ids = append(pc.ids, id)
-	tok, unresolved := messageFacts(m)
-	pc.tok = append(pc.tok, tok)
-	if unresolved {
-		pc.unresolved++
-	}
 	pc.pair.push(m, id)
+}
+
+// facts brings tok and unresolved up to the messages pushed since they
+// were last asked for (msgs only grows, or starts again with them).
+func (pc *pathCtx) facts() {
+	for _, m := range pc.msgs[len(pc.tok):] {
+		tok, unresolved := messageFacts(m)
+		pc.tok = append(pc.tok, tok)
+		if unresolved {
+			pc.unresolved++
+		}
+	}
 }
 
 // estimates returns est's estimate of each message of the context:
 // the ones kept for DefaultTokenEstimator, else est's own.
 func (pc *pathCtx) estimates(est TokenEstimator) []int64 {
 	if isDefault(est) {
+		pc.facts()
 		return pc.tok
 	}
 	tok := make([]int64, len(pc.msgs))
@@ -726,7 +735,7 @@ func (pc *pathCtx) estimates(est TokenEstimator) []int64 {
 // without the walk when the context holds no unresolved image.
 func (pc *pathCtx) sendable(from, to int) []*Message {
 	msgs := pc.msgs[from:to:to]
-	if pc.unresolved == 0 {
+	if pc.facts(); pc.unresolved == 0 {
 		return msgs
 	}
 	return sendable(msgs)

@@ -624,13 +624,6 @@ func (s *FileStore) remove(rel string) error {
 // writes scratch words past its end, so two cannot share one), and
 // copied after the first.
 func appendLines(dst []byte, entries []Entry) []byte {
-	size := func(es []Entry) int {
-		n := 0
-		for _, e := range es {
-			n += e.Len() + 1
-		}
-		return n
-	}
 	fill := func(buf []byte, es []Entry) []byte {
 		for _, e := range es {
 			buf = append(e.appendBytes(buf), '\n')
@@ -641,22 +634,25 @@ func appendLines(dst []byte, entries []Entry) []byte {
 	// worst case): the slack keeps it from copying the buffer near its
 	// end.
 	const slack = 128
-	total := size(entries)
+	total := 0
+	for _, e := range entries {
+		total += e.Len() + 1
+	}
 	if total < parallelFill || runtime.GOMAXPROCS(0) < 2 {
 		return fill(slices.Grow(dst, total+slack), entries)
 	}
-	half := 0
-	for n := 0; half < len(entries) && n < total/2; half++ {
-		n += entries[half].Len() + 1
+	half, first := 0, 0 // the first half: entries[:half], of first bytes
+	for first < total/2 {
+		first += entries[half].Len() + 1
+		half++
 	}
-	first, second := entries[:half], entries[half:]
 	var rest []byte
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rest = fill(make([]byte, 0, size(second)+slack), second)
+		rest = fill(make([]byte, 0, total-first+slack), entries[half:])
 	}()
-	dst = fill(slices.Grow(dst, total+slack), first)
+	dst = fill(slices.Grow(dst, total+slack), entries[:half])
 	<-done
 	return append(dst, rest...)
 }
