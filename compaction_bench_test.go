@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -65,13 +66,47 @@ func BenchmarkCompactW10k(b *testing.B) {
 
 // BenchmarkForkW10k forks W10k at its middle entry into a new session of
 // the same FileStore (default sync policy): 15,000 entries, 33 MB,
-// copied; "flushed" adds the Flush that makes the fork durable.
+// copied; "flushed" adds the Flush that makes the fork durable. Its floor
+// ("write-floor") is the disk's part: writing the fork's bytes to a new
+// file and syncing it, as a fork's file is synced before it takes its
+// name.
 func BenchmarkForkW10k(b *testing.B) {
 	ctx := context.Background()
 	root := b.TempDir()
 	store, s := openW10k(b, root)
 	defer store.Close()
 	mid := leafPath(s)[3*workload.W10k/2-1].ID()
+	b.Run("write-floor", func(b *testing.B) {
+		f, err := s.Fork(ctx, &session.ForkOptions{At: mid})
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := os.ReadFile(sessionFileOf(b, root, f.ID()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Delete(ctx, f.ID()); err != nil {
+			b.Fatal(err)
+		}
+		name := filepath.Join(root, "floor.jsonl")
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := out.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			if err := out.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			out.Close()
+			b.StopTimer()
+			os.Remove(name)
+			b.StartTimer()
+		}
+	})
 	for _, flush := range []bool{false, true} {
 		name := "written"
 		if flush {

@@ -9,6 +9,12 @@ import (
 // floor that per-turn syncing is compared with.
 var Fdatasync = datasync
 
+// CopyFromFiles turns on or off the copying of a fork's lines from the
+// source's file (on by default); CopiedBytes reports how many bytes it
+// has copied so far.
+func CopyFromFiles(on bool) { copyFromFiles = on }
+func CopiedBytes() int64    { return copiedBytes.Load() }
+
 // ListReadBytes reports how many bytes of session files listings have
 // read so far.
 func ListReadBytes() int64 { return listReadBytes.Load() }

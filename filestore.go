@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -365,15 +365,16 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
+	var more func(io.Writer) error // what follows the header in the file
 	switch {
 	case whole:
-		// The file in one piece, sized once: a fork of a long session
-		// writes tens of megabytes, which growing by appends would copy
-		// and allocate several times over.
+		// Written in pieces straight from the entries: a fork of a long
+		// session writes tens of megabytes, which need not be held
+		// whole.
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
 		}
-		line = appendLines(line, entries)
+		more = func(w io.Writer) error { return writeLines(w, entries) }
 	case len(lines) > 0:
 		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
 			return fmt.Errorf("session: create %s: %w", h.ID, err)
@@ -427,7 +428,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	if len(entries) > 0 {
 		s.markOwn(h.ID, "", entries)
 	}
-	ino, err := s.writeNew(rel, line, false)
+	ino, err := s.writeNew(rel, line, more, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: session %s", ErrExists, h.ID)
@@ -614,49 +615,3 @@ func (s *FileStore) remove(rel string) error {
 	}
 	return syncDir(s.r, filepath.Dir(rel)) // a delete that returned stays done
 }
-
-// appendLines appends the entries' lines to dst, in one buffer sized
-// once: a fork of a long session writes tens of megabytes, which growing
-// by appends would copy and allocate several times over. Rebuilding the
-// lines of compact entries (escaping their long strings again) is most
-// of a fork's time, so past a few megabytes the second half is built
-// on another goroutine, into a buffer of its own (the string encoder
-// writes scratch words past its end, so two cannot share one), and
-// copied after the first.
-func appendLines(dst []byte, entries []Entry) []byte {
-	fill := func(buf []byte, es []Entry) []byte {
-		for _, e := range es {
-			buf = append(e.appendBytes(buf), '\n')
-		}
-		return buf
-	}
-	// The string encoder asks for room beyond what it writes (a word's
-	// worst case): the slack keeps it from copying the buffer near its
-	// end.
-	const slack = 128
-	total := 0
-	for _, e := range entries {
-		total += e.Len() + 1
-	}
-	if total < parallelFill || runtime.GOMAXPROCS(0) < 2 {
-		return fill(slices.Grow(dst, total+slack), entries)
-	}
-	half, first := 0, 0 // the first half: entries[:half], of first bytes
-	for first < total/2 {
-		first += entries[half].Len() + 1
-		half++
-	}
-	var rest []byte
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rest = fill(make([]byte, 0, total-first+slack), entries[half:])
-	}()
-	dst = fill(slices.Grow(dst, total+slack), entries[:half])
-	<-done
-	return append(dst, rest...)
-}
-
-// parallelFill is the size of lines past which appendLines builds them
-// on two goroutines.
-const parallelFill = 4 << 20

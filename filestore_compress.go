@@ -205,7 +205,7 @@ func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) erro
 			return fmt.Errorf("session: compress %s: %w", fsess.id, err)
 		}
 		s.markOwn(fsess.id, ChangeRewritten, nil)
-		if _, err := s.writeNew(fsess.rel, comp, true); err != nil {
+		if _, err := s.writeNew(fsess.rel, comp, nil, true); err != nil {
 			_ = s.release(fsess)
 			return s.ioErr(fsess, "compress", err)
 		}

@@ -157,7 +157,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 	if err := s.lim.checkLog(buf); err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
-	ino, err := s.writeNew(fsess.rel, buf, true)
+	ino, err := s.writeNew(fsess.rel, buf, nil, true)
 	if err != nil {
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
@@ -191,7 +191,7 @@ func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte
 	if err != nil {
 		return WithPath(&CorruptError{Line: 1, Err: err}, s.path(fsess.rel))
 	}
-	ino, err := s.writeNew(fsess.rel, out, true)
+	ino, err := s.writeNew(fsess.rel, out, nil, true)
 	if err != nil {
 		return fmt.Errorf("session: migrate %s: %w", s.path(fsess.rel), err)
 	}
@@ -299,12 +299,13 @@ func readAll(f *os.File) ([]byte, bool, error) {
 	return data[:n], false, nil
 }
 
-// writeNew writes data to a temporary file beside rel, syncs it, whatever
-// the policy, and puts it at rel: replacing what is there when replace
-// is set, failing with fs.ErrExist otherwise. The directory is synced
-// afterwards. A file it replaces keeps its mode; a new one has mode 0600.
-// It returns the new file's inode.
-func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, error) {
+// writeNew writes data to a temporary file beside rel, and then what
+// more writes (if not nil), syncs it, whatever the policy, and puts it
+// at rel: replacing what is there when replace is set, failing with
+// fs.ErrExist otherwise. The directory is synced afterwards. A file it
+// replaces keeps its mode; a new one has mode 0600. It returns the new
+// file's inode.
+func (s *FileStore) writeNew(rel string, data []byte, more func(io.Writer) error, replace bool) (uint64, error) {
 	r, name := s.r, rel
 	if filepath.IsAbs(rel) {
 		var err error
@@ -323,7 +324,11 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, err
 			perm = fi.Mode().Perm()
 		}
 	}
-	return writeAtomic(r, name, data, replace, true, perm)
+	f, ino, err := writeAtomicKeep(r, name, data, more, replace, true, perm)
+	if f != nil {
+		f.Close()
+	}
+	return ino, err
 }
 
 // writeAtomic puts data at name in r through a temporary file in the same
@@ -334,7 +339,7 @@ func (s *FileStore) writeNew(rel string, data []byte, replace bool) (uint64, err
 // perm, whatever the umask. It returns the new file's inode (0 where
 // files have none).
 func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool, perm os.FileMode) (ino uint64, err error) {
-	f, ino, err := writeAtomicKeep(r, name, data, replace, sync, perm)
+	f, ino, err := writeAtomicKeep(r, name, data, nil, replace, sync, perm)
 	if f != nil {
 		f.Close()
 	}
@@ -345,7 +350,7 @@ func writeAtomic(r *os.Root, name string, data []byte, replace, sync bool, perm 
 // and returns the new file still open and exclusively locked: it is
 // locked before it takes the name.
 func writeAtomicLocked(r *os.Root, name string, data []byte, perm os.FileMode) (*os.File, error) {
-	f, _, err := writeAtomicKeep(r, name, data, true, true, perm)
+	f, _, err := writeAtomicKeep(r, name, data, nil, true, true, perm)
 	if err != nil && f != nil {
 		f.Close()
 		return nil, err
@@ -354,8 +359,10 @@ func writeAtomicLocked(r *os.Root, name string, data []byte, perm os.FileMode) (
 }
 
 // writeAtomicKeep is writeAtomic, returning the file (nil on an error
-// before it took the name) for the caller to close.
-func writeAtomicKeep(r *os.Root, name string, data []byte, replace, sync bool, perm os.FileMode) (file *os.File, ino uint64, err error) {
+// before it took the name) for the caller to close. After data, more
+// (if not nil) writes the rest of the file, in pieces: a file of tens of
+// megabytes need not be held in memory whole.
+func writeAtomicKeep(r *os.Root, name string, data []byte, more func(io.Writer) error, replace, sync bool, perm os.FileMode) (file *os.File, ino uint64, err error) {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := createIn(r, tmp)
@@ -377,6 +384,11 @@ func writeAtomicKeep(r *os.Root, name string, data []byte, replace, sync bool, p
 	_ = lockFile(context.Background(), f, true) // a new file: no one else holds it
 	if n, werr := writeAt(f, data, 0); werr != nil || n < len(data) {
 		return nil, 0, cmp.Or(werr, io.ErrShortWrite)
+	}
+	if more != nil {
+		if err := more(&fileWriter{f: f, off: int64(len(data))}); err != nil {
+			return nil, 0, err
+		}
 	}
 	if sync && mutant != "rename-before-sync" {
 		if err = fsync(f); err != nil {
@@ -402,4 +414,20 @@ func writeAtomicKeep(r *os.Root, name string, data []byte, replace, sync bool, p
 		err = syncDir(r, dir)
 	}
 	return f, ino, err
+}
+
+// fileWriter writes to f from off on, through writeAt (which the crash
+// tests record).
+type fileWriter struct {
+	f   *os.File
+	off int64
+}
+
+func (w *fileWriter) Write(p []byte) (int, error) {
+	n, err := writeAt(w.f, p, w.off)
+	w.off += int64(n)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, err
 }

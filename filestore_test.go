@@ -537,7 +537,7 @@ func infoIDs(infos []session.SessionInfo) []string {
 	return out
 }
 
-func sessionFileOf(t *testing.T, root, id string) string {
+func sessionFileOf(t testing.TB, root, id string) string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "--*--", "*_"+id+".jsonl"))
 	require.NoError(t, err)

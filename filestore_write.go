@@ -471,7 +471,7 @@ func (s *FileStore) appendWhole(ctx context.Context, fsess *fileSession, lines [
 	for _, l := range lines {
 		data = append(append(data, l...), '\n')
 	}
-	ino, err := s.writeNew(fsess.rel, data, true)
+	ino, err := s.writeNew(fsess.rel, data, nil, true)
 	if err != nil {
 		return fmt.Errorf("session: append to %s: %w", s.path(fsess.rel), err)
 	}

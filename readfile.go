@@ -3,8 +3,10 @@ package session
 import (
 	"bytes"
 	"errors"
+	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -44,6 +46,11 @@ import (
 //     text once, decoded, rather than the file's bytes and the decoded
 //     text both. Every other line is copied into the arena whole and
 //     its envelope strings moved onto the copy (compactEntry, rebase).
+//     A message line read from a file also keeps its place there and
+//     its CRC-32C (holes.src, off, sum), so that a fork copies it from
+//     the file rather than escaping its strings again
+//     (filestore_lines.go); the sum is what tells that the file still
+//     holds it.
 //  4. Lazy message. A line before the last compaction of the file (in
 //     its chunk or a later one: chunks are taken from the end so that
 //     a chunk knows) is not decoded: the contexts a compaction starts
@@ -160,6 +167,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			}
 		}
 	}
+	src, _ := r.(*os.File) // the lines' source, for forks (holes.src)
 	cs := int64(fileChunk)
 	if readChunk > 0 {
 		cs = readChunk
@@ -311,6 +319,9 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			eager := !c.later && start >= c.comp && (!(c.refs == refsSome || spanned) || !bytes.Contains(line, []byte(BlobPrefix)))
 			if eager && !marked(line) {
 				if e, ok := compactLine(line, &w.arena, &w.spans); ok {
+					if src != nil {
+						e.h.src, e.h.off, e.h.sum = src, c.off+int64(start), crc32.Checksum(line, castagnoli)
+					}
 					c.p.line++
 					c.p.nent++
 					c.entries = append(c.entries, e)
@@ -375,6 +386,18 @@ type holes struct {
 	n   int      // length of the entry's bytes
 	cut []hole   // in template order
 	msg *Message // the entry's message, read-only (shared by contexts); never nil
+	// The line's place in the file it was read from, if it was read
+	// from one (src): at off, n bytes whose CRC-32C is sum. A fork copies
+	// runs of such lines from the file rather than escaping their
+	// strings again, when the bytes there still sum to what was read
+	// (see copyLines).
+	src *os.File
+	off int64
+	sum uint32
+	// more says the line has members besides the envelope's and the
+	// message, which compactLine passed over: the message alone does not
+	// say all the line holds.
+	more bool
 }
 
 // readMessage returns the message decoded when the entry was read (see
@@ -384,6 +407,13 @@ func (e Entry) readMessage() *Message {
 		return nil
 	}
 	return e.h.msg
+}
+
+// imageFree reports whether the entry holds no image for sure: it was
+// built from a message without one (noImage), or read into a compact
+// entry whose message has none and which holds nothing else.
+func (e Entry) imageFree() bool {
+	return e.noImage || e.h != nil && !e.h.more && !e.h.msg.mayHoldImage()
 }
 
 // hole is a string token cut out of a template.
@@ -414,9 +444,10 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		return Entry{}, false
 	}
 	var (
-		e   Entry
-		m   *Message
-		env envelope
+		e     Entry
+		m     *Message
+		env   envelope
+		other bool // a member besides the envelope's and the message
 	)
 	for {
 		kb, esc, more := ms.Next()
@@ -426,10 +457,14 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		if esc {
 			return Entry{}, false
 		}
-		if !env.member(&c, kb, &e) && string(kb) == "message" {
+		switch {
+		case env.member(&c, kb, &e):
+		case string(kb) == "message":
 			if m = new(Message); !m.read(&c, true) {
 				return Entry{}, false
 			}
+		default:
+			other = true
 		}
 	}
 	if c.Err() != nil || !c.AtEnd() || !env.hasType || e.typ != TypeMessage || !env.hasID || e.id == "" || env.badParent || m == nil {
@@ -440,7 +475,7 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		decodedMessages.Add(1)
 	}
 	sp := *spans
-	h := &holes{n: len(v), msg: m}
+	h := &holes{n: len(v), msg: m, more: other}
 	if len(sp) == 0 {
 		e.raw, e.h = a.Bytes(v), h
 		return e, true

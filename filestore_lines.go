@@ -1,0 +1,151 @@
+package session
+
+import (
+	"hash/crc32"
+	"io"
+	"slices"
+	"sync/atomic"
+)
+
+// The lines of a new file (a fork, or a create with entries), written
+// in pieces: writeLines.
+//
+// A fork of a long session writes tens of megabytes of lines that the
+// source's file already holds byte for byte (an entry's bytes are the
+// line it was read from). Rebuilding them from compact entries means
+// escaping their long strings again, most of a fork's time; so a run of
+// entries read from consecutive lines of one file is copied from that
+// file instead, a piece at a time. The file can have changed since it
+// was read: a store cut a failed write back and wrote another line at
+// the same place, or someone edited it in place. So each line read back
+// must end with a newline where it ended, and have the CRC-32C the
+// reader took of it; if a piece's lines do not, the rest of the run is
+// built from the entries, as it is when the file cannot be read (it was
+// closed: its store was closed, or replaced it by a rewrite). The new
+// file holds the entries' bytes either way.
+
+// castagnoli is the CRC-32C table (hardware-assisted on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// copyMin is the shortest run of lines copied from their file: below
+// it, the read costs more than building the lines.
+const copyMin = 16 << 10
+
+// pieceSize is about how much writeLines builds or copies before it
+// writes: a buffer this size is all it holds of the file.
+const pieceSize = 1 << 20
+
+// copyFromFiles turns the copying off, so that tests can cover the
+// building path with the same entries.
+var copyFromFiles = true
+
+// copiedBytes counts the bytes copyLines took from files, for tests.
+var copiedBytes atomic.Int64
+
+// writeLines writes the entries' lines to w, in pieces of about
+// pieceSize. Runs of lines read from one file are copied from it (see
+// above), the others built from the entries.
+func writeLines(w io.Writer, entries []Entry) error {
+	total := 0
+	for _, e := range entries {
+		total += e.Len() + 1
+	}
+	// The string encoder asks for room beyond what it writes (a word's
+	// worst case): the slack keeps it from copying the buffer.
+	const slack = 128
+	buf := make([]byte, 0, min(total, pieceSize)+slack)
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	build := func(es []Entry) error {
+		for _, e := range es {
+			if buf = append(e.appendBytes(buf), '\n'); len(buf) >= pieceSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i := 0; i < len(entries); {
+		j, size := sourcedRun(entries, i)
+		if size < copyMin || !copyFromFiles {
+			if err := build(entries[i:max(j, i+1)]); err != nil {
+				return err
+			}
+			i = max(j, i+1)
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		for i < j {
+			k, n := i, 0 // the piece: entries[i:k], n bytes
+			for k < j && (k == i || n+entries[k].h.n+1 <= pieceSize) {
+				n += entries[k].h.n + 1
+				k++
+			}
+			var ok bool
+			if buf, ok = copyLines(buf, entries[i:k], n); !ok {
+				break
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			i = k
+		}
+		if err := build(entries[i:j]); err != nil { // what could not be copied
+			return err
+		}
+		i = j
+	}
+	return flush()
+}
+
+// sourcedRun returns the end j of the run of entries from i read from
+// consecutive lines of one file, and the run's size with newlines; j is
+// i and size 0 if entries[i] was not read from a file.
+func sourcedRun(entries []Entry, i int) (j, size int) {
+	h := entries[i].h
+	if h == nil || h.src == nil {
+		return i, 0
+	}
+	src, next := h.src, h.off
+	for j = i; j < len(entries); j++ {
+		h := entries[j].h
+		if h == nil || h.src != src || h.off != next {
+			break
+		}
+		next += int64(h.n) + 1
+		size += h.n + 1
+	}
+	return j, size
+}
+
+// copyLines appends the lines of es, consecutive lines of one file
+// making size bytes with their newlines, read from that file; ok is
+// false, and dst's length unchanged, if the file could not be read or no
+// longer holds every line as it was read.
+func copyLines(dst []byte, es []Entry, size int) (_ []byte, ok bool) {
+	n := len(dst)
+	out := slices.Grow(dst, size)[:n+size]
+	first := es[0].h
+	if _, err := first.src.ReadAt(out[n:], first.off); err != nil {
+		return out[:n], false
+	}
+	p := n
+	for _, e := range es {
+		end := p + e.h.n
+		if out[end] != '\n' || crc32.Checksum(out[p:end], castagnoli) != e.h.sum {
+			return out[:n], false
+		}
+		p = end + 1
+	}
+	copiedBytes.Add(int64(size))
+	return out, true
+}

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestImageFree: an entry read into a compact entry is known to hold no
+// image only when its message has none and the line nothing besides the
+// envelope and the message; what a fork checks before it writes lines
+// as they are rather than moving images to blobs.
+func TestImageFree(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	const env = `{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z",`
+	cases := []struct {
+		name string
+		line string
+		free bool
+	}{
+		{"text", env + `"message":{"role":"user","content":"` + long + `"}}`, true},
+		{"text blocks and a tool call", env + `"message":{"role":"assistant","content":[{"type":"text","text":"` + long + `"},{"type":"toolCall","id":"c","name":"bash","arguments":{"cmd":"ls"}}]}}`, true},
+		{"an image block", env + `"message":{"role":"user","content":[{"type":"image","data":"` + long + `","mimeType":"image/png"}]}}`, false},
+		{"an image in a tool call's arguments", env + `"message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{"type":"image","data":"` + long + `"}}]}}`, false},
+		{"a member of the message not modelled", env + `"message":{"role":"user","content":"` + long + `","attachments":[{"type":"image","data":"` + long + `"}]}}`, false},
+		{"a member of the line not modelled", env + `"message":{"role":"user","content":"` + long + `"},"attachments":[{"type":"image","data":"` + long + `"}]}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" + tc.line + "\n")
+			log, _, _, err := readLogFile(bytes.NewReader(data), int64(len(data)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := log.Entries[0]
+			if e.h == nil {
+				t.Fatal("the entry was not read into a compact entry")
+			}
+			if got := e.imageFree(); got != tc.free {
+				t.Fatalf("imageFree = %v, want %v", got, tc.free)
+			}
+		})
+	}
+}
