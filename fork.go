@@ -168,12 +168,18 @@ func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err 
 		entries = append(entries, e)
 		parent = id
 	}
+	// The fork's tree is built while its file is written: the store's
+	// sync leaves the processor free for it, even on one core.
+	built := make(chan *tree, 1)
+	go func() { built <- newTree(entries) }()
 	// The header and the entries in one step where the store can: a
 	// crash leaves the whole fork or none of it.
-	if err := createWithEntries(ctx, store, fh, entries); err != nil {
+	err = createWithEntries(ctx, store, fh, entries)
+	t := <-built
+	if err != nil {
 		return nil, err
 	}
-	return newSession(store, &Log{Header: fh, Entries: entries}), nil
+	return newSessionTree(store, &Log{Header: fh, Entries: entries}, t), nil
 }
 
 // ListChildren lists the sessions of store whose parent is session

@@ -216,16 +216,25 @@ func OpenLog(log *Log) *Session {
 }
 
 func newSession(store Store, log *Log) *Session {
+	return newSessionTree(store, log, newTree(log.Entries))
+}
+
+// newSessionTree is newSession with the tree of log's entries already
+// built.
+func newSessionTree(store Store, log *Log, t *tree) *Session {
 	s := &Session{store: store, id: log.Header.ID, now: time.Now, obs: observerOf(store), hub: hubOf(store)}
 	s.key, s.keyed = writerKeyOf(store, s.id)
-	s.reset(log)
+	s.resetTree(log, t)
 	return s
 }
 
 // reset replaces everything the handle knows with log.
-func (s *Session) reset(log *Log) {
+func (s *Session) reset(log *Log) { s.resetTree(log, newTree(log.Entries)) }
+
+// resetTree is reset with t, the tree of log's entries.
+func (s *Session) resetTree(log *Log, t *tree) {
 	s.header = log.Header
-	s.t = newTree(log.Entries)
+	s.t = t
 	s.leaf = s.t.defaultLeaf()
 	s.last = lastID(log.Entries)
 	s.pc = nil
