@@ -47,10 +47,14 @@ type benchResult struct {
 	List1000Ns              int64   `json:"list1000Ns"`
 	List1000NewStoreNs      int64   `json:"list1000NewStoreNs"`
 	// ForkNs forks the session at its middle entry into a new session of
-	// the store (written, not flushed); CompactNs compacts it (the
+	// the store (written, not flushed); ForkFloorNs writes the fork's
+	// bytes to a new file and syncs it, the disk's part (a fork's file is
+	// synced before it takes its name); CompactNs compacts it (the
 	// default options, the offline ExtractiveSummarizer), the session
 	// open with its context built beforehand.
 	ForkNs              int64   `json:"forkNs"`
+	ForkFloorNs         int64   `json:"forkFloorNs"`
+	ForkPerFloor        float64 `json:"forkPerFloor"`
 	CompactNs           int64   `json:"compactNs"`
 	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
 	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
@@ -146,6 +150,8 @@ func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 		{"list 1,000 sessions", dur(r.List1000Ns)},
 		{"list 1,000 sessions, new store", dur(r.List1000NewStoreNs)},
 		{"fork at the middle", dur(r.ForkNs)},
+		{"write + fsync of the fork's bytes", dur(r.ForkFloorNs)},
+		{"fork / its write + fsync", fmt.Sprintf("%.2f×", r.ForkPerFloor)},
 		{"compact", dur(r.CompactNs)},
 	} {
 		t.row(row[0], row[1])
@@ -560,7 +566,7 @@ func benchForkCompact(ctx context.Context, res *benchResult, base, root, file, i
 	if err := os.MkdirAll(filepath.Dir(cfile), 0o700); err != nil {
 		return err
 	}
-	var forks, compacts []int64
+	var forks, floors, compacts []int64
 	for run := range runs {
 		prog.set("bench: fork and compact", run, runs)
 		if err := os.WriteFile(cfile, data, 0o600); err != nil {
@@ -592,7 +598,12 @@ func benchForkCompact(ctx context.Context, res *benchResult, base, root, file, i
 			return err
 		}
 		forks = append(forks, time.Since(t).Nanoseconds())
-		if err := st.Delete(ctx, f.ID()); err != nil {
+		floor, err := writeSyncedCopy(f, st, filepath.Join(base, "fork-floor"))
+		if err == nil {
+			floors = append(floors, floor)
+			err = st.Delete(ctx, f.ID())
+		}
+		if err != nil {
 			st.Close()
 			return err
 		}
@@ -605,6 +616,37 @@ func benchForkCompact(ctx context.Context, res *benchResult, base, root, file, i
 			return err
 		}
 	}
-	res.ForkNs, res.CompactNs = median(forks), median(compacts)
+	res.ForkNs, res.ForkFloorNs, res.CompactNs = median(forks), median(floors), median(compacts)
+	if res.ForkFloorNs > 0 {
+		res.ForkPerFloor = float64(res.ForkNs) / float64(res.ForkFloorNs)
+	}
 	return nil
+}
+
+// writeSyncedCopy times writing the bytes of session f's file (read
+// first, not timed) to a new file at path and syncing it, and removes
+// the copy.
+func writeSyncedCopy(f *session.Session, st *session.FileStore, path string) (int64, error) {
+	src, err := st.Path(f.ID())
+	if err != nil {
+		return 0, err
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(path)
+	_, err = out.Write(data)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return time.Since(t).Nanoseconds(), err
 }

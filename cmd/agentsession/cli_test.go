@@ -188,10 +188,10 @@ func TestJSONEverywhere(t *testing.T) {
 		out, _, _ = runCLI("bench", "--json", "--turns", "3", "--ws-tree", wsTree)
 		var b map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &b))
-		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs", "writeThroughNsPerEntry", "writeFloorNsPerEntry", "writeThroughPerFloor", "forkNs", "compactNs", "procs"} {
+		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs", "writeThroughNsPerEntry", "writeFloorNsPerEntry", "writeThroughPerFloor", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs"} {
 			assert.IsType(t, 0.0, b[k], k)
 		}
-		for _, k := range []string{"writeThroughNsPerEntry", "forkNs", "compactNs", "procs"} {
+		for _, k := range []string{"writeThroughNsPerEntry", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs"} {
 			assert.Positive(t, b[k], "measured: %s", k)
 		}
 		assert.Equal(t, false, b["busy"])

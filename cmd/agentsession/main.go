@@ -541,16 +541,17 @@
 // "writeFloorNsPerEntry", "writeThroughPerFloor", "fsyncTurnP50Ns",
 // "rawFdatasyncP50Ns", "readFloorNs", "openNs", "openContextNs",
 // "peakResidentGrowthBytes", "heapLiveBytes", "list1000Ns",
-// "list1000NewStoreNs", "forkNs", "compactNs",
-// "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}: durations in
-// nanoseconds (medians, or p50), sizes in bytes, the last two ratios
-// (and writeThroughPerFloor); appendNsPerEntry is an append gathered
+// "list1000NewStoreNs", "forkNs", "forkFloorNs", "forkPerFloor",
+// "compactNs", "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}:
+// durations in nanoseconds (medians, or p50), sizes in bytes, the last
+// two ratios (and writeThroughPerFloor and forkPerFloor); appendNsPerEntry is an append gathered
 // (SyncNever), writeThroughNsPerEntry one written before Append returns
 // (SyncOnFlush without Flush, what pi's appendFileSync does), and
 // writeFloorNsPerEntry one write(2) of each entry's line, its floor;
 // rawFdatasyncP50Ns writes the lines of a turn and syncs them; procs is
 // GOMAXPROCS; forkNs forks the session at its middle entry (written, not
-// flushed) and compactNs compacts it (the offline summarizer);
+// flushed), forkFloorNs writes the fork's bytes to a new file and syncs
+// it, and compactNs compacts the session (the offline summarizer);
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
 // (Windows).
