@@ -12,7 +12,7 @@ var Fdatasync = datasync
 // CopyFromFiles turns on or off the copying of a fork's lines from the
 // source's file (on by default); CopiedBytes reports how many bytes it
 // has copied so far.
-func CopyFromFiles(on bool) { copyFromFiles = on }
+func CopyFromFiles(on bool) { noCopy.Store(!on) }
 func CopiedBytes() int64    { return copiedBytes.Load() }
 
 // ListReadBytes reports how many bytes of session files listings have

@@ -35,9 +35,9 @@ const copyMin = 16 << 10
 // writes: a buffer this size is all it holds of the file.
 const pieceSize = 1 << 20
 
-// copyFromFiles turns the copying off, so that tests can cover the
-// building path with the same entries.
-var copyFromFiles = true
+// noCopy turns the copying off, so that tests can cover the building
+// path with the same entries.
+var noCopy atomic.Bool
 
 // copiedBytes counts the bytes copyLines took from files, for tests.
 var copiedBytes atomic.Int64
@@ -74,7 +74,7 @@ func writeLines(w io.Writer, entries []Entry) error {
 	}
 	for i := 0; i < len(entries); {
 		j, size := sourcedRun(entries, i)
-		if size < copyMin || !copyFromFiles {
+		if size < copyMin || noCopy.Load() {
 			if err := build(entries[i:max(j, i+1)]); err != nil {
 				return err
 			}

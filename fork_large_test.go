@@ -29,6 +29,7 @@ func TestForkLargeSessionBytes(t *testing.T) {
 	require.NoError(t, err)
 	path, err := src.PathTo(src.LeafID())
 	require.NoError(t, err)
+	defer session.CopyFromFiles(true)
 	for _, copying := range []bool{true, false} {
 		session.CopyFromFiles(copying)
 		for _, n := range []int{1, 5, 300, 1700, 1801, 2500, len(path)} {
@@ -50,7 +51,6 @@ func TestForkLargeSessionBytes(t *testing.T) {
 			}
 		}
 	}
-	session.CopyFromFiles(true)
 }
 
 // TestForkSourceChanged: a fork copies its lines from the source's file
