@@ -671,7 +671,7 @@ func (z *sizeLimits) small(raw []byte, noImage bool) bool {
 // "image" is there, and their Len is their size.
 func (z *sizeLimits) allSmall(entries []Entry) bool {
 	for _, e := range entries {
-		if !z.smallSized(e.Len(), e.raw, e.imageFree()) {
+		if !z.smallSized(e.Len(), e.raw, e.noImage) {
 			return false
 		}
 	}

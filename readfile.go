@@ -394,10 +394,6 @@ type holes struct {
 	src *os.File
 	off int64
 	sum uint32
-	// more says the line has members besides the envelope's and the
-	// message, which compactLine passed over: the message alone does not
-	// say all the line holds.
-	more bool
 }
 
 // readMessage returns the message decoded when the entry was read (see
@@ -407,13 +403,6 @@ func (e Entry) readMessage() *Message {
 		return nil
 	}
 	return e.h.msg
-}
-
-// imageFree reports whether the entry holds no image for sure: it was
-// built from a message without one (noImage), or read into a compact
-// entry whose message has none and which holds nothing else.
-func (e Entry) imageFree() bool {
-	return e.noImage || e.h != nil && !e.h.more && !e.h.msg.mayHoldImage()
 }
 
 // hole is a string token cut out of a template.
@@ -475,7 +464,10 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		decodedMessages.Add(1)
 	}
 	sp := *spans
-	h := &holes{n: len(v), msg: m, more: other}
+	// The message was just decoded, so telling now whether the entry can
+	// hold an image costs little; a fork asks it of every entry it copies.
+	e.noImage = !other && !m.mayHoldImage()
+	h := &holes{n: len(v), msg: m}
 	if len(sp) == 0 {
 		e.raw, e.h = a.Bytes(v), h
 		return e, true

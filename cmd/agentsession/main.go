@@ -544,8 +544,9 @@
 // "list1000NewStoreNs", "forkNs", "forkFloorNs", "forkPerFloor",
 // "compactNs", "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}:
 // durations in nanoseconds (medians, or p50), sizes in bytes, the last
-// two ratios (and writeThroughPerFloor and forkPerFloor); appendNsPerEntry is an append gathered
-// (SyncNever), writeThroughNsPerEntry one written before Append returns
+// two ratios (and writeThroughPerFloor and forkPerFloor);
+// appendNsPerEntry is an append gathered (SyncNever),
+// writeThroughNsPerEntry one written before Append returns
 // (SyncOnFlush without Flush, what pi's appendFileSync does), and
 // writeFloorNsPerEntry one write(2) of each entry's line, its floor;
 // rawFdatasyncP50Ns writes the lines of a turn and syncs them; procs is

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestImageFree: an entry read into a compact entry is known to hold no
-// image only when its message has none and the line nothing besides the
-// envelope and the message; what a fork checks before it writes lines
-// as they are rather than moving images to blobs.
-func TestImageFree(t *testing.T) {
+// TestCompactNoImage: an entry read into a compact entry is known to
+// hold no image only when its message has none and the line nothing
+// besides the envelope and the message; what a fork checks before it
+// writes lines as they are rather than moving images to blobs.
+func TestCompactNoImage(t *testing.T) {
 	long := strings.Repeat("x", 100)
 	const env = `{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z",`
 	cases := []struct {
@@ -36,8 +36,8 @@ func TestImageFree(t *testing.T) {
 			if e.h == nil {
 				t.Fatal("the entry was not read into a compact entry")
 			}
-			if got := e.imageFree(); got != tc.free {
-				t.Fatalf("imageFree = %v, want %v", got, tc.free)
+			if e.noImage != tc.free {
+				t.Fatalf("noImage = %v, want %v", e.noImage, tc.free)
 			}
 		})
 	}
