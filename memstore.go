@@ -210,8 +210,9 @@ func checkEntries(entries []Entry) error {
 		}
 		dup := false
 		if seen != nil {
-			_, dup = seen[e.id]
-			seen[e.id] = struct{}{}
+			n := len(seen)
+			seen[e.id] = struct{}{} // one look-up: the set grows unless the id was there
+			dup = len(seen) == n
 		} else {
 			for _, f := range entries[:i] {
 				dup = dup || f.id == e.id

@@ -307,6 +307,13 @@ func testAppendAllOrNothing(t *testing.T, s session.Store) {
 		t.Fatal(err)
 	}
 	good := []session.Entry{entry(t, "b1", "a0002", 0, 3), entry(t, "b2", "b1", 0, 4)}
+	// A batch of many entries (as a fork or an import makes) whose last
+	// repeats one in the middle: stores check those with a set.
+	many := []session.Entry{entry(t, "m00", "a0002", 0, 3)}
+	for i := 1; i < 40; i++ {
+		many = append(many, entry(t, fmt.Sprintf("m%02d", i), fmt.Sprintf("m%02d", i-1), 0, 3+i))
+	}
+	many = append(many, entry(t, "m17", "m39", 0, 43))
 	cases := []struct {
 		name  string
 		opts  session.AppendOptions
@@ -317,6 +324,7 @@ func testAppendAllOrNothing(t *testing.T, s session.Store) {
 		{"IfEmpty on a non-empty session", session.AppendOptions{IfEmpty: true}, good, session.ErrConflict},
 		{"id already stored", session.AppendOptions{}, append(slices.Clone(good), entry(t, "a0000", "b2", 0, 5)), session.ErrConflict},
 		{"id twice in the batch", session.AppendOptions{}, append(slices.Clone(good), entry(t, "b1", "b2", 0, 5)), session.ErrConflict},
+		{"id twice in a batch of many", session.AppendOptions{}, many, session.ErrConflict},
 		{"zero entry", session.AppendOptions{}, append(slices.Clone(good), session.Entry{}), nil},
 	}
 	for _, c := range cases {
