@@ -665,19 +665,6 @@ func (z *sizeLimits) small(raw []byte, noImage bool) bool {
 	return z.smallSized(len(raw), raw, noImage)
 }
 
-// allSmall reports whether every entry is small (see small), without
-// rebuilding the bytes of compact entries: their templates keep every
-// JSON token but the contents of long strings, so an image block's
-// "image" is there, and their Len is their size.
-func (z *sizeLimits) allSmall(entries []Entry) bool {
-	for _, e := range entries {
-		if !z.smallSized(e.Len(), e.raw, e.noImage) {
-			return false
-		}
-	}
-	return true
-}
-
 // smallSized is small for a line of n bytes whose JSON tokens raw holds
 // (the line, or a compact entry's template).
 func (z *sizeLimits) smallSized(n int, raw []byte, noImage bool) bool {

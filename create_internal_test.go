@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// TestAllSmall: the check create makes on a fork's entries without
-// rebuilding their bytes (allSmall, on compact entries' templates)
-// answers as small does on the bytes, for plain, compact, long and image
-// entries, and a session created from them is written byte for byte.
-func TestAllSmall(t *testing.T) {
+// TestCreateSmallSized: the check create makes on each of a fork's
+// entries without rebuilding their bytes (smallSized, on compact
+// entries' templates) answers as small does on the bytes, for plain,
+// compact, long and image entries, and a session created from them is
+// written byte for byte.
+func TestCreateSmallSized(t *testing.T) {
 	ctx := context.Background()
 	store, err := OpenFileStore(filepath.Join(t.TempDir(), "s"), nil)
 	if err != nil {
@@ -47,16 +48,18 @@ func TestAllSmall(t *testing.T) {
 		if e.h != nil {
 			compact++
 		}
-		if got, want := store.limits.allSmall([]Entry{e}), store.limits.small(e.bytes(), e.noImage); got != want {
-			t.Errorf("entry %s (%d bytes): allSmall %v, small %v", e.id, e.Len(), got, want)
+		if got, want := store.limits.smallSized(e.Len(), e.raw, e.noImage), store.limits.small(e.bytes(), e.noImage); got != want {
+			t.Errorf("entry %s (%d bytes): smallSized %v, small %v", e.id, e.Len(), got, want)
 		}
 	}
 	if compact == 0 {
 		t.Fatal("no compact entry read: the test checks nothing of templates")
 	}
 	small := log.Entries[:2]
-	if !store.limits.allSmall(small) {
-		t.Fatal("the first two entries are small")
+	for _, e := range small {
+		if !store.limits.smallSized(e.Len(), e.raw, e.noImage) {
+			t.Fatalf("entry %s is not small", e.id)
+		}
 	}
 	if err := store.CreateWithEntries(ctx, Header{ID: "copy", Cwd: "/w"}, small); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -326,17 +325,14 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	if err := checkEntries(entries); err != nil {
 		return err
 	}
-	// The entries' lines as an append would write them (size limits;
-	// blobs written first), before the create lock: other creates need
-	// not wait for blobs.
-	var lines [][]byte
-	var cuts []Truncation
-	whole := len(entries) > 0 && s.limits.allSmall(entries) // written as they are, straight from the entries (a fork)
-	if len(entries) > 0 && !whole {
-		var err error
-		if lines, cuts, err = s.storedLines(ctx, h.ID, nil, entries); err != nil {
-			return err
-		}
+	// The lines of the entries that an append would not write as they
+	// are (strings over the size limit, images large enough for a blob),
+	// as it would write them, blobs written first, before the create
+	// lock: other creates need not wait for blobs. The others are written
+	// as they are (writeLines).
+	stored, cuts, err := s.storedOnly(ctx, h.ID, entries)
+	if err != nil {
+		return err
 	}
 	if s.fileOnly {
 		return fmt.Errorf("session: create %s: this store holds only the file opened by path in %s; create sessions in a FileStore opened on a sessions root", h.ID, s.root)
@@ -365,28 +361,21 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 		return fmt.Errorf("session: create %s: the header: %w", h.ID, err)
 	}
 	line = append(line, '\n')
+	// The entries' lines are written in pieces, copied from the file the
+	// entries were read from or built from them (writeLines): a fork of
+	// a long session writes tens of megabytes, which need not be held
+	// whole.
+	if err := s.lim.checkWrite(int64(len(line)), 0, len(entries), func(i int) int {
+		if l, ok := stored[i]; ok {
+			return len(l)
+		}
+		return entries[i].Len()
+	}); err != nil {
+		return fmt.Errorf("session: create %s: %w", h.ID, err)
+	}
 	var more func(io.Writer) error // what follows the header in the file
-	switch {
-	case whole:
-		// Written in pieces straight from the entries: a fork of a long
-		// session writes tens of megabytes, which need not be held
-		// whole.
-		if err := s.lim.checkWrite(int64(len(line)), 0, len(entries), func(i int) int { return entries[i].Len() }); err != nil {
-			return fmt.Errorf("session: create %s: %w", h.ID, err)
-		}
-		more = func(w io.Writer) error { return writeLines(w, entries) }
-	case len(lines) > 0:
-		if err := s.lim.checkWrite(int64(len(line)), 0, len(lines), func(i int) int { return len(lines[i]) }); err != nil {
-			return fmt.Errorf("session: create %s: %w", h.ID, err)
-		}
-		n := len(line)
-		for _, l := range lines {
-			n += len(l) + 1
-		}
-		line = slices.Grow(line, n-len(line))
-		for _, l := range lines {
-			line = append(append(line, l...), '\n')
-		}
+	if len(entries) > 0 {
+		more = func(w io.Writer) error { return writeLines(w, entries, stored) }
 	}
 	dir := names.CwdDir(h.Cwd)
 	if s.flat {

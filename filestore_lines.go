@@ -3,6 +3,7 @@ package session
 import (
 	"hash/crc32"
 	"io"
+	"runtime"
 	"slices"
 	"sync/atomic"
 )
@@ -24,8 +25,22 @@ import (
 // closed: its store was closed, or replaced it by a rewrite). The new
 // file holds the entries' bytes either way.
 
-// castagnoli is the CRC-32C table (hardware-assisted on amd64 and arm64).
+// castagnoli is the CRC-32C table.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sumLines says whether the reader takes the CRC-32C of the message lines
+// it keeps, which a fork needs to copy them. Where the processor has an
+// instruction for it (Go uses one on these architectures) the sums cost
+// an open a few milliseconds of processor time for 67 MB (20 GB/s);
+// elsewhere Go computes them from tables, some twenty times slower,
+// which would cost every open more than it saves the occasional fork.
+var sumLines = slices.Contains([]string{"amd64", "arm64", "loong64", "ppc64le", "s390x"}, runtime.GOARCH)
+
+// A CRC-32C tells a line changed by accident, or by a store that cut a
+// failed write back, with certainty but for one chance in four billion;
+// it does not hold against someone who edits the file in place on
+// purpose to forge a line with the same sum (who could write anything
+// into the session's file anyway).
 
 // copyMin is the shortest run of lines copied from their file: below
 // it, the read costs more than building the lines.
@@ -43,12 +58,17 @@ var noCopy atomic.Bool
 var copiedBytes atomic.Int64
 
 // writeLines writes the entries' lines to w, in pieces of about
-// pieceSize. Runs of lines read from one file are copied from it (see
+// pieceSize: stored[i], when there is one, for entry i, else the entry's
+// bytes. Runs of lines read from one file are copied from it (see
 // above), the others built from the entries.
-func writeLines(w io.Writer, entries []Entry) error {
+func writeLines(w io.Writer, entries []Entry, stored map[int][]byte) error {
 	total := 0
-	for _, e := range entries {
-		total += e.Len() + 1
+	for i, e := range entries {
+		if l, ok := stored[i]; ok {
+			total += len(l) + 1
+		} else {
+			total += e.Len() + 1
+		}
 	}
 	// The string encoder asks for room beyond what it writes (a word's
 	// worst case): the slack keeps it from copying the buffer.
@@ -62,9 +82,14 @@ func writeLines(w io.Writer, entries []Entry) error {
 		buf = buf[:0]
 		return err
 	}
-	build := func(es []Entry) error {
-		for _, e := range es {
-			if buf = append(e.appendBytes(buf), '\n'); len(buf) >= pieceSize {
+	build := func(from, to int) error {
+		for i := from; i < to; i++ {
+			if l, ok := stored[i]; ok {
+				buf = append(buf, l...)
+			} else {
+				buf = entries[i].appendBytes(buf)
+			}
+			if buf = append(buf, '\n'); len(buf) >= pieceSize {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -73,9 +98,9 @@ func writeLines(w io.Writer, entries []Entry) error {
 		return nil
 	}
 	for i := 0; i < len(entries); {
-		j, size := sourcedRun(entries, i)
+		j, size := sourcedRun(entries, stored, i)
 		if size < copyMin || noCopy.Load() {
-			if err := build(entries[i:max(j, i+1)]); err != nil {
+			if err := build(i, max(j, i+1)); err != nil {
 				return err
 			}
 			i = max(j, i+1)
@@ -99,7 +124,7 @@ func writeLines(w io.Writer, entries []Entry) error {
 			}
 			i = k
 		}
-		if err := build(entries[i:j]); err != nil { // what could not be copied
+		if err := build(i, j); err != nil { // what could not be copied
 			return err
 		}
 		i = j
@@ -108,9 +133,10 @@ func writeLines(w io.Writer, entries []Entry) error {
 }
 
 // sourcedRun returns the end j of the run of entries from i read from
-// consecutive lines of one file, and the run's size with newlines; j is
-// i and size 0 if entries[i] was not read from a file.
-func sourcedRun(entries []Entry, i int) (j, size int) {
+// consecutive lines of one file and written as they are (not in
+// stored), and the run's size with newlines; j is i and size 0 if
+// entries[i] is not such an entry.
+func sourcedRun(entries []Entry, stored map[int][]byte, i int) (j, size int) {
 	h := entries[i].h
 	if h == nil || h.src == nil {
 		return i, 0
@@ -119,6 +145,9 @@ func sourcedRun(entries []Entry, i int) (j, size int) {
 	for j = i; j < len(entries); j++ {
 		h := entries[j].h
 		if h == nil || h.src != src || h.off != next {
+			break
+		}
+		if _, ok := stored[j]; ok {
 			break
 		}
 		next += int64(h.n) + 1

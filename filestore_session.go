@@ -34,7 +34,12 @@ import (
 //     with it the write lease, is taken, kept and given back only under
 //     it. A goroutine waits for one at the most: evicting another
 //     session's file, or forgetting another session, it uses TryLock,
-//     which never waits, and passes over a busy one.
+//     which never waits, and passes over a busy one. One reader of the
+//     open file goes without it: a fork copying lines from the file its
+//     entries were read from (filestore_lines.go) reads with ReadAt,
+//     which an append or a cut beside it cannot disturb (the lines are
+//     checked against their sums), and which fails once the store has
+//     closed the file (the lines are then built from the entries).
 //  3. OS file locks (lockFile): a session file's flock, its directory's
 //     in Create, a new file's while writeAtomic writes it. Another
 //     process may hold them for long: never waited for under

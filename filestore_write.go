@@ -182,6 +182,29 @@ func (s *FileStore) storedLines(ctx context.Context, id string, lines [][]byte, 
 	return s.storedLinesKeep(ctx, id, lines, entries, nil)
 }
 
+// storedOnly returns, by index, the lines of the entries an append
+// would not write as they are (strings over the size limit, images large
+// enough for a blob; see sizeLimits.smallSized), as storedLines makes
+// them, and what it cut. The others are written as they are.
+func (s *FileStore) storedOnly(ctx context.Context, id string, entries []Entry) (map[int][]byte, []Truncation, error) {
+	var stored map[int][]byte
+	var cuts []Truncation
+	for i, e := range entries {
+		if s.limits.smallSized(e.Len(), e.raw, e.noImage) {
+			continue
+		}
+		lines, c, err := s.storedLines(ctx, id, nil, entries[i:i+1])
+		if err != nil {
+			return nil, nil, err
+		}
+		if stored == nil {
+			stored = map[int][]byte{}
+		}
+		stored[i], cuts = lines[0], append(cuts, c...)
+	}
+	return stored, cuts, nil
+}
+
 func (s *FileStore) storedLinesKeep(ctx context.Context, id string, lines [][]byte, entries []Entry, keep func(raw []byte) bool) ([][]byte, []Truncation, error) {
 	var cuts []Truncation
 	for _, e := range entries {

@@ -167,7 +167,10 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			}
 		}
 	}
-	src, _ := r.(*os.File) // the lines' source, for forks (holes.src)
+	var src *os.File // the lines' source, for forks (holes.src)
+	if sumLines {
+		src, _ = r.(*os.File)
+	}
 	cs := int64(fileChunk)
 	if readChunk > 0 {
 		cs = readChunk
@@ -446,14 +449,24 @@ func compactLine(v []byte, a *jsonx.Arena, spans *[]jsonx.Span) (_ Entry, ok boo
 		if esc {
 			return Entry{}, false
 		}
-		switch {
-		case env.member(&c, kb, &e):
-		case string(kb) == "message":
+		switch string(kb) {
+		case "message":
+			if m != nil {
+				return Entry{}, false // twice: read the general way
+			}
 			if m = new(Message); !m.read(&c, true) {
 				return Entry{}, false
 			}
+		case "timestamp":
+			// Not a string: the envelope ignores it, but it is part of
+			// what the line holds.
+			var ok bool
+			e.ts, ok = c.Str()
+			other = other || !ok
 		default:
-			other = true
+			if !env.member(&c, kb, &e) {
+				other = true
+			}
 		}
 	}
 	if c.Err() != nil || !c.AtEnd() || !env.hasType || e.typ != TypeMessage || !env.hasID || e.id == "" || env.badParent || m == nil {

@@ -85,7 +85,9 @@ type TailLoader interface {
 // a crash leaves the whole session or none of it. Without the ability
 // they are created, then appended to (see createWithEntries); a crash
 // between the two leaves a session with no entries, which a deferred
-// session's next try fills.
+// session's next try fills. CreateWithEntries must not modify entries:
+// the caller may read them meanwhile (a fork builds its tree from them
+// while the store writes them).
 type EntryCreator interface {
 	CreateWithEntries(ctx context.Context, h Header, entries []Entry) error
 }

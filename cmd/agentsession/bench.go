@@ -49,7 +49,8 @@ type benchResult struct {
 	// ForkNs forks the session at its middle entry into a new session of
 	// the store (written, not flushed); ForkFloorNs writes the fork's
 	// bytes to a new file and syncs it, the disk's part (a fork's file is
-	// synced before it takes its name); CompactNs compacts it (the
+	// synced before it takes its name, and the directory after: the
+	// floor leaves those two out); CompactNs compacts it (the
 	// default options, the offline ExtractiveSummarizer), the session
 	// open with its context built beforehand.
 	ForkNs              int64   `json:"forkNs"`
