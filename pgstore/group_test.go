@@ -624,26 +624,8 @@ func TestGroupStrings(t *testing.T) {
 // acknowledged), and each retry succeeds with the entries stored once.
 func TestGroupLostReply(t *testing.T) {
 	ctx := context.Background()
-	schema := newSchema(t)
-	if err := pgstore.Migrate(ctx, poolIn(t, schema, 1)); err != nil {
-		t.Fatal(err)
-	}
-	direct, err := pgx.Connect(ctx, dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-	app := "grouplost_" + schema
-	cfg, proxy := proxiedConfig(t, schema, app)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s, err := pgstore.New(ctx, pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newLostRig(t, "grouplost_", 0)
+	s := r.store
 	const n = 4
 	entries := make([]session.Entry, n)
 	var calls []func() error
@@ -662,28 +644,11 @@ func TestGroupLostReply(t *testing.T) {
 		wg.Go(func() { errs[i] = call() })
 	}
 	waitQueued(t, s, n)
-	proxy.armed.Store(true)
+	r.proxy.armed.Store(true)
 	release()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var got int
-		if err := direct.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.agentsession_entries`).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the batch never committed (%d entries)", got)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if _, err := direct.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil {
-		t.Fatal(err)
-	}
+	r.terminateWhenCommitted("", n)
 	wg.Wait()
-	proxy.armed.Store(false)
-	proxy.dropping.Store(false)
+	r.disarm()
 	for i, err := range errs {
 		if !errors.Is(err, pgstore.ErrUnavailable) {
 			t.Fatalf("member %d of the batch whose answer was lost: %v, want ErrUnavailable", i, err)

@@ -106,59 +106,18 @@ func (p *replyDropper) serve() {
 // succeeds, and each entry is stored once.
 func TestAppendCommittedThenBackendTerminated(t *testing.T) {
 	ctx := context.Background()
-	schema := newSchema(t)
-	if err := pgstore.Migrate(ctx, poolIn(t, schema, 1)); err != nil {
-		t.Fatal(err)
-	}
-	direct, err := pgx.Connect(ctx, dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-
-	app := "lostreply_" + schema
-	cfg, proxy := proxiedConfig(t, schema, app)
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store, err := pgstore.New(ctx, pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newLostRig(t, "lostreply_", 2)
+	store := r.store
 
 	// lose runs write with the proxy armed: once the server has
 	// committed want entries in session id, its backend is terminated.
 	lose := func(id string, want int, write func() error) error {
-		proxy.armed.Store(true)
+		r.proxy.armed.Store(true)
 		done := make(chan error, 1)
 		go func() { done <- write() }()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			var n int
-			if err := direct.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.agentsession_entries WHERE session_id = $1`, id).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			if n == want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the append never committed (%d entries, want %d)", n, want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		var killed int
-		if err := direct.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&killed); err != nil {
-			t.Fatal(err)
-		}
-		if killed == 0 {
-			t.Fatal("no backend of the proxied pool to terminate")
-		}
+		r.terminateWhenCommitted(id, want)
 		err := <-done
-		proxy.armed.Store(false)
-		proxy.dropping.Store(false)
+		r.disarm()
 		return err
 	}
 
@@ -211,6 +170,89 @@ func TestAppendCommittedThenBackendTerminated(t *testing.T) {
 	if len(l.Entries) != 1 {
 		t.Fatalf("%d entries after the retry, want 1", len(l.Entries))
 	}
+}
+
+// lostRig is a Store whose answers can be lost on the way back: its
+// pool's connections go through a replyDropper (proxy). direct is a
+// connection of its own to the same schema, which watches what commits
+// and terminates the pool's backends.
+type lostRig struct {
+	t      *testing.T
+	schema string
+	app    string // the pool's application_name
+	direct *pgx.Conn
+	proxy  *replyDropper
+	store  *pgstore.Store
+}
+
+// newLostRig makes a lostRig in a new schema, its pool of at most
+// maxConns connections (pgxpool's default for 0) named prefix+schema.
+func newLostRig(t *testing.T, prefix string, maxConns int32) *lostRig {
+	t.Helper()
+	ctx := context.Background()
+	schema := newSchema(t)
+	if err := pgstore.Migrate(ctx, poolIn(t, schema, 1)); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close(ctx) })
+	app := prefix + schema
+	cfg, proxy := proxiedConfig(t, schema, app)
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	store, err := pgstore.New(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lostRig{t: t, schema: schema, app: app, direct: direct, proxy: proxy, store: store}
+}
+
+// terminateWhenCommitted waits until the schema holds want entries (in
+// session id, or in all sessions for ""), then terminates the pool's
+// backends: an answer on its way back is lost.
+func (r *lostRig) terminateWhenCommitted(id string, want int) {
+	t, ctx := r.t, context.Background()
+	t.Helper()
+	q, args := `SELECT count(*) FROM `+r.schema+`.agentsession_entries`, []any{}
+	if id != "" {
+		q, args = q+` WHERE session_id = $1`, []any{id}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		if err := r.direct.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the append never committed (%d entries, want %d)", n, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var killed int
+	if err := r.direct.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, r.app).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no backend of the proxied pool to terminate")
+	}
+}
+
+// disarm lets answers through again.
+func (r *lostRig) disarm() {
+	r.proxy.armed.Store(false)
+	r.proxy.dropping.Store(false)
 }
 
 // proxiedConfig is a pool's configuration for schema whose connections
