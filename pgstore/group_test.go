@@ -675,15 +675,8 @@ func TestGroupLostReply(t *testing.T) {
 // writer, and nothing else.
 func TestGroupReopen(t *testing.T) {
 	ctx := context.Background()
-	schema := newSchema(t)
-	pool := poolIn(t, schema, 12)
-	if err := pgstore.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	s, err := pgstore.New(ctx, pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, pool := newStoreConns(t, 12)
+	schema := schemaOf(t, pool)
 	const sessions, writers, appends = 6, 24, 25
 	for k := range sessions {
 		if err := s.Create(ctx, session.Header{ID: "o" + strconv.Itoa(k), Cwd: "/w"}); err != nil {
