@@ -152,22 +152,24 @@ func AppendString(dst []byte, s string) []byte {
 
 // AppendStringValid is AppendString, and reports whether s was valid
 // UTF-8 (written as it is) rather than repaired.
+//
+// UTF-8 is checked only when s holds a byte from 0x80 on, which the
+// escaping loop notes as it goes: text that is all ASCII (most of what
+// an agent writes) is read once, not twice.
 func AppendStringValid(dst []byte, s string) ([]byte, bool) {
-	if !utf8.ValidString(s) {
-		return appendInvalidString(dst, s), false
-	}
+	start := len(dst)
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	dst = slices.Grow(dst, len(s)+16)
 	dst = append(dst, '"')
 	o := len(dst)
 	out := dst[:cap(dst)]
+	var high uint64
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		// Room for the worst case of a word (eight bytes of six each)
-		// and the eight-byte stores below.
-		if len(out)-o < 64 {
-			dst = slices.Grow(dst[:o], len(b)-i+64)
+		high |= x
+		if len(out)-o < escRoom {
+			dst = slices.Grow(dst[:o], len(b)-i+escRoom)
 			out = dst[:cap(dst)]
 		}
 		if strMask(x) == 0 {
@@ -175,45 +177,51 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 			o += 8
 			continue
 		}
-		// A word with something to escape: each byte goes out through
-		// its template, with no branch to mispredict (text dense with
-		// escapes, such as code, would mispredict at every one).
-		w := out[o : o+64 : o+64]
+		w := (*[escRoom]byte)(out[o : o+escRoom])
 		n := 0
 		c := byte(x)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 8)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 16)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 24)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 32)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 40)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 48)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		c = byte(x >> 56)
-		binary.LittleEndian.PutUint64(w[n:n+8], escapeTmpl[c])
+		binary.LittleEndian.PutUint64(w[n&63:], escapeTmpl[c])
 		n += int(escapeLen[c])
 		o += n
 	}
 	dst = dst[:o]
 	for ; i < len(b); i++ {
 		c := b[i]
+		high |= uint64(c)
 		dst = binary.LittleEndian.AppendUint64(dst, escapeTmpl[c])
 		dst = dst[:len(dst)-8+int(escapeLen[c])]
 	}
+	if high&msb != 0 && !utf8.ValidString(s) {
+		return appendInvalidString(dst[:start], s), false
+	}
 	return append(dst, '"'), true
 }
+
+
+// escRoom is the room AppendStringValid keeps ahead of a word it
+// escapes: 8 bytes of 6 each, and an 8-byte store at the last of them.
+const escRoom = 72
 
 // escapeTmpl holds for each byte what AppendString writes for it, in the
 // low bytes of a word (bytes from 0x80 on, parts of valid UTF-8, stand
