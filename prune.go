@@ -62,11 +62,11 @@ func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, e
 		return PruneResult{}, err
 	}
 	defer s.mu.Unlock()
-	unlock, err := s.takeTurn(ctx)
+	turn, err := s.takeTurn(ctx)
 	if err != nil {
 		return PruneResult{}, err
 	}
-	defer unlock()
+	defer turn.unlock()
 	for attempt := 0; ; attempt++ {
 		res, err := s.prune(ctx, o)
 		if err == nil || !errors.Is(err, ErrConflict) {

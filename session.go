@@ -68,6 +68,10 @@ type Session struct {
 	// The write that failed last, whose outcome is unknown (retry.go).
 	pending *pendingWrite
 	draft   draft // what commit makes entries from, kept to spare an allocation
+	// The ids the write commit is making has used (nextID), and
+	// nextID as a func value, made once.
+	made     []string
+	nextIDFn func() string
 }
 
 // Conversation is what an agent loop holds of a session: the history

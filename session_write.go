@@ -35,11 +35,11 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 	if s.closed {
 		return nil, ErrClosed
 	}
-	unlock, err := s.takeTurn(ctx)
+	turn, err := s.takeTurn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer turn.unlock()
 	var entries []Entry // the entries of the next attempt, when already made
 	d := &s.draft       // the handle's own: one write at a time, under mu
 	*d = draft{now: s.now()}
@@ -62,15 +62,11 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 	d.stamp = s.stampAt(d.now)
 	for attempt := 0; ; attempt++ {
 		if entries == nil {
-			var made []string // few: the entries of one append
-			d.newID = func() string {
-				id := newEntryID(nil, func(id string) bool {
-					_, taken := s.t.byID[id]
-					return taken || slices.Contains(made, id)
-				})
-				made = append(made, id)
-				return id
+			s.made = s.made[:0]
+			if s.nextIDFn == nil {
+				s.nextIDFn = s.nextID // made once: a method value allocates
 			}
+			d.newID = s.nextIDFn
 			if entries, err = build(d); err != nil {
 				return nil, err
 			}
@@ -128,6 +124,19 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 			}
 		}
 		entries = nil
+	}
+}
+
+// nextID is the id of the next new entry of the write commit is making:
+// one the session does not hold and the write has not used yet (s.made).
+// Callers hold mu.
+func (s *Session) nextID() string {
+	for {
+		id := newEntryID(nil, nil)
+		if _, taken := s.t.byID[id]; !taken && !slices.Contains(s.made, id) {
+			s.made = append(s.made, id)
+			return id
+		}
 	}
 }
 

@@ -78,8 +78,9 @@ type keyedLocks struct {
 }
 
 type lockShard struct {
-	mu sync.Mutex
-	m  map[writerKey]*keyedLock
+	mu   sync.Mutex
+	m    map[writerKey]*keyedLock
+	free *keyedLock // one let go, for the next key: a lock costs no allocation
 }
 
 type keyedLock struct {
@@ -89,9 +90,16 @@ type keyedLock struct {
 
 var lockSeed = maphash.MakeSeed()
 
-// lock takes the lock of key, or gives up when ctx ends, and returns its
-// unlock.
-func (l *keyedLocks) lock(ctx context.Context, key writerKey) (func(), error) {
+// heldTurn is a lock of keyedLocks, held; the zero value holds nothing.
+// A value, not a closure, so that taking a turn allocates nothing.
+type heldTurn struct {
+	sh  *lockShard
+	k   *keyedLock
+	key writerKey
+}
+
+// lock takes the lock of key, or gives up when ctx ends.
+func (l *keyedLocks) lock(ctx context.Context, key writerKey) (heldTurn, error) {
 	sh := &l.shards[maphash.String(lockSeed, key.id)%uint64(len(l.shards))]
 	sh.mu.Lock()
 	if sh.m == nil {
@@ -99,26 +107,42 @@ func (l *keyedLocks) lock(ctx context.Context, key writerKey) (func(), error) {
 	}
 	k := sh.m[key]
 	if k == nil {
-		k = &keyedLock{}
+		if k = sh.free; k != nil {
+			sh.free = nil
+		} else {
+			k = &keyedLock{}
+		}
 		sh.m[key] = k
 	}
 	k.refs++
 	sh.mu.Unlock()
-	release := func() {
-		sh.mu.Lock()
-		if k.refs--; k.refs == 0 {
-			delete(sh.m, key)
-		}
-		sh.mu.Unlock()
-	}
+	t := heldTurn{sh: sh, k: k, key: key}
 	if err := lockCtx(ctx, &k.mu); err != nil {
-		release()
-		return nil, err
+		t.release()
+		return heldTurn{}, err
 	}
-	return func() {
-		k.mu.Unlock()
-		release()
-	}, nil
+	return t, nil
+}
+
+// unlock lets the lock go, for the next in line.
+func (t heldTurn) unlock() {
+	if t.k == nil {
+		return
+	}
+	t.k.mu.Unlock()
+	t.release()
+}
+
+// release drops the reference the holder or waiter took; the last one
+// removes the key (its lock, unlocked, is kept for reuse).
+func (t heldTurn) release() {
+	sh := t.sh
+	sh.mu.Lock()
+	if t.k.refs--; t.k.refs == 0 {
+		delete(sh.m, t.key)
+		sh.free = t.k
+	}
+	sh.mu.Unlock()
 }
 
 // writerKeyOf is the key of session id of store for writerLocks: the
@@ -140,11 +164,11 @@ func writerKeyOf(store Store, id string) (writerKey, bool) {
 }
 
 // takeTurn waits for the other handles of the session in this process to
-// finish their writes, or for ctx to end, and returns what lets the next
-// go.
-func (s *Session) takeTurn(ctx context.Context) (func(), error) {
+// finish their writes, or for ctx to end, and returns the turn, for the
+// caller to unlock.
+func (s *Session) takeTurn(ctx context.Context) (heldTurn, error) {
 	if !s.keyed {
-		return func() {}, nil
+		return heldTurn{}, nil
 	}
 	return writerLocks.lock(ctx, s.key)
 }
