@@ -133,7 +133,7 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 func (s *Session) nextID() string {
 	for {
 		id := newEntryID(nil, nil)
-		if _, taken := s.t.byID[id]; !taken && !slices.Contains(s.made, id) {
+		if _, taken := s.t.lookup(id); !taken && !slices.Contains(s.made, id) {
 			s.made = append(s.made, id)
 			return id
 		}
@@ -196,11 +196,11 @@ func (s *Session) apply(entries []Entry, leafAfter func(added []int32) int32, ms
 func (s *Session) addSuffix(entries []Entry) bool {
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if _, dup := s.t.byID[e.id]; dup || seen[e.id] {
+		if _, dup := s.t.lookup(e.id); dup || seen[e.id] {
 			return false
 		}
 		if e.parent != "" && !seen[e.parent] {
-			if _, ok := s.t.byID[e.parent]; !ok {
+			if _, ok := s.t.lookup(e.parent); !ok {
 				return false
 			}
 		}

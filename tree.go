@@ -22,7 +22,7 @@ const leafMarkerType = "agentsession.leaf"
 // cycle is cut at its earliest line, which becomes a root.
 type tree struct {
 	nodes  []node
-	byID   map[string]int32
+	byID   idIndex // id -> node; a shadowed duplicate's id leads to the later line
 	labels map[string]string // target id -> label, last label entry wins
 }
 
@@ -55,16 +55,16 @@ const (
 func newTree(entries []Entry) *tree {
 	t := &tree{
 		nodes:  make([]node, len(entries), len(entries)+16),
-		byID:   make(map[string]int32, len(entries)),
+		byID:   newIDIndex(len(entries)),
 		labels: map[string]string{},
 	}
 	for i, e := range entries {
 		n := &t.nodes[i]
 		*n = node{e: e, parent: -1, first: -1, last: -1, next: -1}
-		if j, dup := t.byID[e.id]; dup {
+		if j, dup := t.byID.get(e.id, t.nodes); dup {
 			t.nodes[j].flags |= fShadowed
 		}
-		t.byID[e.id] = int32(i)
+		t.byID.set(e.id, int32(i), t.nodes)
 		t.noteEntry(n)
 	}
 	for i := range t.nodes {
@@ -72,7 +72,7 @@ func newTree(entries []Entry) *tree {
 		if n.flags&fShadowed != 0 || n.e.parent == "" {
 			continue
 		}
-		p, ok := t.byID[n.e.parent]
+		p, ok := t.byID.get(n.e.parent, t.nodes)
 		switch {
 		case !ok:
 			n.flags |= fMissingParent
@@ -205,7 +205,7 @@ func (t *tree) add(e Entry, parent int32) int32 {
 	}
 	t.nodes = append(t.nodes, node{e: e, parent: parent, first: -1, last: -1, next: -1})
 	n := &t.nodes[i]
-	t.byID[e.id] = i
+	t.byID.set(e.id, i, t.nodes)
 	if parent >= 0 {
 		t.link(parent, i)
 		n.depth = t.nodes[parent].depth + 1
@@ -221,8 +221,7 @@ func (t *tree) add(e Entry, parent int32) int32 {
 
 // lookup returns the live node with this id.
 func (t *tree) lookup(id string) (int32, bool) {
-	i, ok := t.byID[id]
-	return i, ok
+	return t.byID.get(id, t.nodes)
 }
 
 // hidden reports entries left out of tree views: shadowed duplicates and
