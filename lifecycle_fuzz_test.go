@@ -3,7 +3,10 @@ package session_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	session "github.com/agentsession/session"
 )
@@ -69,4 +72,41 @@ func normalize(f session.InfoFold) session.InfoFold {
 		f.Metadata = nil
 	}
 	return f
+}
+
+// titleFromTextReference is TitleFromText as it was first written, on
+// the whole first line with words: the bounded version must give the
+// same title for every text.
+func titleFromTextReference(text string) string {
+	var line string
+	for l := range strings.SplitSeq(text, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			line = l
+			break
+		}
+	}
+	if utf8.RuneCountInString(line) <= session.TitleMaxRunes {
+		return line
+	}
+	runes := []rune(line)[:session.TitleMaxRunes]
+	cut := len(runes)
+	for i := len(runes) - 1; i > session.TitleMaxRunes/2; i-- {
+		if unicode.IsSpace(runes[i]) {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRightFunc(string(runes[:cut]), unicode.IsSpace) + "…"
+}
+
+func FuzzTitleFromText(f *testing.F) {
+	for _, s := range []string{"", "Fix the bug", "\n  a\tb  \nc", strings.Repeat("word ", 30), strings.Repeat("x", 100),
+		strings.Repeat("é", 70), strings.Repeat("\xff", 70), strings.Repeat("ab\u00a0", 40), strings.Repeat(" ", 61) + strings.Repeat("y", 61)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := session.TitleFromText(s), titleFromTextReference(s); got != want {
+			t.Fatalf("TitleFromText(%q) = %q, want %q", s, got, want)
+		}
+	})
 }

@@ -108,6 +108,11 @@ func TestTitleFromText(t *testing.T) {
 		{long, strings.TrimSpace(strings.Repeat("word ", 12)) + "…"},
 		{strings.Repeat("x", 100), strings.Repeat("x", session.TitleMaxRunes) + "…"},
 		{strings.Repeat("é", 70), strings.Repeat("é", session.TitleMaxRunes) + "…"},
+		// A line far longer than a title: only its start counts.
+		{strings.Repeat("y", 5000) + " tail", strings.Repeat("y", session.TitleMaxRunes) + "…"},
+		{strings.Repeat("ab ", 3000), strings.TrimSpace(strings.Repeat("ab ", 20)) + "…"},
+		{"  " + strings.Repeat("\xff", 70), strings.Repeat("\uFFFD", session.TitleMaxRunes) + "…"},
+		{strings.Repeat("\xff", 58) + " é", strings.Repeat("\xff", 58) + " é"}, // 60 runes: kept as it is
 	} {
 		got := session.TitleFromText(tc.in)
 		assert.Equal(t, tc.want, got, "%q", tc.in)

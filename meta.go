@@ -272,8 +272,7 @@ const TitleMaxRunes = 60
 func TitleFromText(text string) string {
 	var line string
 	for l := range strings.SplitSeq(text, "\n") {
-		if l = strings.Join(strings.Fields(l), " "); l != "" {
-			line = l
+		if line = titleWords(l); line != "" {
 			break
 		}
 	}
@@ -289,6 +288,42 @@ func TitleFromText(text string) string {
 		}
 	}
 	return strings.TrimRightFunc(string(runes[:cut]), unicode.IsSpace) + "…"
+}
+
+// titleWords returns the words of line joined by single spaces, but no
+// more of them than a title needs: once past TitleMaxRunes runes it
+// stops (a word is cut after TitleMaxRunes+1), so a long line costs no
+// more than a short one.
+func titleWords(line string) string {
+	var b strings.Builder
+	n := 0 // runes written, an invalid byte counting as one
+	for w := range strings.FieldsSeq(line) {
+		if n > TitleMaxRunes {
+			break
+		}
+		if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		w = runePrefix(w, TitleMaxRunes+1)
+		b.WriteString(w)
+		n += utf8.RuneCountInString(w)
+	}
+	return b.String()
+}
+
+// runePrefix returns the first k runes of s (an invalid byte counting as
+// one), or s if it has no more.
+func runePrefix(s string, k int) string {
+	if len(s) <= k {
+		return s
+	}
+	i := 0
+	for ; k > 0 && i < len(s); k-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
 }
 
 // Titler makes a session's title from its first user message, for
