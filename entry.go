@@ -42,7 +42,20 @@ type Entry struct {
 	// contents of its long strings cut out, which h holds decoded (see
 	// compactEntry). Use bytes() for the entry's bytes.
 	h *holes
+	// idh is hashID(id), when the file reader took it while the line
+	// was in the cache; 0 otherwise (see idHash). Whatever makes an
+	// entry with another id makes a new Entry, which starts without it.
+	idh uint64
 }
+
+// idHash returns hashID(e.id), taken by the reader or now.
+func (e Entry) idHash() uint64 {
+	if e.idh != 0 {
+		return e.idh
+	}
+	return hashID(e.id)
+}
+
 
 // bytes returns the entry's JSON: its own bytes, or for a compact entry a
 // new copy rebuilt from the template.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentsession/session/internal/names"
-	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -164,10 +163,8 @@ type fileSession struct {
 // with ErrConflict, which a Session answers by retrying with new ids.
 type idSet map[uint64]struct{}
 
-var idSeed = maphash.MakeSeed()
-
-func (s idSet) add(id string)      { s[maphash.String(idSeed, id)] = struct{}{} }
-func (s idSet) has(id string) bool { _, ok := s[maphash.String(idSeed, id)]; return ok }
+func (s idSet) add(e Entry)        { s[e.idHash()] = struct{}{} }
+func (s idSet) has(id string) bool { _, ok := s[hashID(id)]; return ok }
 
 // file returns the state of session id, finding its file if needed.
 //
@@ -415,7 +412,7 @@ func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	fsess.ids = make(idSet, len(log.Entries))
 	fsess.fold = InfoFold{}
 	for _, e := range log.Entries {
-		fsess.ids.add(e.id)
+		fsess.ids.add(e)
 		fsess.fold.Add(e)
 	}
 	fsess.count = len(log.Entries)
@@ -447,7 +444,7 @@ func goodEnd(end fileEnd, torn bool) (at int64, cut, needNL bool) {
 // appended notes entries, whose lines were just written or gathered.
 func (fsess *fileSession) appended(entries []Entry) {
 	for _, e := range entries {
-		fsess.ids.add(e.id)
+		fsess.ids.add(e)
 		fsess.fold.Add(e)
 	}
 	fsess.count += len(entries)

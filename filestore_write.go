@@ -349,7 +349,7 @@ func (s *FileStore) catchUp(ctx context.Context, fsess *fileSession) (replaced b
 	}
 	keep := kept(got, p.marked)
 	for k, g := range got {
-		fsess.ids.add(g.e.id) // a cut append's ids too: never reused
+		fsess.ids.add(g.e) // a cut append's ids too: never reused
 		if keep[k] {
 			fsess.fold.Add(g.e)
 			fsess.count++

@@ -20,9 +20,14 @@ type idIndex struct {
 	n     int
 }
 
-var indexSeed = maphash.MakeSeed()
+// idSeed seeds hashID, the hash of entry ids that idIndex and idSet
+// (filestore_session.go) keep.
+var idSeed = maphash.MakeSeed()
 
-func idHash(id string) uint32 { return uint32(maphash.String(indexSeed, id)) }
+// hashID is the hash of an entry id. The file reader takes it for each
+// entry while the line is in the cache (Entry.idHash); otherwise it is
+// taken when needed.
+func hashID(id string) uint64 { return maphash.String(idSeed, id) }
 
 // newIDIndex returns an index with room for n ids before it grows.
 func newIDIndex(n int) idIndex {
@@ -33,12 +38,13 @@ func newIDIndex(n int) idIndex {
 	return idIndex{slots: make([]uint64, size)}
 }
 
-// get returns the index of the node with this id among nodes.
-func (x *idIndex) get(id string, nodes []node) (int32, bool) {
+// get returns the index of the node with this id among nodes; hash is
+// hashID(id).
+func (x *idIndex) get(id string, hash uint64, nodes []node) (int32, bool) {
 	if len(x.slots) == 0 {
 		return 0, false
 	}
-	h := idHash(id)
+	h := uint32(hash)
 	mask := uint32(len(x.slots) - 1)
 	for p := h & mask; ; p = (p + 1) & mask {
 		s := x.slots[p]
@@ -53,13 +59,13 @@ func (x *idIndex) get(id string, nodes []node) (int32, bool) {
 	}
 }
 
-// set makes id lead to node i (nodes[i] holds it), replacing the node
-// it led to, if any.
-func (x *idIndex) set(id string, i int32, nodes []node) {
+// set makes id (whose hashID is hash) lead to node i (nodes[i] holds
+// it), replacing the node it led to, if any.
+func (x *idIndex) set(id string, hash uint64, i int32, nodes []node) {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow()
 	}
-	h := idHash(id)
+	h := uint32(hash)
 	mask := uint32(len(x.slots) - 1)
 	for p := h & mask; ; p = (p + 1) & mask {
 		s := x.slots[p]

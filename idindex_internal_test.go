@@ -17,13 +17,13 @@ type idIndexRig struct {
 func (r *idIndexRig) set(id string) {
 	i := int32(len(r.nodes))
 	r.nodes = append(r.nodes, node{e: Entry{id: id}})
-	r.x.set(id, i, r.nodes)
+	r.x.set(id, hashID(id), i, r.nodes)
 	r.want[id] = i
 }
 
 func (r *idIndexRig) check(t *testing.T, id string) {
 	t.Helper()
-	got, ok := r.x.get(id, r.nodes)
+	got, ok := r.x.get(id, hashID(id), r.nodes)
 	want, wantOK := r.want[id]
 	if ok != wantOK || got != want {
 		t.Fatalf("get(%q) = %d, %v; want %d, %v", id, got, ok, want, wantOK)
@@ -62,7 +62,7 @@ func TestIDIndex(t *testing.T) {
 		})
 	}
 	var empty idIndex
-	if _, ok := empty.get("x", nil); ok {
+	if _, ok := empty.get("x", hashID("x"), nil); ok {
 		t.Fatal("the zero index holds an id")
 	}
 }
@@ -74,7 +74,7 @@ func TestIDIndexSameHashBits(t *testing.T) {
 	var a, b string
 	for k := 0; a == ""; k++ {
 		id := fmt.Sprintf("id-%d", k)
-		h := idHash(id)
+		h := uint32(hashID(id))
 		if other, ok := seen[h]; ok {
 			a, b = other, id
 		}

@@ -325,6 +325,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 					if src != nil {
 						e.h.src, e.h.off, e.h.sum = src, c.off+int64(start), crc32.Checksum(line, castagnoli)
 					}
+					e.idh = hashID(e.id) // the id is in the cache now, not when the tree is built
 					c.p.line++
 					c.p.nent++
 					c.entries = append(c.entries, e)
@@ -337,7 +338,9 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 				return
 			}
 			if ok {
-				c.entries = append(c.entries, compactEntry(e, &w.arena))
+				e = compactEntry(e, &w.arena)
+				e.idh = hashID(e.id)
+				c.entries = append(c.entries, e)
 			}
 		}
 		c.lines = c.p.line

@@ -41,3 +41,34 @@ func TestCompactNoImage(t *testing.T) {
 		})
 	}
 }
+
+// TestReadIDHash: the reader hashes each entry's id as it reads the line
+// (for the tree and the store's id set, which would otherwise read every
+// id again), on both of its paths: a message made compact, and any
+// other line. A hash that is not the id's would lose the entry in both.
+func TestReadIDHash(t *testing.T) {
+	data := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"label","id":"l\u0031","parentId":"m1","timestamp":"2026-01-15T10:00:00.000Z","targetId":"m1","label":"x"}` + "\n")
+	log, _, _, err := readLogFile(bytes.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Entries) != 2 || log.Entries[0].h == nil || log.Entries[1].h != nil {
+		t.Fatalf("want a compact message and a plain entry, got %v", log.Entries)
+	}
+	for _, e := range log.Entries {
+		if e.idh == 0 || e.idh != hashID(e.id) {
+			t.Errorf("entry %s: idh %x, want %x", e.id, e.idh, hashID(e.id))
+		}
+	}
+	tr := newTree(log.Entries)
+	for i, e := range log.Entries {
+		if j, ok := tr.lookup(e.id); !ok || j != int32(i) {
+			t.Errorf("lookup(%s) = %d, %v", e.id, j, ok)
+		}
+	}
+	if tr.nodes[1].parent != 0 {
+		t.Errorf("the label's parent is node %d, want 0", tr.nodes[1].parent)
+	}
+}

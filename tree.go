@@ -61,10 +61,10 @@ func newTree(entries []Entry) *tree {
 	for i, e := range entries {
 		n := &t.nodes[i]
 		*n = node{e: e, parent: -1, first: -1, last: -1, next: -1}
-		if j, dup := t.byID.get(e.id, t.nodes); dup {
+		if j, dup := t.byID.get(e.id, e.idHash(), t.nodes); dup {
 			t.nodes[j].flags |= fShadowed
 		}
-		t.byID.set(e.id, int32(i), t.nodes)
+		t.byID.set(e.id, e.idHash(), int32(i), t.nodes)
 		t.noteEntry(n)
 	}
 	for i := range t.nodes {
@@ -72,7 +72,7 @@ func newTree(entries []Entry) *tree {
 		if n.flags&fShadowed != 0 || n.e.parent == "" {
 			continue
 		}
-		p, ok := t.byID.get(n.e.parent, t.nodes)
+		p, ok := t.byID.get(n.e.parent, hashID(n.e.parent), t.nodes)
 		switch {
 		case !ok:
 			n.flags |= fMissingParent
@@ -205,7 +205,7 @@ func (t *tree) add(e Entry, parent int32) int32 {
 	}
 	t.nodes = append(t.nodes, node{e: e, parent: parent, first: -1, last: -1, next: -1})
 	n := &t.nodes[i]
-	t.byID.set(e.id, i, t.nodes)
+	t.byID.set(e.id, e.idHash(), i, t.nodes)
 	if parent >= 0 {
 		t.link(parent, i)
 		n.depth = t.nodes[parent].depth + 1
@@ -221,7 +221,7 @@ func (t *tree) add(e Entry, parent int32) int32 {
 
 // lookup returns the live node with this id.
 func (t *tree) lookup(id string) (int32, bool) {
-	return t.byID.get(id, t.nodes)
+	return t.byID.get(id, hashID(id), t.nodes)
 }
 
 // hidden reports entries left out of tree views: shadowed duplicates and
