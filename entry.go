@@ -42,10 +42,11 @@ type Entry struct {
 	// contents of its long strings cut out, which h holds decoded (see
 	// compactEntry). Use bytes() for the entry's bytes.
 	h *holes
-	// idh is hashID(id), when the file reader took it while the line
-	// was in the cache; 0 otherwise (see idHash). Whatever makes an
-	// entry with another id makes a new Entry, which starts without it.
-	idh uint64
+	// idh and parh are hashID of id and parent, when the file reader
+	// took them while the line was in the cache (withHashes); 0
+	// otherwise (see idHash). Whatever makes an entry with another id or
+	// parent makes a new Entry, which starts without them.
+	idh, parh uint64
 }
 
 // idHash returns hashID(e.id), taken by the reader or now.
@@ -54,6 +55,14 @@ func (e Entry) idHash() uint64 {
 		return e.idh
 	}
 	return hashID(e.id)
+}
+
+// parentHash returns hashID(e.parent), taken by the reader or now.
+func (e Entry) parentHash() uint64 {
+	if e.parh != 0 {
+		return e.parh
+	}
+	return hashID(e.parent)
 }
 
 

@@ -325,10 +325,9 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 					if src != nil {
 						e.h.src, e.h.off, e.h.sum = src, c.off+int64(start), crc32.Checksum(line, castagnoli)
 					}
-					e.idh = hashID(e.id) // the id is in the cache now, not when the tree is built
 					c.p.line++
 					c.p.nent++
-					c.entries = append(c.entries, e)
+					c.entries = append(c.entries, withHashes(e, c.entries))
 					continue
 				}
 			}
@@ -338,9 +337,7 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 				return
 			}
 			if ok {
-				e = compactEntry(e, &w.arena)
-				e.idh = hashID(e.id)
-				c.entries = append(c.entries, e)
+				c.entries = append(c.entries, withHashes(compactEntry(e, &w.arena), c.entries))
 			}
 		}
 		c.lines = c.p.line
@@ -384,6 +381,23 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		return nil, nil, fileEnd{}, &CorruptError{Err: errEmpty}
 	}
 	return l, nil, end, nil
+}
+
+// withHashes returns e, read after before in a chunk, with the hashes
+// of its id and parent taken (Entry.idh, parh) while its line is in the
+// cache, for the tree and the store's id set, which would otherwise read
+// every id again when the file is read. A parent that is the entry
+// before (a conversation's usual shape) becomes that entry's id string
+// itself: the tree's look-up then compares two strings with one
+// pointer, which reads neither.
+func withHashes(e Entry, before []Entry) Entry {
+	e.idh = hashID(e.id)
+	if n := len(before); n > 0 && e.parent != "" && e.parent == before[n-1].id {
+		e.parent, e.parh = before[n-1].id, before[n-1].idh
+	} else {
+		e.parh = hashID(e.parent)
+	}
+	return e
 }
 
 // holes is what a compact entry needs to give back its bytes, and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestCompactNoImage: an entry read into a compact entry is known to
@@ -42,10 +43,11 @@ func TestCompactNoImage(t *testing.T) {
 	}
 }
 
-// TestReadIDHash: the reader hashes each entry's id as it reads the line
-// (for the tree and the store's id set, which would otherwise read every
-// id again), on both of its paths: a message made compact, and any
-// other line. A hash that is not the id's would lose the entry in both.
+// TestReadIDHash: the reader hashes each entry's id and parent as it
+// reads the line (for the tree and the store's id set, which would
+// otherwise read every id again), on both of its paths: a message made
+// compact, and any other line. A hash that is not the id's would lose
+// the entry in both.
 func TestReadIDHash(t *testing.T) {
 	data := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" +
 		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"hi"}}` + "\n" +
@@ -61,6 +63,13 @@ func TestReadIDHash(t *testing.T) {
 		if e.idh == 0 || e.idh != hashID(e.id) {
 			t.Errorf("entry %s: idh %x, want %x", e.id, e.idh, hashID(e.id))
 		}
+		if e.parh == 0 || e.parh != hashID(e.parent) {
+			t.Errorf("entry %s: parh %x, want %x", e.id, e.parh, hashID(e.parent))
+		}
+	}
+	// The label's parent is the entry before it: one string, not two.
+	if unsafe.StringData(log.Entries[1].parent) != unsafe.StringData(log.Entries[0].id) {
+		t.Error("the label's parent is a copy of the message's id")
 	}
 	tr := newTree(log.Entries)
 	for i, e := range log.Entries {

@@ -72,7 +72,7 @@ func newTree(entries []Entry) *tree {
 		if n.flags&fShadowed != 0 || n.e.parent == "" {
 			continue
 		}
-		p, ok := t.byID.get(n.e.parent, hashID(n.e.parent), t.nodes)
+		p, ok := t.byID.get(n.e.parent, n.e.parentHash(), t.nodes)
 		switch {
 		case !ok:
 			n.flags |= fMissingParent
