@@ -381,7 +381,14 @@ func (s *Session) appendMessagesLocked(ctx context.Context, msgs []*Message, tur
 		for _, k := range stampless {
 			own[k].Timestamp = d.now.UnixMilli()
 		}
-		out := make([]Entry, 0, len(own)+2)
+		n := len(own) // and the suspension's entry and the turn's record, if any
+		if suspAt >= 0 {
+			n++
+		}
+		if record != nil {
+			n++
+		}
+		out := make([]Entry, 0, n)
 		parent := d.parent
 		for k, m := range own {
 			e, err := newMessageEntry(d.newID(), parent, d.stamp, m)
