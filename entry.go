@@ -65,7 +65,6 @@ func (e Entry) parentHash() uint64 {
 	return hashID(e.parent)
 }
 
-
 // bytes returns the entry's JSON: its own bytes, or for a compact entry a
 // new copy rebuilt from the template.
 func (e Entry) bytes() []byte {

@@ -22,7 +22,7 @@ const leafMarkerType = "agentsession.leaf"
 // cycle is cut at its earliest line, which becomes a root.
 type tree struct {
 	nodes  []node
-	byID   idIndex // id -> node; a shadowed duplicate's id leads to the later line
+	byID   idIndex           // id -> node; a shadowed duplicate's id leads to the later line
 	labels map[string]string // target id -> label, last label entry wins
 }
 

@@ -218,7 +218,6 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 	return append(dst, '"'), true
 }
 
-
 // escRoom is the room AppendStringValid keeps ahead of a word it
 // escapes: 8 bytes of 6 each, and an 8-byte store at the last of them.
 const escRoom = 72
