@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
@@ -110,6 +111,55 @@ func BenchmarkTurnSync(b *testing.B) {
 			k = (k + 1) % 1000
 		}
 	})
+	// Both, one after the other, a turn and a raw sync of its lines:
+	// the disk's fdatasync moves by more from run to run than a turn
+	// adds to it, so the ratio is taken from medians of the same run,
+	// as agentsession bench takes it. Read turn/raw.
+	b.Run("interleaved", func(b *testing.B) {
+		dir := b.TempDir()
+		store, err := session.OpenFileStore(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		s, err := session.Create(ctx, store, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "raw"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		_, data := w10k(b)
+		lines := bytes.SplitAfter(data, []byte("\n"))[1:]
+		var turnNs, rawNs []float64
+		k := 0
+		for b.Loop() {
+			t := time.Now()
+			if err := s.SaveTurn(ctx, turns[3*k:3*k+3], nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			turnNs = append(turnNs, float64(time.Since(t)))
+			line := slices.Concat(lines[3*k : 3*k+3]...) // joined as SaveTurn joins them, before the clock
+			t = time.Now()
+			if _, err := f.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if err := session.Fdatasync(f); err != nil {
+				b.Fatal(err)
+			}
+			rawNs = append(rawNs, float64(time.Since(t)))
+			k = (k + 1) % 1000
+		}
+		turn, raw := medianOf(turnNs), medianOf(rawNs)
+		b.ReportMetric(turn, "turn-ns")
+		b.ReportMetric(raw, "raw-ns")
+		b.ReportMetric(turn/raw, "turn/raw")
+	})
 	b.Run("turn-flush", func(b *testing.B) {
 		store, err := session.OpenFileStore(b.TempDir(), nil)
 		if err != nil {
@@ -131,6 +181,12 @@ func BenchmarkTurnSync(b *testing.B) {
 			k = (k + 1) % 1000
 		}
 	})
+}
+
+// medianOf returns the median of xs, which it sorts.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // w10kStore writes W10k into a FileStore under root and returns the
