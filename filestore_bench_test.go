@@ -117,15 +117,7 @@ func BenchmarkTurnSync(b *testing.B) {
 	// as agentsession bench takes it. Read turn/raw.
 	b.Run("interleaved", func(b *testing.B) {
 		dir := b.TempDir()
-		store, err := session.OpenFileStore(dir, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer store.Close()
-		s, err := session.Create(ctx, store, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := turnSession(b, dir)
 		f, err := os.OpenFile(filepath.Join(dir, "raw"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			b.Fatal(err)
@@ -161,15 +153,7 @@ func BenchmarkTurnSync(b *testing.B) {
 		b.ReportMetric(turn/raw, "turn/raw")
 	})
 	b.Run("turn-flush", func(b *testing.B) {
-		store, err := session.OpenFileStore(b.TempDir(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer store.Close()
-		s, err := session.Create(ctx, store, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := turnSession(b, b.TempDir())
 		k := 0
 		for b.Loop() {
 			if err := s.SaveTurn(ctx, turns[3*k:3*k+3], nil); err != nil {
@@ -181,6 +165,21 @@ func BenchmarkTurnSync(b *testing.B) {
 			k = (k + 1) % 1000
 		}
 	})
+}
+
+// turnSession creates a session in a FileStore at dir, with the default
+// policy (SyncOnFlush), closed with the benchmark.
+func turnSession(b *testing.B, dir string) *session.Session {
+	store, err := session.OpenFileStore(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	s, err := session.Create(context.Background(), store, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // medianOf returns the median of xs, which it sorts.
