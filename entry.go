@@ -43,9 +43,10 @@ type Entry struct {
 	// compactEntry). Use bytes() for the entry's bytes.
 	h *holes
 	// idh and parh are hashID of id and parent, when the file reader
-	// took them while the line was in the cache (withHashes); 0
-	// otherwise (see idHash). Whatever makes an entry with another id or
-	// parent makes a new Entry, which starts without them.
+	// took them while the line was in the cache (withHashes), or idh
+	// when buildEntry made the entry; 0 otherwise (see idHash). Whatever
+	// makes an entry with another id or parent makes a new Entry, which
+	// starts without them or with its own.
 	idh, parh uint64
 }
 
@@ -461,7 +462,9 @@ func buildEntry(typ, id, parent, ts string, size int, payload func([]byte) ([]by
 		}
 	}
 	dst = append(dst, '}')
-	return Entry{typ: typ, id: id, parent: parent, ts: ts, kind: kindOf(typ), raw: dst}, nil
+	// The id's hash is taken once here: the tree, the store's id set and
+	// its retry check would each take it again.
+	return Entry{typ: typ, id: id, parent: parent, ts: ts, kind: kindOf(typ), raw: dst, idh: hashID(id)}, nil
 }
 
 // newMessageEntry encodes a message entry.

@@ -164,7 +164,7 @@ type fileSession struct {
 type idSet map[uint64]struct{}
 
 func (s idSet) add(e Entry)        { s[e.idHash()] = struct{}{} }
-func (s idSet) has(id string) bool { _, ok := s[hashID(id)]; return ok }
+func (s idSet) has(e Entry) bool { _, ok := s[e.idHash()]; return ok }
 
 // file returns the state of session id, finding its file if needed.
 //

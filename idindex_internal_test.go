@@ -94,3 +94,25 @@ func TestIDIndexSameHashBits(t *testing.T) {
 		}
 	}
 }
+
+// An entry made here carries its id's hash, and one made again with
+// another id (copyAs) the hash of that id, never the first one's: a
+// stale hash would hide the entry from the tree and the store's id set.
+func TestBuiltEntryIDHash(t *testing.T) {
+	e, err := newMessageEntry("a1", "", "2026-01-15T10:00:00.000Z", &Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.copyAs("b2", "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []Entry{e, c} {
+		if x.idHash() != hashID(x.id) || (x.idh != 0 && x.idh != hashID(x.id)) {
+			t.Errorf("entry %s: idh %x, want %x", x.id, x.idh, hashID(x.id))
+		}
+	}
+	if e.idh == 0 {
+		t.Error("a built entry has no hash")
+	}
+}

@@ -157,7 +157,7 @@ func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions,
 	if err != nil {
 		return err
 	}
-	exists := func(id string) bool { _, ok := ms.ids[id]; return ok }
+	exists := func(e Entry) bool { _, ok := ms.ids[e.id]; return ok }
 	done, err := retried(entries, exists, func() (bool, error) {
 		return sameEntries(entries, func(id string) ([]byte, bool) {
 			i, ok := ms.ids[id]

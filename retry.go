@@ -26,11 +26,11 @@ import (
 // (exists), each the same bytes as stored (same compares them, once the
 // ids were all found): the append is a retry of one that happened. None
 // of them stored is (false, nil); anything in between is ErrConflict.
-func retried(entries []Entry, exists func(id string) bool, same func() (bool, error)) (bool, error) {
+func retried(entries []Entry, exists func(e Entry) bool, same func() (bool, error)) (bool, error) {
 	found := ""
 	all := true
 	for _, e := range entries {
-		if exists(e.id) {
+		if exists(e) {
 			if found == "" {
 				found = e.id
 			}
