@@ -163,7 +163,7 @@ type fileSession struct {
 // with ErrConflict, which a Session answers by retrying with new ids.
 type idSet map[uint64]struct{}
 
-func (s idSet) add(e Entry)        { s[e.idHash()] = struct{}{} }
+func (s idSet) add(e Entry)      { s[e.idHash()] = struct{}{} }
 func (s idSet) has(e Entry) bool { _, ok := s[e.idHash()]; return ok }
 
 // file returns the state of session id, finding its file if needed.
