@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -217,7 +218,7 @@ func checkMigrateFile(t *testing.T, data []byte) {
 }
 
 func TestMigrateFileKeepsEveryLine(t *testing.T) {
-	for _, data := range []string{
+	for i, data := range []string{
 		`{"type":"session","version":2,"id":"v2"}` + "\n" +
 			`{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","customType":"x","content":"c"}}` + "\n" +
 			`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"x"}` + "\n" + // no closing brace
@@ -237,8 +238,23 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 			`{"type":"","id":"a","":null,"":{"":"\e"}}` + "\n",
 		`{"type":"session","version":2,"id":"v2"}` + "\n" +
 			`{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage","customType":"x","content":"c"},"x":"\q"}` + "\n",
+		// Zero bytes a crash left before a line: the reader reads what
+		// follows the last of them, so the migration migrates that and
+		// keeps the zeros (the reader reports them, before and after).
+		`{"type":"session","id":""}` + "\n\x00" + `{"type":"n","":1}`,
+		`{"type":"session","id":"v1"}` + "\n" +
+			`{"type":"message","message":{"role":"user","content":"hi"}}` + "\n" +
+			"\x00\x00{\"type\":\"mess\x00\x00 " + `{"type":"message","message":{"role":"user","content":"again"}}` + "\n" +
+			"\x00\x00\n",
+		// A marker in a line of an older version is not one this package
+		// wrote (markers are written in the current version): the reader
+		// drops it, so the migration must too, or the new file would
+		// read it as a torn append.
+		`{"type":"session","id":"v1"}` + "\n" +
+			`{"type":"message","message":{"role":"user","content":"hi"},"agentsession.append":"0/2/b"}` + "\n" +
+			`{"type":"custom","customType":"x","agentsession.append":"1/3#0123456789abcdef0123456789abcdef"}` + "\n",
 	} {
-		checkMigrateFile(t, []byte(data))
+		t.Run(strconv.Itoa(i), func(t *testing.T) { checkMigrateFile(t, []byte(data)) })
 	}
 }
 

@@ -310,9 +310,18 @@ func migrateFile(data []byte, from int) ([]byte, error) {
 	for len(rest) > 0 {
 		line, more, nl := bytes.Cut(rest, []byte{'\n'})
 		rest = more
-		if v := bytes.TrimSpace(line); len(v) > 0 {
+		// As the reader does (logParser.entryLine): what follows the
+		// last zero byte is the line, the zeros before it are kept for
+		// the reader to report again, and a marker is dropped.
+		zeros, body := []byte(nil), line
+		if i := bytes.LastIndexByte(line, 0); i >= 0 {
+			zeros, body = line[:i+1], line[i+1:]
+		}
+		if v := bytes.TrimSpace(body); len(v) > 0 {
 			if m, err := mig.entry(v); err == nil {
+				m, _, _ = cutMark(m)
 				if _, err := parseEntryMode(m, true); err == nil {
+					out = append(out, zeros...)
 					out = append(append(out, m...), '\n')
 					continue
 				}
