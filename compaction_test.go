@@ -748,6 +748,36 @@ func TestExtractiveSummarizerUpdates(t *testing.T) {
 	assert.Contains(t, s, "- … 187 earlier requests\n")
 }
 
+// TestExtractiveSummaryCutAnywhere: a summary cut short by its limit,
+// wherever the cut falls, is read back with the same goal, first request
+// and last answer it shows: the cut's "…" on a line of its own is not
+// taken for a section's line (it replaced the goal once).
+func TestExtractiveSummaryCutAnywhere(t *testing.T) {
+	ctx := context.Background()
+	msgs := []*session.Message{
+		session.UserText("Port the parser " + strings.Repeat("g", 150)),
+		callMsg("reading", "c1"),
+		session.UserText("Now the tests"),
+		reply("Tests written, " + strings.Repeat("a", 100)),
+	}
+	for _, prev := range []string{"", "a model's summary\n\nwith paragraphs\n\n\n"} {
+		full, err := session.ExtractiveSummarizer{MaxChars: 1 << 20}.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+		require.NoError(t, err)
+		for limit := 60; limit <= len(full)+1; limit++ {
+			x := session.ExtractiveSummarizer{MaxChars: limit}
+			out, err := x.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+			require.NoError(t, err)
+			again, err := x.Summarize(ctx, &session.SummaryRequest{PreviousSummary: out})
+			require.NoError(t, err)
+			for _, name := range []string{"Goal", "Progress", "Last answer"} {
+				if want := sectionOf(out, name); want != "" && want != "…" { // "…": the cut, nothing of the section shown
+					require.Equal(t, want, sectionOf(again, name), "limit %d, %s of\n%s\nread back as\n%s", limit, name, out, again)
+				}
+			}
+		}
+	}
+}
+
 // TestCompactionDefaultsScaleToTheWindow: with only ContextWindow set,
 // whatever the window, a compaction is possible whenever one is due, and
 // brings the context back under the window, turn after turn: the

@@ -250,7 +250,9 @@ func FuzzExtractiveSummary(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"Goal", "Progress", "Last answer"} {
-			if want := sectionOf(out, name); want != "" && sectionOf(again, name) != want {
+			// A section whose line is only "…" is where the limit cut:
+			// nothing of it is shown, so nothing is carried over.
+			if want := sectionOf(out, name); want != "" && want != "…" && sectionOf(again, name) != want {
 				t.Fatalf("the %s %q was lost:\n%s\nread back as\n%s", name, want, out, again)
 			}
 		}

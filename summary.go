@@ -192,7 +192,10 @@ func readExtractive(prev string) extractive {
 				section = "" // a title
 			}
 			continue
-		case strings.TrimSpace(line) == "":
+		case strings.TrimSpace(line) == "", line == "…":
+			// A line that is only "…" is where the limit cut the summary
+			// (a user's line that starts with one is escaped): it belongs
+			// to no section.
 			continue
 		}
 		switch section {
@@ -202,9 +205,10 @@ func readExtractive(prev string) extractive {
 			}
 			sum.quoted += strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ")
 		case "Goal":
-			if turn && sum.goal != "" {
+			switch {
+			case turn && sum.goal != "":
 				sum.asks = append(sum.asks, unescapeLine(line))
-			} else {
+			case sum.goal == "": // the section's one line
 				sum.goal = unescapeLine(line)
 			}
 		case "Progress":
