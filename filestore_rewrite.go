@@ -216,7 +216,10 @@ type MigrateFileOptions struct {
 // of the directory) under the file lock, with the mode the file had, and
 // returns the version it had. A current file is left untouched and gives
 // CurrentVersion. A file that cannot be read as a session gives an error
-// naming it and is never written to.
+// naming it and is never written to. The new file has a line for each
+// line of the old: each entry migrated as a read migrates it, anything
+// else (a malformed or torn line, the zero bytes a crash left before a
+// line) kept as it was, so that reading it reports what it reported.
 func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (from int, err error) {
 	var o MigrateFileOptions
 	if opts != nil {
