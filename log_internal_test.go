@@ -253,6 +253,9 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 		`{"type":"session","id":"v1"}` + "\n" +
 			`{"type":"message","message":{"role":"user","content":"hi"},"agentsession.append":"0/2/b"}` + "\n" +
 			`{"type":"custom","customType":"x","agentsession.append":"1/3#0123456789abcdef0123456789abcdef"}` + "\n",
+		`{"type":"session","version":2,"id":"v2"}` + "\n" +
+			`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"},"agentsession.append":"0/2/b"}` + "\n" +
+			`{"type":"message","id":"b","parentId":"a","message":{"role":"hookMessage","customType":"x","content":"c"},"agentsession.append":"1/3/c"}` + "\n",
 	} {
 		t.Run(strconv.Itoa(i), func(t *testing.T) { checkMigrateFile(t, []byte(data)) })
 	}
