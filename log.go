@@ -212,9 +212,7 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	if p.mig != nil {
 		// No file of an older version holds a real marker (they are
 		// written in the current one): one there is only dropped.
-		if v, err = p.mig.entry(v); err == nil {
-			v, _, _ = cutMark(v)
-		}
+		v, err = p.mig.entry(v)
 	} else {
 		// The entry keeps its whole line, so that writing it back keeps
 		// every byte (a CRLF file's carriage returns, say); a marked line

@@ -276,6 +276,15 @@ func TestMigrateFunction(t *testing.T) {
 	assert.Equal(t, "custom", hook["message"].(map[string]any)["role"])
 	_, _, err = session.Migrate(4, nil, nil)
 	assert.ErrorIs(t, err, session.ErrUnsupportedVersion)
+
+	// A marker ending a line of an older version is not one this package
+	// wrote: Migrate drops it as the readers do, so that the lines read
+	// as entries, not as a cut append.
+	_, lines, err = session.Migrate(2, []byte(`{"type":"session","version":2,"id":"v2"}`), [][]byte{
+		[]byte(`{"type":"custom","id":"a","parentId":null,"customType":"x","agentsession.append":"0/2/b"}`),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"custom","id":"a","parentId":null,"customType":"x"}`, string(lines[0]))
 }
 
 // TestMigrateV1NonEntries: object lines that are not entries keep their

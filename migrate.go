@@ -52,7 +52,18 @@ func newMigrator(from int) *migrator {
 }
 
 func (m *migrator) header(line []byte) ([]byte, error) { return m.run(line, true) }
-func (m *migrator) entry(line []byte) ([]byte, error)  { return m.run(line, false) }
+
+// entry migrates an entry line. A marker at its end is dropped: markers
+// are written in the current version only, so one in an older line is
+// not this package's, and left there it would make the line read as part
+// of a cut append once migrated.
+func (m *migrator) entry(line []byte) ([]byte, error) {
+	line, err := m.run(line, false)
+	if err == nil {
+		line, _, _ = cutMark(line)
+	}
+	return line, err
+}
 
 func (m *migrator) run(line []byte, header bool) ([]byte, error) {
 	var err error
@@ -312,14 +323,13 @@ func migrateFile(data []byte, from int) ([]byte, error) {
 		rest = more
 		// As the reader does (logParser.entryLine): what follows the
 		// last zero byte is the line, the zeros before it are kept for
-		// the reader to report again, and a marker is dropped.
+		// the reader to report again (and mig.entry drops a marker).
 		zeros, body := []byte(nil), line
 		if i := bytes.LastIndexByte(line, 0); i >= 0 {
 			zeros, body = line[:i+1], line[i+1:]
 		}
 		if v := bytes.TrimSpace(body); len(v) > 0 {
 			if m, err := mig.entry(v); err == nil {
-				m, _, _ = cutMark(m)
 				if _, err := parseEntryMode(m, true); err == nil {
 					out = append(out, zeros...)
 					out = append(append(out, m...), '\n')
