@@ -72,3 +72,53 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzTargetsInCI: every fuzz target of the repository, sub-modules
+// included, runs in .ci/run's fuzz smoke (its seed corpus alone runs in
+// go test), so that a new target is not left to its seeds.
+func TestFuzzTargetsInCI(t *testing.T) {
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Skip("no .ci/run beside the module:", err)
+	}
+	inCI := map[string]bool{}
+	for _, f := range strings.Fields(string(ci)) {
+		if strings.HasPrefix(f, "Fuzz") {
+			inCI[strings.Trim(f, `^$"';`)] = true
+		}
+	}
+	n := 0
+	err = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && p != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(src), "\n") {
+			name, ok := strings.CutPrefix(line, "func Fuzz")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(name, "(")
+			n++
+			if !inCI["Fuzz"+name] {
+				t.Errorf("%s: Fuzz%s is not in .ci/run's fuzz smoke", p, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40 {
+		t.Errorf("found %d fuzz targets; the walk misses some", n)
+	}
+}
