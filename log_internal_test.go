@@ -208,11 +208,22 @@ func checkMigrateFile(t *testing.T, data []byte) {
 	if len(now.Malformed) != len(old.Malformed) || (now.Torn == nil) != (old.Torn == nil) {
 		t.Fatalf("malformed %v torn %v, want %v %v", now.Malformed, now.Torn, old.Malformed, old.Torn)
 	}
+	if fmt.Sprint(now.Zeroed) != fmt.Sprint(old.Zeroed) || fmt.Sprint(now.Partial) != fmt.Sprint(old.Partial) {
+		t.Fatalf("zeroed %v partial %v, want %v %v", now.Zeroed, now.Partial, old.Zeroed, old.Partial)
+	}
 	lines := bytes.Split(out, []byte{'\n'})
+	origLines := bytes.Split(data, []byte{'\n'})
 	for _, m := range old.Malformed {
-		orig := bytes.Split(data, []byte{'\n'})[m.Line-1]
-		if !bytes.Equal(lines[m.Line-1], orig) {
+		if orig := origLines[m.Line-1]; !bytes.Equal(lines[m.Line-1], orig) {
 			t.Fatalf("line %d: %q, want it kept as %q", m.Line, lines[m.Line-1], orig)
+		}
+	}
+	for _, z := range old.Zeroed {
+		// What a crash left, up to its last zero byte, stays as it was.
+		orig := origLines[z.Line-1]
+		orig = orig[:bytes.LastIndexByte(orig, 0)+1]
+		if !bytes.HasPrefix(lines[z.Line-1], orig) {
+			t.Fatalf("line %d: %q, want it to start with %q as before", z.Line, lines[z.Line-1], orig)
 		}
 	}
 }
@@ -255,7 +266,9 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 			`{"type":"custom","customType":"x","agentsession.append":"1/3#0123456789abcdef0123456789abcdef"}` + "\n",
 		`{"type":"session","version":2,"id":"v2"}` + "\n" +
 			`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"},"agentsession.append":"0/2/b"}` + "\n" +
-			`{"type":"message","id":"b","parentId":"a","message":{"role":"hookMessage","customType":"x","content":"c"},"agentsession.append":"1/3/c"}` + "\n",
+			`{"type":"message","id":"b","parentId":"a","message":{"role":"hookMessage","customType":"x","content":"c"},"agentsession.append":"1/3/c"}` + "\n" +
+			`{"type":"custom","id":"c","parentId":"b","customType":"x","agentsession.append":"0/2/b","agentsession.append":"0/2/b"}` + "\n" +
+			`{"type":"custom","id":"d","parentId":"c","customType":"x"}` + "\n",
 	} {
 		t.Run(strconv.Itoa(i), func(t *testing.T) { checkMigrateFile(t, []byte(data)) })
 	}

@@ -285,6 +285,20 @@ func TestMigrateFunction(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"custom","id":"a","parentId":null,"customType":"x"}`, string(lines[0]))
+
+	// Two of them: both go, or the line would still end in one.
+	_, lines, err = session.Migrate(2, []byte(`{"type":"session","version":2,"id":"v2"}`), [][]byte{
+		[]byte(`{"type":"custom","id":"a","parentId":null,"customType":"x","agentsession.append":"0/2/b","agentsession.append":"0/2/b"}`),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"custom","id":"a","parentId":null,"customType":"x"}`, string(lines[0]))
+
+	// Lines of the current version are this package's own: Migrate
+	// returns them as they are, markers and all.
+	marked := `{"type":"custom","id":"a","parentId":null,"customType":"x","agentsession.append":"0/2/b"}`
+	_, lines, err = session.Migrate(session.CurrentVersion, []byte(`{"type":"session","version":3,"id":"v3"}`), [][]byte{[]byte(marked)})
+	require.NoError(t, err)
+	assert.Equal(t, marked, string(lines[0]))
 }
 
 // TestMigrateV1NonEntries: object lines that are not entries keep their

@@ -53,14 +53,18 @@ func newMigrator(from int) *migrator {
 
 func (m *migrator) header(line []byte) ([]byte, error) { return m.run(line, true) }
 
-// entry migrates an entry line. A marker at its end is dropped: markers
-// are written in the current version only, so one in an older line is
-// not this package's, and left there it would make the line read as part
-// of a cut append once migrated.
+// entry migrates an entry line. Markers at its end are dropped, every
+// one of them: markers are written in the current version only, so one
+// in an older line is not this package's, and left there it would make
+// the line read as part of a cut append once migrated. A line of the
+// current version (no steps) is this package's own and stays as it is.
 func (m *migrator) entry(line []byte) ([]byte, error) {
+	if len(m.steps) == 0 {
+		return line, nil
+	}
 	line, err := m.run(line, false)
-	if err == nil {
-		line, _, _ = cutMark(line)
+	for cut := err == nil; cut; {
+		line, _, cut = cutMark(line)
 	}
 	return line, err
 }
