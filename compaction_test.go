@@ -749,31 +749,44 @@ func TestExtractiveSummarizerUpdates(t *testing.T) {
 }
 
 // TestExtractiveSummaryCutAnywhere: a summary cut short by its limit,
-// wherever the cut falls, is read back with the same goal, first request
-// and last answer it shows: the cut's "…" on a line of its own is not
-// taken for a section's line (it replaced the goal once).
+// wherever the limit falls, reads back as what it shows: updated with
+// nothing new, it comes out the same but for the cut's mark. The cut
+// falls between lines, so that no piece of a line (a heading's "##…", a
+// count's "- … 1…") is taken for a request or an answer, and the "…"
+// that marks it is not taken for a section's line (it replaced the goal
+// once).
 func TestExtractiveSummaryCutAnywhere(t *testing.T) {
 	ctx := context.Background()
 	msgs := []*session.Message{
 		session.UserText("Port the parser " + strings.Repeat("g", 150)),
 		callMsg("reading", "c1"),
-		session.UserText("Now the tests"),
-		reply("Tests written, " + strings.Repeat("a", 100)),
 	}
-	for _, prev := range []string{"", "a model's summary\n\nwith paragraphs\n\n\n"} {
-		full, err := session.ExtractiveSummarizer{MaxChars: 1 << 20}.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+	for k := range 14 { // more than the summary lists: a count of the earlier ones
+		msgs = append(msgs, session.UserText(fmt.Sprintf("request %d", k)))
+	}
+	msgs = append(msgs, reply("Tests written, "+strings.Repeat("a", 100)))
+	for _, tc := range []struct{ prev, focus string }{
+		{"", ""},
+		{"a model's summary\n\nwith paragraphs\n\n\n", ""},
+		{"", "the parser"}, // a last section that is not read back
+	} {
+		req := session.SummaryRequest{Messages: msgs, PreviousSummary: tc.prev, Instructions: tc.focus}
+		full, err := session.ExtractiveSummarizer{MaxChars: 1 << 20}.Summarize(ctx, &req)
 		require.NoError(t, err)
+		require.Contains(t, full, "- … 2 earlier requests\n")
 		for limit := 60; limit <= len(full)+1; limit++ {
 			x := session.ExtractiveSummarizer{MaxChars: limit}
-			out, err := x.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+			out, err := x.Summarize(ctx, &req)
 			require.NoError(t, err)
+			require.LessOrEqual(t, len(out), limit)
 			again, err := x.Summarize(ctx, &session.SummaryRequest{PreviousSummary: out})
 			require.NoError(t, err)
-			for _, name := range []string{"Goal", "Progress", "Last answer"} {
-				if want := sectionOf(out, name); want != "" && want != "…" { // "…": the cut, nothing of the section shown
-					require.Equal(t, want, sectionOf(again, name), "limit %d, %s of\n%s\nread back as\n%s", limit, name, out, again)
-				}
+			shown := strings.TrimSuffix(out, "…") // the cut's mark, on a line of its own
+			if i := strings.Index(shown, "\n## Focus asked for\n"); i >= 0 {
+				shown = shown[:i+1] // the focus is the request's, not carried over
 			}
+			shown = strings.TrimRight(shown, "\n") + "\n"
+			require.Equal(t, shown, again, "limit %d: the summary\n%s\nread back as\n%s", limit, out, again)
 		}
 	}
 }

@@ -18,8 +18,10 @@ import (
 // is, shortened. Tests and examples use it; a host can fall back on it
 // when its model is down. The zero value is ready to use.
 type ExtractiveSummarizer struct {
-	// MaxChars bounds the summary's length; default 4,000, or less when
-	// the request's MaxTokens asks for less (four characters a token).
+	// MaxChars bounds the summary's length in bytes; default 4,000, or
+	// less when the request's MaxTokens asks for less (four characters a
+	// token). A longer summary is cut between lines, the cut marked by a
+	// last line "…", so that updating it reads back what it shows.
 	MaxChars int
 }
 
@@ -135,7 +137,7 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	if sum.goal != "" {
 		fmt.Fprintf(&b, "\n## Goal\n%s\n", escapeLine(sum.goal))
 	}
-	if len(sum.asks) > 0 {
+	if len(sum.asks) > 0 || sum.earlier > 0 {
 		b.WriteString("\n## Progress\n")
 		if sum.earlier > 0 {
 			fmt.Fprintf(&b, "- … %d earlier requests\n", sum.earlier)
@@ -161,7 +163,40 @@ func (x ExtractiveSummarizer) Summarize(ctx context.Context, req *SummaryRequest
 	if req.Instructions != "" {
 		fmt.Fprintf(&b, "\n## Focus asked for\n%s\n", oneLine(req.Instructions, 300))
 	}
-	return truncateText(b.String(), limit), nil
+	return cutSummary(b.String(), limit), nil
+}
+
+// cutSummary bounds a summary to max bytes. It cuts between lines,
+// leaving no blank line or heading without its content at the end, and
+// marks the cut with a line that is only "…", which readExtractive
+// skips: a cut inside a line would leave a piece of it (a heading's
+// "##…", a count's "- … 1…") that reads back as a request or an answer.
+// Only when no line ends early enough is a line cut (truncateText).
+func cutSummary(s string, max int) string {
+	const mark = "…"
+	if len(s) <= max {
+		return s
+	}
+	title := strings.IndexByte(s, '\n') // the first line stays
+	i := -1
+	if max > len(mark) {
+		i = strings.LastIndexByte(s[:max-len(mark)], '\n')
+	}
+	if title < 0 || i < title {
+		return truncateText(s, max)
+	}
+	kept := s[:i] // without the line break
+	for {
+		j := strings.LastIndexByte(kept, '\n')
+		if j < title {
+			break
+		}
+		if last := kept[j+1:]; strings.TrimSpace(last) != "" && !strings.HasPrefix(last, "## ") {
+			break
+		}
+		kept = kept[:j]
+	}
+	return kept + "\n" + mark
 }
 
 // readExtractive reads back an earlier extractive summary: its sections
