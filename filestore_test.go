@@ -213,6 +213,37 @@ func TestFileStoreFidelity(t *testing.T) {
 	}
 }
 
+// TestFileStoreMigrationOverLimits: a file of an older version that its
+// migration would take past the store's limits (a line that gains its id
+// and parent) is not migrated: opening it fails with a *LimitError that
+// names it, and the file stays as it was.
+func TestFileStoreMigrationOverLimits(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	msg := `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("y", 80) + `"}}`
+	data := []byte(`{"type":"session","id":"v1lim","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" + msg + "\n")
+	dir := filepath.Join(root, storekit.CwdDir("/w"))
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	path := filepath.Join(dir, "2026-01-15T10-00-00-000Z_v1lim.jsonl")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+
+	store := openFS(t, root, &session.FileStoreOptions{Limits: session.Limits{MaxLineBytes: int64(len(msg) + 5)}})
+	_, err := store.OpenPath(ctx, path)
+	var le *session.LimitError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "line", le.What)
+	assert.Equal(t, path, le.Path)
+	assert.Equal(t, data, mustRead(t, path), "the file is not touched")
+
+	// Under the default limits it migrates.
+	_, err = openFS(t, root, nil).OpenPath(ctx, path)
+	require.NoError(t, err)
+	log, err := session.DecodeLog(mustRead(t, path), nil)
+	require.NoError(t, err)
+	assert.Zero(t, log.MigratedFrom)
+	assert.Len(t, log.Entries, 1)
+}
+
 // TestFileStoreMigratesOldFiles opens pi's real v1 sessions and the
 // handmade v1 and v2 files through a store: the file is rewritten in
 // version 3, with pi's structure, and gives pi's context.

@@ -185,15 +185,31 @@ func FuzzReadLogFile(f *testing.F) {
 // every line that is not an entry, byte for byte.
 func checkMigrateFile(t *testing.T, data []byte) {
 	t.Helper()
-	old, err := DecodeLog(data, nil)
+	checkMigrateFileLimits(t, data, Limits{})
+}
+
+// checkMigrateFileLimits is checkMigrateFile with limits on the reads
+// and the migration. A migration that would make a line or the log
+// longer than the limits allow fails with a *LimitError.
+func checkMigrateFileLimits(t *testing.T, data []byte, lim Limits) {
+	t.Helper()
+	opts := &ReadOptions{Limits: lim}
+	old, err := DecodeLog(data, opts)
 	if err != nil || old.MigratedFrom == 0 {
 		return
 	}
-	out, err := migrateFile(data, old.MigratedFrom)
+	out, err := migrateFile(data, old.MigratedFrom, lim.withDefaults())
+	var le *LimitError
+	if errors.As(err, &le) {
+		if le.What == "line" && le.Size <= lim.withDefaults().MaxLineBytes || le.What == "log" && le.Size <= lim.withDefaults().MaxLogBytes {
+			t.Fatalf("migrateFile: %v, within the limits", err)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("migrateFile: %v", err)
 	}
-	now, err := DecodeLog(out, nil)
+	now, err := DecodeLog(out, opts)
 	if err != nil {
 		t.Fatalf("the migrated file does not read: %v\n%s", err, out)
 	}
@@ -225,6 +241,41 @@ func checkMigrateFile(t *testing.T, data []byte) {
 		if !bytes.HasPrefix(lines[z.Line-1], orig) {
 			t.Fatalf("line %d: %q, want it to start with %q as before", z.Line, lines[z.Line-1], orig)
 		}
+	}
+}
+
+// TestMigrateFileLimits: a line over MaxLineBytes, which the reader
+// refuses before migrating anything, is kept as it was and takes no id
+// (the entries after it keep the ids a read gives them); a migration
+// that would make a line or the log too long to read fails.
+func TestMigrateFileLimits(t *testing.T) {
+	long := `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("x", 200) + `"}}`
+	v1 := `{"type":"session","id":"v1"}` + "\n" +
+		`{"type":"message","message":{"role":"user","content":"a"}}` + "\n" +
+		long + "\n" +
+		`{"type":"message","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"compaction","summary":"s","firstKeptEntryIndex":3,"tokensBefore":1}` + "\n"
+	checkMigrateFileLimits(t, []byte(v1), Limits{MaxLineBytes: 150})
+	out, err := migrateFile([]byte(v1), 1, Limits{MaxLineBytes: 150}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(string(out), "\n"); lines[2] != long {
+		t.Errorf("the long line became %q", lines[2])
+	}
+
+	// An entry just under the limit that its id and parent would take
+	// over it.
+	near := `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("y", 80) + `"}}`
+	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, Limits{MaxLineBytes: int64(len(near) + 5)}.withDefaults())
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "line" || le.Line != 2 {
+		t.Errorf("a line the migration takes over the limit: %v, want a *LimitError for line 2", err)
+	}
+	// And a log it would take over its limit.
+	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, Limits{MaxLogBytes: int64(len(near) + 40)}.withDefaults())
+	if !errors.As(err, &le) || le.What != "log" {
+		t.Errorf("a log the migration takes over the limit: %v, want a *LimitError", err)
 	}
 }
 
@@ -277,7 +328,10 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 func FuzzMigrateFile(f *testing.F) {
 	f.Add([]byte(`{"type":"session","version":2,"id":"v2"}` + "\n" + `{"type":"message","id":"a","parentId":null,"message":{"role":"hookMessage"}}` + "\n{bad\n"))
 	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\nx\n" + `{"type":"compaction","firstKeptEntryIndex":1}`))
-	f.Fuzz(func(t *testing.T, data []byte) { checkMigrateFile(t, data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkMigrateFile(t, data)
+		checkMigrateFileLimits(t, data, Limits{MaxLineBytes: 120, MaxLogBytes: 400})
+	})
 }
 
 // TestReadLogFileLazyBeforeCompaction: the messages before the last

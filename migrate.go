@@ -310,31 +310,42 @@ func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) 
 
 // migrateFile returns the bytes of a log of an older version upgraded to
 // CurrentVersion, line for line: the header and each entry migrated as
-// DecodeLog migrates them, and every other line (blank, malformed, a torn
-// last line) kept as it was, so that a migration loses nothing the file
-// held. data must read as a log of version from (see Log.MigratedFrom).
-func migrateFile(data []byte, from int) ([]byte, error) {
+// DecodeLog migrates them under the limits lim (with defaults), and every
+// other line (blank, malformed, over lim.MaxLineBytes, a torn last line)
+// kept as it was, so that a migration loses nothing the file held. A
+// migration that would take a line or the log past lim, for the reader
+// to refuse, fails with a *LimitError. data must read as a log of
+// version from (see Log.MigratedFrom).
+func migrateFile(data []byte, from int, lim Limits) ([]byte, error) {
 	mig := newMigrator(from)
 	first, rest, _ := bytes.Cut(data, []byte{'\n'})
 	h, err := mig.header(bytes.TrimSpace(first))
 	if err != nil {
 		return nil, err
 	}
+	if int64(len(h)) > lim.MaxLineBytes {
+		return nil, lim.lineError(1, int64(len(h)))
+	}
 	out := make([]byte, 0, len(data)+len(data)/8+64)
 	out = append(append(out, h...), '\n')
-	for len(rest) > 0 {
+	for n := 2; len(rest) > 0; n++ {
 		line, more, nl := bytes.Cut(rest, []byte{'\n'})
 		rest = more
-		// As the reader does (logParser.entryLine): what follows the
-		// last zero byte is the line, the zeros before it are kept for
-		// the reader to report again (and mig.entry drops a marker).
+		// As the reader does (logParser.entryLine): a line over the
+		// limit is not read at all (nor migrated: the first step counts
+		// the lines it migrates); what follows the last zero byte is the
+		// line, the zeros before it are kept for the reader to report
+		// again (and mig.entry drops a marker).
 		zeros, body := []byte(nil), line
 		if i := bytes.LastIndexByte(line, 0); i >= 0 {
 			zeros, body = line[:i+1], line[i+1:]
 		}
-		if v := bytes.TrimSpace(body); len(v) > 0 {
+		if v := bytes.TrimSpace(body); len(v) > 0 && int64(len(line)) <= lim.MaxLineBytes {
 			if m, err := mig.entry(v); err == nil {
 				if _, err := parseEntryMode(m, true); err == nil {
+					if k := int64(len(zeros) + len(m)); k > lim.MaxLineBytes {
+						return nil, lim.lineError(n, k)
+					}
 					out = append(out, zeros...)
 					out = append(append(out, m...), '\n')
 					continue
@@ -345,6 +356,9 @@ func migrateFile(data []byte, from int) ([]byte, error) {
 		if nl {
 			out = append(out, '\n')
 		}
+	}
+	if int64(len(out)) > lim.MaxLogBytes {
+		return nil, &LimitError{What: "log", Size: int64(len(out)), Limit: lim.MaxLogBytes}
 	}
 	return out, nil
 }
