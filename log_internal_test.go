@@ -148,8 +148,13 @@ func FuzzReadLogFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		defer func(old int64) { readChunk = old }(readChunk)
 		readChunk = int64(chunk%64) + 1
-		for _, strict := range []bool{false, true} {
-			opts := &ReadOptions{Strict: strict}
+		for k := range 4 {
+			// Strict or not, under the default limits or with lines of
+			// 100 bytes at most (a chunk's lines are checked too).
+			opts := &ReadOptions{Strict: k%2 == 1}
+			if k >= 2 {
+				opts.Limits.MaxLineBytes = 100
+			}
 			want, werr := DecodeLog(data, opts)
 			got, _, end, err := readLogFile(bytes.NewReader(data), int64(len(data)), opts)
 			if (err == nil) != (werr == nil) {
@@ -332,6 +337,29 @@ func FuzzMigrateFile(f *testing.F) {
 		checkMigrateFile(t, data)
 		checkMigrateFileLimits(t, data, Limits{MaxLineBytes: 120, MaxLogBytes: 400})
 	})
+}
+
+// TestReadLogFileLineLimit: a line over MaxLineBytes is malformed in a
+// file read in chunks as in DecodeLog, wherever it falls (within a chunk
+// it went to the fast path of message entries, which did not check it).
+func TestReadLogFileLineLimit(t *testing.T) {
+	defer func(old int64) { readChunk = old }(readChunk)
+	data := []byte(`{"type":"session","version":3,"id":"s"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"short"}}` + "\n" +
+		`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"` + strings.Repeat("l", 100) + `"}}` + "\n" +
+		`{"type":"message","id":"c","parentId":"a","message":{"role":"user","content":"after"}}` + "\n")
+	opts := &ReadOptions{Limits: Limits{MaxLineBytes: 120}}
+	want, err := DecodeLog(data, opts)
+	if err != nil || len(want.Entries) != 2 || len(want.Malformed) != 1 {
+		t.Fatalf("DecodeLog: %v, %d entries, malformed %v", err, len(want.Entries), want.Malformed)
+	}
+	for _, cs := range []int64{50, 333, int64(len(data))} {
+		readChunk = cs
+		got, _, _, err := readLogFile(bytes.NewReader(data), int64(len(data)), opts)
+		if err != nil || len(got.Entries) != 2 || fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) {
+			t.Errorf("chunk %d: %v, %d entries, malformed %v; want 2, %v", cs, err, len(got.Entries), got.Malformed, want.Malformed)
+		}
+	}
 }
 
 // TestReadLogFileLazyBeforeCompaction: the messages before the last

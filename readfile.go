@@ -320,7 +320,8 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 			// Blob references are resolved in the entry's bytes: their
 			// entries are not made compact.
 			eager := !c.later && start >= c.comp && (!(c.refs == refsSome || spanned) || !bytes.Contains(line, []byte(BlobPrefix)))
-			if eager && !marked(line) {
+			// A line over the limit is entryLine's to report.
+			if eager && !marked(line) && int64(len(line)) <= c.p.lim.MaxLineBytes {
 				if e, ok := compactLine(line, &w.arena, &w.spans); ok {
 					if src != nil {
 						e.h.src, e.h.off, e.h.sum = src, c.off+int64(start), crc32.Checksum(line, castagnoli)
