@@ -187,7 +187,7 @@ func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte
 	if replaced || !bytes.Equal(now, data) {
 		return nil // someone else changed it
 	}
-	out, err := migrateFile(data, log.MigratedFrom, s.lim)
+	out, err := migrateFile(data, log.MigratedFrom, &ReadOptions{Strict: s.opts.Strict, Limits: s.opts.Limits})
 	if le := (*LimitError)(nil); errors.As(err, &le) {
 		return WithPath(err, s.path(fsess.rel)) // migrated, it would not read
 	}
@@ -221,11 +221,12 @@ type MigrateFileOptions struct {
 // CurrentVersion. A file that cannot be read as a session gives an error
 // naming it and is never written to. The new file has a line for each
 // line of the old: each entry migrated as a read migrates it, anything
-// else (a malformed, torn or over-long line, the zero bytes a crash left
-// before a line) kept as it was, so that reading it reports what it
-// reported. A file its migration would take past the default Limits (an
-// entry near MaxLineBytes gains its id) gives a *LimitError, and nothing
-// is written; a FileStore applies its own limits the same way.
+// else (a malformed or torn line, the zero bytes a crash left before a
+// line) kept as it was, so that reading it reports what it reported. A
+// file with a line over the default Limits, which a read does not
+// migrate, or that its migration would take past them (an entry near
+// MaxLineBytes gains its id), gives a *LimitError, and nothing is
+// written; a FileStore applies its own limits the same way.
 func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (from int, err error) {
 	var o MigrateFileOptions
 	if opts != nil {
@@ -264,7 +265,7 @@ func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (fr
 	if dryRun {
 		return log.MigratedFrom, nil
 	}
-	out, err := migrateFile(data, log.MigratedFrom, Limits{}.withDefaults())
+	out, err := migrateFile(data, log.MigratedFrom, nil)
 	if le := (*LimitError)(nil); errors.As(err, &le) {
 		return 0, WithPath(err, path) // migrated, it would not read
 	}

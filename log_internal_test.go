@@ -190,23 +190,29 @@ func FuzzReadLogFile(f *testing.F) {
 // every line that is not an entry, byte for byte.
 func checkMigrateFile(t *testing.T, data []byte) {
 	t.Helper()
-	checkMigrateFileLimits(t, data, Limits{})
+	checkMigrateFileWith(t, data, nil)
+	checkMigrateFileWith(t, data, &ReadOptions{Strict: true})
 }
 
-// checkMigrateFileLimits is checkMigrateFile with limits on the reads
-// and the migration. A migration that would make a line or the log
-// longer than the limits allow fails with a *LimitError.
-func checkMigrateFileLimits(t *testing.T, data []byte, lim Limits) {
+// checkMigrateFileWith is checkMigrateFile with read options (limits,
+// strictness) for the reads and the migration. A file that the
+// migration would take past the limits, or that holds a line over them,
+// fails with a *LimitError.
+func checkMigrateFileWith(t *testing.T, data []byte, opts *ReadOptions) {
 	t.Helper()
-	opts := &ReadOptions{Limits: lim}
 	old, err := DecodeLog(data, opts)
 	if err != nil || old.MigratedFrom == 0 {
 		return
 	}
-	out, err := migrateFile(data, old.MigratedFrom, lim.withDefaults())
+	out, err := migrateFile(data, old.MigratedFrom, opts)
 	var le *LimitError
 	if errors.As(err, &le) {
-		if le.What == "line" && le.Size <= lim.withDefaults().MaxLineBytes || le.What == "log" && le.Size <= lim.withDefaults().MaxLogBytes {
+		var lim Limits
+		if opts != nil {
+			lim = opts.Limits
+		}
+		lim = lim.withDefaults()
+		if le.What == "line" && le.Size <= lim.MaxLineBytes || le.What == "log" && le.Size <= lim.MaxLogBytes {
 			t.Fatalf("migrateFile: %v, within the limits", err)
 		}
 		return
@@ -249,36 +255,34 @@ func checkMigrateFileLimits(t *testing.T, data []byte, lim Limits) {
 	}
 }
 
-// TestMigrateFileLimits: a line over MaxLineBytes, which the reader
-// refuses before migrating anything, is kept as it was and takes no id
-// (the entries after it keep the ids a read gives them); a migration
-// that would make a line or the log too long to read fails.
+// TestMigrateFileLimits: a file with a line over MaxLineBytes, which the
+// reader does not read and so cannot migrate as it would, is not
+// migrated (kept as it was, the line would stay one of the old version
+// in a file of the new); nor is one whose migration would make a line or
+// the log too long to read.
 func TestMigrateFileLimits(t *testing.T) {
 	long := `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("x", 200) + `"}}`
 	v1 := `{"type":"session","id":"v1"}` + "\n" +
 		`{"type":"message","message":{"role":"user","content":"a"}}` + "\n" +
 		long + "\n" +
-		`{"type":"message","message":{"role":"user","content":"b"}}` + "\n" +
-		`{"type":"compaction","summary":"s","firstKeptEntryIndex":3,"tokensBefore":1}` + "\n"
-	checkMigrateFileLimits(t, []byte(v1), Limits{MaxLineBytes: 150})
-	out, err := migrateFile([]byte(v1), 1, Limits{MaxLineBytes: 150}.withDefaults())
-	if err != nil {
-		t.Fatal(err)
+		`{"type":"message","message":{"role":"user","content":"b"}}` + "\n"
+	_, err := migrateFile([]byte(v1), 1, &ReadOptions{Limits: Limits{MaxLineBytes: 150}})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "line" || le.Line != 3 || le.Size != int64(len(long)) {
+		t.Errorf("a line over the limit: %v, want a *LimitError for line 3", err)
 	}
-	if lines := strings.Split(string(out), "\n"); lines[2] != long {
-		t.Errorf("the long line became %q", lines[2])
-	}
+	checkMigrateFileWith(t, []byte(v1), &ReadOptions{Limits: Limits{MaxLineBytes: 150}})
+	checkMigrateFileWith(t, []byte(v1), &ReadOptions{Limits: Limits{MaxLineBytes: 300}})
 
 	// An entry just under the limit that its id and parent would take
 	// over it.
 	near := `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("y", 80) + `"}}`
-	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, Limits{MaxLineBytes: int64(len(near) + 5)}.withDefaults())
-	var le *LimitError
+	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, &ReadOptions{Limits: Limits{MaxLineBytes: int64(len(near) + 5)}})
 	if !errors.As(err, &le) || le.What != "line" || le.Line != 2 {
 		t.Errorf("a line the migration takes over the limit: %v, want a *LimitError for line 2", err)
 	}
 	// And a log it would take over its limit.
-	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, Limits{MaxLogBytes: int64(len(near) + 40)}.withDefaults())
+	_, err = migrateFile([]byte(`{"type":"session","id":"v1"}`+"\n"+near+"\n"), 1, &ReadOptions{Limits: Limits{MaxLogBytes: int64(len(near) + 40)}})
 	if !errors.As(err, &le) || le.What != "log" {
 		t.Errorf("a log the migration takes over the limit: %v, want a *LimitError", err)
 	}
@@ -325,6 +329,11 @@ func TestMigrateFileKeepsEveryLine(t *testing.T) {
 			`{"type":"message","id":"b","parentId":"a","message":{"role":"hookMessage","customType":"x","content":"c"},"agentsession.append":"1/3/c"}` + "\n" +
 			`{"type":"custom","id":"c","parentId":"b","customType":"x","agentsession.append":"0/2/b","agentsession.append":"0/2/b"}` + "\n" +
 			`{"type":"custom","id":"d","parentId":"c","customType":"x"}` + "\n",
+		// A last line cut short that reads loosely (an escape JSON has
+		// not) but not strictly: torn for a strict read, before and after.
+		`{"type":"session","version":2,"id":"v2"}` + "\n" +
+			`{"type":"custom","id":"a","parentId":null,"customType":"x"}` + "\n" +
+			`{"type":"custom","id":"b","parentId":"a","customType":"x","data":"\e"}`,
 	} {
 		t.Run(strconv.Itoa(i), func(t *testing.T) { checkMigrateFile(t, []byte(data)) })
 	}
@@ -335,7 +344,7 @@ func FuzzMigrateFile(f *testing.F) {
 	f.Add([]byte(`{"type":"session","id":"v1"}` + "\n" + `{"type":"message","message":{"role":"user","content":"hi"}}` + "\nx\n" + `{"type":"compaction","firstKeptEntryIndex":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkMigrateFile(t, data)
-		checkMigrateFileLimits(t, data, Limits{MaxLineBytes: 120, MaxLogBytes: 400})
+		checkMigrateFileWith(t, data, &ReadOptions{Limits: Limits{MaxLineBytes: 120, MaxLogBytes: 400}})
 	})
 }
 

@@ -309,14 +309,23 @@ func Migrate(from int, header []byte, lines [][]byte) ([]byte, [][]byte, error) 
 }
 
 // migrateFile returns the bytes of a log of an older version upgraded to
-// CurrentVersion, line for line: the header and each entry migrated as
-// DecodeLog migrates them under the limits lim (with defaults), and every
-// other line (blank, malformed, over lim.MaxLineBytes, a torn last line)
-// kept as it was, so that a migration loses nothing the file held. A
-// migration that would take a line or the log past lim, for the reader
-// to refuse, fails with a *LimitError. data must read as a log of
+// CurrentVersion, line for line: the header and each entry migrated as a
+// read with opts (nil: the defaults) migrates them, and every other line
+// (blank, malformed, a torn last line) kept as it was, so that the new
+// file reads as the old one did and a migration loses nothing the file
+// held. It fails with a *LimitError for a file it cannot migrate within
+// opts.Limits: one with a line over MaxLineBytes (the reader does not
+// read it, so it cannot be migrated as the reader would; kept as it was,
+// it would stay a line of the old version in a file of the new), or that
+// the migration would take past a limit (an entry near MaxLineBytes
+// gains its id and parent). data must read with opts as a log of
 // version from (see Log.MigratedFrom).
-func migrateFile(data []byte, from int, lim Limits) ([]byte, error) {
+func migrateFile(data []byte, from int, opts *ReadOptions) ([]byte, error) {
+	var o ReadOptions
+	if opts != nil {
+		o = *opts
+	}
+	lim := o.Limits.withDefaults()
 	mig := newMigrator(from)
 	first, rest, _ := bytes.Cut(data, []byte{'\n'})
 	h, err := mig.header(bytes.TrimSpace(first))
@@ -331,18 +340,19 @@ func migrateFile(data []byte, from int, lim Limits) ([]byte, error) {
 	for n := 2; len(rest) > 0; n++ {
 		line, more, nl := bytes.Cut(rest, []byte{'\n'})
 		rest = more
-		// As the reader does (logParser.entryLine): a line over the
-		// limit is not read at all (nor migrated: the first step counts
-		// the lines it migrates); what follows the last zero byte is the
-		// line, the zeros before it are kept for the reader to report
-		// again (and mig.entry drops a marker).
+		if int64(len(line)) > lim.MaxLineBytes {
+			return nil, lim.lineError(n, int64(len(line)))
+		}
+		// As the reader does (logParser.entryLine): what follows the
+		// last zero byte is the line, the zeros before it are kept for
+		// the reader to report again (and mig.entry drops a marker).
 		zeros, body := []byte(nil), line
 		if i := bytes.LastIndexByte(line, 0); i >= 0 {
 			zeros, body = line[:i+1], line[i+1:]
 		}
-		if v := bytes.TrimSpace(body); len(v) > 0 && int64(len(line)) <= lim.MaxLineBytes {
+		if v := bytes.TrimSpace(body); len(v) > 0 {
 			if m, err := mig.entry(v); err == nil {
-				if _, err := parseEntryMode(m, true); err == nil {
+				if _, err := parseEntryMode(m, !o.Strict); err == nil {
 					if k := int64(len(zeros) + len(m)); k > lim.MaxLineBytes {
 						return nil, lim.lineError(n, k)
 					}
