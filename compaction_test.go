@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -787,6 +788,21 @@ func TestExtractiveSummaryCutAnywhere(t *testing.T) {
 			}
 			shown = strings.TrimRight(shown, "\n") + "\n"
 			require.Equal(t, shown, again, "limit %d: the summary\n%s\nread back as\n%s", limit, out, again)
+		}
+	}
+}
+
+// TestExtractiveSummaryTinyLimits: any MaxChars, however small, gives a
+// summary within it, of valid UTF-8, without a panic.
+func TestExtractiveSummaryTinyLimits(t *testing.T) {
+	ctx := context.Background()
+	msgs := []*session.Message{session.UserText("Port the parser é"), reply("Done é")}
+	for _, prev := range []string{"", "a model's summary é", "## Conversation so far (summarized without a model)\n\n## Goal\ngoal é\n"} {
+		for limit := 1; limit <= 80; limit++ {
+			out, err := session.ExtractiveSummarizer{MaxChars: limit}.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(out), limit)
+			assert.True(t, utf8.ValidString(out), "%q", out)
 		}
 	}
 }

@@ -322,15 +322,21 @@ func hasText(m *Message) bool {
 	return false
 }
 
+// truncateText cuts s to at most max bytes at a rune, marking the cut
+// with "…" when there is room for it.
 func truncateText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - len("…")
+	mark := "…"
+	if max < len(mark) {
+		mark = ""
+	}
+	cut := max - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…"
+	return s[:cut] + mark
 }
 
 // ---- Branch summaries ----
