@@ -265,7 +265,15 @@ func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (fr
 	if dryRun {
 		return log.MigratedFrom, nil
 	}
-	out, err := migrateFile(data, log.MigratedFrom, nil)
+	plain := data
+	if hasZstdMagic(data) {
+		// Compressed (DecodeLog read it so): migrated from its bytes,
+		// written plain, as a FileStore does.
+		if plain, err = decompressLog(data, DefaultMaxLogBytes); err != nil {
+			return 0, WithPath(err, path)
+		}
+	}
+	out, err := migrateFile(plain, log.MigratedFrom, nil)
 	if le := (*LimitError)(nil); errors.As(err, &le) {
 		return 0, WithPath(err, path) // migrated, it would not read
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentsession/session/internal/compattest"
 	"github.com/agentsession/session/storekit"
 	"github.com/agentsession/session/storetest"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -242,6 +243,31 @@ func TestFileStoreMigrationOverLimits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, log.MigratedFrom)
 	assert.Len(t, log.Entries, 1)
+}
+
+// TestMigrateFileCompressed: an older file compressed with zstd (which
+// DecodeLog reads) is migrated from its bytes and written plain; the
+// backup is the compressed file as it was.
+func TestMigrateFileCompressed(t *testing.T) {
+	ctx := context.Background()
+	old := []byte(`{"type":"session","version":2,"id":"s-z","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n")
+	enc, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	comp := enc.EncodeAll(old, nil)
+	path := filepath.Join(t.TempDir(), "old.jsonl")
+	require.NoError(t, os.WriteFile(path, comp, 0o600))
+
+	from, err := session.MigrateFile(ctx, path, &session.MigrateFileOptions{Backup: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, from)
+	log, err := session.DecodeLog(mustRead(t, path), &session.ReadOptions{Strict: true})
+	require.NoError(t, err)
+	assert.Zero(t, log.MigratedFrom)
+	require.Len(t, log.Entries, 1)
+	assert.Equal(t, "m1", log.Entries[0].ID())
+	assert.False(t, bytes.HasPrefix(mustRead(t, path), comp[:4]), "written plain")
+	assert.Equal(t, comp, mustRead(t, path+".bak"))
 }
 
 // TestFileStoreMigratesOldFiles opens pi's real v1 sessions and the
