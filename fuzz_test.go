@@ -232,28 +232,29 @@ func FuzzExtractiveSummary(f *testing.F) {
 	f.Add("a model's summary\n\nwith paragraphs", "")
 	f.Add("## Conversation so far (summarized without a model)\n## Tools used\n- ×\n- a ×x\n## Progress\n- … -5 earlier requests", "q")
 	f.Fuzz(func(t *testing.T, prev, ask string) {
-		x := session.ExtractiveSummarizer{MaxChars: 600}
-		ctx := context.Background()
-		msgs := []*session.Message{session.UserText(ask), session.Assistant(session.ToolCall("c", "read", json.RawMessage(`{}`)))}
-		out, err := x.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out) > 600 {
-			t.Fatalf("%d bytes, over the limit", len(out))
-		}
-		if utf8.ValidString(prev) && utf8.ValidString(ask) && !utf8.ValidString(out) {
-			t.Fatalf("invalid UTF-8 out of valid input: %q", out)
-		}
-		again, err := x.Summarize(ctx, &session.SummaryRequest{PreviousSummary: out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range []string{"Goal", "Progress", "Last answer"} {
-			// A section whose line is only "…" is where the limit cut:
-			// nothing of it is shown, so nothing is carried over.
-			if want := sectionOf(out, name); want != "" && want != "…" && sectionOf(again, name) != want {
-				t.Fatalf("the %s %q was lost:\n%s\nread back as\n%s", name, want, out, again)
+		// The default-like limit, and one from 1 to 300 bytes.
+		for _, limit := range []int{600, 1 + (len(prev)+len(ask))%300} {
+			x := session.ExtractiveSummarizer{MaxChars: limit}
+			ctx := context.Background()
+			msgs := []*session.Message{session.UserText(ask), session.Assistant(session.ToolCall("c", "read", json.RawMessage(`{}`)))}
+			out, err := x.Summarize(ctx, &session.SummaryRequest{Messages: msgs, PreviousSummary: prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) > limit {
+				t.Fatalf("%d bytes, over the limit of %d", len(out), limit)
+			}
+			if utf8.ValidString(prev) && utf8.ValidString(ask) && !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8 out of valid input: %q", out)
+			}
+			again, err := x.Summarize(ctx, &session.SummaryRequest{PreviousSummary: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"Goal", "Progress", "Last answer"} {
+				if want := sectionOf(out, name); want != "" && sectionOf(again, name) != want {
+					t.Fatalf("limit %d: the %s %q was lost:\n%s\nread back as\n%s", limit, name, want, out, again)
+				}
 			}
 		}
 	})
