@@ -174,9 +174,10 @@ func (t *tree) verifyStructure() []Finding {
 	for i := range t.nodes {
 		n := &t.nodes[i]
 		id := n.e.id
-		if j, _ := t.lookup(id); counts[id] > 1 && j == int32(i) {
-			c := counts[id]
-			out = append(out, Finding{Kind: FindingDuplicateID, EntryID: id, Detail: fmt.Sprintf("%d entries have this id; the last one is used", c)})
+		if c := counts[id]; c > 1 {
+			if j, _ := t.lookup(id); j == int32(i) { // the one in use
+				out = append(out, Finding{Kind: FindingDuplicateID, EntryID: id, Detail: fmt.Sprintf("%d entries have this id; the last one is used", c)})
+			}
 		}
 		if n.flags&fShadowed != 0 {
 			continue
