@@ -3,11 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
@@ -70,51 +67,15 @@ func BenchmarkAppend(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			turns := make([][]*session.Message, 64)
-			for i := range turns {
-				u, a, r := workload.Turn(i)
-				turns[i] = []*session.Message{u, a, r}
-			}
-			lat := make([][]time.Duration, agents)
-			var next atomic.Int64
 			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for g := range agents {
-				wg.Go(func() {
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							return
-						}
-						t := time.Now()
-						// A handle retries a few conflicts itself; under
-						// sixteen writers it can run out, and the agent
-						// saves the turn again.
-						for {
-							err := handles[g].SaveTurn(ctx, turns[i%int64(len(turns))], nil)
-							if err == nil {
-								break
-							}
-							if !errors.Is(err, session.ErrConflict) {
-								b.Error(err)
-								return
-							}
-						}
-						lat[g] = append(lat[g], time.Since(t))
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
+			res, err := workload.SaveTurns(ctx, handles, b.N)
 			b.StopTimer()
-			all := slices.Concat(lat...)
-			slices.Sort(all)
-			if len(all) > 0 {
-				b.ReportMetric(float64(3*len(all))/elapsed.Seconds(), "entries/s")
-				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			if err != nil {
+				b.Fatal(err)
 			}
+			b.ReportMetric(res.EntriesPerSec(), "entries/s")
+			b.ReportMetric(float64(res.Quantile(0.5).Microseconds()), "p50-µs")
+			b.ReportMetric(float64(res.Quantile(0.99).Microseconds()), "p99-µs")
 			if g := pgstore.Grouped(pg); g.Batches > 0 {
 				b.ReportMetric(float64(g.Batched)/float64(g.Batches), "appends/batch")
 				b.ReportMetric(float64(g.Batched)/float64(store.appends.Load()), "batched/append")

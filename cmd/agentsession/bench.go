@@ -15,6 +15,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
 )
@@ -59,6 +61,9 @@ type benchResult struct {
 	CompactNs           int64   `json:"compactNs"`
 	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
 	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
+	// Postgres is the PostgreSQL section (bench_pg.go); null without
+	// --pg.
+	Postgres *pgBenchResult `json:"postgres"`
 	// Workspace is the workspace section (bench_ws.go); null when no
 	// tree was found to copy.
 	Workspace *wsBenchResult `json:"workspace"`
@@ -67,29 +72,35 @@ type benchResult struct {
 var cmdBench = &command{
 	name:    "bench",
 	summary: "measure this machine's disk with the W10k workload, and the workspace against git",
-	usage:   "[--turns N] [--dir DIR] [--ws-tree DIR] [--busy] [--json]",
+	usage:   "[--turns N] [--dir DIR] [--ws-tree DIR] [--pg DSN] [--busy] [--json]",
 	common:  withJSON,
 	nargs:   [2]int{0, 0},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
 		turns := fs.Int("turns", workload.W10k, "build a workload of `N` turns")
 		dir := fs.String("dir", "", "measure in a new directory inside `DIR` (default: the system's temporary directory)")
 		wsTree := fs.String("ws-tree", "", "copy `DIR` for the workspace measures (default: $(go env GOROOT)/src/net)")
+		pg := fs.String("pg", "", "also measure pgstore on the PostgreSQL server `DSN` names (in a schema the run creates and drops)")
 		busy := fs.Bool("busy", false, "measure beside a CPU hog (a process of this program spinning on one core), as on a busy machine")
 		return func([]string) int {
 			if *turns < 1 {
 				return c.usageError("--turns must be positive")
+			}
+			if *pg != "" {
+				if _, err := pgxpool.ParseConfig(*pg); err != nil {
+					return c.usageError("--pg: %v", err)
+				}
 			}
 			if *wsTree != "" {
 				if fi, err := os.Stat(*wsTree); err != nil || !fi.IsDir() {
 					return c.usageError("--ws-tree %s is not a directory", *wsTree)
 				}
 			}
-			return c.bench(*dir, *turns, *wsTree, *busy)
+			return c.bench(*dir, *turns, *wsTree, *pg, *busy)
 		}
 	},
 }
 
-func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
+func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 	base, err := os.MkdirTemp(dir, "agentsession-bench-")
 	if err != nil {
 		return c.fail("%v", err)
@@ -106,6 +117,11 @@ func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 	r, err := runBench(base, turns, prog)
 	if r != nil {
 		r.Busy = busy
+	}
+	if err == nil && pg != "" {
+		if r.Postgres, err = runPGBench(context.Background(), pg, prog); err != nil {
+			err = fmt.Errorf("postgres: %w", err)
+		}
 	}
 	if err == nil {
 		if wsTree == "" {
@@ -156,6 +172,10 @@ func (c *call) bench(dir string, turns int, wsTree string, busy bool) int {
 		{"compact", dur(r.CompactNs)},
 	} {
 		t.row(row[0], row[1])
+	}
+	if p := r.Postgres; p != nil {
+		t.row(fmt.Sprintf("PostgreSQL: %d agents saving turns, %d sessions", p.Agents, p.Agents), fmt.Sprintf("%.0f entries/s", p.EntriesPerSec))
+		t.row("PostgreSQL: a turn (p50, p99)", dur(p.TurnP50Ns)+", "+dur(p.TurnP99Ns))
 	}
 	if r.Workspace != nil {
 		for _, row := range wsRows(r.Workspace) {

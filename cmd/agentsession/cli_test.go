@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -100,12 +99,7 @@ func TestJSONEverywhere(t *testing.T) {
 	root, croot := testStore(t, "s-one"), testStore(t, "s-two")
 	v2 := write(t, "v2.jsonl", v2File)
 	ws := newWSFixture(t)
-	wsTree := t.TempDir() // bench's workspace measures: a tiny tree, no wait
-	defer func(d time.Duration) { wsRacyWait = d }(wsRacyWait)
-	wsRacyWait = 0
-	for i := range 10 {
-		require.NoError(t, os.WriteFile(filepath.Join(wsTree, fmt.Sprintf("f%d.go", i)), []byte("package f\n"), 0o644))
-	}
+	wsTree := tinyWSTree(t)
 	runs := map[string][][]string{
 		"context":     {{"context", "--json", p}},
 		"tree":        {{"tree", "--json", p}},

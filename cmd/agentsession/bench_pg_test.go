@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyWSTree returns a tree of ten small files for bench's workspace
+// measures, and has them not wait out the racy-timestamp window while
+// the test runs.
+func tinyWSTree(t *testing.T) string {
+	t.Helper()
+	old := wsRacyWait
+	wsRacyWait = 0
+	t.Cleanup(func() { wsRacyWait = old })
+	dir := t.TempDir()
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", i)), []byte("package f\n"), 0o644))
+	}
+	return dir
+}
+
+// benchSchemas counts the schemas bench --pg creates on the server dsn
+// names.
+func benchSchemas(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'agentsession\_bench\_%'`).Scan(&n))
+	return n
+}
+
+// TestBenchPostgres runs bench --pg on the server AGENTSESSION_PG_DSN
+// names (.ci/run starts one): the PostgreSQL figures are measured and
+// printed, and the schema the run made is gone afterwards.
+func TestBenchPostgres(t *testing.T) {
+	dsn := os.Getenv("AGENTSESSION_PG_DSN")
+	if dsn == "" {
+		t.Skip("AGENTSESSION_PG_DSN is not set: bench --pg needs a PostgreSQL server (see the README, \"Tests with and without PostgreSQL\")")
+	}
+	t.Setenv("AGENTSESSION_TEST_MAIN", "1") // bench measures the heap in a child process: this binary as main
+	wsTree := tinyWSTree(t)
+	before := benchSchemas(t, dsn)
+
+	out, errOut, code := runCLI("bench", "--json", "--turns", "3", "--ws-tree", wsTree, "--pg", dsn)
+	require.Equal(t, 0, code, errOut)
+	var r struct {
+		Postgres *pgBenchResult `json:"postgres"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.NotNil(t, r.Postgres, out)
+	p := r.Postgres
+	assert.Equal(t, pgAgents, p.Agents)
+	assert.Equal(t, pgTurns, p.Turns)
+	assert.Positive(t, p.EntriesPerSec)
+	assert.Positive(t, p.TurnP50Ns)
+	assert.GreaterOrEqual(t, p.TurnP99Ns, p.TurnP50Ns)
+	assert.Equal(t, before, benchSchemas(t, dsn), "bench --pg left its schema behind")
+
+	out, errOut, code = runCLI("bench", "--turns", "3", "--ws-tree", wsTree, "--pg", dsn)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "PostgreSQL: 16 agents saving turns, 16 sessions")
+	assert.Contains(t, out, "entries/s")
+	assert.Equal(t, before, benchSchemas(t, dsn))
+}
+
+// TestBenchPostgresUnreachable: a server that does not answer is an
+// error that says so, after the measures of the disk, not a hang or a
+// table without the row.
+func TestBenchPostgresUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench measures the disk first")
+	}
+	t.Setenv("AGENTSESSION_TEST_MAIN", "1")
+	out, errOut, code := runCLI("bench", "--json", "--turns", "3", "--ws-tree", tinyWSTree(t), "--pg", "postgres://nobody@127.0.0.1:1/none?connect_timeout=5")
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "bench: postgres:")
+
+	// A DSN that does not parse is refused before anything is measured.
+	_, errOut, code = runCLI("bench", "--turns", "3", "--pg", "postgres://a b@[::1")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "agentsession bench: --pg:")
+}
