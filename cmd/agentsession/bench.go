@@ -10,12 +10,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
@@ -85,8 +85,13 @@ var cmdBench = &command{
 			if *turns < 1 {
 				return c.usageError("--turns must be positive")
 			}
-			if *pg != "" {
-				if _, err := pgxpool.ParseConfig(*pg); err != nil {
+			pgSet := false
+			fs.Visit(func(f *flag.Flag) { pgSet = pgSet || f.Name == "pg" })
+			if pgSet {
+				if *pg == "" {
+					return c.usageError("--pg needs the DSN of a PostgreSQL server")
+				}
+				if _, err := pgConfig(*pg); err != nil {
 					return c.usageError("--pg: %v", err)
 				}
 			}
@@ -101,6 +106,14 @@ var cmdBench = &command{
 }
 
 func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
+	if pg != "" {
+		ctx, cancel := context.WithTimeout(c.ctx, 2*pgConnectTimeout)
+		err := pgPing(ctx, pg)
+		cancel()
+		if err != nil {
+			return c.fail("bench: --pg: the server does not answer: %v", err)
+		}
+	}
 	base, err := os.MkdirTemp(dir, "agentsession-bench-")
 	if err != nil {
 		return c.fail("%v", err)
@@ -119,7 +132,11 @@ func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 		r.Busy = busy
 	}
 	if err == nil && pg != "" {
-		if r.Postgres, err = runPGBench(context.Background(), pg, prog); err != nil {
+		// An interrupt ends the run and still drops its schema.
+		ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
+		r.Postgres, err = runPGBench(ctx, pg, prog)
+		stop()
+		if err != nil {
 			err = fmt.Errorf("postgres: %w", err)
 		}
 	}
@@ -174,7 +191,7 @@ func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 		t.row(row[0], row[1])
 	}
 	if p := r.Postgres; p != nil {
-		t.row(fmt.Sprintf("PostgreSQL: %d agents saving turns, %d sessions", p.Agents, p.Agents), fmt.Sprintf("%.0f entries/s", p.EntriesPerSec))
+		t.row(fmt.Sprintf("PostgreSQL: %d agents, a session each, %d turns", p.Agents, p.Turns), fmt.Sprintf("%.0f entries/s", p.EntriesPerSec))
 		t.row("PostgreSQL: a turn (p50, p99)", dur(p.TurnP50Ns)+", "+dur(p.TurnP99Ns))
 	}
 	if r.Workspace != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,29 +34,60 @@ type pgBenchResult struct {
 	TurnP99Ns     int64   `json:"turnP99Ns"`
 }
 
-// runPGBench measures on the server dsn names, in a schema of its own
-// that it creates and drops (the database needs CREATE for the user).
-func runPGBench(ctx context.Context, dsn string, prog *progress) (_ *pgBenchResult, err error) {
-	prog.set("bench: PostgreSQL", 0, 1)
+// pgConnectTimeout bounds a connection to the server when the DSN sets
+// no connect_timeout: a server that does not answer is an error, not a
+// wait for the system's TCP timeout.
+const pgConnectTimeout = 10 * time.Second
+
+// pgConfig parses dsn for bench --pg.
+func pgConfig(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("--pg: %w", err)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(ctx)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	}
+	return cfg, nil
+}
+
+// pgPing checks that the server dsn names answers, before the disk's
+// measures: a wrong DSN fails at once, not after them.
+func pgPing(ctx context.Context, dsn string) error {
+	cfg, err := pgConfig(dsn)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return conn.Ping(ctx)
+}
+
+// runPGBench measures on the server dsn names, in a schema of its own
+// that it creates and drops (the user needs CREATE on the database). The
+// schema is dropped however the run ends, ctx's end (an interrupt)
+// included; when it cannot be, the error names it.
+func runPGBench(ctx context.Context, dsn string, prog *progress) (_ *pgBenchResult, err error) {
+	prog.set("bench: PostgreSQL", 0, 1)
+	cfg, err := pgConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "agentsession_bench_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if err := pgExec(ctx, cfg.ConnConfig, "CREATE SCHEMA "+schema); err != nil {
 		return nil, fmt.Errorf("create schema %s: %w", schema, err)
 	}
 	defer func() {
-		// Dropped whatever happened; a failure to drop is reported.
-		if _, derr := conn.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE"); derr != nil && err == nil {
-			err = fmt.Errorf("drop schema %s: %w", schema, derr)
+		// On a connection of its own: the run's may be what failed.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := pgExec(dctx, cfg.ConnConfig, "DROP SCHEMA "+schema+" CASCADE"); derr != nil {
+			err = errors.Join(err, fmt.Errorf("drop schema %s (drop it with DROP SCHEMA %s CASCADE): %w", schema, schema, derr))
 		}
 	}()
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
@@ -91,4 +124,15 @@ func runPGBench(ctx context.Context, dsn string, prog *progress) (_ *pgBenchResu
 		TurnP50Ns:     a.Quantile(0.5).Nanoseconds(),
 		TurnP99Ns:     a.Quantile(0.99).Nanoseconds(),
 	}, nil
+}
+
+// pgExec runs sql on a connection of its own, made from cc.
+func pgExec(ctx context.Context, cc *pgx.ConnConfig, sql string) error {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, sql)
+	return err
 }

@@ -16,9 +16,9 @@ import (
 // backslashes, quotes and control bytes as three 64-bit masks and walks
 // the escapes by their bits, copying the runs between them a word at a
 // time, to take one unpredictable branch per block rather than one per
-// escape. On code it is about 45% slower than unescapeFast
-// (BenchmarkUnescapeMasks): building the masks costs more than the
-// branches it saves.
+// escape. On code it is about half again as slow as unescapeFast
+// (BenchmarkUnescapeMasks: 7.1 against 4.8 µs for 5 kB of code, medians
+// of 6): building the masks costs more than the branches save.
 func unescapeMasks(b []byte, j int, buf []byte) (_ []byte, _ int, canon bool, _ error) {
 	from := len(buf)
 	var high uint64
@@ -104,6 +104,10 @@ func unescapeInputs() map[string][]byte {
 		tok, _ := json.Marshal(s)
 		in[name] = append(tok[1:], ",\"next\":1}"...)
 	}
+	// Escaped slashes, which AppendString would not write (canon false):
+	// the string ends inside a block, and in the tail.
+	in["slash"] = []byte(strings.Repeat(`a\/b`, 5) + strings.Repeat("c", 20) + `"` + strings.Repeat("x", 100))
+	in["slash-tail"] = []byte(strings.Repeat(`a\/b\n`, 30) + `"}`)
 	for pre := 56; pre < 72; pre++ {
 		tok, _ := json.Marshal(strings.Repeat("a", pre) + "\"\\é" + strings.Repeat("b", 80) + "/\n")
 		in["edge"+strings.Repeat("+", pre-56)] = append(tok[1:], '}')
