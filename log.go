@@ -186,6 +186,18 @@ func (p *logParser) headerLine(line []byte) error {
 	return nil
 }
 
+// splitZeros splits line after its last zero byte. Zero bytes are never
+// in JSON: a crash left them, where a write it lost had been before a
+// later one it kept (file systems fill such a hole with zeros), perhaps
+// after the start of a line it cut. body, what follows them, is the line
+// that is read; zeros is nil when there are none.
+func splitZeros(line []byte) (zeros, body []byte) {
+	if i := bytes.LastIndexByte(line, 0); i >= 0 {
+		return line[:i+1], line[i+1:]
+	}
+	return nil, line
+}
+
 // entryLine handles one line after the header. owned says whether line may
 // be kept by the entry. It returns ok=false for lines that yield no entry.
 func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
@@ -193,14 +205,10 @@ func (p *logParser) entryLine(line []byte, complete bool) (Entry, bool, error) {
 	if int64(len(line)) > p.lim.MaxLineBytes {
 		return Entry{}, false, p.tooLong(int64(len(line)))
 	}
-	if i := bytes.LastIndexByte(line, 0); i >= 0 {
-		// Zero bytes are never in JSON: a crash left them, where a write
-		// it lost had been before a later one it kept (file systems fill
-		// such a hole with zeros), perhaps after the start of a line it
-		// cut. The line that follows the zeros is read; what was lost
-		// before it is reported.
-		p.zeroed = append(p.zeroed, LineError{Line: p.line, Err: fmt.Errorf("%w (%d bytes before the line that follows)", ErrZeroed, i+1)})
-		line = line[i+1:]
+	if zeros, body := splitZeros(line); zeros != nil {
+		// What was lost before the line that follows is reported.
+		p.zeroed = append(p.zeroed, LineError{Line: p.line, Err: fmt.Errorf("%w (%d bytes before the line that follows)", ErrZeroed, len(zeros))})
+		line = body
 	}
 	v := bytes.TrimSpace(line)
 	if len(v) == 0 {

@@ -346,10 +346,7 @@ func migrateFile(data []byte, from int, opts *ReadOptions) ([]byte, error) {
 		// As the reader does (logParser.entryLine): what follows the
 		// last zero byte is the line, the zeros before it are kept for
 		// the reader to report again (and mig.entry drops a marker).
-		zeros, body := []byte(nil), line
-		if i := bytes.LastIndexByte(line, 0); i >= 0 {
-			zeros, body = line[:i+1], line[i+1:]
-		}
+		zeros, body := splitZeros(line)
 		if v := bytes.TrimSpace(body); len(v) > 0 {
 			if m, err := mig.entry(v); err == nil {
 				if _, err := parseEntryMode(m, !o.Strict); err == nil {

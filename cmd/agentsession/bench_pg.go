@@ -79,14 +79,15 @@ func runPGBench(ctx context.Context, dsn string, prog *progress) (_ *pgBenchResu
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "agentsession_bench_" + hex.EncodeToString(b[:])
-	if err := pgExec(ctx, cfg.ConnConfig, "CREATE SCHEMA "+schema); err != nil {
+	admin := cfg.ConnConfig.Copy() // for the schema itself: no search_path into it
+	if err := pgExec(ctx, admin, "CREATE SCHEMA "+schema); err != nil {
 		return nil, fmt.Errorf("create schema %s: %w", schema, err)
 	}
 	defer func() {
 		// On a connection of its own: the run's may be what failed.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if derr := pgExec(dctx, cfg.ConnConfig, "DROP SCHEMA "+schema+" CASCADE"); derr != nil {
+		if derr := pgExec(dctx, admin, "DROP SCHEMA "+schema+" CASCADE"); derr != nil {
 			err = errors.Join(err, fmt.Errorf("drop schema %s (drop it with DROP SCHEMA %s CASCADE): %w", schema, schema, derr))
 		}
 	}()
