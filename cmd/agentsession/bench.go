@@ -45,9 +45,14 @@ type benchResult struct {
 	OpenNs                  int64   `json:"openNs"`
 	OpenContextNs           int64   `json:"openContextNs"`
 	PeakResidentGrowthBytes *uint64 `json:"peakResidentGrowthBytes"` // null where not measured (Windows)
-	HeapLiveBytes           uint64  `json:"heapLiveBytes"`
-	List1000Ns              int64   `json:"list1000Ns"`
-	List1000NewStoreNs      int64   `json:"list1000NewStoreNs"`
+	// HeapSharedBytes is the heap the open session keeps with its
+	// context built and shared (SharedMessages held, as pi holds its
+	// context); HeapLiveBytes the same with a Context() held too, the
+	// caller's deep copy (the copy rule).
+	HeapSharedBytes    uint64 `json:"heapSharedBytes"`
+	HeapLiveBytes      uint64 `json:"heapLiveBytes"`
+	List1000Ns         int64  `json:"list1000Ns"`
+	List1000NewStoreNs int64  `json:"list1000NewStoreNs"`
 	// ForkNs forks the session at its middle entry into a new session of
 	// the store (written, not flushed); ForkFloorNs writes the fork's
 	// bytes to a new file and syncs it, the disk's part (a fork's file is
@@ -180,7 +185,8 @@ func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 		{"open and build the context", dur(r.OpenContextNs)},
 		{"open with context / read", fmt.Sprintf("%.2f×", r.OpenContextPerFloor)},
 		{"memory at the open's peak", peak},
-		{"heap kept by the open session", size(int64(r.HeapLiveBytes))},
+		{"heap kept by the open session, its messages shared", size(int64(r.HeapSharedBytes))},
+		{"heap kept by the open session and a Context()", size(int64(r.HeapLiveBytes))},
 		{"list 1,000 sessions", dur(r.List1000Ns)},
 		{"list 1,000 sessions, new store", dur(r.List1000NewStoreNs)},
 		{"fork at the middle", dur(r.ForkNs)},
@@ -373,7 +379,7 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 	if res.OpenContextNs, err = timeN(opens, func() error { return open(true) }); err != nil {
 		return nil, err
 	}
-	if res.PeakResidentGrowthBytes, res.HeapLiveBytes, err = measureOpen(root, id); err != nil {
+	if res.PeakResidentGrowthBytes, res.HeapSharedBytes, res.HeapLiveBytes, err = measureOpen(root, id); err != nil {
 		return nil, err
 	}
 
@@ -428,20 +434,21 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 // the child's resident memory grew at its peak (its heap and all, from
 // the kernel's account: VmHWM on Linux; nil where it is not measured)
 // and how large its heap stayed once the garbage was collected, with the
-// session still open.
-func measureOpen(root, id string) (peak *uint64, live uint64, err error) {
+// session still open: with its messages shared (SharedMessages), then
+// with a Context() held too.
+func measureOpen(root, id string) (peak *uint64, shared, live uint64, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	cmd := exec.Command(exe, "bench-open", root, id)
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+		return nil, 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
 	}
 	var r openMeasure
 	if err := json.Unmarshal(out, &r); err != nil {
-		return nil, 0, fmt.Errorf("measuring the open in a child process: %w", err)
+		return nil, 0, 0, fmt.Errorf("measuring the open in a child process: %w", err)
 	}
 	if r.Measured {
 		grew := uint64(0)
@@ -450,13 +457,14 @@ func measureOpen(root, id string) (peak *uint64, live uint64, err error) {
 		}
 		peak = &grew
 	}
-	return peak, r.HeapLive, nil
+	return peak, r.HeapShared, r.HeapLive, nil
 }
 
 // openMeasure is what the child of measureOpen prints.
 type openMeasure struct {
 	BaselineRSS uint64 `json:"baselineRss"`
 	PeakRSS     uint64 `json:"peakRss"`
+	HeapShared  uint64 `json:"heapShared"`
 	HeapLive    uint64 `json:"heapLive"`
 	Measured    bool   `json:"measured"` // the RSS figures are known
 }
@@ -472,10 +480,13 @@ var cmdBenchOpen = &command{
 	hidden:  true,
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
 		return func(args []string) int {
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			base := ms.HeapAlloc
+			heap := func() uint64 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			base := heap()
 			baseline, _, _ := currentRSS()
 			store, err := session.OpenFileStore(args[0], nil)
 			if err != nil {
@@ -485,13 +496,18 @@ var cmdBenchOpen = &command{
 			if err != nil {
 				return c.fail("%v", err)
 			}
+			msgs, err := s.SharedMessages(context.Background())
+			if err != nil {
+				return c.fail("%v", err)
+			}
+			shared := heap() - base
 			ctx := s.Context()
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
+			live := heap() - base
+			runtime.KeepAlive(msgs)
 			runtime.KeepAlive(ctx)
 			runtime.KeepAlive(s)
 			_, peak, ok := currentRSS()
-			if err := c.printJSONLine(openMeasure{baseline, peak, ms.HeapAlloc - base, ok}); err != nil {
+			if err := c.printJSONLine(openMeasure{baseline, peak, shared, live, ok}); err != nil {
 				return c.fail("%v", err)
 			}
 			return exitOK

@@ -550,7 +550,7 @@
 // "fileBytes", "appendNsPerEntry", "writeThroughNsPerEntry",
 // "writeFloorNsPerEntry", "writeThroughPerFloor", "fsyncTurnP50Ns",
 // "rawFdatasyncP50Ns", "readFloorNs", "openNs", "openContextNs",
-// "peakResidentGrowthBytes", "heapLiveBytes", "list1000Ns",
+// "peakResidentGrowthBytes", "heapSharedBytes", "heapLiveBytes", "list1000Ns",
 // "list1000NewStoreNs", "forkNs", "forkFloorNs", "forkPerFloor",
 // "compactNs", "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}:
 // durations in nanoseconds (medians, or p50), sizes in bytes, the last
@@ -565,7 +565,10 @@
 // it, and compactNs compacts the session (the offline summarizer);
 // peakResidentGrowthBytes (how much resident memory opening the session took at
 // its peak, in a child process) is null where it is not measured
-// (Windows).
+// (Windows); heapSharedBytes is the heap that child keeps with the
+// session open and its messages shared (SharedMessages, as pi holds its
+// context), heapLiveBytes the same with a Context() held too (the
+// caller's deep copy).
 //
 // "postgres" is null without --pg, else {"agents", "turns",
 // "entriesPerSec", "turnP50Ns", "turnP99Ns"}.
