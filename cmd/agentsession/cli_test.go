@@ -188,6 +188,10 @@ func TestJSONEverywhere(t *testing.T) {
 		for _, k := range []string{"writeThroughNsPerEntry", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs", "heapSharedBytes", "heapLiveBytes"} {
 			assert.Positive(t, b[k], "measured: %s", k)
 		}
+		// The heap with a Context() copy held holds what the shared one
+		// does and the copy; both are far below a wrapped subtraction.
+		assert.LessOrEqual(t, b["heapSharedBytes"], b["heapLiveBytes"])
+		assert.Less(t, b["heapLiveBytes"], float64(1<<30))
 		assert.Equal(t, false, b["busy"])
 		ws, ok := b["workspace"].(map[string]any)
 		require.True(t, ok, "the workspace section: %v", b["workspace"])
