@@ -58,12 +58,7 @@ func pgPing(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return conn.Ping(ctx)
+	return pgExec(ctx, cfg.ConnConfig, "SELECT 1")
 }
 
 // runPGBench measures on the server dsn names, in a schema of its own

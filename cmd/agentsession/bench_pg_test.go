@@ -3,30 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// tinyWSTree returns a tree of ten small files for bench's workspace
-// measures, and has them not wait out the racy-timestamp window while
-// the test runs.
-func tinyWSTree(t *testing.T) string {
-	t.Helper()
-	old := wsRacyWait
-	wsRacyWait = 0
-	t.Cleanup(func() { wsRacyWait = old })
-	dir := t.TempDir()
-	for i := range 10 {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", i)), []byte("package f\n"), 0o644))
-	}
-	return dir
-}
 
 // benchSchemas counts the schemas bench --pg creates on the server dsn
 // names.

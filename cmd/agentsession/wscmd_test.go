@@ -389,12 +389,30 @@ func TestDiffFormatting(t *testing.T) {
 	assert.Equal(t, `"tab\there"`, displayPath("tab\there"))
 }
 
-// TestBenchWorkspace: the workspace section of bench on a tiny tree,
-// with git where it is installed.
-func TestBenchWorkspace(t *testing.T) {
+// noRacyWait has the workspace measures not wait out the
+// racy-timestamp window while the test runs.
+func noRacyWait(t *testing.T) {
 	old := wsRacyWait
 	wsRacyWait = 0
 	t.Cleanup(func() { wsRacyWait = old })
+}
+
+// tinyWSTree returns a tree of ten small files for bench's workspace
+// measures (noRacyWait too), for the tests that run the whole of bench.
+func tinyWSTree(t *testing.T) string {
+	t.Helper()
+	noRacyWait(t)
+	dir := t.TempDir()
+	for i := range 10 {
+		writeFiles(t, dir, map[string]string{fmt.Sprintf("f%d.go", i): "package f\n"})
+	}
+	return dir
+}
+
+// TestBenchWorkspace: the workspace section of bench on a tiny tree,
+// with git where it is installed.
+func TestBenchWorkspace(t *testing.T) {
+	noRacyWait(t)
 	src := t.TempDir()
 	for i := range 12 {
 		writeFiles(t, src, map[string]string{fmt.Sprintf("pkg%d/f%d.go", i%3, i): strings.Repeat(fmt.Sprintf("line %d\n", i), 20)})
