@@ -164,7 +164,6 @@ package importer
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -221,27 +220,30 @@ func claudeSniff(head []byte) bool {
 // claudeOwned reports the subagent files a session's file reads along:
 // those under <dir>/<session>/subagents/, and agent-*.jsonl files beside
 // their session's file.
-func claudeOwned(path string) bool {
-	for d := filepath.Dir(path); ; {
+func claudeOwned(rt *root, rel string) error {
+	for d := filepath.Dir(rel); d != "." && d != string(filepath.Separator); {
 		up := filepath.Dir(d)
-		if filepath.Base(d) == "subagents" && clExists(filepath.Dir(up), filepath.Base(up)) {
-			return true
-		}
-		if up == d {
-			break
+		if filepath.Base(d) == "subagents" && up != "." && clExists(rt, filepath.Dir(up), filepath.Base(up)) {
+			return ErrNotRead
 		}
 		d = up
 	}
-	if !clAgentFile(path) {
-		return false
+	if !clAgentFile(rel) {
+		return nil
 	}
-	sid := clPeekSession(path)
-	return sid != "" && clExists(filepath.Dir(path), sid)
+	if sid := clPeekSession(rt, rel); sid != "" && clExists(rt, filepath.Dir(rel), sid) {
+		return ErrNotRead
+	}
+	return nil
 }
 
-func clExists(dir, sid string) bool {
-	st, err := os.Stat(filepath.Join(dir, sid+".jsonl"))
-	return err == nil && st.Mode().IsRegular()
+// clExists reports whether dir (below the root) holds the session file of
+// sid, a plain name.
+func clExists(rt *root, dir, sid string) bool {
+	if _, err := elem(sid); err != nil {
+		return false
+	}
+	return rt.isFile(filepath.Join(dir, sid+".jsonl"))
 }
 
 func clAgentFile(path string) bool {
@@ -250,8 +252,8 @@ func clAgentFile(path string) bool {
 }
 
 // clPeekSession returns the sessionId of a file's first lines.
-func clPeekSession(path string) string {
-	head, err := readHead(path, 64<<10)
+func clPeekSession(rt *root, rel string) string {
+	head, err := rt.head(rel, 64<<10)
 	if err != nil {
 		return ""
 	}
@@ -269,12 +271,13 @@ func clPeekSession(path string) string {
 }
 
 // readClaude reads a transcript and the subagents read along with it.
-func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
-	lines, bad, err := claudeReadFile(path)
+func readClaude(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
+	path := rt.path(rel)
+	lines, bad, err := claudeReadFile(rt, rel)
 	if err != nil {
 		return nil, err
 	}
-	stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	stem := strings.TrimSuffix(filepath.Base(rel), ".jsonl")
 	sids := map[string]bool{}
 	first := ""
 	for _, l := range lines {
@@ -285,8 +288,8 @@ func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
 			}
 		}
 	}
-	if clAgentFile(path) && !sids[stem] {
-		return clLoneAgent(path, stem, first, lines, bad)
+	if clAgentFile(rel) && !sids[stem] {
+		return clLoneAgent(rt, rel, stem, first, lines, bad)
 	}
 	sid := clSessionID(stem, first, sids, path)
 	main := &clGroup{id: sid, source: path, bad: bad}
@@ -304,10 +307,11 @@ func readClaude(ctx context.Context, path string) ([]*Parsed, error) {
 			main.lines = append(main.lines, l)
 		}
 	}
-	if err := kids.agentFiles(ctx, filepath.Dir(path), stem, sid); err != nil {
+	if err := kids.agentFiles(ctx, rt, filepath.Dir(rel), stem, sid); err != nil {
 		return nil, err
 	}
 	kids.calls(main.lines)
+	main.bad = append(main.bad, kids.refused...)
 	p, err := main.parsed()
 	if err != nil {
 		return nil, err

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	session "github.com/agentsession/session"
 )
@@ -22,6 +22,9 @@ type clKids struct {
 	parent string
 	byKey  map[string]*clGroup
 	order  []*clGroup
+	// refused are subagent files (or their directory) not read: links,
+	// FIFOs; reported with the session.
+	refused []LineError
 }
 
 func (k *clKids) group(key, source string) *clGroup {
@@ -40,22 +43,36 @@ func (k *clKids) add(key, source string, l *claudeLine) {
 }
 
 // agentFiles reads the subagent files of the session sid whose file is
-// dir/stem.jsonl.
-func (k *clKids) agentFiles(ctx context.Context, dir, stem, sid string) error {
+// dir/stem.jsonl below the root: dir/<stem or sid>/subagents/**/agent-*.jsonl
+// (2.1) and dir/agent-*.jsonl of the session (2.0). sid comes from the
+// file's contents: it names a directory only when it is a plain name.
+func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, sid string) error {
 	var files []string
 	for _, s := range []string{stem, sid} {
-		root := filepath.Join(dir, s, "subagents")
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && clAgentFile(p) {
+		if _, err := elem(s); err != nil {
+			continue
+		}
+		sub := filepath.Join(dir, s, "subagents")
+		err := rt.walk(sub, func(p string, d fs.DirEntry) error {
+			switch {
+			case d.IsDir() || !clAgentFile(p):
+			case d.Type().IsRegular():
 				files = append(files, p)
+			case d.Type()&fs.ModeSymlink != 0:
+				k.refused = append(k.refused, LineError{Path: rt.path(p), Err: ErrSymlink})
+			default:
+				k.refused = append(k.refused, LineError{Path: rt.path(p), Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(d.Type()))})
 			}
 			return nil
 		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) { // the directory is a link, say
+			k.refused = append(k.refused, LineError{Path: rt.path(sub), Err: err})
+		}
 		if s == sid {
 			break
 		}
 	}
-	files = append(files, clBeside(dir, sid)...)
+	files = append(files, clBeside(rt, dir, sid)...)
 	sort.Strings(files)
 	files = clDedupe(files)
 	for i, f := range files {
@@ -63,11 +80,11 @@ func (k *clKids) agentFiles(ctx context.Context, dir, stem, sid string) error {
 			return err
 		}
 		if i >= claudeMaxAgents {
-			g := k.group("agent-limit", f)
-			g.bad = append(g.bad, LineError{Path: f, Err: ErrClaudeLine})
+			g := k.group("agent-limit", rt.path(f))
+			g.bad = append(g.bad, LineError{Path: rt.path(f), Err: ErrClaudeLine})
 			break
 		}
-		lines, bad, err := claudeReadFile(f)
+		lines, bad, err := claudeReadFile(rt, f)
 		if err != nil {
 			return err
 		}
@@ -79,10 +96,10 @@ func (k *clKids) agentFiles(ctx context.Context, dir, stem, sid string) error {
 				break
 			}
 		}
-		g := k.group("agent-"+agent, f)
+		g := k.group("agent-"+agent, rt.path(f))
 		g.lines = append(g.lines, lines...)
 		g.bad = append(g.bad, bad...)
-		clAgentMeta(g, strings.TrimSuffix(f, ".jsonl")+".meta.json", agent)
+		clAgentMeta(g, rt, strings.TrimSuffix(f, ".jsonl")+".meta.json", agent)
 	}
 	return nil
 }
@@ -99,12 +116,16 @@ func clDedupe(s []string) []string {
 
 // clAgentMeta takes a subagent's agentId and its meta.json (agentType,
 // description, toolUseId) into its header.
-func clAgentMeta(g *clGroup, path, agent string) {
+func clAgentMeta(g *clGroup, rt *root, rel, agent string) {
 	if _, ok := g.meta.Get("agentId"); !ok {
 		g.meta.Set("agentId", clJSON(agent))
 	}
-	b, err := readHead(path, 1<<20)
-	if err != nil || !json.Valid(b) {
+	b, err := rt.readFile(rel, clMaxMetaBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil || !json.Valid(b) { // a link, a FIFO, too large, not JSON
+		g.bad = append(g.bad, LineError{Path: rt.path(rel), Err: fmt.Errorf("%w: the agent's meta.json is not read: %v", ErrClaudeLine, errOr(err, "not JSON"))})
 		return
 	}
 	obj := clObject(bytes.TrimSpace(b))
@@ -117,42 +138,39 @@ func clAgentMeta(g *clGroup, path, agent string) {
 	}
 }
 
-// clBesideCache remembers the last directory scanned for agent files
-// beside their sessions, so that a directory of sessions is scanned
-// once, not once per session.
-var clBesideCache struct {
-	sync.Mutex
-	dir   string
-	mod   int64
-	bySID map[string][]string
+// clMaxMetaBytes bounds an agent's meta.json.
+const clMaxMetaBytes = 1 << 20
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
 }
 
-// clBeside returns the agent-*.jsonl files in dir whose sessionId is sid.
-func clBeside(dir, sid string) []string {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil
-	}
-	c := &clBesideCache
-	c.Lock()
-	defer c.Unlock()
-	if c.dir != dir || c.mod != st.ModTime().UnixNano() || c.bySID == nil {
-		c.dir, c.mod, c.bySID = dir, st.ModTime().UnixNano(), map[string][]string{}
-		ents, _ := os.ReadDir(dir)
+// clBeside returns the agent-*.jsonl files in dir (below the root) whose
+// sessionId is sid. The directory is scanned once per import, not once
+// per session.
+func clBeside(rt *root, dir, sid string) []string {
+	by := rt.memoize("claude.beside\x00"+dir, func() any {
+		bySID := map[string][]string{}
+		ents, _ := rt.readDir(dir)
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
 			if e.Type().IsRegular() && clAgentFile(p) {
-				s := clPeekSession(p)
-				c.bySID[s] = append(c.bySID[s], p)
+				s := clPeekSession(rt, p)
+				bySID[s] = append(bySID[s], p)
 			}
 		}
-	}
-	return append([]string(nil), c.bySID[sid]...)
+		return bySID
+	}).(map[string][]string)
+	return append([]string(nil), by[sid]...)
 }
 
 // clLoneAgent reads an agent file whose session's file is not beside it:
 // a session of its own, a child of that session.
-func clLoneAgent(path, stem, parent string, lines []*claudeLine, bad []LineError) ([]*Parsed, error) {
+func clLoneAgent(rt *root, rel, stem, parent string, lines []*claudeLine, bad []LineError) ([]*Parsed, error) {
+	path := rt.path(rel)
 	agent := strings.TrimPrefix(stem, "agent-")
 	for _, l := range lines {
 		if a := l.str("agentId"); a != "" {
@@ -166,7 +184,7 @@ func clLoneAgent(path, stem, parent string, lines []*claudeLine, bad []LineError
 	} else {
 		g.id = clSessionID(stem, "", nil, path)
 	}
-	clAgentMeta(g, strings.TrimSuffix(path, ".jsonl")+".meta.json", agent)
+	clAgentMeta(g, rt, strings.TrimSuffix(rel, ".jsonl")+".meta.json", agent)
 	p, err := g.parsed()
 	if err != nil {
 		return nil, err

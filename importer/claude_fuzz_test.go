@@ -48,7 +48,7 @@ func FuzzImportClaude(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ps, err := readClaude(ctx, path)
+		ps, err := readAt(ctx, readClaude, path)
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
@@ -58,7 +58,7 @@ func FuzzImportClaude(f *testing.F) {
 			if err := os.WriteFile(half, data[:len(data)/2+i+1], 0o644); err != nil {
 				t.Fatal(err)
 			}
-			hs, err := readClaude(ctx, half)
+			hs, err := readAt(ctx, readClaude, half)
 			if err != nil {
 				t.Fatalf("read: %v", err)
 			}

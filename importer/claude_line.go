@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -66,15 +65,16 @@ func (l *claudeLine) flag(k string) bool  { return clBool(l.get(k)) }
 // parent is the line's parentUuid ("" for null or none).
 func (l *claudeLine) parent() string { return l.str("parentUuid") }
 
-// claudeReadFile reads the lines of the transcript at path. Lines that
-// cannot be read are returned as LineErrors; err is an I/O error only.
-func claudeReadFile(path string) (lines []*claudeLine, bad []LineError, err error) {
-	f, err := os.Open(path)
+// claudeReadFile reads the lines of the transcript rel of rt. Lines that
+// cannot be read are returned as LineErrors; err is an I/O error, or a
+// file over claudeMaxFileBytes, or one that is no regular file.
+func claudeReadFile(rt *root, rel string) (lines []*claudeLine, bad []LineError, err error) {
+	f, err := rt.open(rel, claudeMaxFileBytes, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	lines, bad, err = claudeRead(io.LimitReader(f, claudeMaxFileBytes), path)
+	lines, bad, err = claudeRead(io.LimitReader(f, claudeMaxFileBytes), rt.path(rel))
 	return lines, bad, err
 }
 

@@ -316,7 +316,7 @@ func TestClaudeDetectAndOwned(t *testing.T) {
 		}
 	}
 	for p, want := range map[string]bool{main: false, beside: true, sub: true, filepath.Join(clDir, clMain, "subagents", "agent-e5f6a7b8.meta.json"): true} {
-		if got := claudeOwned(p); got != want {
+		if got := ownedIn(t, clDir, p); got != want {
 			t.Errorf("owned(%s) = %v", p, got)
 		}
 	}
@@ -354,7 +354,7 @@ func TestClaudeLoneAgent(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if claudeOwned(p) {
+	if ownedIn(t, dir, p) {
 		t.Fatal("a lone agent file is owned")
 	}
 	store := session.NewMemoryStore()

@@ -27,7 +27,7 @@ func clFile(t testing.TB, lines ...string) string {
 func clImport(t *testing.T, path string) (*Parsed, *session.Session) {
 	t.Helper()
 	ctx := context.Background()
-	ps, err := readClaude(ctx, path)
+	ps, err := readAt(ctx, readClaude, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -149,16 +148,13 @@ func sniffCodex(head []byte) bool {
 	return len(first) == len(head) && jsonPrefix(first, `{"timestamp":`) && containsStr(first, `"type":"session_meta"`)
 }
 
-func readCodex(ctx context.Context, path string) ([]*Parsed, error) {
-	f, err := os.Open(path)
+func readCodex(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
+	f, err := rt.open(rel, CodexMaxFileBytes, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > CodexMaxFileBytes {
-		return nil, fmt.Errorf("importer: %s: %w (%d bytes, the cap is %d)", path, session.ErrTooLarge, st.Size(), int64(CodexMaxFileBytes))
-	}
-	p, err := parseCodex(ctx, io.LimitReader(f, CodexMaxFileBytes), path)
+	p, err := parseCodex(ctx, io.LimitReader(f, CodexMaxFileBytes), rt.path(rel))
 	if err != nil {
 		return nil, err
 	}

@@ -146,7 +146,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -182,9 +181,16 @@ func init() {
 // (<id>.jsonl.tmp-<n>, the rewrite of a session, left behind when the
 // process died before renaming it): a directory walk leaves it aside, as
 // Dive's List does; named alone, it imports.
-func diveTemp(path string) bool {
-	return strings.Contains(filepath.Base(path), ".jsonl.tmp-")
+func diveTemp(_ *root, rel string) error {
+	if strings.Contains(filepath.Base(rel), ".jsonl.tmp-") {
+		return ErrDiveTemp
+	}
+	return nil
 }
+
+// ErrDiveTemp is the reason, in Report.NotImported, of a temporary file
+// Dive's FileStore left behind (see diveTemp).
+var ErrDiveTemp = errors.New("importer: a temporary file of Dive's FileStore, left aside as Dive does (import it on its own to read it)")
 
 // sniffDive recognises a Dive file by its first line: a header line
 // ({"line_type":"header","data":{...}}), or one of another version
@@ -198,16 +204,13 @@ func sniffDive(head []byte) bool {
 	return len(first) == len(head) && jsonPrefix(first, `{"line_type":"header`) && containsStr(first, `"data":{`)
 }
 
-func readDive(ctx context.Context, path string) ([]*Parsed, error) {
-	f, err := os.Open(path)
+func readDive(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
+	f, err := rt.open(rel, DiveMaxFileBytes, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > DiveMaxFileBytes {
-		return nil, fmt.Errorf("importer: %s: %w (%d bytes, the cap is %d)", path, session.ErrTooLarge, st.Size(), int64(DiveMaxFileBytes))
-	}
-	p, err := parseDive(ctx, io.LimitReader(f, DiveMaxFileBytes), path)
+	p, err := parseDive(ctx, io.LimitReader(f, DiveMaxFileBytes), rt.path(rel))
 	if err != nil {
 		return nil, err
 	}

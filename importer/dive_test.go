@@ -350,7 +350,7 @@ func TestDiveSuspended(t *testing.T) {
 
 // TestDiveKinds: the rarer content kinds of dive-kinds.
 func TestDiveKinds(t *testing.T) {
-	p, err := readDive(context.Background(), diveFile("dive-kinds"))
+	p, err := readAt(context.Background(), readDive, diveFile("dive-kinds"))
 	if err != nil {
 		t.Fatal(err)
 	}

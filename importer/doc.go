@@ -17,6 +17,15 @@
 // and reports progress through Options.Progress. Options.DryRun reads and
 // reports without writing.
 //
+// An import reads only what it is given (see root.go for the rule every
+// format follows): the file and the files its agent keeps for it beside
+// it, or the directory's tree. Below that no symbolic link is followed
+// (ErrSymlink), no FIFO, socket or device is opened (ErrNotRegular), an
+// id taken from a file's contents becomes a path element only when it
+// is one plain name (else ErrOutsideRoot), and every file is opened with
+// a cap on its size (session.ErrTooLarge). A directory import names every
+// file it did not read, and why, in Report.NotImported.
+//
 // Nothing is dropped silently: a record of a type a reader does not model
 // is kept as a custom entry (or, where it has no place in the tree,
 // counted) and reported in Session.Unknown; a line that is not JSON is

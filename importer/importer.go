@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	session "github.com/agentsession/session"
 )
@@ -115,6 +113,14 @@ type Report struct {
 	// imported: unreadable files, conflicts (*ConflictError), writes that
 	// failed half way (*PartialError).
 	Errors []LineError
+	// NotImported names every file below an imported directory that was
+	// not read, and why: no session of a known format
+	// (ErrUnknownFormat), another format than the one forced, a symbolic
+	// link (ErrSymlink), a FIFO or device (ErrNotRegular), a subagent's
+	// file whose session did not read it (ErrNotRead). Files read along
+	// with a session's file (a subagent's transcript, its meta.json) are
+	// not in it.
+	NotImported []LineError
 }
 
 // reader is one format: how to recognise its files and read them.
@@ -123,12 +129,18 @@ type reader struct {
 	// sniff tells from the first bytes of a file (up to 64 KiB) whether
 	// it is of this format.
 	sniff func(head []byte) bool
-	// owned reports files that another file of the format reads along
-	// (a Claude Code subagent transcript), or that its agent leaves
-	// aside (a Dive temporary file), which a directory walk skips.
-	owned func(path string) bool
-	// read reads one file.
-	read func(ctx context.Context, path string) ([]*Parsed, error)
+	// owned reports, with the reason, files that another file of the
+	// format reads along (a Claude Code subagent transcript: ErrNotRead),
+	// or that its agent leaves aside (a Dive temporary file), which a
+	// directory walk skips; nil for a file of its own.
+	owned func(rt *root, rel string) error
+	// rootOf, when set, gives the root of a file imported on its own
+	// (path resolved, absolute) and the file's path in it: the tree its
+	// agent keeps the session's other files in. By default the root is
+	// the file's directory.
+	rootOf func(path string) (dir, rel string)
+	// read reads one file of the root.
+	read func(ctx context.Context, rt *root, rel string) ([]*Parsed, error)
 }
 
 // readers, in detection order; each format's file registers itself.
@@ -147,41 +159,60 @@ var ErrNothingRead = errors.New("importer: no record could be read")
 // ErrUnknownFormat is returned for a file no reader recognises.
 var ErrUnknownFormat = errors.New("importer: unknown session format")
 
+// ErrNotRead is the reason, in Report.NotImported, of a file that a
+// session's file reads along (a subagent's transcript) when no session
+// read it: its session's file failed, or is not of the format forced.
+var ErrNotRead = errors.New("importer: a file read along with its session's file, which did not read it")
+
+// errOtherFormat is the reason of a file of another format than
+// Options.Format.
+type errOtherFormat struct{ got, want Format }
+
+func (e errOtherFormat) Error() string {
+	return fmt.Sprintf("importer: a session file of format %s, not the %s asked for", e.got, e.want)
+}
+
 // Import reads the session file at path, or every session file under the
 // directory path, into store.
 //
+// It reads nothing outside what path names: the file and the files its
+// agent keeps beside it, or the directory's tree, following no symbolic
+// link below it and opening no FIFO or device (see ErrSymlink,
+// ErrNotRegular, ErrOutsideRoot).
+//
 // What could not be imported is listed in Report.Errors, one LineError
-// per file or session, and the rest imports. For a single file the
-// error returned joins them too; for a directory it is only about the
-// directory itself (it cannot be walked, ctx ended).
+// per file or session, and the rest imports; a directory's files that
+// were not read at all are named in Report.NotImported with the reason.
+// For a single file the error returned joins the errors too; for a
+// directory it is only about the directory itself (it cannot be walked,
+// ctx ended).
 func Import(ctx context.Context, store session.Store, path string, opts *Options) (*Report, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	st, err := os.Stat(path)
+	// What the user named is followed when it is a symbolic link (they
+	// named it), and nothing below it.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(real)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{}
 	if !st.IsDir() {
-		n := len(rep.Errors)
-		importFile(ctx, store, path, opts, rep)
-		if len(rep.Errors) > n {
-			errs := make([]error, 0, len(rep.Errors)-n)
-			for i := n; i < len(rep.Errors); i++ {
-				errs = append(errs, &rep.Errors[i])
-			}
-			return rep, errors.Join(errs...)
-		}
-		return rep, nil
+		return rep, importNamed(ctx, store, path, real, opts, rep)
 	}
-	// A symlink to the directory is walked (WalkDir does not follow a
-	// root that is a link).
-	dir, err := filepath.EvalSymlinks(path)
+	rt, err := openRoot(real)
 	if err != nil {
 		return nil, err
 	}
-	files, err := walk(dir, opts)
+	defer rt.close()
+	files, skipped, err := walk(rt, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -191,46 +222,117 @@ func Import(ctx context.Context, store session.Store, path string, opts *Options
 			err = fmt.Errorf("%w (of format %s)", ErrNoSessions, opts.Format)
 		}
 		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		rep.NotImported = notImported(rt, skipped)
 		return rep, &rep.Errors[0]
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		importFile(ctx, store, f, opts, rep)
+		importFile(ctx, store, rt, f.rel, f.r, opts, rep)
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(files))
 		}
 	}
+	rep.NotImported = notImported(rt, skipped)
 	return rep, nil
 }
 
-// walk lists the files under dir that some reader recognises (of the
-// format Options.Format names, when it does: in a directory a forced
-// format picks among the files, it does not make every file one),
-// skipping files another file reads along.
-func walk(dir string, opts *Options) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// importNamed imports the one file the user named (path, resolved to
+// real).
+func importNamed(ctx context.Context, store session.Store, path, real string, opts *Options, rep *Report) error {
+	fail := func(err error) error {
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		return &rep.Errors[len(rep.Errors)-1]
+	}
+	dir, rel := filepath.Split(real)
+	rt, err := openRoot(dir)
+	if err != nil {
+		return fail(err)
+	}
+	r, err := detect(rt, rel, opts.Format)
+	rt.close()
+	if err != nil {
+		return fail(err)
+	}
+	if r.rootOf != nil {
+		dir, rel = r.rootOf(real)
+	}
+	if rt, err = openRoot(dir); err != nil {
+		return fail(err)
+	}
+	defer rt.close()
+	n := len(rep.Errors)
+	importFile(ctx, store, rt, rel, r, opts, rep)
+	if len(rep.Errors) > n {
+		errs := make([]error, 0, len(rep.Errors)-n)
+		for i := n; i < len(rep.Errors); i++ {
+			errs = append(errs, &rep.Errors[i])
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		r, err := detect(p, "")
-		if err != nil || (opts.Format != "" && r.format != opts.Format) || (r.owned != nil && r.owned(p)) {
-			return nil // not a session file: a directory holds other things too
-		}
-		files = append(files, p)
-		return nil
-	})
-	sort.Strings(files)
-	return files, err
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
-func detect(path string, want Format) (*reader, error) {
-	head, err := readHead(path, 64<<10)
+// found is a session file of a directory and its reader.
+type found struct {
+	rel string
+	r   *reader
+}
+
+// walk lists the files below the root that some reader recognises (of
+// the format Options.Format names, when it does: in a directory a forced
+// format picks among the files, it does not make every file one),
+// skipping files another file reads along. skipped is every other file,
+// with the reason it is not a session file.
+func walk(rt *root, opts *Options) (files []found, skipped []LineError, err error) {
+	err = rt.walk(".", func(p string, d fs.DirEntry) error {
+		switch {
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			skipped = append(skipped, LineError{Path: p, Err: ErrSymlink})
+			return nil
+		case !d.Type().IsRegular():
+			skipped = append(skipped, LineError{Path: p, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(d.Type()))})
+			return nil
+		}
+		r, err := detect(rt, p, "")
+		switch {
+		case err != nil:
+			skipped = append(skipped, LineError{Path: p, Err: err})
+		case opts.Format != "" && r.format != opts.Format:
+			skipped = append(skipped, LineError{Path: p, Err: errOtherFormat{r.format, opts.Format}})
+		default:
+			if r.owned != nil {
+				if why := r.owned(rt, p); why != nil {
+					skipped = append(skipped, LineError{Path: p, Err: why})
+					return nil
+				}
+			}
+			files = append(files, found{p, r})
+		}
+		return nil
+	})
+	return files, skipped, err
+}
+
+// notImported is what a directory import did not read: the files of
+// skipped that no reader opened along with a session's file.
+func notImported(rt *root, skipped []LineError) []LineError {
+	var out []LineError
+	for _, s := range skipped {
+		if !rt.read(s.Path) {
+			out = append(out, LineError{Path: rt.path(s.Path), Err: s.Err})
+		}
+	}
+	return out
+}
+
+// detect returns the reader of rel: the one of format want, or the first
+// that recognises its head.
+func detect(rt *root, rel string, want Format) (*reader, error) {
+	head, err := rt.head(rel, 64<<10)
 	if err != nil {
 		return nil, err
 	}
@@ -248,39 +350,28 @@ func detect(path string, want Format) (*reader, error) {
 
 // Detect returns the format of the session file at path.
 func Detect(path string) (Format, error) {
-	r, err := detect(path, "")
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	dir, rel := filepath.Split(real)
+	rt, err := openRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer rt.close()
+	r, err := detect(rt, rel, "")
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return r.format, nil
 }
 
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	k, err := io.ReadFull(f, buf)
-	if k == 0 && err == io.EOF {
-		return nil, fmt.Errorf("%w (the file is empty)", ErrUnknownFormat)
-	}
-	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, err
-	}
-	return buf[:k], nil
-}
-
-// importFile imports the sessions of one file, noting in rep.Errors what
-// could not be imported.
-func importFile(ctx context.Context, store session.Store, path string, opts *Options, rep *Report) {
-	r, err := detect(path, opts.Format)
-	if err != nil {
-		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
-		return
-	}
-	ps, err := r.read(ctx, path)
+// importFile imports the sessions of the file rel of rt, noting in
+// rep.Errors what could not be imported.
+func importFile(ctx context.Context, store session.Store, rt *root, rel string, r *reader, opts *Options, rep *Report) {
+	path := rt.path(rel)
+	ps, err := r.read(ctx, rt, rel)
 	if err != nil {
 		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
 		return

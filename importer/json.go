@@ -3,7 +3,6 @@ package importer
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 
 	"github.com/agentsession/session/export"
@@ -30,13 +29,14 @@ func sniffJSON(head []byte) bool {
 // readJSON reads one envelope (export.Read: bounded by
 // export.MaxReadBytes; a foreign, newer or malformed envelope is an
 // error for the whole file). Its entries are imported as they are.
-func readJSON(ctx context.Context, path string) ([]*Parsed, error) {
+func readJSON(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	path := rt.path(rel)
+	f, err := rt.open(rel, export.MaxReadBytes, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
 	env, err := export.Read(f)

@@ -79,8 +79,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"time"
 
@@ -103,20 +101,12 @@ func sniffOpenCode(head []byte) bool {
 	return openCodeHead.Match(head) && (containsStr(head, `"messages"`) || containsStr(head, `"ses_`))
 }
 
-func readOpenCode(ctx context.Context, path string) ([]*Parsed, error) {
-	f, err := os.Open(path)
+func readOpenCode(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
+	data, err := rt.readFile(rel, OpenCodeMaxFileBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("importer: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, OpenCodeMaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > OpenCodeMaxFileBytes {
-		return nil, fmt.Errorf("importer: %s: %w (the cap is %d bytes)", path, session.ErrTooLarge, OpenCodeMaxFileBytes)
-	}
-	return parseOpenCode(ctx, data, path)
+	return parseOpenCode(ctx, data, rt.path(rel))
 }
 
 // parseOpenCode reads an export (or a JSON array of them) from data.

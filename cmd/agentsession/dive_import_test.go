@@ -40,20 +40,29 @@ func TestImportDive(t *testing.T) {
 	stdout, errOut, code := runCLI("import", "--from", "dive", "--root", root, susp)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, stdout, "imported dive-suspended (dive, 6 entries) from "+susp)
-	assert.Contains(t, stdout, "imported 1, skipped 0 (already in the store), errors 0")
+	assert.Contains(t, stdout, "imported 1, skipped 0 (already in the store), errors 0, files not imported 0")
 
 	// The directory: the torn file beside it is detected too, its cut
 	// line reported with its number.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "dive-torn.jsonl"), []byte(diveTorn), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a session\n"), 0o600))
 	stdout, errOut, code = runCLI("import", "--json", "--root", root, dir)
-	require.Equal(t, exitOK, code, errOut)
+	// notes.txt is named, and the status says a file was not imported.
+	require.Equal(t, exitFindings, code, errOut)
 	byID := map[string]importJSON{}
+	var notImported []importJSON
 	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var o importJSON
 		require.NoError(t, json.Unmarshal([]byte(l), &o), l)
+		if o.Status == "not-imported" {
+			notImported = append(notImported, o)
+			continue
+		}
 		byID[o.ID] = o
 	}
+	require.Len(t, notImported, 1, stdout)
+	assert.Equal(t, filepath.Join(dir, "notes.txt"), notImported[0].Source)
+	assert.Contains(t, notImported[0].Error, "unknown session format")
 	require.Len(t, byID, 2, stdout)
 	assert.Equal(t, "skipped", byID["dive-suspended"].Status)
 	torn := byID["dive-torn"]

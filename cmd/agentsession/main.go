@@ -501,11 +501,18 @@
 // custom entries and counted; a malformed line is reported with its
 // number, as is a line read with a repair (a parent missing from the
 // file), and the rest imports. --dry-run reads and reports, and writes
-// nothing. It ends with a summary: imported, skipped, errors; the exit
-// status is 2 when a file failed.
+// nothing. It reads nothing outside what it is given: no symbolic link
+// below a directory (or beside a file) is followed, no FIFO or device is
+// opened, and ids in a file never become paths. A directory's files
+// that were not read are each named on stderr with the reason (not a
+// session of a known format, a link, another format than --from, ...).
+// It ends with a summary: imported, skipped, errors, files not imported;
+// the exit status is 2 when a file failed, else 1 when a file of a
+// directory was not imported.
 //
 // --json prints one object per session and line: {"status" ("imported",
-// "skipped" or "error"), "id", "parentSession", "format", "source",
+// "skipped", "error" or "not-imported": a file not read, with the
+// reason in "error"), "id", "parentSession", "format", "source",
 // "entries", "resumed" (the entries an earlier import cut short had
 // stored), "warnings", "unknown" (counts by record type), "malformed"
 // (one "file:line: why" each), "error"}. --dry-run reads the store (and

@@ -237,6 +237,7 @@ func (c *call) importSessions(args []string, from string, dry bool) int {
 			total.Imported = append(total.Imported, rep.Imported...)
 			total.Skipped = append(total.Skipped, rep.Skipped...)
 			total.Errors = append(total.Errors, rep.Errors...)
+			total.NotImported = append(total.NotImported, rep.NotImported...)
 		}
 		if err != nil && rep == nil { // else the report lists it
 			total.Errors = append(total.Errors, importer.LineError{Path: a, Err: err})
@@ -248,10 +249,13 @@ func (c *call) importSessions(args []string, from string, dry bool) int {
 
 func (c *call) printImport(rep *importer.Report, dry bool) int {
 	status := exitOK
-	if len(rep.Errors) > 0 {
+	switch {
+	case len(rep.Errors) > 0:
 		status = exitError
+	case len(rep.NotImported) > 0:
+		status = exitFindings // imported, but a file of the directory was not
 	}
-	lines := make([]importJSON, 0, len(rep.Imported)+len(rep.Skipped)+len(rep.Errors))
+	lines := make([]importJSON, 0, len(rep.Imported)+len(rep.Skipped)+len(rep.Errors)+len(rep.NotImported))
 	add := func(st string, ss []importer.Session) {
 		for _, s := range ss {
 			o := importJSON{Status: st, ID: s.ID, ParentSession: s.ParentSession, Format: string(s.Format),
@@ -266,6 +270,9 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 	add("skipped", rep.Skipped)
 	for _, e := range rep.Errors {
 		lines = append(lines, importJSON{Status: "error", Source: e.Path, Error: errText(e.Err)})
+	}
+	for _, e := range rep.NotImported {
+		lines = append(lines, importJSON{Status: "not-imported", Source: e.Path, Error: errText(e.Err)})
 	}
 	if c.json {
 		for _, l := range lines {
@@ -304,10 +311,12 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 			}
 		case "error":
 			fmt.Fprintf(c.stderr, "agentsession: %s: %s\n", l.Source, l.Error)
+		case "not-imported":
+			fmt.Fprintf(c.stderr, "agentsession: not imported: %s: %s\n", l.Source, l.Error)
 		}
 	}
-	fmt.Fprintf(c.stdout, "%s %d, skipped %d (already in the store), errors %d\n",
-		verb, len(rep.Imported), len(rep.Skipped), len(rep.Errors))
+	fmt.Fprintf(c.stdout, "%s %d, skipped %d (already in the store), errors %d, files not imported %d\n",
+		verb, len(rep.Imported), len(rep.Skipped), len(rep.Errors), len(rep.NotImported))
 	return status
 }
 
