@@ -74,10 +74,19 @@ package importer
 //     kept as "<uuid>~<line>" and reported (ErrClaudeDuplicate); a line
 //     repeated as it is (resumes write summaries again) is read once.
 //   - The tree: parents are ordered before children (file order
-//     otherwise; records outside the graph in place, see below); a parentUuid naming no line attaches the line to the
-//     graph line before it in the file (the likeliest parent, and the
-//     branch stays whole) and is reported (ErrClaudeMissingParent); a
-//     cycle is broken at its first line (ErrClaudeCycle).
+//     otherwise; records outside the graph in place, see below). A
+//     parentUuid naming no line attaches the line to the graph line
+//     before it in the file (the likeliest parent, and the branch stays
+//     whole) and is reported (ErrClaudeMissingParent). A line after the
+//     first whose parentUuid is null or absent (claude-code-log's
+//     fixtures, early transcripts), and a compact boundary whose
+//     logicalParentUuid is not in the file, continue from the graph line
+//     before it too, as every viewer shows the conversation: the file
+//     is one tree, never a root per line (reported once a file,
+//     ErrClaudeFileOrder). A cycle is broken at its first line
+//     (ErrClaudeCycle). The result is checked: the chain Claude Code
+//     resumes, from the last message line back, must be the path to the
+//     session's leaf, or the file is an error (ErrClaudeConversation).
 //   - An assistant line is an assistant message converted as this
 //     module converts an API response (anthropic.MessageFromResponse:
 //     provider "anthropic", api "anthropic-messages", model, usage,
@@ -192,6 +201,12 @@ func claudeSniff(head []byte) bool {
 		}
 		whole = true
 		if _, ok := l.obj.Get("parentUuid"); ok && (l.uuid != "" || l.str("sessionId") != "") {
+			return true
+		}
+		// Lines without a parentUuid at all (some writers leave it out
+		// where it would be null): the members only Claude Code's lines
+		// have together.
+		if _, ok := l.obj.Get("isSidechain"); ok && l.uuid != "" && l.str("sessionId") != "" {
 			return true
 		}
 		switch l.typ {

@@ -82,12 +82,47 @@ func (g *clGroup) parsed() (*Parsed, error) {
 		}
 		p.Entries = append(p.Entries, e)
 	}
+	if err := b.checkShown(nodes); err != nil {
+		return nil, fmt.Errorf("importer: %s: %w", g.source, err)
+	}
 	p.Malformed = bad
 	p.Header = g.header(title)
 	if len(p.Unknown) == 0 {
 		p.Unknown = nil
 	}
 	return p, nil
+}
+
+// checkShown fails unless the conversation Claude Code resumes, the
+// chain of parents from the last message line of the file, is on the
+// path to the session's leaf (the last entry): the import must be the
+// conversation the tool shows, or an error.
+func (b *clBuilder) checkShown(nodes []*clNode) error {
+	var last *clNode
+	byID := make(map[string]*clNode, len(nodes))
+	for _, n := range nodes {
+		byID[n.id] = n
+		if (n.l.typ == "user" || n.l.typ == "assistant") && (last == nil || n.l.n > last.l.n) {
+			last = n
+		}
+	}
+	if last == nil || len(b.items) == 0 {
+		return nil
+	}
+	parentOf := make(map[string]string, len(b.items))
+	for _, it := range b.items {
+		parentOf[it.id] = it.parent
+	}
+	onPath := map[string]bool{}
+	for id, k := b.items[len(b.items)-1].id, 0; id != "" && k <= len(b.items); id, k = parentOf[id], k+1 {
+		onPath[id] = true
+	}
+	for n, k := last, 0; n != nil && k <= len(nodes); n, k = byID[n.parent], k+1 {
+		if e := b.alias[n.id]; e != "" && !onPath[e] {
+			return fmt.Errorf("%w: line %d (uuid %.80q), on the way back from line %d, the last message, is not on the path to the leaf", ErrClaudeConversation, n.l.n, n.l.uuid, last.l.n)
+		}
+	}
+	return nil
 }
 
 // clToolNames maps the id of every tool call of lines to its tool.

@@ -45,6 +45,16 @@ var (
 	// ErrClaudeCycle: lines whose parents make a cycle; the first is made
 	// a root.
 	ErrClaudeCycle = errors.New("importer: claude: parent cycle")
+	// ErrClaudeFileOrder: lines after the first with a null (or no)
+	// parentUuid, which are not compact boundaries: claude-code-log's
+	// fixtures and early transcripts write every line so. Each is placed
+	// after the graph line before it in the file, as the conversation is
+	// shown; reported once a file, at the first such line.
+	ErrClaudeFileOrder = errors.New("importer: claude: lines without a parent placed in file order")
+	// ErrClaudeConversation: the tree built is not the conversation
+	// Claude Code shows (a line of the chain to the last line is not on
+	// the path to the session's leaf); the file is not imported.
+	ErrClaudeConversation = errors.New("importer: claude: the import would not be the conversation Claude Code shows")
 )
 
 // claudeLine is one line of a transcript, its members kept in order.

@@ -74,17 +74,28 @@ func clOrder(lines []*claudeLine, key string, bad *[]LineError) ([]*clNode, map[
 	}
 	// Parents. A compact boundary has no parentUuid but a
 	// logicalParentUuid: the line before the compaction, which may be in
-	// an older file (then the boundary is a root).
+	// an older file. A line without a parent but the first (a boundary
+	// whose logical parent is not in the file included) continues the
+	// conversation from the graph line before it in the file: that is
+	// the conversation as Claude Code and the viewers show it, where a
+	// root each would make a tree of one-message branches.
+	var fileOrder []*clNode
 	for i, n := range nodes {
 		p := n.l.parent()
-		if p == "" && n.l.typ == "system" && n.l.str("subtype") == "compact_boundary" {
+		boundary := p == "" && n.l.typ == "system" && n.l.str("subtype") == "compact_boundary"
+		if boundary {
 			if lp := byUUID[n.l.str("logicalParentUuid")]; lp != nil && lp != n {
 				p = lp.l.uuid
 			}
 		}
 		switch pn := byUUID[p]; {
-		case p == "":
+		case p == "" && i == 0:
 			n.parent = ""
+		case p == "":
+			n.parent = nodes[i-1].id
+			if !boundary {
+				fileOrder = append(fileOrder, n)
+			}
 		case pn != nil && pn != n:
 			n.parent = pn.id
 		default:
@@ -95,6 +106,10 @@ func clOrder(lines []*claudeLine, key string, bad *[]LineError) ([]*clNode, map[
 			*bad = append(*bad, LineError{Path: n.l.path, Line: n.l.n, Err: fmt.Errorf("%w: parentUuid %.80q: attached to %.100q", ErrClaudeMissingParent, p, prev)})
 			n.parent = prev
 		}
+	}
+	if len(fileOrder) > 0 {
+		f := fileOrder[0].l
+		*bad = append(*bad, LineError{Path: f.path, Line: f.n, Err: fmt.Errorf("%w: parentUuid null or absent on %d lines after the first (from this one): each placed after the line before it", ErrClaudeFileOrder, len(fileOrder))})
 	}
 	ids := make(map[string]string, len(byUUID))
 	for u, n := range byUUID {
