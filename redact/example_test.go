@@ -13,8 +13,8 @@ func ExampleRedactor_String() {
 	fmt.Println(out)
 	fmt.Println(rep.Counts)
 	// Output:
-	// cd ~/app && DB_PASSWORD=[REDACTED:password] ./run --token [REDACTED:github-token]
-	// map[github-token:1 home-path:1 password:1]
+	// cd ~/app && DB_PASSWORD=[REDACTED:password] ./run --token [REDACTED:github-pat]
+	// map[github-pat:1 home-path:1 password:1]
 }
 
 func ExampleRedactor_JSON() {

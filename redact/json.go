@@ -109,7 +109,7 @@ func (r *Redactor) jsonString(tok, key []byte, rep *Report) (string, bool) {
 		mask = r.filter.scan(view(body))
 	}
 	class := r.keyClass(key)
-	if mask == 0 && class == 0 && r.opts.Custom == nil {
+	if mask.empty() && class == 0 && r.opts.Custom == nil {
 		return "", false
 	}
 	if !decoded {

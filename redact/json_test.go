@@ -13,7 +13,7 @@ import (
 func TestJSONInPlace(t *testing.T) {
 	r := testRedactor()
 	in := "{ \"z\":1.50e+2 ,\"a\" : [true,null, \"caf\\u00e9\"],\n\t\"cmd\":\"export GITHUB_TOKEN=ghp_7i0C02E9nMoZ6AbYpZJ50mXHPeALpErLsIlv\\nls\", \"n\": -0 }"
-	want := "{ \"z\":1.50e+2 ,\"a\" : [true,null, \"caf\\u00e9\"],\n\t\"cmd\":\"export GITHUB_TOKEN=[REDACTED:github-token]\\nls\", \"n\": -0 }"
+	want := "{ \"z\":1.50e+2 ,\"a\" : [true,null, \"caf\\u00e9\"],\n\t\"cmd\":\"export GITHUB_TOKEN=[REDACTED:github-pat]\\nls\", \"n\": -0 }"
 	out, rep, err := r.JSON([]byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestJSONInPlace(t *testing.T) {
 	if string(out) != want {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
-	if rep.Counts["github-token"] != 1 || rep.Total() != 1 {
+	if rep.Counts["github-pat"] != 1 || rep.Total() != 1 {
 		t.Fatalf("report %v", rep.Counts)
 	}
 }

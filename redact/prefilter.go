@@ -7,13 +7,35 @@ import "strings"
 // Text without any keyword (most of a session) costs one table lookup
 // per byte.
 
-// ruleMask is a set of rules by index; the rules from the 64th on share
-// the last bit (they all run when one of them may match).
-type ruleMask uint64
+// ruleMask is a set of rules by index; the rules from the last bit's on
+// share it (they all run when one of them may match).
+type ruleMask [8]uint64
 
-func bit(i int) ruleMask { return 1 << min(i, 63) }
+const maskBits = len(ruleMask{}) * 64
 
-func (m ruleMask) has(i int) bool { return m&bit(i) != 0 }
+func bit(i int) ruleMask {
+	var m ruleMask
+	m.set(i)
+	return m
+}
+
+func (m *ruleMask) set(i int) {
+	i = min(i, maskBits-1)
+	m[i/64] |= 1 << (i % 64)
+}
+
+func (m ruleMask) has(i int) bool {
+	i = min(i, maskBits-1)
+	return m[i/64]&(1<<(i%64)) != 0
+}
+
+func (m *ruleMask) or(o *ruleMask) {
+	for i := range m {
+		m[i] |= o[i]
+	}
+}
+
+func (m *ruleMask) empty() bool { return *m == ruleMask{} }
 
 // keyword is a folded keyword of the rules in mask; pair is its first two
 // bytes.
@@ -23,15 +45,20 @@ type keyword struct {
 	mask ruleMask
 }
 
+// maxSeen is how many keywords a scan remembers having found (the others
+// are looked at every time they occur).
+const maxSeen = 1024
+
 type prefilter struct {
 	// always holds the rules without keywords.
 	always ruleMask
+	kws    []keyword
 	// single holds the one-byte keywords, looked for with IndexByte.
-	single []keyword
+	single []int
 	// pairs is a bit set of the first two bytes of every longer
 	// keyword; bucket the keywords by a hash of those two bytes.
 	pairs  [1 << 16 / 64]uint64
-	bucket [256][]keyword
+	bucket [256][]int
 	// hidden: a keyword holds a byte that a short JSON escape stands for
 	// (quote, backslash, control), so the raw bytes of an escaped JSON
 	// string cannot be searched for it.
@@ -42,19 +69,19 @@ func newPrefilter(kws [][]string) *prefilter {
 	p := &prefilter{}
 	for i, list := range kws {
 		if len(list) == 0 {
-			p.always |= bit(i)
+			p.always.set(i)
 			continue
 		}
 		for _, k := range list {
-			p.add(k, bit(i))
+			p.add(k, i)
 		}
 	}
 	return p
 }
 
-func (p *prefilter) add(k string, m ruleMask) {
+func (p *prefilter) add(k string, rule int) {
 	if k == "" {
-		p.always |= m
+		p.always.set(rule)
 		return
 	}
 	f := foldString(k)
@@ -63,20 +90,33 @@ func (p *prefilter) add(k string, m ruleMask) {
 			p.hidden = true
 		}
 	}
-	if len(f) == 1 {
-		p.single = append(p.single, keyword{s: f, mask: m})
-		return
-	}
-	pair := uint16(f[0])<<8 | uint16(f[1])
-	p.pairs[pair>>6] |= 1 << (pair & 63)
-	h := pairHash(pair)
-	for j, w := range p.bucket[h] {
-		if w.s == f {
-			p.bucket[h][j].mask |= m
+	for _, id := range p.lookup(f) {
+		if p.kws[id].s == f {
+			p.kws[id].mask.set(rule)
 			return
 		}
 	}
-	p.bucket[h] = append(p.bucket[h], keyword{s: f, pair: pair, mask: m})
+	id := len(p.kws)
+	kw := keyword{s: f}
+	kw.mask.set(rule)
+	if len(f) == 1 {
+		p.kws = append(p.kws, kw)
+		p.single = append(p.single, id)
+		return
+	}
+	kw.pair = uint16(f[0])<<8 | uint16(f[1])
+	p.kws = append(p.kws, kw)
+	p.pairs[kw.pair>>6] |= 1 << (kw.pair & 63)
+	h := pairHash(kw.pair)
+	p.bucket[h] = append(p.bucket[h], id)
+}
+
+// lookup returns the ids of the keywords that may be f.
+func (p *prefilter) lookup(f string) []int {
+	if len(f) == 1 {
+		return p.single
+	}
+	return p.bucket[pairHash(uint16(f[0])<<8|uint16(f[1]))]
 }
 
 func pairHash(k uint16) uint8 { return uint8((uint32(k) * 2654435761) >> 24) }
@@ -84,14 +124,15 @@ func pairHash(k uint16) uint8 { return uint8((uint32(k) * 2654435761) >> 24) }
 // scan returns the rules whose keywords s holds.
 func (p *prefilter) scan(s string) ruleMask {
 	m := p.always
-	for _, w := range p.single {
-		if m&w.mask != w.mask && indexFoldByte(s, w.s[0]) {
-			m |= w.mask
+	for _, id := range p.single {
+		if w := &p.kws[id]; indexFoldByte(s, w.s[0]) {
+			m.or(&w.mask)
 		}
 	}
 	if len(s) < 2 {
 		return m
 	}
+	var seen [maxSeen / 64]uint64
 	prev := fold[s[0]]
 	for i := 1; i < len(s); i++ {
 		c := fold[s[i]]
@@ -100,9 +141,15 @@ func (p *prefilter) scan(s string) ruleMask {
 		if p.pairs[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, w := range p.bucket[pairHash(k)] {
-			if w.pair == k && m&w.mask != w.mask && hasFoldPrefix(s[i-1:], w.s) {
-				m |= w.mask
+		for _, id := range p.bucket[pairHash(k)] {
+			if id < maxSeen && seen[id/64]&(1<<(id%64)) != 0 {
+				continue
+			}
+			if w := &p.kws[id]; w.pair == k && hasFoldPrefix(s[i-1:], w.s) {
+				m.or(&w.mask)
+				if id < maxSeen {
+					seen[id/64] |= 1 << (id % 64)
+				}
 			}
 		}
 	}

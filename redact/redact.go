@@ -198,7 +198,7 @@ func (r *Redactor) String(s string) (string, Report) {
 func (r *Redactor) rulesOn(s string, rep *Report) string {
 	for range maxPasses {
 		mask := r.filter.scan(s)
-		if mask == 0 {
+		if mask.empty() {
 			break
 		}
 		out, changed := r.pass(s, mask, rep)

@@ -14,6 +14,22 @@ func DefaultRules() []Rule { return slicesClone(defaultRules()) }
 func slicesClone(r []Rule) []Rule { return append([]Rule(nil), r...) }
 
 var defaultRules = sync.OnceValue(func() []Rule {
+	var gl, generic []Rule
+	for _, r := range gitleaksCompiled() {
+		if r.Name == "generic-api-key" {
+			generic = append(generic, r)
+		} else {
+			gl = append(gl, r)
+		}
+	}
+	own := ownRules()
+	out := append([]Rule{own[0]}, gl...)
+	out = append(out, own[1:len(own)-2]...)
+	out = append(out, generic...)
+	return append(out, own[len(own)-2:]...)
+})
+
+func ownRules() []Rule {
 	return []Rule{
 		{
 			Name:     "private-key",
@@ -57,7 +73,7 @@ var defaultRules = sync.OnceValue(func() []Rule {
 		{Name: "high-entropy", Keywords: []string{"="}, find: findEnvEntropy},
 		{Name: "home-path", Keywords: []string{"home/", "users"}, Replace: "~", find: findHomes},
 	}
-})
+}
 
 // prefixed is a rule for a token with a known prefix, which must start a
 // word.
