@@ -235,14 +235,22 @@ func valueAfter(s string, p int, w *watermark) (vs, ve int, quoted bool) {
 		}
 		return -1, -1, false
 	}
-	e := p
-	if p >= w.from && p < w.end {
+	q := p
+	if strings.HasPrefix(s[p:], marker) {
+		// A marker at the start of a value ("[REDACTED:x]hunter2") does
+		// not end it.
+		if k := strings.IndexByte(s[p:min(len(s), p+len(marker)+maxMarkerName+1)], ']'); k > 0 {
+			q = p + k + 1
+		}
+	}
+	e := q
+	if q >= w.from && q < w.end {
 		e = w.end
 	} else {
 		for e < len(s) && !isValueEnd(s[e]) {
 			e++
 		}
-		w.from, w.end = p, e
+		w.from, w.end = q, e
 	}
 	if e-p > maxValue {
 		return -1, -1, false
@@ -274,6 +282,14 @@ func plausibleValue(v string, quoted, whole bool, rest string) bool {
 	}
 	if quoted {
 		return true
+	}
+	for strings.HasPrefix(v, marker) {
+		// Judged by what follows the marker.
+		rest, ok := afterBracket(v)
+		if !ok {
+			break
+		}
+		v = rest
 	}
 	fv := foldString(v)
 	if typeNames[fv] || strings.ContainsAny(v, "([{") || isIdentChain(v) || classify(v) != 0 {
@@ -334,13 +350,28 @@ var placeholders = map[string]bool{
 }
 
 // isPlaceholder reports values such as "", <token>, ${TOKEN}, $TOKEN,
-// {{ token }}, %s, xxxx, ****, your-api-key, [REDACTED:token].
+// {{ token }}, %s, xxxx, ****, your-api-key, [REDACTED:token],
+// ***REDACTED***. A value that starts with a bracketed placeholder
+// ("[REDACTED:x] hunter2", "<redacted>hunter2") is judged by what
+// follows it: a marker-looking prefix hides nothing.
 func isPlaceholder(v string) bool {
+	for depth := 0; v != "" && depth < 8; depth++ {
+		rest, ok := afterBracket(v)
+		if !ok {
+			break
+		}
+		if rest != "" && !isBlank(rest[0]) && !isWord(rest[0]) && rest[0] != '-' {
+			return true // what follows goes on otherwise: "[REDACTED:x]@host"
+		}
+		if v = strings.Trim(rest, " \t\"'`,;:"); len(v) < 3 {
+			return true // nothing, or too little to be a secret ("\n")
+		}
+	}
 	if v == "" || strings.IndexByte("<$%{[*#(", v[0]) >= 0 {
 		return true
 	}
 	fv := foldString(v)
-	if placeholders[fv] {
+	if placeholders[fv] || onlyWord(fv, "redacted") {
 		return true
 	}
 	for _, p := range [...]string{"your", "my_", "my-", "example", "placeholder", "insert", "replace", "enter"} {
@@ -348,10 +379,57 @@ func isPlaceholder(v string) bool {
 			return true
 		}
 	}
-	for _, p := range [...]string{"xxxx", "****", "...", "…", "•", "{{", "${", "redacted", "<", ">"} {
+	for _, p := range [...]string{"xxxx", "****", "...", "…", "•", "{{", "${", "<", ">"} {
 		if strings.Contains(fv, p) {
 			return true
 		}
 	}
 	return strings.Count(v, v[:1]) == len(v) // "aaaa", "0000"
+}
+
+// afterBracket returns what follows the bracketed group v starts with
+// ("[...]", "<...>", "{...}", "(...)", "${...}", "{{...}}"), or false.
+func afterBracket(v string) (string, bool) {
+	open := 0
+	if strings.HasPrefix(v, "${") {
+		open = 1
+	}
+	closer := ""
+	switch v[open] {
+	case '[':
+		closer = "]"
+	case '<':
+		closer = ">"
+	case '{':
+		closer = "}"
+	case '(':
+		closer = ")"
+	default:
+		return "", false
+	}
+	if strings.HasPrefix(v[open:], "{{") {
+		closer = "}}"
+	}
+	i := strings.Index(v[open+1:], closer)
+	if i < 0 {
+		return "", false
+	}
+	return v[open+1+i+len(closer):], true
+}
+
+// onlyWord reports whether the letters of fv are word alone, whatever
+// surrounds them ("***redacted***", "-redacted-").
+func onlyWord(fv, word string) bool {
+	i := strings.Index(fv, word)
+	if i < 0 {
+		return false
+	}
+	for _, part := range [...]string{fv[:i], fv[i+len(word):]} {
+		for j := 0; j < len(part); j++ {
+			if isAlnum(part[j]) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -102,6 +102,8 @@ type Redactor struct {
 	filter *prefilter
 	// keyed lists the rules that also judge a JSON member by its key.
 	keyed []int
+	// names holds the rule names of the markers this redactor writes.
+	names map[string]bool
 }
 
 // compiled is a rule ready to run.
@@ -136,7 +138,16 @@ func New(opts *Options) *Redactor {
 		}
 		c := compiled{Rule: ru, repl: ru.Replace}
 		if c.repl == "" {
-			c.repl = "[REDACTED:" + ru.Name + "]"
+			c.repl = marker + ru.Name + "]"
+		}
+		if name, ok := strings.CutPrefix(c.repl, marker); ok {
+			if name, ok = strings.CutSuffix(name, "]"); ok && name != "" && len(name) <= maxMarkerName &&
+				!strings.ContainsAny(name, "[]\n") {
+				if r.names == nil {
+					r.names = map[string]bool{}
+				}
+				r.names[name] = true
+			}
 		}
 		if ru.Pattern != nil {
 			c.secret = max(ru.Pattern.SubexpIndex("secret"), 0)
@@ -218,7 +229,8 @@ type span struct{ start, end, rule int }
 // rule, the earlier and then the longer match).
 func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	var buf, nbuf, mbuf [16]span
-	kept := markers(s, buf[:0]) // sorted, without overlaps
+	kept := r.markers(s, buf[:0]) // sorted, without overlaps
+	marks := slices.Clone(kept)
 	found := len(kept)
 	found0 := found
 	news, merged := nbuf[:0], mbuf[:0]
@@ -235,12 +247,11 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 		if len(news) == 0 {
 			continue
 		}
-		slices.SortFunc(news, func(a, b span) int {
-			if a.start != b.start {
-				return a.start - b.start
-			}
-			return b.end - a.end
-		})
+		sortSpans(news)
+		if len(marks) > 0 {
+			news = outsideMarkers(s, news, nil, marks)
+			sortSpans(news)
+		}
 		// Merge the new spans that overlap nothing into kept.
 		merged = merged[:0]
 		k, lastEnd := 0, -1
@@ -281,26 +292,109 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	return b.String(), true
 }
 
+func sortSpans(spans []span) {
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+}
+
+// outsideMarkers returns spans (sorted) with each that overlaps markers
+// (sorted, apart) cut into its parts outside them, trimmed of blanks: a
+// secret beside a marker ("[REDACTED:x] hunter2" as a password) is
+// replaced, the marker kept. out is where the result goes.
+func outsideMarkers(s string, spans, out, markers []span) []span {
+	k := 0
+	for _, n := range spans {
+		for k < len(markers) && markers[k].end <= n.start {
+			k++ // before this span, and so before every later one
+		}
+		start := n.start
+		for _, m := range markers[k:] {
+			if m.start >= n.end {
+				break
+			}
+			if m.start > start {
+				out = appendTrimmed(s, out, span{start, m.start, n.rule})
+			}
+			start = max(start, m.end)
+		}
+		if start < n.end {
+			out = appendTrimmed(s, out, span{start, n.end, n.rule})
+		}
+	}
+	return out
+}
+
+// appendTrimmed appends sp without its leading and trailing blanks,
+// unless nothing else is left.
+func appendTrimmed(s string, out []span, sp span) []span {
+	for sp.start < sp.end && isBlank(s[sp.start]) {
+		sp.start++
+	}
+	for sp.end > sp.start && isBlank(s[sp.end-1]) {
+		sp.end--
+	}
+	if sp.start < sp.end {
+		out = append(out, sp)
+	}
+	return out
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // marker starts the text that replaces a secret.
 const marker = "[REDACTED:"
 
+// maxMarkerName bounds the rule names markers recognises.
+const maxMarkerName = 64
+
 // markers appends to spans the replacements of earlier passes (or of an
 // earlier redaction) in s, rule -1: no rule matches across them, so that
-// "[REDACTED:token]" is not taken for the password of a URL or a value.
-func markers(s string, spans []span) []span {
+// "[REDACTED:token]" is not taken for the password of a URL or a value,
+// and redacting is idempotent. Only a whole marker counts: "[REDACTED:",
+// the name of one of the redactor's rules (or a name of words without
+// digits, "[REDACTED:some-rule]", which an earlier version or another
+// rule set may have written), and "]". Anything else that starts like
+// one (a space after the colon, a secret for a name, no closing bracket)
+// shields nothing.
+func (r *Redactor) markers(s string, spans []span) []span {
 	for i := 0; ; {
 		k := strings.Index(s[i:], marker)
 		if k < 0 {
 			return spans
 		}
 		start := i + k
-		end := strings.IndexByte(s[start:], ']')
-		if end < 0 {
-			return spans
+		i = start + len(marker)
+		end := i
+		for end < len(s) && end-i <= maxMarkerName && s[end] != ']' && s[end] != '[' && s[end] != '\n' {
+			end++
 		}
-		i = start + end + 1
+		if end == i || end >= len(s) || s[end] != ']' || !r.markerName(s[i:end]) {
+			continue
+		}
+		i = end + 1
 		spans = append(spans, span{start, i, -1})
 	}
+}
+
+// markerName reports whether a marker may carry name: the name of one
+// of this redactor's rules, or words of small letters joined by '-'.
+func (r *Redactor) markerName(name string) bool {
+	if r.names[name] {
+		return true
+	}
+	if name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isLower(name[i]) && name[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // each calls add with the bounds of every match of the rule in s.
