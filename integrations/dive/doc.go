@@ -84,9 +84,13 @@
 //   - Session ids are agentsession's: any UTF-8 without control
 //     characters, up to 512 bytes ("user:42", "chat 7"); a FileStore
 //     escapes what a file name cannot hold.
-//   - A file Dive's FileStore wrote is not read: Open fails with an error
-//     wrapping agentsession's ErrForeignFormat, and FileStore.ImportDive
-//     (or ImportDive, into any store) imports it.
+//   - A file Dive's FileStore wrote in the directory is listed by
+//     FileStore.List (SessionInfo.DiveFile names it), so a picker shows
+//     the user's history, but not read as a session: Open fails with an
+//     error wrapping agentsession's ErrForeignFormat, or, after
+//     FileStore.ImportOnOpen(true), imports it; FileStore.ImportDive (or
+//     ImportDive, into any store) imports it at once. Dive's file is kept
+//     beside, as <id>.jsonl.dive (a backup is never overwritten).
 //   - FileStore is safe for several processes; Dive's is single-writer.
 //     Appends return once written to the file (NewFileStoreWithSync(dir,
 //     true) makes each durable); long strings are never cut; a malformed

@@ -148,3 +148,48 @@ func Example_suspendAndResume() {
 	// suspended: true call_1
 	// completed Deployed. suspended: false
 }
+
+// A Dive user who switches to this package finds the sessions Dive's own
+// FileStore wrote: List shows them, marked, and Open takes one in.
+func ExampleFileStore_ImportOnOpen() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "dive-sessions")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	// A session file as Dive's FileStore writes it.
+	dive := `{"line_type":"header","data":{"id":"old-chat","title":"Fix the build","created_at":"2026-01-02T10:00:00Z","updated_at":"2026-01-02T10:00:00Z"}}
+{"line_type":"event","data":{"id":"evt-1","type":"turn","timestamp":"2026-01-02T10:00:05Z","messages":[{"role":"user","content":[{"type":"text","text":"why does the build fail?"}]},{"role":"assistant","content":[{"type":"text","text":"a missing import"}]}]}}
+`
+	if err := os.WriteFile(dir+"/old-chat.jsonl", []byte(dive), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	store, err := session.NewFileStore(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	list, err := store.List(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		fmt.Printf("%s %q, %d event(s), Dive's file: %v\n", s.ID, s.Title, s.EventCount, s.DiveFile != "")
+	}
+	store.ImportOnOpen(true)
+	sess, err := store.Open(ctx, "old-chat")
+	if err != nil {
+		log.Fatal(err)
+	}
+	msgs, err := sess.Messages(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(msgs), "messages;", "Dive's file kept:", fileExists(dir+"/old-chat.jsonl.dive"))
+	// Output:
+	// old-chat "Fix the build", 1 event(s), Dive's file: true
+	// 2 messages; Dive's file kept: true
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -215,39 +217,117 @@ func (s *Session) importCompaction(ctx context.Context, e *diveEvent) error {
 	return s.appendCompaction(ctx, &info)
 }
 
-// ImportDive moves the session file Dive's FileStore wrote for id in the
-// store's directory, <dir>/<id>.jsonl, to <dir>/<id>.jsonl.dive and
-// imports it (see the function ImportDive). Open fails on such a file
-// with an error wrapping agentsession's ErrForeignFormat; call this then.
-// If the import fails, the file is moved back.
+// ImportDive takes in the session file Dive's FileStore wrote for id in
+// the store's directory, <dir>/<id>.jsonl (see the function ImportDive
+// for what is kept), and keeps Dive's file aside, byte for byte, as
+// <dir>/<id>.jsonl.dive (or .dive.2, .dive.3 ...: a backup is never
+// overwritten). Open fails on such a file with an error wrapping
+// agentsession's ErrForeignFormat, or calls this when ImportOnOpen is
+// set.
+//
+// The file is read whole (at most MaxDiveFileBytes) before anything
+// moves; a file that is not Dive's, or is damaged, is an error and stays
+// where it is. The move is conditional on the file being the one read:
+// if Dive wrote to it meanwhile, the import fails with an error wrapping
+// agentsession's ErrConflict and nothing changes. If the import fails
+// after the move, Dive's file is put back.
 func (s *FileStore) ImportDive(ctx context.Context, id string) (*Session, error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || strings.Contains(id, "..") {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidSessionID, id)
 	}
 	path := filepath.Join(s.fs.Root(), id+".jsonl")
-	data, err := os.ReadFile(path)
+	data, before, err := readDiveFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if _, _, err := readDive(bytes.NewReader(data)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dive session: %s: %w", path, err)
 	}
-	backup := path + ".dive"
-	if err := os.Rename(path, backup); err != nil {
+	backup, err := moveAside(path, before)
+	if err != nil {
 		return nil, err
 	}
 	// The store may hold the file it refused open: let it go, so that it
 	// creates the session anew.
 	if err := s.fs.CloseSession(id); err != nil {
-		return nil, err
+		return nil, errors.Join(err, putBack(backup, path))
 	}
 	sess, err := ImportDive(ctx, s, bytes.NewReader(data))
 	if err != nil {
 		_ = s.Delete(ctx, id)
-		if rerr := os.Rename(backup, path); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return nil, err
+		return nil, errors.Join(err, putBack(backup, path))
 	}
 	return sess, nil
+}
+
+// MaxDiveFileBytes bounds the Dive session file ImportDive reads, and the
+// one List reads to describe a session Dive wrote.
+const MaxDiveFileBytes = as.DefaultMaxLogBytes
+
+// readDiveFile reads a regular file (no link followed) whole, refusing
+// one over MaxDiveFileBytes, and returns what it was when read.
+func readDiveFile(path string) ([]byte, os.FileInfo, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("dive session: %s is not a regular file", path)
+	}
+	if st.Size() > MaxDiveFileBytes {
+		return nil, nil, fmt.Errorf("dive session: %s: %w (%d bytes, the cap is %d)", path, as.ErrTooLarge, st.Size(), int64(MaxDiveFileBytes))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDiveFileBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if after, err := f.Stat(); err != nil || !sameState(st, after) || int64(len(data)) != st.Size() {
+		return nil, nil, fmt.Errorf("dive session: %s changed while it was read: %w", path, as.ErrConflict)
+	}
+	return data, st, nil
+}
+
+func sameState(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// moveAside gives path a new name beside it, <path>.dive (.dive.2 ...:
+// never one that exists), if it is still the file read (before), and
+// returns that name.
+func moveAside(path string, before os.FileInfo) (string, error) {
+	for k := 1; ; k++ {
+		backup := path + ".dive"
+		if k > 1 {
+			backup += "." + strconv.Itoa(k)
+		}
+		err := os.Link(path, backup) // fails where a backup is
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if st, err := os.Lstat(path); err != nil || !sameState(before, st) {
+			_ = os.Remove(backup)
+			return "", fmt.Errorf("dive session: %s changed while it was imported: %w", path, as.ErrConflict)
+		}
+		if err := os.Remove(path); err != nil {
+			_ = os.Remove(backup)
+			return "", err
+		}
+		return backup, nil
+	}
+}
+
+// putBack restores Dive's file after a failed import.
+func putBack(backup, path string) error {
+	if err := os.Link(backup, path); err != nil {
+		return fmt.Errorf("dive session: Dive's file is kept as %s: %w", backup, err)
+	}
+	return os.Remove(backup)
 }

@@ -63,6 +63,13 @@ type SessionInfo struct {
 
 	// Suspended indicates the session is awaiting external tool results.
 	Suspended bool `json:"suspended,omitempty"`
+
+	// DiveFile, set by FileStore.List, is the path of a session file
+	// Dive's own FileStore wrote in the store's directory and that is not
+	// imported yet: Open imports it with FileStore.ImportOnOpen, else
+	// fails with an error wrapping agentsession's ErrForeignFormat; or
+	// FileStore.ImportDive takes it in.
+	DiveFile string `json:"dive_file,omitempty"`
 }
 
 // ForkSession loads a session, forks it, and saves the fork to the store.
@@ -295,11 +302,15 @@ func NewMemoryStore() *MemoryStore {
 // may share a session: appends are whole lines under a file lock, and
 // agentsession keeps every writer's entries.
 //
-// A file Dive's own FileStore wrote is not read: Open fails with an
-// error wrapping agentsession's ErrForeignFormat (see ImportDiveFile).
+// The session files Dive's own FileStore wrote in the directory are
+// listed (SessionInfo.DiveFile), not read: Open fails with an error
+// wrapping agentsession's ErrForeignFormat, or, with ImportOnOpen,
+// imports the file (ImportDive), keeping Dive's file aside.
 type FileStore struct {
 	*StoreAdapter
 	fs *as.FileStore
+
+	importOnOpen bool // guarded by StoreAdapter.mu
 }
 
 // NewFileStore creates a FileStore rooted at dir (created if missing; a
@@ -355,6 +366,12 @@ func NewFileStoreWithOptions(dir string, opts *as.FileStoreOptions) (*FileStore,
 // where agentsession keeps the session does: import it with ImportDive.
 func (s *FileStore) Open(ctx context.Context, id string) (*Session, error) {
 	if err := s.diveFileAt(id); err != nil {
+		s.mu.Lock()
+		imp := s.importOnOpen
+		s.mu.Unlock()
+		if imp && errors.Is(err, as.ErrForeignFormat) {
+			return s.ImportDive(ctx, id)
+		}
 		return nil, err
 	}
 	return s.StoreAdapter.Open(ctx, id)
@@ -401,7 +418,7 @@ func foreign(err error) error {
 	var l diveLine
 	if first, ferr := firstLine(fe.Path); ferr == nil && json.Unmarshal(first, &l) == nil && l.LineType != "" {
 		if l.LineType == "header" {
-			return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive: %w", fe.Path, fe.ID, err)
+			return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive, or set FileStore.ImportOnOpen: %w", fe.Path, fe.ID, err)
 		}
 		return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, l.LineType, err)
 	}

@@ -1,0 +1,9 @@
+//go:build unix
+
+package session
+
+import "syscall"
+
+// oNonblock opens a FIFO put where a file was listed without waiting for
+// a writer (its mode then refuses it).
+const oNonblock = syscall.O_NONBLOCK
