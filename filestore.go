@@ -50,6 +50,12 @@ import (
 // directory's entries are not synced (the system has no call for it; see
 // the README): a power loss there may lose a name a call returned.
 //
+// What a load or a listing takes in memory is bounded by
+// FileStoreOptions.Limits, however large a file is or a compressed one
+// decompresses to: about the log's bytes plus 2*MaxLineBytes + 32 MiB to
+// open a session, about 2*MaxLineBytes + 16 MiB to list one (see
+// Limits).
+//
 // A FileStore is safe for concurrent use. Close it when done.
 type FileStore struct {
 	// Set when the store is opened, and only read afterwards.
@@ -168,7 +174,9 @@ type FileStoreOptions struct {
 	PollOnly bool
 	// CompressArchive makes Archive (and so Sweep) store the archived
 	// log zstd-compressed: W10k's 67 MB take 9.7 MB. Reads are
-	// transparent; an append unarchives the session first. See
+	// transparent, and streamed: a compressed log is never held whole
+	// to be read, and one that decompresses past the Limits is refused
+	// as it passes them. An append unarchives the session first. See
 	// CompressArchived.
 	CompressArchive bool
 }

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // Compressed archived sessions.
@@ -71,29 +75,112 @@ func isCompressedLog(r io.ReaderAt, size int64) bool {
 	return n == len(head) && hasZstdMagic(head[:])
 }
 
+// Reading a compressed log cannot take more memory than the limits
+// allow, whatever it decompresses to (a compression bomb: a few KiB of
+// zstd make a GiB). It is always read as a stream, a line at a time as a
+// plain log is: a listing holds a line, an open holds what the log
+// keeps, a line over MaxLineBytes is skipped as it streams past, and the
+// read stops with a *LimitError as soon as the log passes MaxLogBytes or
+// MaxEntries. The decoder itself keeps at most a window of what it
+// decoded: a frame that asks for a window larger than any compressLog
+// writes (maxLogWindow) is refused (a *LimitError, What "window")
+// before anything is decoded, and a frame's content size is only ever
+// a hint. Only what must be whole in memory (DecodeLog's input, the
+// plain log written back by an unarchive, a migration) is decompressed
+// whole, and then into one buffer no larger than the limit allows.
+
+// maxLogWindow is the largest decoder window a compressed log may ask
+// for: what compressLog writes (the encoder's window at compressLevel,
+// 8 MiB; a log no longer than that is one segment, whose window is its
+// size). It bounds the memory of a decoder.
+const maxLogWindow = 8 << 20
+
+// newLogDecoder returns a decoder of the compressed log in r: one
+// goroutine, its buffers allocated as needed, a window of at most
+// maxLogWindow.
+func newLogDecoder(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(maxLogWindow), zstd.WithDecoderMaxMemory(maxLogWindow))
+}
+
+// checkFrame refuses, from head, the start of a compressed log, a first
+// frame that says it holds more than maxBytes, or that asks for a window
+// over maxLogWindow: a *LimitError. What it cannot read it leaves to the
+// decoder.
+func checkFrame(head []byte, maxBytes int64) error {
+	var h zstd.Header
+	if h.Decode(head) != nil || h.Skippable {
+		return nil
+	}
+	if h.HasFCS && h.FrameContentSize > uint64(maxBytes) {
+		return &LimitError{What: "log", Size: int64(min(h.FrameContentSize, math.MaxInt64)), Limit: maxBytes}
+	}
+	window := h.WindowSize
+	if h.SingleSegment {
+		window = h.FrameContentSize
+	}
+	if window > maxLogWindow {
+		return &LimitError{What: "window", Size: int64(min(window, math.MaxInt64)), Limit: maxLogWindow}
+	}
+	return nil
+}
+
 // decompressLog returns the log compressed in data, refusing one that
-// decompresses to more than maxBytes (a *LimitError) and reporting a
-// damaged stream as a *CorruptError.
+// decompresses to more than maxBytes (a *LimitError, once it has
+// decompressed maxBytes+1) and reporting a damaged stream as a
+// *CorruptError. It holds the result in one buffer: the frame's content
+// size, when it gives one, sizes it (up to the limit), and a frame
+// that lied makes it grow.
 func decompressLog(data []byte, maxBytes int64) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(uint64(maxBytes)+1),
-		zstd.WithDecoderMaxWindow(uint64(min(maxBytes+1, 1<<30))))
-	if err != nil {
+	if err := checkFrame(data, maxBytes); err != nil {
 		return nil, err
 	}
-	defer dec.Close()
-	plain, err := dec.DecodeAll(data, nil)
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || int64(len(plain)) > maxBytes {
-		return nil, &LimitError{What: "log", Size: max(int64(len(plain)), maxBytes+1), Limit: maxBytes}
-	}
+	dec, err := newLogDecoder(bytes.NewReader(data))
 	if err != nil {
 		return nil, &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
 	}
-	return plain, nil
+	defer dec.Close()
+	hint := int64(-1)
+	var h zstd.Header
+	if h.Decode(data) == nil && h.HasFCS {
+		hint = int64(min(h.FrameContentSize, math.MaxInt64-1))
+	}
+	return readLimited(&zstdStream{dec: dec}, hint, maxBytes)
+}
+
+// readLimited reads r to its end into one buffer, sized hint+1 when hint
+// is known (so that a hint that holds needs no second one), failing with
+// a *LimitError once more than maxBytes were read.
+func readLimited(r io.Reader, hint, maxBytes int64) ([]byte, error) {
+	over := maxBytes // maxBytes+1, the size that is refused
+	if over < math.MaxInt64 {
+		over++
+	}
+	size := int64(64 << 10)
+	if hint >= 0 {
+		size = hint + 1
+	}
+	buf := make([]byte, 0, min(size, over, 256<<20)) // a hint is no promise
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), over-int64(len(buf)))))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > maxBytes {
+			return nil, &LimitError{What: "log", Size: int64(len(buf)), Limit: maxBytes}
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readCompressedLog reads the whole compressed log in r (size bytes) and
-// returns it decompressed.
+// returns it decompressed (see decompressLog).
 func readCompressedLog(r io.ReaderAt, size, maxBytes int64) ([]byte, error) {
 	if size > maxBytes {
 		return nil, &LimitError{What: "log", Size: size, Limit: maxBytes}
@@ -106,7 +193,10 @@ func readCompressedLog(r io.ReaderAt, size, maxBytes int64) ([]byte, error) {
 }
 
 // zstdReader returns a reader of the logs the bufio reader br holds,
-// decompressing them when they start with the zstd magic number.
+// decompressing them when they start with the zstd magic number; nil
+// when they do not. The caller counts what it reads against maxBytes;
+// a frame that says it holds more, or asks for too large a window, is
+// refused here.
 func zstdReader(br interface {
 	io.Reader
 	Peek(int) ([]byte, error)
@@ -115,25 +205,127 @@ func zstdReader(br interface {
 	if !hasZstdMagic(head) {
 		return nil, nil
 	}
-	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxWindow(uint64(min(maxBytes+1, 1<<30))))
-	if err != nil {
+	head, _ = br.Peek(zstd.HeaderMaxSize) // a frame's header: what follows the magic number
+	if err := checkFrame(head, maxBytes); err != nil {
 		return nil, err
+	}
+	dec, err := newLogDecoder(br)
+	if err != nil {
+		return nil, &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
 	}
 	return &zstdStream{dec: dec}, nil
 }
 
 // zstdStream reads a zstd stream, reporting a damaged one as a
-// *CorruptError. With concurrency 1 the decoder runs no goroutine, so
+// *CorruptError, and a later frame that asks for too large a window as
+// a *LimitError. With concurrency 1 the decoder runs no goroutine, so
 // one never closed holds nothing but memory.
 type zstdStream struct{ dec *zstd.Decoder }
 
 func (z *zstdStream) Read(p []byte) (int, error) {
 	n, err := z.dec.Read(p)
-	if err != nil && err != io.EOF {
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		err = &LimitError{What: "window", Size: maxLogWindow + 1, Limit: maxLogWindow}
+	default:
 		err = &CorruptError{Err: fmt.Errorf("compressed log: %w", err)}
 	}
 	return n, err
+}
+
+// readCompressedFile reads and decodes the compressed log of size bytes
+// in r, for readLogFile, as a stream (see above): line by line through
+// the Decoder's line reader, each entry made compact as readLogFile
+// makes those of a plain log (compactLine, compactEntry), so that what
+// it holds besides the log it returns is the line at hand (at most
+// MaxLineBytes, a line over it skipped as it streams past) and the
+// decoder's window. A log of an older version is, with keepOld,
+// decompressed whole (within MaxLogBytes) and read as a plain one, for
+// the migration that rewrites it from its bytes, and else read on as a
+// stream (ReadLog). The offsets of the fileEnd are those of
+// the log's bytes.
+func readCompressedFile(r io.ReaderAt, size int64, opts *ReadOptions, keepOld bool) (*Log, []byte, fileEnd, error) {
+	d := NewDecoder(io.NewSectionReader(r, 0, size), opts)
+	p := &d.p
+	fail := func(err error) (*Log, []byte, fileEnd, error) { return nil, nil, fileEnd{}, err }
+	end := fileEnd{compressed: true}
+	line, complete, err := d.readLine()
+	switch {
+	case err == io.EOF:
+		return fail(&CorruptError{Err: errEmpty})
+	case err != nil:
+		return fail(err)
+	case d.long > 0:
+		return fail(p.lim.lineError(1, d.long))
+	}
+	if err := p.headerLine(bytes.Clone(line)); err != nil {
+		return fail(err)
+	}
+	if p.mig != nil && !keepOld {
+		return streamRest(d)
+	}
+	if p.mig != nil {
+		plain, err := readCompressedLog(r, size, p.lim.MaxLogBytes)
+		if err != nil {
+			return fail(err)
+		}
+		log, data, end, err := readLogFile(bytes.NewReader(plain), int64(len(plain)), opts)
+		end.compressed = true
+		return log, data, end, err
+	}
+	end.endsNL = complete
+	arena := jsonx.Arena{Block: 256 << 10}
+	var (
+		spans   []jsonx.Span
+		entries []Entry
+		refs    = refsNone
+	)
+	for {
+		start := d.read
+		line, complete, err := d.readLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fail(err)
+		}
+		end.lastLine, end.endsNL = start, complete
+		d.lines++
+		if err := p.checkLines(d.lines); err != nil {
+			return fail(err)
+		}
+		if d.long > 0 {
+			if err := p.skipLong(d.long); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		// As readLogFile: blob references are resolved in the entry's
+		// bytes, and an append's marker is the envelope's to strip.
+		ref := bytes.Contains(line, []byte(BlobPrefix))
+		if ref {
+			refs = refsSome
+		} else if !marked(line) {
+			if e, ok := compactLine(line, &arena, &spans); ok {
+				p.line++
+				p.nent++
+				entries = append(entries, withHashes(e, entries))
+				continue
+			}
+		}
+		e, ok, err := p.entryLine(line, complete)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
+			entries = append(entries, withHashes(compactEntry(e, &arena), entries))
+		}
+	}
+	end.size = d.read
+	l := p.finish(p.resolve(entries))
+	l.refs = refs
+	return l, nil, end, nil
 }
 
 // CompressArchived stores the archived session id zstd-compressed (see

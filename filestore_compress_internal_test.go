@@ -53,6 +53,23 @@ func FuzzCompressedLog(f *testing.F) {
 		if (derr == nil) != (werr == nil) {
 			t.Fatalf("DecodeLog compressed: %v, plain: %v", derr, werr)
 		}
+		// ReadLogAt reads either as DecodeLog reads the plain one.
+		for _, in := range [][]byte{src, comp} {
+			al, aerr := ReadLogAt(bytes.NewReader(in), int64(len(in)), nil)
+			if (aerr == nil) != (werr == nil) {
+				t.Fatalf("ReadLogAt: %v, DecodeLog of the plain log: %v", aerr, werr)
+			}
+			if aerr == nil {
+				if len(al.Entries) != len(want.Entries) || fmt.Sprint(al.Malformed) != fmt.Sprint(want.Malformed) ||
+					fmt.Sprint(al.Torn) != fmt.Sprint(want.Torn) || fmt.Sprint(al.Partial) != fmt.Sprint(want.Partial) || al.MigratedFrom != want.MigratedFrom {
+					t.Fatalf("ReadLogAt: %d entries %v %v %v, want %d %v %v %v", len(al.Entries), al.Malformed, al.Torn, al.Partial,
+						len(want.Entries), want.Malformed, want.Torn, want.Partial)
+				}
+				for i := range want.Entries {
+					sameEntry(t, al.Entries[i], want.Entries[i])
+				}
+			}
+		}
 		sl, serr := ReadLog(bytes.NewReader(comp), nil)
 		pl, perr := ReadLog(bytes.NewReader(src), nil)
 		if (serr == nil) != (perr == nil) {

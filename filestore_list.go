@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,8 +267,8 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 }
 
 // readIndexEntry reads a whole file for its listing, as it reads it (the
-// file is never held in memory), with the limits of a Load: a file Load
-// would refuse is not listed.
+// file is never held in memory, compressed or not: a line at a time),
+// with the limits of a Load: a file Load would refuse is not listed.
 func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	ne := &indexEntry{}
 	f, err := r.Open(rel)
@@ -286,28 +285,24 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 		ne.limited = true
 		return ne
 	}
-	var src io.ReaderAt = f
-	size := ne.size
-	if isCompressedLog(f, size) {
-		// An archived log kept compressed: listed from its bytes,
-		// decompressed in memory (it never grows: see
-		// filestore_compress.go).
-		plain, err := readCompressedLog(f, size, lim.MaxLogBytes)
-		if err != nil {
-			var le *LimitError
-			return &indexEntry{size: ne.size, limited: errors.As(err, &le)}
-		}
-		src, size, ne.compressed = bytes.NewReader(plain), int64(len(plain)), true
+	// An archived log kept compressed (it never grows: see
+	// filestore_compress.go) is read as the decoder streams it, a line
+	// at a time, never decompressed whole: the header first, and the
+	// scan stops at the limits a Load stops at.
+	ne.compressed = isCompressedLog(f, ne.size)
+	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
+	if err != nil {
+		var le *LimitError
+		return &indexEntry{size: ne.size, limited: errors.As(err, &le)}
 	}
-	h, err := NewDecoder(io.NewSectionReader(src, 0, size), &ReadOptions{Limits: lim}).Header()
-	if err != nil || ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID, flat) {
+	if ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID, flat) {
 		return ne
 	}
 	ne.header = h.Title
 	ne.hmeta, _ = h.Extra.Get(headerMetaKey)
 	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
 	ne.end, ne.lines = 0, 0
-	if !ne.scan(src, 0, size, lim) {
+	if !ne.scan(f, 0, ne.size, lim) {
 		return &indexEntry{size: ne.size, limited: true}
 	}
 	if ne.compressed {

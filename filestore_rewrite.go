@@ -251,6 +251,10 @@ func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (fr
 		return 0, fmt.Errorf("session: lock %s: %w", path, err)
 	}
 	defer unlockFile(f)
+	// Read whole only what will be migrated (see migratable).
+	if v, err := migratable(f, Limits{}.withDefaults()); err != nil || v == CurrentVersion {
+		return v, WithPath(err, path)
+	}
 	data, _, err := readAll(f)
 	if err != nil {
 		return 0, fmt.Errorf("session: read %s: %w", path, err)

@@ -18,8 +18,11 @@ import (
 // the next scan starts, and lines, the lines counted after the header
 // up to end (starting from lines). from is at the start of a line: 0
 // for the header's, which is read first. It reports false for a file a
-// Load would refuse (more lines than lim.MaxEntries, or a header that
-// cannot be read).
+// Load would refuse (more lines than lim.MaxEntries, a header that
+// cannot be read, a compressed log past lim.MaxLogBytes or damaged), or
+// that could not be read. A compressed file (from 0) is read as the
+// Decoder streams it, holding a line at a time; the offsets are then
+// those of the log's bytes.
 //
 // The listing index (indexEntry.scan) and the watcher's tail reader
 // (filestore_watch.go) both read through it, so that what a listing
@@ -42,8 +45,13 @@ func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each fu
 	for {
 		lineStart := pos
 		line, complete, err := d.readLine()
+		if err != nil && err != io.EOF {
+			// A limit (a compressed log past MaxLogBytes), a damaged
+			// stream, a failed read: a Load would fail too.
+			return pos, lines, false
+		}
 		if err != nil || !complete {
-			break // io.EOF, a limit (a Load would stop there too), or an unfinished line: left for the next scan
+			break // the end, or an unfinished line: left for the next scan
 		}
 		pos = from + d.read
 		if lines++; lines > lim.MaxEntries {

@@ -18,6 +18,36 @@ import (
 // ErrTooLarge), a strict read fails. A log over MaxLogBytes or with more
 // lines than MaxEntries is refused whole (*LimitError). Writes over a
 // limit fail with a *LimitError before anything is written.
+//
+// # Memory
+//
+// What a read takes is bounded by the limits, whatever the file holds
+// (a compressed log included, however far it decompresses: see
+// FileStoreOptions.CompressArchive). Besides the log it returns, which
+// holds each entry's bytes about once (at most about MaxLogBytes, plus a
+// few dozen bytes an entry, so at most MaxEntries of them), a read
+// holds:
+//
+//   - a plain file (FileStore, ReadLogAt): a 2 MiB chunk per worker
+//     (one per processor, up to 8) and the lines that run past a chunk,
+//     each at most MaxLineBytes; a line over it is never held;
+//   - a stream (Decoder, ReadLog, VerifyReader) or a compressed file:
+//     the line at hand, in a buffer of at most MaxLineBytes+1 (a line
+//     over it is dropped as it streams past), and for a compressed one
+//     the decoder's window, at most 8 MiB (a frame that asks for more is
+//     refused, What "window"); it stops as soon as the log passes
+//     MaxLogBytes or MaxEntries;
+//   - a listing (FileStore.List): what a stream read holds, and the
+//     entry a line makes, never the log.
+//
+// So an open of a current-version log holds at most about the log's
+// bytes (MaxLogBytes at most) plus 2*MaxLineBytes + 32 MiB; with the
+// defaults, some 1.2 GiB for the largest log allowed. A listing holds
+// about 2*MaxLineBytes + 16 MiB (some 150 MiB), whatever the size of the
+// log. A log of an older version is read whole to be migrated, its
+// bytes held besides (MaxLogBytes more at most), and DecodeLog, given a
+// compressed log in memory, holds it decompressed whole (at most
+// MaxLogBytes) besides its input.
 type Limits struct {
 	// MaxLineBytes bounds one line of a log: the header or one entry.
 	// Default DefaultMaxLineBytes.
@@ -76,7 +106,7 @@ var ErrTooLarge = errors.New("session: over the size limit")
 type LimitError struct {
 	Path  string // the file, when known
 	Line  int    // the line, for a line over MaxLineBytes (0 when unknown)
-	What  string // "line", "log", "entries" or "blobs"
+	What  string // "line", "log", "entries", "blobs" or "window" (a compressed log's decoder window)
 	Size  int64  // its size in bytes (lines for "entries"); at least Limit+1 when not read to its end
 	Limit int64
 }
@@ -97,6 +127,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("session: %sthe log holds more than %d lines (Limits.MaxEntries)", where, e.Limit)
 	case "blobs":
 		return fmt.Sprintf("session: %sthe blobs the log refers to add up to %d bytes, over the limit of %d (Limits.MaxResolvedBytes)", where, e.Size, e.Limit)
+	case "window":
+		return fmt.Sprintf("session: %sthe compressed log asks for a decoder window of %d bytes, over the %d bytes any this package writes asks for", where, e.Size, e.Limit)
 	}
 	return fmt.Sprintf("session: %sthe log is %d bytes, over the limit of %d (Limits.MaxLogBytes)", where, e.Size, e.Limit)
 }

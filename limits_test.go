@@ -367,3 +367,18 @@ func TestOpenCostBound(t *testing.T) {
 		require.NoError(t, store.Close())
 	}
 }
+
+// TestNoLineLimit: a negative MaxLineBytes (no limit) reads every line,
+// in every reader: the streaming ones (ReadLog, the Decoder, ReadLogAt
+// of a compressed log) took "no limit" for a limit of less than nothing.
+func TestNoLineLimit(t *testing.T) {
+	data := `{"type":"session","version":3,"id":"s1","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}` + "\n"
+	opts := &session.ReadOptions{Limits: session.Limits{MaxLineBytes: -1, MaxLogBytes: -1}}
+	log, err := session.ReadLog(strings.NewReader(data), opts)
+	require.NoError(t, err)
+	require.Len(t, log.Entries, 1)
+	log, err = session.ReadLogAt(strings.NewReader(data), int64(len(data)), opts)
+	require.NoError(t, err)
+	require.Len(t, log.Entries, 1)
+}

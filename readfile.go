@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"hash/crc32"
@@ -130,7 +131,25 @@ func lastCompaction(buf []byte) int {
 // older version, which it reads again in one piece, to migrate and
 // rewrite from them.
 func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fileEnd, error) {
+	return readLogFileFor(r, size, opts, true)
+}
+
+// readLogFileFor is readLogFile; without keepOld a log of an older
+// version is read as a stream (migrated line by line, as ReadLog does),
+// never held whole, and no bytes are returned, nor a fileEnd.
+func readLogFileFor(r io.ReaderAt, size int64, opts *ReadOptions, keepOld bool) (*Log, []byte, fileEnd, error) {
 	whole := func() (*Log, []byte, fileEnd, error) {
+		if size > 0 {
+			// The header first, streamed: a file that has none is
+			// refused without being read further.
+			d := NewDecoder(io.NewSectionReader(r, 0, size), opts)
+			if _, err := d.Header(); err != nil {
+				return nil, nil, fileEnd{}, err
+			}
+			if !keepOld {
+				return streamRest(d)
+			}
+		}
 		data := make([]byte, size)
 		if n, err := r.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
 			return nil, nil, fileEnd{}, err
@@ -146,19 +165,13 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		return nil, nil, fileEnd{}, &LimitError{What: "log", Size: size, Limit: proto.lim.MaxLogBytes}
 	}
 	// A look at the start: a compressed log (filestore_compress.go) is
-	// read whole and decompressed; an older version (or no header) goes
-	// the whole way at once, which saves decoding a file that will be
-	// read again.
+	// read as a stream, never whole; an older version (or no header)
+	// goes the whole way at once, which saves decoding a file that will
+	// be read again.
 	var peek [4 << 10]byte
 	if m, _ := r.ReadAt(peek[:min(size, int64(len(peek)))], 0); m > 0 {
 		if hasZstdMagic(peek[:m]) {
-			plain, err := readCompressedLog(r, size, proto.lim.MaxLogBytes)
-			if err != nil {
-				return nil, nil, fileEnd{}, err
-			}
-			log, data, end, err := readLogFile(bytes.NewReader(plain), int64(len(plain)), opts)
-			end.compressed = true
-			return log, data, end, err
+			return readCompressedFile(r, size, opts, keepOld)
 		}
 		if i := bytes.IndexByte(peek[:m], '\n'); i >= 0 {
 			hp := proto
@@ -199,7 +212,9 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 	}
 	// rest reads the end of a line that goes on past file offset from,
 	// after head; complete says it ended with a newline. A line over the
-	// limit is read to its end but not kept: long is then its size.
+	// limit is neither kept nor read further than the limit (the chunks
+	// it runs through find where the next line starts): long is then its
+	// size, as far as it was read (more than the limit).
 	rest := func(head []byte, from int64) (line []byte, complete bool, long int64, err error) {
 		// Find the end first, then read the line in one piece: nothing of
 		// a line over the limit is kept, and no buffer grows.
@@ -216,6 +231,9 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 				break
 			}
 			end += int64(m)
+			if n := int64(len(head)) + end - from; n > proto.lim.MaxLineBytes {
+				return nil, false, n, nil
+			}
 		}
 		n := int64(len(head)) + end - from
 		if n > proto.lim.MaxLineBytes {
@@ -382,6 +400,87 @@ func readLogFile(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, []byte, fi
 		return nil, nil, fileEnd{}, &CorruptError{Err: errEmpty}
 	}
 	return l, nil, end, nil
+}
+
+// ReadLogAt reads the session log of size bytes in r (an *os.File, say)
+// as a FileStore reads its files, and writes nothing: the size is checked
+// against the limits before anything is read, the file is read in chunks
+// (on several processors for a large log) and never held whole, a line
+// over Limits.MaxLineBytes is skipped without being held, and a
+// compressed log, or one of an older version, is read as a stream (see
+// Limits for the memory a read takes). The entries keep nothing of r but, when r is an
+// *os.File, where their lines are, which a fork copies them from while
+// the file is open and still holds them. A log of an older version is
+// migrated as it is read, as ReadLog does. Errors are DecodeLog's.
+func ReadLogAt(r io.ReaderAt, size int64, opts *ReadOptions) (*Log, error) {
+	if size < 0 {
+		return nil, errors.New("session: ReadLogAt: negative size")
+	}
+	log, _, _, err := readLogFileFor(r, size, opts, false)
+	return log, err
+}
+
+// streamRest reads the entries that follow the header d has read, as
+// ReadLog does.
+func streamRest(d *Decoder) (*Log, []byte, fileEnd, error) {
+	var entries []Entry
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			return d.p.finish(entries), nil, fileEnd{}, nil
+		}
+		if err != nil {
+			return nil, nil, fileEnd{}, err
+		}
+		entries = append(entries, e)
+	}
+}
+
+// migratable tells, before a migration reads the file f whole, what it
+// would migrate: CurrentVersion for a file of the current version (read
+// no further than its header), else the version it is in; or the error
+// that refuses it, having read about as much as the limits allow: a
+// file over lim.MaxLogBytes (read not at all), a header that cannot be
+// read, a line over lim.MaxLineBytes (read up to where it passes the
+// limit), which the migration refuses (migrateFile). A compressed file
+// is read as a stream.
+func migratable(f *os.File, lim Limits) (int, error) {
+	size, _, _, err := fileState(f)
+	if err != nil {
+		return 0, err
+	}
+	if size > lim.MaxLogBytes {
+		return 0, &LimitError{What: "log", Size: size, Limit: lim.MaxLogBytes}
+	}
+	d := NewDecoder(io.NewSectionReader(f, 0, size), &ReadOptions{Limits: lim})
+	if _, err := d.Header(); err != nil {
+		return 0, err
+	}
+	from := d.MigratedFrom()
+	if from == 0 {
+		return CurrentVersion, nil
+	}
+	// The lines after the header, read as the decoder's reader gives
+	// them (decompressed), their length counted, none held.
+	for line, n, total := 2, int64(0), d.read; ; {
+		chunk, err := d.r.ReadSlice('\n')
+		n += int64(len(chunk))
+		if total += int64(len(chunk)); total > lim.MaxLogBytes {
+			return 0, &LimitError{What: "log", Size: total, Limit: lim.MaxLogBytes} // a compressed log
+		}
+		if k := n - int64(bytes.Count(chunk, []byte{'\n'})); k > lim.MaxLineBytes {
+			return 0, lim.lineError(line, k)
+		}
+		switch err {
+		case nil:
+			line, n = line+1, 0
+		case bufio.ErrBufferFull:
+		case io.EOF:
+			return from, nil
+		default:
+			return 0, err
+		}
+	}
 }
 
 // withHashes returns e, read after before in a chunk, with the hashes

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // Logs as streams: Decoder reads one line at a time (holding only the
@@ -81,6 +82,10 @@ func (d *Decoder) readLine() ([]byte, bool, error) {
 	}
 	d.buf = d.buf[:0]
 	d.long = 0
+	most := d.p.lim.MaxLineBytes // a line and its newline, at most
+	if most < math.MaxInt64 {
+		most++
+	}
 	for {
 		chunk, err := d.r.ReadSlice('\n')
 		d.read += int64(len(chunk))
@@ -90,10 +95,17 @@ func (d *Decoder) readLine() ([]byte, bool, error) {
 		switch {
 		case d.long > 0:
 			d.long += int64(len(chunk))
-		case int64(len(d.buf)+len(chunk)) > d.p.lim.MaxLineBytes+1:
+		case int64(len(d.buf)+len(chunk)) > most:
 			d.long = int64(len(d.buf) + len(chunk))
 			d.buf = d.buf[:0]
 		default:
+			if len(d.buf)+len(chunk) > cap(d.buf) {
+				// Doubled, up to the limit: append grows a large slice by
+				// a quarter, which allocates some five times a long line
+				// before it is known to be over the limit.
+				n := int(min(max(2*int64(cap(d.buf)), int64(len(d.buf)+len(chunk))), most))
+				d.buf = append(make([]byte, 0, n), d.buf...)
+			}
 			d.buf = append(d.buf, chunk...)
 		}
 		switch err {

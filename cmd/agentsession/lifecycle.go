@@ -31,11 +31,11 @@ func (c *call) storeSession(arg string) (store *session.FileStore, id, path stri
 		return nil, "", path, errors.New("not in a session store (<root>/--cwd--/FILE); name the session by its id in the store at --root")
 	}
 	if id = idOfFile(filepath.Base(path)); id == "" {
-		log, err := readLog(path)
+		h, err := readHeader(path)
 		if err != nil {
 			return nil, "", path, err
 		}
-		id = log.Header.ID
+		id = h.ID
 	}
 	var opts *session.FileStoreOptions
 	if c.blobs != "" {

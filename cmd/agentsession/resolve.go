@@ -131,11 +131,11 @@ func idOfFile(name string, dir ...string) string {
 	if !ok || !hashed || len(dir) == 0 {
 		return id
 	}
-	log, err := readLog(filepath.Join(dir[0], name))
-	if err != nil || names.FileStem(log.Header.ID) != stem {
+	h, err := readHeader(filepath.Join(dir[0], name))
+	if err != nil || names.FileStem(h.ID) != stem {
 		return ""
 	}
-	return log.Header.ID
+	return h.ID
 }
 
 // ambiguousError is a prefix that names several things; its message
@@ -295,22 +295,46 @@ func (c *call) storeFiles() ([]string, error) {
 
 // ---- Reading ----
 
-// readLog reads a session file without ever opening it for writing.
+// readLog reads a session file without ever opening it for writing,
+// as a FileStore reads its files (session.ReadLogAt): its size is
+// checked against the limits before anything is read, and it is read in
+// chunks, a compressed one as a stream, never whole, a line over the
+// limit never held. What is not a regular file (a pipe) is read as a
+// stream, a line at a time (session.ReadLog).
 func readLog(path string) (*session.Log, error) {
 	f, err := openSessionFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	log, err := session.DecodeLog(data, nil)
+	var log *session.Log
+	if fi.Mode().IsRegular() {
+		log, err = session.ReadLogAt(f, fi.Size(), nil)
+	} else {
+		log, err = session.ReadLog(f, nil)
+	}
 	if err != nil {
 		return nil, session.WithPath(err, path)
 	}
 	return log, nil
+}
+
+// readHeader reads the header of a session file, and nothing after it.
+func readHeader(path string) (session.Header, error) {
+	f, err := openSessionFile(path)
+	if err != nil {
+		return session.Header{}, err
+	}
+	defer f.Close()
+	h, err := session.NewDecoder(f, nil).Header()
+	if err != nil {
+		return session.Header{}, session.WithPath(err, path)
+	}
+	return h, nil
 }
 
 // load reads the session named by arg, a file or an id, and puts back
