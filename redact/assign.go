@@ -23,6 +23,7 @@ const (
 	keyToken
 	keyAPI
 	keyAWS
+	keyAuth // "auth": base64 of user:password (Docker, .npmrc)
 )
 
 func assignRule(name string, class keyClass, valueOK func(string) bool, keywords ...string) Rule {
@@ -93,6 +94,9 @@ func classify(key string) keyClass {
 	case ends("apikey", "accesskey", "authkey"), keyAfter("api", "access", "auth", "app", "subscription", "license", "account"):
 		c |= keyAPI
 	}
+	if string(last) == "auth" {
+		c |= keyAuth
+	}
 	if bytes.Contains(fk, []byte("aws")) && bytes.Contains(fk, []byte("secret")) {
 		c |= keyAWS
 	}
@@ -141,6 +145,11 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
 // findAssign finds the values assigned to keys of the class.
 func findAssign(s string, class keyClass, valueOK func(string) bool, add func(start, end int)) {
+	findAssignKeys(s, func(key string) bool { return classify(key)&class != 0 && !isEnvPWD(key) }, valueOK, add)
+}
+
+// findAssignKeys finds the values assigned to the keys keyOK accepts.
+func findAssignKeys(s string, keyOK func(string) bool, valueOK func(string) bool, add func(start, end int)) {
 	var w watermark
 	for p := 0; p < len(s); p++ {
 		c := s[p]
@@ -162,7 +171,7 @@ func findAssign(s string, class keyClass, valueOK func(string) bool, add func(st
 			continue
 		}
 		key := keyBefore(s, p)
-		if key == "" || classify(key)&class == 0 || isEnvPWD(key) {
+		if key == "" || !keyOK(key) {
 			continue
 		}
 		vs, ve, quoted := valueAfter(s, p+op, &w)

@@ -222,7 +222,18 @@ type glRegex struct {
 	next     *follow    // what must follow them; nil: anything may
 	boundary bool       // rest was preceded by \b
 	prefix   []classRun // the runs stripped, in order
+	// linear is \b?(?:rest): what a string too dense with literals, or
+	// with runs too long, is searched with instead (one pass).
+	linear *regexp.Regexp
+	// window bounds the text an attempt reads: the longest match and a
+	// byte, or maxWindow; loops holds the bytes of rest's unbounded
+	// loops, through which an attempt may go on past its window.
+	window int
+	loops  [4]uint64
 }
+
+// maxWindow bounds what one attempt reads at first (see findAll).
+const maxWindow = 8 << 10
 
 // classRun is a run of at most max characters of a class (sorted rune
 // ranges, as regexp/syntax gives them).
@@ -296,9 +307,24 @@ func analyze(expr string, full *regexp.Regexp) *glRegex {
 	if err != nil || anchored.NumSubexp() != full.NumSubexp() || !slices.Equal(anchored.SubexpNames(), full.SubexpNames()) {
 		return g
 	}
-	g.anchored, g.lits, g.boundary, g.prefix = anchored, newLitSet(lits), boundary, runs
+	b := ""
+	if boundary {
+		b = `\b`
+	}
+	linear, err := regexp.Compile(b + `(?:` + rest.String() + `)`)
+	if err != nil || linear.NumSubexp() != full.NumSubexp() {
+		return g
+	}
+	g.anchored, g.lits, g.boundary, g.prefix, g.linear = anchored, newLitSet(lits), boundary, runs, linear
 	if whole && rest.Op == syntax.OpConcat {
 		g.next = followOf(rest.Sub[used:])
+	}
+	g.window = maxWindow
+	if n, ok := maxLen(rest); ok && n < maxWindow {
+		g.window = n + 1
+	}
+	if !loopBytes(&g.loops, rest) {
+		g.loops = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	return g
 }
@@ -636,50 +662,170 @@ func classWithin(a, b []rune) bool {
 	return true
 }
 
+// maxLen returns the most bytes a match of re may hold, false when it is
+// unbounded.
+func maxLen(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return utf8.UTFMax * len(re.Rune), true
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax, true
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0, true
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxLen(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		n, ok := maxLen(re.Sub[0])
+		return n * re.Max, ok
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := maxLen(sub)
+			if !ok {
+				return 0, false
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total, true
+	}
+	return 0, false // star, plus
+}
+
+// loopBytes adds to set the bytes of the unbounded loops of re; false
+// when a loop is not over one character.
+func loopBytes(set *[4]uint64, re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpPlus:
+		return addBytes(set, re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return addBytes(set, re.Sub[0])
+		}
+	}
+	for _, sub := range re.Sub {
+		if !loopBytes(set, sub) {
+			return false
+		}
+	}
+	return true
+}
+
 // findAll returns the submatch indexes of every match, as the whole
 // expression's FindAllStringSubmatchIndex would.
+//
+// Each attempt reads a window of the text after its literal: as long as
+// the longest match (and one byte), or maxWindow for expressions with
+// unbounded loops. An attempt that may have been cut short (its match
+// ends at the window's end, or the window ends inside a run of a loop's
+// bytes) is made again on the whole rest of the text. Those, and
+// attempts denser than one in 64 bytes, could make the attempts cost
+// more than one search of the whole text: past a budget of four times
+// the text, the text is searched in one pass instead (linear).
 func (g *glRegex) findAll(s string) [][]int {
 	if g.anchored == nil {
 		return g.full.FindAllStringSubmatchIndex(s, -1)
 	}
-	var out [][]int
-	prevEnd, tried := 0, -1
+	// The places worth an attempt: a literal followed as rest needs it
+	// (another literal at the same place may be, when one is not), at a
+	// word's start when rest follows \b.
+	var cands []int
 	g.lits.each(s, func(a, n int) {
-		if a < prevEnd || a == tried {
+		if len(cands) > 0 && cands[len(cands)-1] == a ||
+			g.next != nil && !g.next.ok(s, a+n) ||
+			g.boundary && isWordAt(s, a-1) == isWordAt(s, a) {
 			return
 		}
-		if g.next != nil && !g.next.ok(s, a+n) {
-			return // another literal at a may still be followed well
+		cands = append(cands, a)
+	})
+	if len(cands) > 64+len(s)/64 {
+		return g.linearAll(s) // too dense: as costly as one search
+	}
+	var out [][]int
+	prevEnd, budget := 0, 4*len(s)
+	for _, a := range cands {
+		if a < prevEnd {
+			continue
 		}
-		tried = a
-		if g.boundary && isWordAt(s, a-1) == isWordAt(s, a) {
-			return
+		win := len(s) - a
+		cut := win > g.window
+		if cut {
+			win = g.window
 		}
-		m := g.anchored.FindStringSubmatchIndex(s[a:])
+		m := g.anchored.FindStringSubmatchIndex(s[a : a+win])
+		if cut && (m != nil && m[1] == win || g.inLoop(s, a+win)) {
+			if budget -= len(s) - a; budget < 0 {
+				return g.linearAll(s)
+			}
+			m = g.anchored.FindStringSubmatchIndex(s[a:])
+		}
 		if m == nil {
-			return
+			continue
 		}
 		for i := range m {
 			if m[i] >= 0 {
 				m[i] += a
 			}
 		}
-		start := a
-		for i := len(g.prefix) - 1; i >= 0; i-- {
-			run := &g.prefix[i]
-			for k := 0; k < run.max && start > prevEnd; k++ {
-				r, size := utf8.DecodeLastRuneInString(s[prevEnd:start])
-				if !run.has(r) {
-					break
-				}
-				start -= size
-			}
-		}
-		m[0] = start
+		m[0] = g.runStart(s, prevEnd, a)
 		prevEnd = m[1]
 		out = append(out, m)
-	})
+	}
 	return out
+}
+
+// inLoop reports whether an attempt may have been in one of rest's
+// unbounded loops when its window ended at e: a run of 32 loop bytes
+// ends in the last 64 bytes before e (the bounded rest of a match after
+// its loop is shorter than that in gitleaks' rules).
+func (g *glRegex) inLoop(s string, e int) bool {
+	run := 0
+	for i := max(0, e-96); i < e; i++ {
+		if c := s[i]; g.loops[c/64]&(1<<(c%64)) != 0 {
+			run++
+			if run >= 32 && i >= e-64 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// runStart returns where the match whose rest starts at a starts: before
+// it, the runs stripped, as long as they go back (not before prevEnd).
+func (g *glRegex) runStart(s string, prevEnd, a int) int {
+	start := a
+	for i := len(g.prefix) - 1; i >= 0; i-- {
+		run := &g.prefix[i]
+		for k := 0; k < run.max && start > prevEnd; k++ {
+			r, size := utf8.DecodeLastRuneInString(s[prevEnd:start])
+			if !run.has(r) {
+				break
+			}
+			start -= size
+		}
+	}
+	return start
+}
+
+// linearAll finds the matches in one pass of linear over s.
+func (g *glRegex) linearAll(s string) [][]int {
+	ms := g.linear.FindAllStringSubmatchIndex(s, -1)
+	prevEnd := 0
+	for _, m := range ms {
+		m[0] = g.runStart(s, prevEnd, m[0])
+		prevEnd = m[1]
+	}
+	return ms
 }
 
 // isWordAt reports whether s[i] is an ASCII word character, as \b

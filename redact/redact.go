@@ -194,15 +194,26 @@ func homeRule(dirs []string) (Rule, bool) {
 const maxPasses = 4
 
 // String returns s with every secret replaced, and what was replaced.
+// The text of a data: URI in base64 ("data:text/plain;base64,...") is
+// decoded, redacted and encoded again.
 func (r *Redactor) String(s string) (string, Report) {
 	var rep Report
-	s = r.rulesOn(s, &rep)
+	s = r.stringAt(s, &rep, 0)
+	return s, rep
+}
+
+// stringAt is String at a depth of base64 text inside base64 text.
+func (r *Redactor) stringAt(s string, rep *Report, depth int) string {
+	if depth < maxBase64Depth && len(s) > 16 && (strings.Contains(s, "base64,") || strings.Contains(s, "BASE64,")) {
+		s = r.dataURIs(s, rep, depth)
+	}
+	s = r.rulesOn(s, rep)
 	if r.opts.Custom != nil {
 		out, n := r.opts.Custom(s)
 		rep.count("custom", n)
 		s = out
 	}
-	return s, rep
+	return s
 }
 
 // rulesOn runs the rules on s until nothing more is found.

@@ -22,22 +22,39 @@ var defaultRules = sync.OnceValue(func() []Rule {
 			gl = append(gl, r)
 		}
 	}
-	own := ownRules()
-	out := append([]Rule{own[0]}, gl...)
-	out = append(out, own[1:len(own)-2]...)
+	// Where matches overlap, the earlier rule wins: the most specific
+	// first, gitleaks' rules for tokens of a known shape before ours,
+	// ours for the structures gitleaks does not read before its generic
+	// rule, and the catch-alls last.
+	out := []Rule{privateKeyRule()}
+	out = append(out, gl...)
+	out = append(out, ownTokens()...)
+	out = append(out, ownStructures()...)
 	out = append(out, generic...)
-	return append(out, own[len(own)-2:]...)
+	return append(out,
+		Rule{Name: "high-entropy", Keywords: []string{"="}, find: findEnvEntropy},
+		Rule{Name: "home-path", Keywords: []string{"home/", "users"}, Replace: "~", find: findHomes},
+	)
 })
 
-func ownRules() []Rule {
+// privateKeyRule finds PEM private keys, also with escaped newlines and
+// cut short (without their END line), which gitleaks' private-key does
+// not.
+func privateKeyRule() Rule {
+	return Rule{
+		Name:     "private-key",
+		Keywords: []string{"private key"},
+		Pattern: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+			`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)`),
+		Valid: pemBody,
+	}
+}
+
+// ownTokens are tokens of a known shape that gitleaks lacks, or that its
+// rules take only at their exact published length (a key cut short, an
+// older or newer length still reads as one).
+func ownTokens() []Rule {
 	return []Rule{
-		{
-			Name:     "private-key",
-			Keywords: []string{"private key"},
-			Pattern: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-				`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)`),
-			Valid: pemBody,
-		},
 		prefixed("anthropic-key", `sk-ant-[A-Za-z0-9_\-]{20,}`, looksRandom, "sk-ant-"),
 		prefixed("openrouter-key", `sk-or-v1-[0-9a-f]{64}`, nil, "sk-or-"),
 		prefixed("openai-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}\b)`, looksRandom, "sk-"),
@@ -47,6 +64,7 @@ func ownRules() []Rule {
 		prefixed("gitlab-token", `glpat-[A-Za-z0-9_\-]{20,}`, nil, "glpat-"),
 		prefixed("google-api-key", `AIza[0-9A-Za-z_\-]{35}`, nil, "aiza"),
 		prefixed("google-oauth-token", `ya29\.[0-9A-Za-z_\-]{20,}`, nil, "ya29."),
+		prefixed("google-oauth-client-secret", `GOCSPX-[A-Za-z0-9_\-]{24,32}`, nil, "gocspx-"),
 		prefixed("slack-token", `x(?:ox[abposre]|app)-[0-9A-Za-z\-]{10,}`, hasDigit, "xox", "xapp-"),
 		prefixed("slack-webhook", `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{10,}`, nil,
 			"hooks.slack.com"),
@@ -61,17 +79,39 @@ func ownRules() []Rule {
 		prefixed("groq-key", `gsk_[A-Za-z0-9]{48,}`, nil, "gsk_"),
 		prefixed("xai-key", `xai-[A-Za-z0-9]{70,}`, nil, "xai-"),
 		prefixed("perplexity-key", `pplx-[A-Za-z0-9]{40,}`, nil, "pplx-"),
+		prefixed("vault-token", `hv[sbr]\.[A-Za-z0-9_\-]{20,}`, looksRandom, "hvs.", "hvb.", "hvr."),
 		prefixed("jwt", `eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, nil, "eyj"),
+		{Name: "telegram-bot-token", Keywords: []string{":aa"},
+			Pattern: regexp.MustCompile(`(?:\b|bot)(?P<secret>[0-9]{6,12}:AA[A-Za-z0-9_\-]{30,40})\b`)},
+		{Name: "discord-webhook", Keywords: []string{"/api/webhooks/"},
+			Pattern: regexp.MustCompile(`(?i)https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,25}/(?P<secret>[A-Za-z0-9_\-]{30,})`)},
+		{Name: "azure-sas", Keywords: []string{"sig="},
+			Pattern: regexp.MustCompile(`[?&;]sig=(?P<secret>[A-Za-z0-9%+/=_\-]{16,})`)},
+	}
+}
+
+// ownStructures find secrets by where they stand, which no token rule
+// can: in headers, URLs, command lines, credential files, cookies and
+// assignments.
+func ownStructures() []Rule {
+	return []Rule{
 		{Name: "bearer-token", Keywords: []string{"bearer"}, find: findBearer},
 		{Name: "basic-auth", Keywords: []string{"basic"}, find: findBasic},
+		{Name: "authorization", Keywords: []string{"authorization"}, find: findAuthorization},
 		{Name: "url-password", Keywords: []string{"://"}, find: findURLPassword},
+		{Name: "cli-password", Keywords: cliKeywords(), find: findCLI},
+		{Name: "cli-password", Keywords: []string{"curl"}, find: findCurlCookies},
+		{Name: "cli-flag", Keywords: []string{"pass", "pwd", "secret", "token", "key", "auth"}, find: findFlagValues},
+		{Name: "session-cookie", Keywords: []string{"cookie"}, find: findCookies},
+		{Name: "netrc-password", Keywords: []string{"machine", "default"}, find: findNetrc},
+		{Name: "pgpass-password", Keywords: []string{":"}, find: findPgpass},
 		assignRule("aws-secret-key", keyAWS, awsSecret, "aws"),
 		assignRule("password", keyPassword, nil, "pass", "pwd"),
 		assignRule("secret", keySecret, nil, "secret", "key"),
 		assignRule("token", keyToken, nil, "token"),
 		assignRule("api-key", keyAPI, nil, "key"),
-		{Name: "high-entropy", Keywords: []string{"="}, find: findEnvEntropy},
-		{Name: "home-path", Keywords: []string{"home/", "users"}, Replace: "~", find: findHomes},
+		assignRule("auth-credentials", keyAuth, userPassB64, "auth"),
+		{Name: "hex-secret", Keywords: []string{"=", ":"}, find: findHexSecrets},
 	}
 }
 

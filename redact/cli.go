@@ -1,0 +1,336 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Credentials given as arguments on a command line, which no rule of a
+// token's shape finds: "mysql -pX", "docker login -p X", "curl -u
+// user:X", "sshpass -p X", "openssl ... -pass pass:X", "--password X".
+
+// argKind says how a flag carries its credential.
+type argKind uint8
+
+const (
+	argAttached  argKind = iota // the rest of the flag's word: mysql -pX
+	argEither                   // attached, or the next word: sshpass -p X
+	argNext                     // the next word only: keytool -storepass X
+	argUserPass                 // user:password, the next word or attached: curl -u
+	argUserPct                  // user%password: smbclient -U
+	argUserComma                // user,password: lftp -u
+	argPassSpec                 // pass:X (env:, file:, fd: and stdin are no secrets): openssl -passin
+	argSlash                    // /p:X, one word: xfreerdp
+)
+
+// cliFlag is a flag of a command that carries a credential.
+type cliFlag struct {
+	flag string
+	kind argKind
+}
+
+// cliCommand is what is known of one command's credential flags.
+type cliCommand struct {
+	flags []cliFlag
+	// sub, when set, is the subcommand the flags belong to ("docker
+	// login -p", not "docker run -p 8080:80").
+	sub string
+	// positional is the credential's place among the arguments that are
+	// not flags, when a flag holding the letter b says there is one
+	// (htpasswd -b FILE USER PASSWORD; with n: htpasswd -nb USER
+	// PASSWORD).
+	positional bool
+}
+
+var (
+	mysqlFlags = cliCommand{flags: []cliFlag{{"-p", argAttached}}}
+	loginFlags = cliCommand{sub: "login", flags: []cliFlag{{"-p", argEither}}}
+	mongoFlags = cliCommand{flags: []cliFlag{{"-p", argEither}}}
+	ldapFlags  = cliCommand{flags: []cliFlag{{"-w", argEither}}}
+	upperP     = cliCommand{flags: []cliFlag{{"-P", argEither}}}
+	attachedP  = cliCommand{flags: []cliFlag{{"-p", argAttached}}}
+	javaStore  = cliCommand{flags: []cliFlag{{"-storepass", argNext}, {"-keypass", argNext}, {"-srcstorepass", argNext},
+		{"-deststorepass", argNext}, {"-srckeypass", argNext}, {"-destkeypass", argNext}, {"-new", argNext}}}
+	curlFlags = cliCommand{flags: []cliFlag{{"-u", argUserPass}, {"--user", argUserPass}, {"-U", argUserPass},
+		{"--proxy-user", argUserPass}, {"--oauth2-bearer", argNext}}}
+	smbFlags = cliCommand{flags: []cliFlag{{"-U", argUserPct}, {"--user", argUserPct}}}
+)
+
+// cliCommands maps command names to their credential flags.
+var cliCommands = map[string]*cliCommand{
+	"mysql": &mysqlFlags, "mysqldump": &mysqlFlags, "mysqladmin": &mysqlFlags, "mysqlimport": &mysqlFlags,
+	"mysqlshow": &mysqlFlags, "mysqlcheck": &mysqlFlags, "mysqlpump": &mysqlFlags, "mysqlsh": &mysqlFlags,
+	"mariadb": &mysqlFlags, "mariadb-dump": &mysqlFlags, "mariadb-admin": &mysqlFlags, "mycli": &mysqlFlags,
+	"docker": &loginFlags, "podman": &loginFlags, "nerdctl": &loginFlags, "buildah": &loginFlags,
+	"skopeo": &loginFlags, "helm": &loginFlags, "oras": &loginFlags, "crane": &loginFlags, "az": &loginFlags,
+	"sshpass":   {flags: []cliFlag{{"-p", argEither}}},
+	"redis-cli": {flags: []cliFlag{{"-a", argEither}}},
+	"mongo":     &mongoFlags, "mongosh": &mongoFlags, "mongodump": &mongoFlags, "mongorestore": &mongoFlags,
+	"mongoexport": &mongoFlags, "mongoimport": &mongoFlags, "mongostat": &mongoFlags, "mongotop": &mongoFlags,
+	"sqlcmd": &upperP, "bcp": &upperP, "osql": &upperP, "zip": &upperP, "unzip": &upperP, "zipcloak": &upperP,
+	"mosquitto_pub": &upperP, "mosquitto_sub": &upperP, "mosquitto_rr": &upperP,
+	"ldapsearch": &ldapFlags, "ldapadd": &ldapFlags, "ldapmodify": &ldapFlags, "ldapdelete": &ldapFlags,
+	"ldapwhoami": &ldapFlags, "ldappasswd": &ldapFlags, "ldapcompare": &ldapFlags, "ldapmodrdn": &ldapFlags,
+	"7z": &attachedP, "7za": &attachedP, "7zr": &attachedP, "rar": &attachedP, "unrar": &attachedP,
+	"keytool": &javaStore, "jarsigner": &javaStore,
+	"openssl": {flags: []cliFlag{{"-pass", argPassSpec}, {"-passin", argPassSpec}, {"-passout", argPassSpec},
+		{"-password", argPassSpec}, {"-k", argNext}}},
+	"curl": &curlFlags, "http": {flags: []cliFlag{{"-a", argUserPass}, {"--auth", argUserPass}}},
+	"smbclient": &smbFlags, "rpcclient": &smbFlags, "smbmap": {flags: []cliFlag{{"-p", argNext}}},
+	"lftp":     {flags: []cliFlag{{"-u", argUserComma}}},
+	"xfreerdp": {flags: []cliFlag{{"/p:", argSlash}}}, "wlfreerdp": {flags: []cliFlag{{"/p:", argSlash}}},
+	"rdesktop": {flags: []cliFlag{{"-p", argEither}}},
+	"htpasswd": {positional: true},
+	"influx":   {flags: []cliFlag{{"-password", argNext}}},
+}
+
+// cliKeywords are the prefilter's keywords of the command rule.
+func cliKeywords() []string {
+	kws := make([]string, 0, len(cliCommands))
+	for name := range cliCommands {
+		kws = append(kws, name)
+	}
+	slices.Sort(kws)
+	return kws
+}
+
+// cliNames finds the command names in one pass.
+var cliNames = sync.OnceValue(func() *litSet {
+	ls := newLitSet(cliKeywords())
+	return &ls
+})
+
+// isCommandStart reports whether a command name may start at i: at the
+// start, after blanks, a separator, a quote or a path's '/'.
+func isCommandStart(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	return strings.IndexByte(" \t\n\r;|&(`'\"/$=", s[i-1]) >= 0
+}
+
+// isWordEnd reports shell metacharacters and blanks that end a word.
+func isWordEnd(c byte) bool { return c <= ' ' || strings.IndexByte(";|&<>()`", c) >= 0 }
+
+// shellWord returns the bounds of the shell word at i (past blanks; a
+// backslash-newline is a blank), without its quotes when it is quoted
+// whole, and where the next word may start; ok false at the end of the
+// command.
+func shellWord(s string, i int) (vs, ve, next int, ok bool) {
+	for i < len(s) {
+		if s[i] == ' ' || s[i] == '\t' || s[i] == '\r' {
+			i++
+		} else if s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n' {
+			i += 2
+		} else {
+			break
+		}
+	}
+	if i >= len(s) || isWordEnd(s[i]) {
+		return 0, 0, i, false
+	}
+	if q := s[i]; q == '\'' || q == '"' {
+		for j := i + 1; j < len(s) && j-i <= maxValue; j++ {
+			if q == '"' && s[j] == '\\' {
+				j++
+				continue
+			}
+			if s[j] == q {
+				return i + 1, j, j + 1, true
+			}
+		}
+		return 0, 0, i, false
+	}
+	j := i
+	for j < len(s) && !isWordEnd(s[j]) && j-i <= maxValue {
+		if s[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	j = min(j, len(s))
+	return i, j, j, true
+}
+
+// unquote returns the bounds of the word s[vs:ve] without the quotes
+// around it or around its end ("-p'X'": the part after the flag).
+func unquoteBounds(s string, vs, ve int) (int, int) {
+	if ve-vs >= 2 && (s[vs] == '\'' || s[vs] == '"') && s[ve-1] == s[vs] {
+		return vs + 1, ve - 1
+	}
+	return vs, ve
+}
+
+// maxArgs bounds the words read after a command name.
+const maxArgs = 64
+
+// findCLI finds the credentials passed to the commands of cliCommands.
+func findCLI(s string, add func(start, end int)) {
+	cliNames().each(s, func(at, n int) {
+		name := s[at : at+n]
+		cmd := cliCommands[name] // nil when the case differs
+		end := at + n
+		if cmd == nil || !isCommandStart(s, at) || end < len(s) && !isWordEnd(s[end]) {
+			return
+		}
+		cliArgs(s, end, cmd, add)
+	})
+}
+
+// cliArgs reads the arguments of a command from i to the end of the
+// command and reports the credentials its flags carry.
+func cliArgs(s string, i int, cmd *cliCommand, add func(start, end int)) {
+	inSub := cmd.sub == ""
+	var positional []int // starts and ends of the words that are not flags
+	byB, byN := false, false
+	for n := 0; n < maxArgs; n++ {
+		vs, ve, next, ok := shellWord(s, i)
+		if !ok {
+			break
+		}
+		i = next
+		w := s[vs:ve]
+		if !inSub {
+			inSub = w == cmd.sub
+			continue
+		}
+		if cmd.positional && strings.HasPrefix(w, "-") {
+			byB = byB || strings.IndexByte(w, 'b') > 0
+			byN = byN || strings.IndexByte(w, 'n') > 0
+			continue
+		}
+		if cmd.positional {
+			positional = append(positional, vs, ve)
+			continue
+		}
+		for _, f := range cmd.flags {
+			if !strings.HasPrefix(w, f.flag) {
+				continue
+			}
+			rest := vs + len(f.flag)
+			if rest < ve { // attached: -pX, -p'X'
+				if f.kind == argNext {
+					continue // another flag that starts alike (-passin, -password)
+				}
+				as, ae := unquoteBounds(s, rest, ve)
+				if f.kind == argUserPass || f.kind == argUserPct || f.kind == argUserComma {
+					as, ae = afterSep(s, as, ae, f.kind)
+				}
+				if f.kind == argPassSpec {
+					continue
+				}
+				credential(s, as, ae, add)
+				break
+			}
+			if f.kind == argAttached || f.kind == argSlash {
+				break // "-p" alone: mysql asks for it
+			}
+			as, ae, nnext, ok := shellWord(s, i)
+			if !ok {
+				break
+			}
+			switch f.kind {
+			case argUserPass, argUserPct, argUserComma:
+				as, ae = afterSep(s, as, ae, f.kind)
+			case argPassSpec:
+				v := s[as:ae]
+				if !strings.HasPrefix(v, "pass:") {
+					as = ae // env:, file:, fd:, stdin: not the secret itself
+				} else {
+					as += len("pass:")
+				}
+			}
+			if as < ae && s[as] != '-' {
+				credential(s, as, ae, add)
+				i = nnext
+			}
+			break
+		}
+	}
+	if cmd.positional && byB {
+		k := 2 // FILE USER PASSWORD
+		if byN {
+			k = 1 // USER PASSWORD
+		}
+		if len(positional) > 2*k {
+			credential(s, positional[2*k], positional[2*k+1], add)
+		}
+	}
+}
+
+// afterSep returns the bounds of the password in user:password (or
+// user%password, user,password): empty when there is none.
+func afterSep(s string, vs, ve int, kind argKind) (int, int) {
+	sep := byte(':')
+	switch kind {
+	case argUserPct:
+		sep = '%'
+	case argUserComma:
+		sep = ','
+	}
+	k := strings.IndexByte(s[vs:ve], sep)
+	if k < 0 {
+		return ve, ve
+	}
+	return vs + k + 1, ve
+}
+
+// credential reports s[vs:ve] unless it is a placeholder or a variable.
+func credential(s string, vs, ve int, add func(start, end int)) {
+	if vs >= ve {
+		return
+	}
+	v := s[vs:ve]
+	if isPlaceholder(v) || strings.ContainsAny(v, "$`") && !strings.ContainsAny(v, " ") && v[0] == '$' {
+		return
+	}
+	add(vs, ve)
+}
+
+// proseWords follow a flag's name in prose, not a value: "the --password
+// option", "--token is required".
+var proseWords = map[string]bool{
+	"option": true, "options": true, "flag": true, "flags": true, "argument": true, "arguments": true,
+	"arg": true, "parameter": true, "param": true, "is": true, "are": true, "and": true, "or": true,
+	"to": true, "the": true, "for": true, "with": true, "instead": true, "when": true, "if": true,
+	"on": true, "in": true, "of": true, "as": true, "was": true, "will": true, "must": true, "can": true,
+	"should": true, "not": true, "only": true, "then": true, "from": true, "value": true, "see": true,
+}
+
+// findFlagValues finds the values given after long flags that name a
+// credential, whatever the command: "--password X", "--api-key X",
+// "-password X", "--client-secret 'X'" ("--password=X" is an assignment).
+func findFlagValues(s string, add func(start, end int)) {
+	for at := range indices(s, "-") {
+		if at > 0 && !isWordEnd(s[at-1]) && s[at-1] != '"' && s[at-1] != '\'' {
+			continue
+		}
+		n := at + 1
+		if n < len(s) && s[n] == '-' {
+			n++
+		}
+		e := n
+		for e < len(s) && e-n < 64 && (isAlnum(s[e]) || s[e] == '-' || s[e] == '_' || s[e] == '.') {
+			e++
+		}
+		if e-n < 3 || e >= len(s) || (s[e] != ' ' && s[e] != '\t') {
+			continue
+		}
+		if !isLower(s[n]) && !isUpper(s[n]) || classify(s[n:e])&(keyPassword|keySecret|keyToken|keyAPI) == 0 || isEnvPWD(s[n:e]) {
+			continue
+		}
+		vs, ve, _, ok := shellWord(s, e)
+		if !ok || vs >= ve || s[vs] == '-' {
+			continue
+		}
+		v := s[vs:ve]
+		if proseWords[foldString(v)] || len(v) < 3 || isPlaceholder(v) || v[0] == '$' || v[0] == '<' {
+			continue
+		}
+		if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~/") {
+			continue // a file that holds it
+		}
+		add(vs, ve)
+	}
+}
