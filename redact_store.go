@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,6 +210,51 @@ func (w *redactWalk) str(key string, start int, tok []byte) {
 	}
 }
 
+// data redacts the "data" string token at start of an object that is no
+// image: base64 of a text (a document's, by its media type or, without
+// one, when it decodes to text) is decoded, redacted and encoded again;
+// other base64 (a PDF, audio, opaque data) is left alone, as binary that
+// a rule could only damage; any other string is redacted as a string.
+func (w *redactWalk) data(start int, tok []byte, mediaType string, base64Typed bool) {
+	s, err := jsonx.Unquote(tok)
+	if err != nil {
+		return
+	}
+	if mediaType != "" || base64Typed || looksBase64(s) {
+		out, rep := w.r.Base64Text(s, mediaType)
+		w.rep.Add(rep)
+		if out != s {
+			w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out), 0})
+			return
+		}
+		if looksBase64(s) {
+			return
+		}
+	}
+	w.str("data", start, tok)
+}
+
+// looksBase64 reports a string of 16 or more base64 characters (either
+// alphabet, padded or not) that decodes.
+func looksBase64(s string) bool {
+	if len(s) < 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '=') {
+			return false
+		}
+	}
+	t := strings.TrimRight(s, "=")
+	if len(s)-len(t) > 2 {
+		return false
+	}
+	_, err1 := base64.RawStdEncoding.DecodeString(t)
+	_, err2 := base64.RawURLEncoding.DecodeString(t)
+	return err1 == nil || err2 == nil
+}
+
 // walk redacts the value at c; top says it is an entry, whose envelope
 // is kept.
 func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
@@ -222,8 +269,9 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 		}
 	case jsonx.KindObject:
 		ms, _ := c.Object()
-		image, dataAt := false, -1
+		image, base64Typed, dataAt := false, false, -1
 		var data []byte
+		mediaType := ""
 		for {
 			kb, esc, more := ms.Next()
 			if !more {
@@ -245,14 +293,17 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 			switch key {
 			case "type":
 				image = image || string(tok) == `"image"`
+				base64Typed = base64Typed || string(tok) == `"base64"` || string(tok) == `"document"`
 			case "data":
 				dataAt, data = start, tok // an image's is left alone
 				continue
+			case "mimeType", "media_type", "mediaType", "mime_type", "contentType", "content_type":
+				mediaType, _ = jsonx.Unquote(tok)
 			}
 			w.str(key, start, tok)
 		}
 		if dataAt >= 0 && !image {
-			w.str("data", dataAt, data)
+			w.data(dataAt, data, mediaType, base64Typed)
 		}
 	default:
 		c.Skip()
