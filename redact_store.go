@@ -153,6 +153,30 @@ func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 	return h, rep, nil
 }
 
+// RedactWholeHeader returns h with every member redacted by r but its
+// id and version: the title, the working directory, the parent session
+// and every member of Extra, the metadata given at creation (Meta:
+// project, user, app, version, the free pairs) included. Exports, which
+// leave the machine, redact the header with it; a store keeps what it
+// lists and filters by (see RedactHeader).
+func RedactWholeHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
+	var rep redact.Report
+	h.Extra = slices.Clone(h.Extra) // the caller's header is not changed
+	for _, f := range []*string{&h.Title, &h.Cwd, &h.ParentSession} {
+		out, n := r.String(*f)
+		rep.Add(n)
+		*f = out
+	}
+	for i, f := range h.Extra {
+		v, _, err := redactValue(r, f.Value, false, &rep)
+		if err != nil {
+			return h, rep, fmt.Errorf("session: header member %q: %w", f.Key, err)
+		}
+		h.Extra[i].Value = v
+	}
+	return h, rep, nil
+}
+
 // RedactEntry returns e with every string of its payload redacted by r,
 // its type, id, parent and timestamp kept, and an image's data left
 // alone (binary, which a rule could only damage); e itself, byte for

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,16 +173,20 @@ func ids(es []session.Entry) []string {
 func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 	r := opts.Redactor
 	rep := &redact.Report{Counts: map[string]int{}}
-	h, hr, err := session.RedactHeader(r, env.Header)
+	// Every member of the header, the metadata and the working directory
+	// included (a store keeps those as they are: it lists by them).
+	h, hr, err := session.RedactWholeHeader(r, env.Header)
 	if err != nil {
 		return fmt.Errorf("export: redact header: %w", err)
 	}
 	rep.Add(hr)
-	// A store keeps the working directory as it is (listings filter by
-	// it); an export leaving the machine has its home path replaced too.
-	cwd, cr := r.String(h.Cwd)
-	h.Cwd = cwd
-	rep.Add(cr)
+	// An id the rules take for a secret is replaced by a name made from
+	// its hash: the envelope still has one id, which imports.
+	if out, ir := r.String(h.ID); out != h.ID {
+		sum := sha256.Sum256([]byte(h.ID))
+		h.ID = "redacted-" + hex.EncodeToString(sum[:12])
+		rep.Add(ir)
+	}
 	env.Header = h
 	for i, e := range env.Entries {
 		if i%1024 == 0 {
