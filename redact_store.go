@@ -149,6 +149,9 @@ func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 			return h, rep, fmt.Errorf("session: header member %q: %w", f.Key, err)
 		}
 		h.Extra[i].Value = v
+		k, kr := r.String(f.Key)
+		rep.Add(kr)
+		h.Extra[i].Key = k
 	}
 	return h, rep, nil
 }
@@ -173,6 +176,9 @@ func RedactWholeHeader(r *redact.Redactor, h Header) (Header, redact.Report, err
 			return h, rep, fmt.Errorf("session: header member %q: %w", f.Key, err)
 		}
 		h.Extra[i].Value = v
+		k, kr := r.String(f.Key)
+		rep.Add(kr)
+		h.Extra[i].Key = k
 	}
 	return h, rep, nil
 }
@@ -232,6 +238,21 @@ func (w *redactWalk) str(key string, start int, tok []byte) {
 	if out != s {
 		w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out), 0})
 	}
+}
+
+// key redacts a member's name (kb, a view of raw between the quotes): a
+// name is seldom a secret, but a map keyed by tokens holds them there.
+func (w *redactWalk) key(kb []byte, key string) {
+	out, rep := w.r.String(key)
+	if out == key {
+		return
+	}
+	w.rep.Add(rep)
+	start := cap(w.raw) - cap(kb) - 1 // the opening quote: kb is a view of raw
+	if start < 0 || start+len(kb)+2 > len(w.raw) {
+		return
+	}
+	w.edits = append(w.edits, edit{start, start + len(kb) + 2, jsonx.AppendString(nil, out), 0})
 }
 
 // data redacts the "data" string token at start of an object that is no
@@ -308,6 +329,7 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 			if top && (key == "type" || key == "id" || key == "parentId" || key == "timestamp") {
 				continue // Next skips the value
 			}
+			w.key(kb, key)
 			if c.Kind() != jsonx.KindString {
 				w.walk(c, false)
 				continue
