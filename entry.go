@@ -205,8 +205,17 @@ func (e Entry) Decode(v any) error {
 }
 
 // Message decodes the message of a "message" entry. The result is the
-// caller's own.
-func (e Entry) Message() (*Message, error) { return e.message(false) }
+// caller's own. An entry read from a file, or whose images were
+// resolved from blobs, keeps its message decoded: Message then returns
+// a deep copy of it, its strings shared (they never change), rather than
+// write the entry's bytes out again (an image's base64 escaped anew) and
+// decode them again.
+func (e Entry) Message() (*Message, error) {
+	if m := e.readMessage(); m != nil && e.kind == kindMessage {
+		return copyMessages([]*Message{m})[0], nil
+	}
+	return e.message(false)
+}
 
 // message decodes the message; with share, its strings are views of the
 // entry's bytes (which never change) where they need no unescaping.

@@ -247,6 +247,9 @@ func customData(e Entry, typ string) (json.RawMessage, bool) {
 // messageRole returns the role of a message entry, read from the
 // message's own member without decoding the rest ("" when it has none).
 func messageRole(e Entry) string {
+	if m := e.readMessage(); m != nil {
+		return m.Role // decoded when read: its bytes are not written out again
+	}
 	m, ok := e.field("message")
 	if !ok {
 		return ""

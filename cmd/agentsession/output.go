@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -94,6 +95,85 @@ func (c *call) printJSON(v any) int {
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	}
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	return exitOK
+}
+
+// jsonField is a member of an object printJSONObject prints.
+type jsonField struct {
+	name  string
+	value any // a jsonArray is printed an element at a time
+}
+
+// jsonArray is an array printJSONObject prints an element at a time.
+type jsonArray[T any] []T
+
+// elements calls fn with each element.
+func (a jsonArray[T]) elements(fn func(any) error) error {
+	for _, v := range a {
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printJSONObject prints the object of fields as printJSON prints it
+// (the same bytes), a member at a time and each element of a jsonArray
+// on its own, so that what it holds is the JSON of one of them, never
+// the whole document twice (marshalled, then indented).
+func (c *call) printJSONObject(fields []jsonField) int {
+	w := bufio.NewWriterSize(c.stdout, 64<<10)
+	var buf bytes.Buffer
+	put := func(v any, prefix string) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.Reset()
+		if err := json.Indent(&buf, raw, prefix, "  "); err != nil {
+			return err
+		}
+		_, err = w.Write(buf.Bytes())
+		return err
+	}
+	err := func() error {
+		w.WriteString("{")
+		for i, f := range fields {
+			if i > 0 {
+				w.WriteString(",")
+			}
+			name, _ := json.Marshal(f.name)
+			fmt.Fprintf(w, "\n  %s: ", name)
+			a, ok := f.value.(interface{ elements(func(any) error) error })
+			if !ok {
+				if err := put(f.value, "  "); err != nil {
+					return err
+				}
+				continue
+			}
+			w.WriteString("[")
+			n := 0
+			err := a.elements(func(v any) error {
+				if n++; n > 1 {
+					w.WriteString(",")
+				}
+				w.WriteString("\n    ")
+				return put(v, "    ")
+			})
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				w.WriteString("\n  ")
+			}
+			w.WriteString("]")
+		}
+		w.WriteString("\n}\n")
+		return w.Flush()
+	}()
 	if err != nil {
 		return c.fail("%v", err)
 	}

@@ -56,20 +56,18 @@ func (c *call) context(s *session.Session, path, leaf string, forModel bool) int
 	omitted := len(msgs) - c.limited(len(msgs))
 	msgs = msgs[omitted:]
 	if c.json {
-		out := struct {
-			LeafID        *string            `json:"leafId"`
-			ThinkingLevel string             `json:"thinkingLevel"`
-			Model         *session.ModelRef  `json:"model"`
-			Messages      []*session.Message `json:"messages"`
-			Omitted       int                `json:"omitted,omitempty"`
-		}{ThinkingLevel: ctx.ThinkingLevel, Model: ctx.Model, Messages: msgs, Omitted: omitted}
+		var leaf *string
 		if ctx.LeafID != "" {
-			out.LeafID = &ctx.LeafID
+			leaf = &ctx.LeafID
 		}
-		if out.Messages == nil {
-			out.Messages = []*session.Message{}
+		// The messages one at a time: a context of many images is printed
+		// holding one message's JSON, not all of it twice (marshalled,
+		// then indented).
+		fields := []jsonField{{"leafId", leaf}, {"thinkingLevel", ctx.ThinkingLevel}, {"model", ctx.Model}, {"messages", jsonArray[*session.Message](msgs)}}
+		if omitted > 0 {
+			fields = append(fields, jsonField{"omitted", omitted})
 		}
-		return c.printJSON(out)
+		return c.printJSONObject(fields)
 	}
 	c.transcript(s, ctx, msgs, omitted, forModel)
 	return exitOK

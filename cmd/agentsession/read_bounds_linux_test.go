@@ -3,17 +3,19 @@ package main
 // The commands read a session file as a FileStore does: the size is
 // checked before anything is read, the file is read in chunks (a
 // compressed one as a stream), a line over the limit is never held. Run
-// as real processes (the test binary standing in for the command) whose
-// peak resident memory the kernel reports.
+// as real processes (the test binary standing in for the command) that
+// report their peak resident memory.
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,24 +24,57 @@ import (
 )
 
 // runMeasured runs the command with args in a process of its own and
-// returns its output, exit status and peak resident memory in bytes.
+// returns its output, exit status and peak resident memory in bytes:
+// its own (VmHWM), which the rusage of a child is not (it counts what
+// the parent held when it started the child).
 func runMeasured(t *testing.T, args ...string) (stdout, stderr string, code int, rss int64) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1", "NO_COLOR=1", "PAGER=cat")
 	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code = 0
+	code, rss = runMeasuredTo(t, &o, &e, args...)
+	return o.String(), e.String(), code, rss
+}
+
+// runMeasuredTo is runMeasured writing to stdout and stderr.
+func runMeasuredTo(t *testing.T, stdout, stderr io.Writer, args ...string) (code int, rss int64) {
+	t.Helper()
+	hwm := filepath.Join(t.TempDir(), "hwm")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMeasuredChild$", "-test.count=1")
+	enc, err := json.Marshal(args)
+	require.NoError(t, err)
+	cmd.Env = append(os.Environ(), "AGENTSESSION_MEASURED_ARGS="+string(enc), "AGENTSESSION_HWM_FILE="+hwm, "NO_COLOR=1", "PAGER=cat")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else {
 		require.NoError(t, err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	rss = ru.Maxrss << 10 // KiB on Linux
+	data, err := os.ReadFile(hwm)
+	require.NoError(t, err, "the child reported no peak")
+	rss, err = strconv.ParseInt(string(data), 10, 64)
+	require.NoError(t, err)
 	t.Logf("%s: exit %d, peak RSS %d MiB", strings.Join(args, " "), code, rss>>20)
-	return o.String(), e.String(), code, rss
+	return code, rss
+}
+
+// TestMeasuredChild is the child of runMeasured: it runs the command,
+// writes its peak resident memory to AGENTSESSION_HWM_FILE and exits
+// with the command's status.
+func TestMeasuredChild(t *testing.T) {
+	enc, ok := os.LookupEnv("AGENTSESSION_MEASURED_ARGS")
+	if !ok {
+		t.Skip("the child of runMeasured")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(enc), &args); err != nil {
+		panic(err)
+	}
+	code := run(args, os.Stdout, os.Stderr)
+	_, peak, _ := currentRSS()
+	if err := os.WriteFile(os.Getenv("AGENTSESSION_HWM_FILE"), []byte(strconv.FormatUint(peak, 10)), 0o600); err != nil {
+		panic(err)
+	}
+	os.Exit(code)
 }
 
 // longLineFile writes a session file in version version whose second
@@ -121,4 +156,27 @@ func TestReadsAreBounded(t *testing.T) {
 		require.Contains(t, errOut, "over the limit of 1073741824 (Limits.MaxLogBytes)")
 		require.Less(t, rss, int64(64<<20))
 	}
+}
+
+// TestContextJSONOfImagesIsBounded: the JSON of a context of 96
+// messages holding one 2 MiB image (256 MiB of output) is printed a
+// message at a time: the process holds about a message's JSON, not the
+// whole output marshalled and then indented.
+func TestContextJSONOfImagesIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 256 MiB")
+	}
+	const n, size = 96, 2 << 20
+	p := imageStore(t, n, size)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out.json"))
+	require.NoError(t, err)
+	defer out.Close()
+	var errOut strings.Builder
+	code, rss := runMeasuredTo(t, out, &errOut, "context", "--json", p)
+	require.Equal(t, 0, code, errOut.String())
+	fi, err := out.Stat()
+	require.NoError(t, err)
+	t.Logf("printed %d MiB holding at most %d MiB", fi.Size()>>20, rss>>20)
+	require.Greater(t, fi.Size(), int64(n*size*4/3))
+	require.Less(t, rss, fi.Size()/4, "the output is not held whole")
 }
