@@ -388,7 +388,7 @@ func isPlaceholder(v string) bool {
 			return true
 		}
 	}
-	for _, p := range [...]string{"xxxx", "****", "...", "…", "•", "{{", "${", "<", ">"} {
+	for _, p := range [...]string{"xxxx", "****", "...", "…", "•", "{{", "${", "<", ">", "example"} {
 		if strings.Contains(fv, p) {
 			return true
 		}

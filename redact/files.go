@@ -409,6 +409,7 @@ var hashWords = map[string]bool{
 	"build": true, "trace": true, "span": true, "request": true, "color": true, "colour": true, "hex": true,
 	"sri": true, "crc": true, "crc32": true, "mac": true, "address": true, "addr": true, "txid": true,
 	"tx": true, "block": true, "cid": true, "image": true, "layer": true, "container": true, "run": true,
+	"tag": true, "nonce": true, "commitid": true, "hashsum": true,
 }
 
 // hexKey accepts the key of a hex secret: any name but those of hashes
@@ -417,7 +418,7 @@ func hexKey(key string) bool {
 	if key == "" || len(key) > 64 {
 		return false
 	}
-	words, hash := 0, false
+	words, hash := 0, hashWords[foldString(strings.TrimLeft(key, "-_$"))]
 	splitWords(key, func(a, b int) {
 		words++
 		hash = hash || hashWords[foldString(key[a:b])]

@@ -58,7 +58,7 @@ func ownTokens() []Rule {
 		prefixed("anthropic-key", `sk-ant-[A-Za-z0-9_\-]{20,}`, looksRandom, "sk-ant-"),
 		prefixed("openrouter-key", `sk-or-v1-[0-9a-f]{64}`, nil, "sk-or-"),
 		prefixed("openai-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}\b)`, looksRandom, "sk-"),
-		prefixed("aws-access-key-id", `A(?:KIA|SIA)[A-Z0-9]{16}\b`, nil, "akia", "asia"),
+		prefixed("aws-access-key-id", `A(?:KIA|SIA)[A-Z0-9]{16}\b`, notExample, "akia", "asia"),
 		prefixed("github-token", `g(?:h[pousr]_[A-Za-z0-9]{36,255}\b|ithub_pat_[A-Za-z0-9_]{22,255})`, nil,
 			"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 		prefixed("gitlab-token", `glpat-[A-Za-z0-9_\-]{20,}`, nil, "glpat-"),
@@ -169,10 +169,14 @@ func pemBody(m string) bool {
 	return n >= 40
 }
 
+// notExample rejects the keys of documentation: AWS's end in EXAMPLE
+// (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
+func notExample(v string) bool { return !strings.Contains(v, "EXAMPLE") }
+
 // awsSecret accepts the shape of an AWS secret access key: 40 characters
 // of base64.
 func awsSecret(v string) bool {
-	if len(v) != 40 {
+	if len(v) != 40 || !notExample(v) {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
