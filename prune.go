@@ -67,21 +67,24 @@ func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, e
 		return PruneResult{}, err
 	}
 	defer turn.unlock()
+	var stall stalls
 	for attempt := 0; ; attempt++ {
 		res, err := s.prune(ctx, o)
 		if err == nil || !errors.Is(err, ErrConflict) {
 			return res, err
 		}
-		if attempt+1 >= maxConflictRetries {
-			return res, conflictErr(attempt+1, err)
+		if stall.n >= maxConflictRetries {
+			return res, conflictErr(attempt+1, stall.n, err)
 		}
 		// Another writer changed the log: read it again and decide anew.
-		if berr := backoff(ctx, attempt+1); berr != nil {
+		if berr := backoff(ctx, stall.n+1); berr != nil {
 			return PruneResult{}, errors.Join(err, berr)
 		}
+		stall.before(s)
 		if rerr := s.reload(ctx); rerr != nil {
 			return PruneResult{}, errors.Join(err, rerr)
 		}
+		stall.after(s)
 	}
 }
 

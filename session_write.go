@@ -60,6 +60,7 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 		d.parent = at()
 	}
 	d.stamp = s.stampAt(d.now)
+	var stall stalls // see writers.go: no give-up while others make progress
 	for attempt := 0; ; attempt++ {
 		if entries == nil {
 			s.made = s.made[:0]
@@ -99,17 +100,19 @@ func (s *Session) commit(ctx context.Context, at func() string, build func(d *dr
 			}
 			return nil, err
 		}
-		if attempt+1 >= maxConflictRetries {
-			return nil, conflictErr(attempt+1, err)
+		if stall.n >= maxConflictRetries {
+			return nil, conflictErr(attempt+1, stall.n, err)
 		}
 		// Another writer appended: learn what it wrote, then retry under the
 		// same leaf with ids that are still free.
-		if berr := backoff(ctx, attempt+1); berr != nil {
+		if berr := backoff(ctx, stall.n+1); berr != nil {
 			return nil, errors.Join(err, berr)
 		}
+		stall.before(s)
 		if rerr := s.reload(ctx); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}
+		stall.after(s)
 		if p := s.pending; p != nil {
 			// A retry the store did not recognize as one: the reload
 			// tells whether the first attempt is there after all.
@@ -312,8 +315,10 @@ func (s *Session) checkPairing(msgs []*Message) error {
 // Other writers on the session never make an append fail by themselves:
 // when one got there first, the handle learns what it wrote and tries
 // again under its own leaf (see the package documentation, "Several
-// writers"). It fails with ErrConflict only when it lost every attempt
-// for about a second, or when the entry it would append under was
+// writers"). It does not give up while the others make progress, however
+// many races it loses (until ctx ends); it fails with ErrConflict only
+// when the store kept refusing it with nothing new written (32 times in
+// a row, about a second), or when the entry it would append under was
 // removed by another writer (a Prune): reopen the session then. It fails
 // with ErrClosed after Close, with the store's error when the store
 // fails (ErrWriteFailed, ErrTooLarge ...), and with ctx's error when ctx

@@ -21,16 +21,46 @@ import (
 //   - Handles of one session in one process take turns (writerLocks):
 //     a handle loses at most one race to the others in its process, and
 //     learns from it what they wrote.
-//   - Writers in other processes (or on another Store value over the same
-//     files or database) are waited out with a randomized, growing pause
-//     after the second conflict in a row (the first retry goes at once: a
-//     FileStore keeps the loser's file lock for it).
+//   - A conflict whose catching up shows what another writer wrote (in
+//     another process, on another Store value over the same files or
+//     database, or a raw compare-and-set Append beside the handles) is
+//     retried at once, as often as it takes: each one means another
+//     writer made progress, so the handle never gives up while they do
+//     (until ctx ends). A FileStore keeps the loser's file lock for its
+//     retry, so that against other processes the retry wins.
+//   - A conflict that teaches the handle nothing new is waited out with
+//     a randomized, growing pause, and only such conflicts, in a row,
+//     end the write (maxConflictRetries).
 //   - Catching up reads only the entries after those the handle knows, so
 //     a retry costs the same on a session of any size.
 
-// maxConflictRetries bounds the attempts of one write that keep losing to
-// other writers; with the pauses between them they span about a second.
+// maxConflictRetries bounds the conflicts in a row of one write that
+// taught it nothing new (see stalls); with the pauses between them they
+// span about a second. Conflicts explained by other writers' progress
+// are not counted: a handle retries those as long as they come.
 const maxConflictRetries = 32
+
+// stalls counts the conflicts in a row of one write after which
+// catching up found nothing new: neither more entries nor another last
+// one. A conflict explained by another writer's entries resets it.
+type stalls struct {
+	n     int
+	nodes int
+	last  string
+}
+
+// before notes what the handle knows before it catches up.
+func (c *stalls) before(s *Session) { c.nodes, c.last = len(s.t.nodes), s.last }
+
+// after counts the conflict as a stall unless catching up changed what
+// the handle knows.
+func (c *stalls) after(s *Session) {
+	if len(s.t.nodes) != c.nodes || s.last != c.last {
+		c.n = 0
+		return
+	}
+	c.n++
+}
 
 // Pauses between attempts after a conflict: from minBackoff, doubling, up
 // to maxBackoff, each drawn at random from its upper half.
@@ -58,9 +88,10 @@ func backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-// conflictErr is what a write reports when it lost every attempt.
-func conflictErr(attempts int, err error) error {
-	return fmt.Errorf("session: gave up after %d attempts, each lost to another writer: %w", attempts, err)
+// conflictErr is what a write reports when the store kept refusing it
+// with nothing new written (stalled conflicts in a row).
+func conflictErr(attempts, stalled int, err error) error {
+	return fmt.Errorf("session: gave up after %d attempts, the last %d refused with nothing new written by another writer: %w", attempts, stalled, err)
 }
 
 // writerKey names one session of one store, for writerLocks.
