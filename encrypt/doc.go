@@ -72,8 +72,27 @@
 // CollectBlobs) are not available through it. It is no
 // session.Subscriber either: the changes of the store beneath name
 // entries by role and type, which it cannot see.
-// Entries and headers written in clear, before the session was
-// encrypted, are read as they are; Reencrypt seals them.
+//
+// # Strict mode (recommended)
+//
+// NewWithOptions with Options.Strict reads only what the store sealed:
+// an entry in clear (other than a metadata entry), a header whose title
+// or members it does not model are in clear, a shared state value in
+// clear are refused on every read (Load, LoadTail, so Open and a handle
+// catching up, Context), with an *UnsealedError naming the session and
+// the entry (errors.Is: ErrUnsealed, session.ErrCorrupt); listings show
+// no title in clear; Reencrypt refuses to seal such a session. Without
+// it (New, the lax mode) anyone who can write the files or rows beneath
+// can add entries in clear, a user message or an assistant reply, that
+// read as the conversation's own, and that Reencrypt then seals: entries
+// and headers in clear are read as they are, which only a store still
+// moving to encryption needs. The metadata (header and entries) stays in
+// clear in either mode and is not authenticated.
+//
+// Sessions written in clear before the store was encrypted are sealed
+// once, explicitly, with Store.SealPlaintext, which trusts what it finds
+// in clear (see its documentation for what it refuses); a strict Store
+// refuses them until then.
 //
 // Data that does not open (a key the keyring lacks, a wrong key under
 // the right id, bytes changed) is an *OpenError, which errors.Is
@@ -86,7 +105,8 @@
 //     that opens the store. What they write from then on is sealed with
 //     the new key; what the old key sealed still opens.
 //  2. Seal every session again: Store.ReencryptAll, or Store.Reencrypt
-//     per session. Each is one conditional Rewrite of the log it read,
+//     per session (a strict Store refuses one holding anything in clear:
+//     see SealPlaintext). Each is one conditional Rewrite of the log it read,
 //     so a session another writer changes meanwhile fails with
 //     session.ErrConflict and is left as it was: run it again. It
 //     changes nothing on a session already sealed with the current key

@@ -3,9 +3,11 @@ package encrypt_test
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/encrypt"
@@ -55,4 +57,50 @@ func Example() {
 	// sealed again: 1
 	// Billing bug / The customer's card is declined
 	// custom
+}
+
+// The recommended setting: a strict store reads only what it sealed. An
+// entry in clear that someone added to the files is refused, naming the
+// session and the entry; a session written before the store was
+// encrypted is sealed once, explicitly, with SealPlaintext.
+func ExampleNewWithOptions() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	files, _ := session.OpenFileStore(filepath.Join(dir, "sessions"), nil)
+	defer files.Close()
+
+	// A session from before encryption, in clear.
+	old, _ := session.Create(ctx, files, &session.CreateOptions{ID: "s-before", Cwd: "/home/dev/project"})
+	old.Append(ctx, session.UserText("written before the switch"))
+	old.Close()
+
+	k := encrypt.Key{ID: "2026-01", Secret: make([]byte, 32)}
+	rand.Read(k.Secret)
+	keys, _ := encrypt.NewKeyring(k)
+	store, _ := encrypt.NewWithOptions(files, keys, &encrypt.Options{Strict: true})
+
+	_, err := store.Load(ctx, "s-before")
+	fmt.Println(errors.Is(err, encrypt.ErrUnsealed))
+
+	// The migration: run once, on sessions known to be the host's own.
+	sealed, _ := store.SealPlaintext(ctx, "s-before")
+	s, _ := session.Open(ctx, store, "s-before")
+	fmt.Println(sealed, s.Context().Messages[0].Text())
+	s.Close()
+
+	// An entry in clear added to the file afterwards is refused.
+	log, _ := files.Load(ctx, "s-before")
+	e, _ := session.NewEntry(session.TypeMessage, "added", log.Entries[0].ID(), time.Now(),
+		map[string]any{"message": session.UserText("added by hand")})
+	files.Append(ctx, "s-before", session.AppendOptions{}, e)
+	_, err = session.Open(ctx, store, "s-before")
+	var ue *encrypt.UnsealedError
+	if errors.As(err, &ue) {
+		fmt.Println("refused:", ue.Session, ue.Entry, ue.What)
+	}
+	// Output:
+	// true
+	// true written before the switch
+	// refused: s-before added message entry
 }

@@ -2,7 +2,6 @@ package encrypt
 
 import (
 	"context"
-	"fmt"
 
 	session "github.com/agentsession/session"
 )
@@ -16,36 +15,22 @@ import (
 // A log with lines that are not entries is refused (session.ErrCorrupt,
 // see session.RewriteOptions.DropUnreadable): repair it first.
 //
+// A strict Store refuses a session holding anything in clear
+// (*UnsealedError, nothing changed): sealing it would vouch for what
+// anyone who can write the store beneath may have added. Seal a session
+// written in clear before encryption with SealPlaintext. A lax Store
+// seals what it finds in clear, whoever wrote it.
+//
 // It is how a key is retired: see the package documentation.
 func (s *Store) Reencrypt(ctx context.Context, id string) (bool, error) {
-	inner := s.Inner()
-	stored, err := inner.Load(ctx, id)
+	stored, err := s.Inner().Load(ctx, id)
 	if err != nil {
 		return false, err
 	}
 	if !s.stale(stored) {
 		return false, nil
 	}
-	n := len(stored.Entries)
-	opts := session.RewriteOptions{IfEmpty: n == 0}
-	if n > 0 {
-		opts.IfLast, opts.IfEntries = stored.Entries[n-1].ID(), n
-	}
-	c := codec{s}
-	h, err := c.DecodeHeader(ctx, stored.Header)
-	if err != nil {
-		return false, err
-	}
-	entries := make([]session.Entry, n)
-	for i, e := range stored.Entries {
-		if entries[i], err = c.DecodeEntry(ctx, id, e); err != nil {
-			return false, err
-		}
-	}
-	if err := s.Rewrite(ctx, id, opts, h, entries); err != nil {
-		return false, fmt.Errorf("encrypt: re-encrypting %s: %w", id, err)
-	}
-	return true, nil
+	return s.rewriteSealed(ctx, id, stored, s.strict)
 }
 
 // stale reports whether a stored log holds anything not sealed with the

@@ -22,7 +22,7 @@ func stateOwner(scope session.StateScope, owner string) string {
 // LoadState implements session.SharedStateStore with the store's
 // (session.ErrNoSharedState when it keeps none), opening every value.
 // A value the store holds in clear (written without the middleware) is
-// returned as it is.
+// returned as it is, or refused by a strict store (*UnsealedError).
 func (s *Store) LoadState(ctx context.Context, scope session.StateScope, owner string) (session.State, error) {
 	ss, err := s.shared()
 	if err != nil {
@@ -35,6 +35,9 @@ func (s *Store) LoadState(ctx context.Context, scope session.StateScope, owner s
 	for k, v := range st {
 		var t string
 		if json.Unmarshal(v, &t) != nil || !isSealedTitle(t) {
+			if s.strict {
+				return nil, &UnsealedError{Session: string(scope) + " " + owner, Entry: "state " + k, What: "shared state value"}
+			}
 			continue
 		}
 		pt, key, err := s.keys.openValue(stateOwner(scope, owner), "state", t, k)

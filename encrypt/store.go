@@ -22,7 +22,8 @@ import (
 // store beneath would show content, or name it, in clear.
 type Store struct {
 	*session.WrappedStore
-	keys *Keyring
+	keys   *Keyring
+	strict bool // Options.Strict
 
 	mu      sync.Mutex
 	derived map[string]derivedTitle
@@ -48,7 +49,11 @@ type derivedTitle struct {
 // maxDerived bounds the derived titles a Store remembers.
 const maxDerived = 10000
 
-// New returns store seen through encryption with keys.
+// New returns store seen through encryption with keys, in the lax mode:
+// what is stored in clear (entries, a header, state values written
+// before the store was encrypted, or by anyone who can write the store
+// beneath) is read as it is, and Reencrypt seals it. NewWithOptions with
+// Options.Strict, which refuses it, is the recommended setting.
 func New(store session.Store, keys *Keyring) (*Store, error) {
 	if store == nil || keys == nil {
 		return nil, fmt.Errorf("encrypt: New needs a store and a keyring")
@@ -104,10 +109,20 @@ func (c codec) EncodeHeader(_ context.Context, h session.Header) (session.Header
 	return h, nil
 }
 
-// DecodeHeader opens what EncodeHeader sealed; a header written in
-// clear is returned as it is.
+// DecodeHeader opens what EncodeHeader sealed. A title or members in
+// clear are returned as they are, or refused by a strict store.
 func (c codec) DecodeHeader(_ context.Context, h session.Header) (session.Header, error) {
-	k := c.s.keys
+	return c.s.decodeHeader(h, c.s.strict)
+}
+
+// decodeHeader is DecodeHeader, refusing what is in clear when strict.
+func (s *Store) decodeHeader(h session.Header, strict bool) (session.Header, error) {
+	if strict {
+		if what := clearInHeader(h); what != "" {
+			return h, &UnsealedError{Session: h.ID, What: what}
+		}
+	}
+	k := s.keys
 	if isSealedTitle(h.Title) {
 		t, key, err := k.openTitle(h.ID, h.Title)
 		if err != nil {
@@ -144,7 +159,17 @@ func (c codec) EncodeEntry(_ context.Context, id string, e session.Entry) (sessi
 }
 
 func (c codec) DecodeEntry(_ context.Context, id string, e session.Entry) (session.Entry, error) {
-	return c.s.keys.openEntry(id, e)
+	return c.s.decodeEntry(id, e, c.s.strict)
+}
+
+// decodeEntry opens the stored entry e of session id; one in clear is
+// returned as it is, or refused when strict (the metadata entries, in
+// clear by design, excepted).
+func (s *Store) decodeEntry(id string, e session.Entry, strict bool) (session.Entry, error) {
+	if strict && !isSealed(e) && !isMeta(e) {
+		return session.Entry{}, clearEntry(id, e, "")
+	}
+	return s.keys.openEntry(id, e)
 }
 
 // DecodeInfo opens the title of a listing. A session with no title of
@@ -152,6 +177,11 @@ func (c codec) DecodeEntry(_ context.Context, id string, e session.Entry) (sessi
 // the store beneath cannot see: the session is loaded (once per change)
 // to derive it. A title that cannot be opened lists as "" (Load reports
 // why).
+//
+// A strict store lists no title in clear (from a header's title, a
+// session_info entry's name or a user message in clear, none of which
+// it wrote): the session is listed, with the title derived from what
+// opens, if anything does (Load says what is refused).
 func (c codec) DecodeInfo(ctx context.Context, info *session.SessionInfo) error {
 	if isSealedTitle(info.Title) {
 		t, _, err := c.s.keys.openTitle(info.ID, info.Title)
@@ -160,6 +190,9 @@ func (c codec) DecodeInfo(ctx context.Context, info *session.SessionInfo) error 
 		}
 		info.Title = t
 		return nil
+	}
+	if c.s.strict {
+		info.Title, info.TitleDerived = "", false
 	}
 	if info.Title != "" || info.Entries == 0 {
 		return nil
