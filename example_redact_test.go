@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,4 +42,23 @@ func ExampleRedact() {
 	// Output:
 	// connect to the database with [REDACTED]
 	// 1
+}
+
+// An export leaves the machine: RedactWholeHeader redacts every member of
+// the header, the metadata a store keeps to list sessions by included.
+func ExampleRedactWholeHeader() {
+	h := session.Header{ID: "s1", Cwd: "/home/dev/project", Title: "deploy with password=hunter2-Xq81"}
+	h.Extra.Set("agentsession", json.RawMessage(`{"projectId":"p1","metadata":{"db_password":"Xq81-pw"}}`))
+	out, rep, err := session.RedactWholeHeader(redact.New(&redact.Options{Home: []string{}}), h)
+	if err != nil {
+		panic(err)
+	}
+	meta, _ := out.Extra.Get("agentsession")
+	fmt.Println(out.Cwd, "|", out.Title)
+	fmt.Println(string(meta))
+	fmt.Println(rep.Counts)
+	// Output:
+	// ~/project | deploy with password=[REDACTED:password]
+	// {"projectId":"p1","metadata":{"db_password":"[REDACTED:password]"}}
+	// map[home-path:1 password:2]
 }

@@ -23,7 +23,14 @@ import (
 //
 //   - the envelope (type, id, parentId, timestamp), which stores index;
 //   - the base64 data of images (the "data" of an object whose "type" is
-//     "image"): binary content, which a rule could only damage.
+//     "image"), and any other base64 data of binary content (a PDF,
+//     audio, opaque data), which a rule could only damage.
+//
+// Base64 data that holds text (a document block's of a text media type,
+// an Anthropic base64 source, any "data" that decodes to text) is
+// decoded, redacted and encoded again (redact.Redactor.Base64Text). The
+// names of members are redacted too: a map keyed by tokens holds them
+// there.
 //
 // The entry's other bytes are kept as they are (no re-encoding), and an
 // entry with nothing to redact is passed on unchanged, so a log without

@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -43,4 +44,29 @@ func ExampleOptions_custom() {
 	fmt.Println(out, rep.Counts)
 	// Output:
 	// [project] ships with api_key: [REDACTED:api-key] map[api-key:1 custom:1]
+}
+
+// Passwords given on a command line, and a text attached as base64.
+func ExampleRedactor_String_commandLine() {
+	r := redact.New(&redact.Options{Home: []string{}})
+	out, _ := r.String("mysql -u root -p'hunter2!' prod && docker login -u bob -p s3cr3tPw ghcr.io")
+	fmt.Println(out)
+	// Output:
+	// mysql -u root -p'[REDACTED:cli-password]' prod && docker login -u bob -p [REDACTED:cli-password] ghcr.io
+}
+
+func ExampleRedactor_Base64Text() {
+	r := redact.New(&redact.Options{Home: []string{}})
+	doc := base64.StdEncoding.EncodeToString([]byte("DB_PASSWORD=Xq81-hunter2\n"))
+	out, rep := r.Base64Text(doc, "text/plain")
+	text, _ := base64.StdEncoding.DecodeString(out)
+	fmt.Printf("%q %v\n", text, rep.Counts)
+	// Output:
+	// "DB_PASSWORD=[REDACTED:password]\n" map[password:1]
+}
+
+func ExampleGitleaksVersion() {
+	fmt.Println("default rules from gitleaks", redact.GitleaksVersion())
+	// Output:
+	// default rules from gitleaks v8.30.1
 }
