@@ -27,6 +27,7 @@ func FuzzImportTree(f *testing.F) {
 	f.Add("ses_../../../outside", "msg_../..", uint16(0x00ff), []byte("{}"))
 	f.Add("q/../other", "o1", uint16(0), []byte{})
 	f.Add("./other", "o1", uint16(0x0100), []byte{})
+	f.Add("ses_victim", "../../outside/oc/storage/session/prj_v/ses_victim", uint16(0xfe00), []byte{})
 	f.Fuzz(func(t *testing.T, idA, idB string, flags uint16, extra []byte) {
 		if len(idA) > 200 || len(idB) > 200 || len(extra) > 4096 {
 			return
@@ -142,4 +143,7 @@ func buildHostileTree(t *testing.T, in, out, idA, idB string, flags uint16, extr
 	if bit(8) {
 		mkfifo(t, filepath.Join(in, "opencode-fifo.json"))
 	}
+	// OpenCode's storage tree: its session, messages and parts naming
+	// idA and idB, with links out and FIFOs where bits 9 to 15 say.
+	ocHostileTree(t, in, out, idA, idB, flags)
 }

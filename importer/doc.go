@@ -39,7 +39,9 @@
 // compared with the one read, entry by entry, byte for byte (an image's
 // blob reference and its data count as the same, and so does an entry
 // whose long strings the store cut to its limit with a notice, as a
-// FileStore does past MaxStringChars):
+// FileStore does past MaxStringChars, and one that is the same JSON with
+// its objects' members in another order, as a record OpenCode keeps
+// reads from its storage tree and from its database):
 //
 //   - the same entries: it is skipped (Report.Skipped), so importing a
 //     directory again stores nothing twice;

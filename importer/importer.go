@@ -18,7 +18,7 @@ type Format string
 const (
 	Claude   Format = "claude"   // Claude Code transcripts (~/.claude/projects/*/*.jsonl)
 	Codex    Format = "codex"    // Codex rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
-	OpenCode Format = "opencode" // OpenCode `session export` JSON
+	OpenCode Format = "opencode" // OpenCode: `opencode export` JSON, its storage tree (up to 1.1), its SQLite database (1.2 on; see RegisterOpenCodeDB)
 	Dive     Format = "dive"     // Dive session files (session.FileStore: <dir>/<id>.jsonl)
 	JSON     Format = "json"     // this module's export envelope (package export)
 )
@@ -117,9 +117,12 @@ type Report struct {
 	// not read, and why: no session of a known format
 	// (ErrUnknownFormat), another format than the one forced, a symbolic
 	// link (ErrSymlink), a FIFO or device (ErrNotRegular), a subagent's
-	// file whose session did not read it (ErrNotRead). Files read along
-	// with a session's file (a subagent's transcript, its meta.json) are
-	// not in it.
+	// file whose session did not read it (ErrNotRead), a file of
+	// OpenCode's that is no session's own (ErrOpenCodeNotSession), an
+	// OpenCode database no reader is registered for
+	// (ErrOpenCodeDatabase). Files read along with a session's file (a
+	// subagent's transcript, its meta.json; an OpenCode session's
+	// messages and parts) are not in it.
 	NotImported []LineError
 }
 
@@ -141,6 +144,14 @@ type reader struct {
 	rootOf func(path string) (dir, rel string)
 	// read reads one file of the root.
 	read func(ctx context.Context, rt *root, rel string) ([]*Parsed, error)
+	// claims, when set, recognises the files of a tree its agent lays
+	// out by their place in the root (OpenCode's storage directory),
+	// before any reader looks at their first bytes.
+	claims func(rt *root, rel string) bool
+	// each, when set, reads in place of read a file that holds many
+	// sessions (a database), giving them one at a time (or the error of
+	// one), so that each is stored before the next is read.
+	each func(ctx context.Context, rt *root, rel string, yield func(*Parsed, error)) error
 }
 
 // readers, in detection order; each format's file registers itself.
@@ -336,14 +347,26 @@ func detect(rt *root, rel string, want Format) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range readers {
-		r := &readers[i]
-		if want != "" && r.format != want {
-			continue
+	// A file a format claims by its place first, then by its first
+	// bytes; with want, a reader of that format that recognises the
+	// file, else the first of that format.
+	var first *reader
+	for _, byPlace := range []bool{true, false} {
+		for i := range readers {
+			r := &readers[i]
+			if want != "" && r.format != want {
+				continue
+			}
+			if first == nil {
+				first = r
+			}
+			if byPlace && r.claims != nil && r.claims(rt, rel) || !byPlace && r.sniff(head) {
+				return r, nil
+			}
 		}
-		if want != "" || r.sniff(head) {
-			return r, nil
-		}
+	}
+	if want != "" && first != nil {
+		return first, nil
 	}
 	return nil, ErrUnknownFormat // the caller names the file
 }
@@ -371,12 +394,7 @@ func Detect(path string) (Format, error) {
 // rep.Errors what could not be imported.
 func importFile(ctx context.Context, store session.Store, rt *root, rel string, r *reader, opts *Options, rep *Report) {
 	path := rt.path(rel)
-	ps, err := r.read(ctx, rt, rel)
-	if err != nil {
-		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
-		return
-	}
-	for _, p := range ps {
+	one := func(p *Parsed) {
 		if p.Source == "" {
 			p.Source = path
 		}
@@ -385,10 +403,31 @@ func importFile(ctx context.Context, store session.Store, rt *root, rel string, 
 			// format, or one broken through): no empty session for it.
 			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: fmt.Errorf("%w as %s (%d records reported, the first: %v)",
 				ErrNothingRead, r.format, len(p.Malformed), &p.Malformed[0])})
-			continue
+			return
 		}
 		if err := write(ctx, store, p, "", opts, rep); err != nil {
 			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: err})
 		}
+	}
+	if r.each != nil {
+		err := r.each(ctx, rt, rel, func(p *Parsed, err error) {
+			if err != nil {
+				rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+				return
+			}
+			one(p)
+		})
+		if err != nil {
+			rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		}
+		return
+	}
+	ps, err := r.read(ctx, rt, rel)
+	if err != nil {
+		rep.Errors = append(rep.Errors, LineError{Path: path, Err: err})
+		return
+	}
+	for _, p := range ps {
+		one(p)
 	}
 }

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -34,4 +35,33 @@ func Example_openCode() {
 	// ses_parentAAAAAAAAAAAAAAAAAA "Parent" parent="" cost=0.50
 	// ses_childBBBBBBBBBBBBBBBBBBBB "Child (@reviewer subagent)" parent="ses_parentAAAAAAAAAAAAAAAAAA" cost=0.50
 	// imported 0 skipped 2
+}
+
+// OpenCode's storage directory (versions up to 1.1) imports as the
+// `opencode export` of each of its sessions would; the files of the tree
+// that hold no session are named, with the reason. (The tree is one
+// OpenCode's own tests write: see its PROVENANCE.md.)
+func Example_openCodeStorage() {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	dir := filepath.Join("testdata", "opencode", "public", "opencode-json-migration", "current", "storage")
+	rep, err := importer.Import(ctx, store, dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, imp := range rep.Imported {
+		s, err := session.Open(ctx, store, imp.ID)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s %q: %s\n", imp.ID, s.Title(), s.Context().Messages[0].Text())
+		s.Close()
+	}
+	for _, n := range rep.NotImported {
+		fmt.Println("not imported:", filepath.Base(n.Path), errors.Is(n.Err, importer.ErrOpenCodeNotSession))
+	}
+	// Output:
+	// ses_test456def "Test Session": Hello, world!
+	// not imported: migration true
+	// not imported: proj_test123abc.json true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 
 	session "github.com/agentsession/session"
@@ -196,6 +197,12 @@ func sameEntry(ctx context.Context, blobs session.BlobStore, a, b session.Entry)
 	if a.ID() != b.ID() {
 		return false
 	}
+	if sameJSON(ab, bb) {
+		// The same values, members in another order: a record kept
+		// whole as a custom entry, read from two sources that order it
+		// differently (OpenCode's storage tree, its database).
+		return true
+	}
 	if a.Type() == b.Type() && a.ParentID() == b.ParentID() && a.Timestamp() == b.Timestamp() &&
 		holdsCut(ab) {
 		// The store cut a long string of it (FileStoreOptions.
@@ -212,6 +219,16 @@ func sameEntry(ctx context.Context, blobs session.BlobStore, a, b session.Entry)
 		return false
 	}
 	return bytes.Equal(l.Entries[0].JSON(), l.Entries[1].JSON())
+}
+
+// sameJSON reports whether a and b are the same JSON value, whatever the
+// order of their objects' members (numbers compared as written).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	return da.Decode(&x) == nil && db.Decode(&y) == nil && reflect.DeepEqual(x, y)
 }
 
 // appendRest appends entries after the stored ones, in batches; a log
