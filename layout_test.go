@@ -20,6 +20,7 @@ func TestImportRules(t *testing.T) {
 		"redact":                     {mod + "/internal/jsonx"},
 		"export":                     {mod, mod + "/internal/jsonx", mod + "/redact"},
 		"importer":                   {mod, mod + "/export", mod + "/internal/jsonx", mod + "/provider/anthropic"},
+		"importer/opencodedb":        {mod + "/importer", "modernc.org/sqlite"}, // a module of its own
 		"encrypt":                    {mod, mod + "/internal/names"},
 		"internal/jsonx":             {},
 		"internal/names":             {mod + "/internal/jsonx"},
