@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/agentsession/session v0.0.0
+	github.com/agentsession/session/importer/opencodedb v0.0.0
 	github.com/agentsession/session/pgstore v0.0.0
 	github.com/agentsession/session/search v0.0.0
 	github.com/agentsession/session/workspace v0.0.0
@@ -44,6 +45,8 @@ require (
 // the library. The modules are developed side by side; a release tags
 // them all.
 replace github.com/agentsession/session => ../../
+
+replace github.com/agentsession/session/importer/opencodedb => ../../importer/opencodedb
 
 replace github.com/agentsession/session/pgstore => ../../pgstore
 

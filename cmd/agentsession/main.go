@@ -490,8 +490,13 @@
 //
 // Reads sessions of other agents into the store at --root: Claude Code
 // transcripts (~/.claude/projects/*/*.jsonl, subagents as child
-// sessions), Codex rollout files (~/.codex/sessions/...), OpenCode
-// exports (opencode export), Dive session files (its FileStore's
+// sessions), Codex rollout files (~/.codex/sessions/...), OpenCode's
+// exports (opencode export), its storage directory (up to 1.1:
+// ~/.local/share/opencode/storage, or one session's file in it,
+// session/<project>/<id>.json, which brings its messages, parts, to-do
+// list and subagents' sessions) and its SQLite database (1.2 on:
+// ~/.local/share/opencode/opencode.db, copied with its -wal and read
+// from the copy, never in place), Dive session files (its FileStore's
 // <dir>/<id>.jsonl; a suspended turn's pending calls stay pending) and
 // this tool's JSON export. The format is detected per file (--from names
 // it). A directory imports every session file under it, with a progress
@@ -606,6 +611,9 @@ package main
 import (
 	_ "embed"
 	"strings"
+
+	// import reads OpenCode's SQLite database (opencode.db) too.
+	_ "github.com/agentsession/session/importer/opencodedb"
 )
 
 // doc is this file: its package comment is the help text of the
