@@ -247,6 +247,52 @@ func (w *redactWalk) str(key string, start int, tok []byte) {
 	}
 }
 
+// args redacts the array at c when its elements are all strings, two or
+// more: a command's arguments one a string (an exec-style tool call),
+// whose credentials ("-p", "X") no string shows alone
+// (redact.Redactor.Args), then each string as any. It reads nothing and
+// returns false for another array.
+func (w *redactWalk) args(c *jsonx.Cursor) bool {
+	mark := c.Mark()
+	as, _ := c.Array()
+	var starts []int
+	var toks [][]byte
+	for as.Next() {
+		if c.Kind() != jsonx.KindString || len(toks) == 4096 {
+			c.Restore(mark)
+			return false
+		}
+		starts = append(starts, c.Pos())
+		toks = append(toks, c.Skip())
+	}
+	if c.Err() != nil || len(toks) < 2 {
+		if c.Err() == nil {
+			for i, tok := range toks {
+				w.str("", starts[i], tok)
+			}
+		}
+		return c.Err() == nil
+	}
+	argv := make([]string, len(toks))
+	for i, tok := range toks {
+		s, err := jsonx.Unquote(tok)
+		if err != nil {
+			return true // the cursor has met it: Err reports it
+		}
+		argv[i] = s
+	}
+	out, rep := w.r.Args(argv)
+	w.rep.Add(rep)
+	for i, tok := range toks {
+		v, r := w.r.Member("", out[i])
+		w.rep.Add(r)
+		if v != argv[i] {
+			w.edits = append(w.edits, edit{starts[i], starts[i] + len(tok), jsonx.AppendString(nil, v), 0})
+		}
+	}
+	return true
+}
+
 // key redacts a member's name (kb, a view of raw between the quotes): a
 // name is seldom a secret, but a map keyed by tokens holds them there.
 func (w *redactWalk) key(kb []byte, key string) {
@@ -315,6 +361,9 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 		start := c.Pos()
 		w.str("", start, c.Skip())
 	case jsonx.KindArray:
+		if w.args(c) {
+			return
+		}
 		as, _ := c.Array()
 		for as.Next() {
 			w.walk(c, false)

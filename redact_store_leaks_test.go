@@ -46,8 +46,12 @@ var storeLeaks = []struct{ command, output, secret string }{
 	{"curl https://api.telegram.org/bot123456789:AAXq97dqTcvCH1vGWJxfSeofSAs0K5PALDs/getMe", "{}", "AAXq97dqTcvCH1vGWJxfSeofSAs0K5PALDs"},
 }
 
-// docSecret is in a text file the user attaches as a base64 document.
-const docSecret = "Xq98DocPassw0rd"
+// docSecret is in a text file the user attaches as a base64 document;
+// argvSecret an argument of its own in an exec-style tool call.
+const (
+	docSecret  = "Xq98DocPassw0rd"
+	argvSecret = "Xq99ArgvPassw0rd"
+)
 
 // writeLeaks writes one session through store: each leak as a tool call
 // and its result, and text documents in base64 (pi's document block, and
@@ -73,6 +77,14 @@ func writeLeaks(t *testing.T, store session.Store) (string, [][2]string) {
 			session.ToolResult(call, "bash", l.output),
 		}, nil))
 	}
+	// An exec-style call: the password is an argument of its own.
+	argv, err := json.Marshal(map[string]any{"argv": []string{"docker", "login", "-u", "bob", "-p", argvSecret, "ghcr.io"}})
+	require.NoError(t, err)
+	require.NoError(t, s.SaveTurn(ctx, []*session.Message{
+		session.UserText("log in"),
+		session.Assistant(session.ToolCall("call-argv", "exec", argv)),
+		session.ToolResult("call-argv", "exec", "Login Succeeded"),
+	}, nil))
 	_, err = s.AppendCustom(ctx, "app.upload", map[string]any{
 		"type": "document", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": doc},
 	})
@@ -98,7 +110,7 @@ func TestRedactStoreIssueLeaks(t *testing.T) {
 	id, tree := writeLeaks(t, rs)
 	require.NoError(t, fs1.Close())
 
-	needles := []string{docSecret}
+	needles := []string{docSecret, argvSecret}
 	for _, l := range storeLeaks {
 		needles = append(needles, l.secret)
 	}

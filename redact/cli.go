@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -333,4 +334,120 @@ func findFlagValues(s string, add func(start, end int)) {
 		}
 		add(vs, ve)
 	}
+}
+
+// Args returns argv, a command's arguments one a string (an exec-style
+// tool call: ["docker", "login", "-p", "X"]), with the credentials they
+// pass replaced as String would in the command line they make ("-p X",
+// "--password X", "curl -u user:X"), which no string of argv shows
+// alone; the strings are not otherwise redacted. argv itself is returned
+// when nothing was found.
+func (r *Redactor) Args(argv []string) ([]string, Report) {
+	var rep Report
+	if len(argv) < 2 || len(argv) > 4096 {
+		return argv, rep
+	}
+	// The command line, each argument quoted when it must be, and where
+	// each argument's text is in it (-1: quoted with escapes).
+	var b strings.Builder
+	starts := make([]int, len(argv))
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch {
+		case a != "" && !strings.ContainsAny(a, " \t\r\n'\"`;|&<>()$\\"):
+			starts[i] = b.Len()
+			b.WriteString(a)
+		case !strings.Contains(a, "'"):
+			b.WriteByte('\'')
+			starts[i] = b.Len()
+			b.WriteString(a)
+			b.WriteByte('\'')
+		default:
+			starts[i] = -1
+			b.WriteString(strconv.Quote(a))
+		}
+	}
+	line := b.String()
+	var spans []span
+	var names []string
+	collect := func(name string, find finder) {
+		find(line, func(start, end int) {
+			spans = append(spans, span{start, end, len(names)})
+			names = append(names, name)
+		})
+	}
+	collect("cli-password", findCLI)
+	collect("cli-password", findCurlCookies)
+	collect("cli-flag", findFlagValues)
+	if len(spans) == 0 {
+		return argv, rep
+	}
+	out := slices.Clone(argv)
+	for i, a := range argv {
+		lo, hi := starts[i], starts[i]+len(a)
+		var keep []span
+		whole := false
+		for _, sp := range spans {
+			if starts[i] < 0 {
+				if sp.start < len(line) && sp.end > 0 && overlapsArg(line, sp, i, argv) {
+					whole = true
+				}
+				continue
+			}
+			if sp.start >= lo && sp.end <= hi {
+				keep = append(keep, span{sp.start - lo, sp.end - lo, sp.rule})
+			}
+		}
+		if whole {
+			out[i] = marker + names[0] + "]"
+			rep.count(names[0], 1)
+			continue
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		sortSpans(keep)
+		var ob strings.Builder
+		last := 0
+		for _, sp := range keep {
+			if sp.start < last {
+				continue
+			}
+			ob.WriteString(a[last:sp.start])
+			ob.WriteString(marker + names[sp.rule] + "]")
+			rep.count(names[sp.rule], 1)
+			last = sp.end
+		}
+		ob.WriteString(a[last:])
+		out[i] = ob.String()
+	}
+	if rep.Total() == 0 {
+		return argv, rep
+	}
+	return out, rep
+}
+
+// overlapsArg reports whether the span falls in argument i of the line
+// Args made, when that argument was written quoted with escapes.
+func overlapsArg(line string, sp span, i int, argv []string) bool {
+	// Find the argument's bounds again: arguments are separated by one
+	// space, each written as Args wrote it.
+	pos := 0
+	for k := range argv {
+		w := len(argv[k])
+		switch {
+		case argv[k] != "" && !strings.ContainsAny(argv[k], " \t\r\n'\"`;|&<>()$\\"):
+		case !strings.Contains(argv[k], "'"):
+			w += 2
+		default:
+			w = len(strconv.Quote(argv[k]))
+		}
+		if k == i {
+			return sp.start < pos+w && sp.end > pos
+		}
+		pos += w + 1
+	}
+	return false
 }
