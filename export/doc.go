@@ -23,9 +23,15 @@
 //     host wrote itself) into "blobs" (base64), read from the session's
 //     store when it is a session.BlobStore, so the file stands alone;
 //     references it cannot read are listed in "unresolvedBlobs".
-//   - Redactor passes every string of the header and of the entries
-//     through a redact.Redactor (the members that make the tree excepted)
-//     and records the counts in "redacted", never the secrets.
+//   - Redactor passes everything that leaves the machine through a
+//     redact.Redactor: every member of the header (title, directory,
+//     parent session, the metadata, the host's members; its id only when
+//     the rules take it for a secret, then replaced by a name made from
+//     its hash), every string and member name of the entries (the
+//     members that make the tree excepted), the base64 text of documents
+//     and labels; with Blobs, a blob of text that holds a secret is left
+//     out and listed in "withheldBlobs". The counts go in "redacted",
+//     never the secrets.
 //
 // The envelope is written by streaming: exporting the W10k workload
 // (30,000 entries, 67 MB of JSON) takes about 10 ms and 3.3 MB of

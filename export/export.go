@@ -10,9 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/redact"
@@ -66,8 +69,13 @@ type Envelope struct {
 	// UnresolvedBlobs lists the references Options.Blobs found that the
 	// store could not give back (missing or corrupt blobs): the entries
 	// keep them, the envelope has no data for them.
-	UnresolvedBlobs []string       `json:"unresolvedBlobs,omitempty"`
-	Redacted        *redact.Report `json:"redacted,omitempty"`
+	UnresolvedBlobs []string `json:"unresolvedBlobs,omitempty"`
+	// WithheldBlobs lists the blobs of an export with a Redactor whose
+	// data is text that holds secrets (a workspace snapshot's file, say):
+	// a blob's reference is the hash of its bytes, so its data is left
+	// out rather than changed.
+	WithheldBlobs []string       `json:"withheldBlobs,omitempty"`
+	Redacted      *redact.Report `json:"redacted,omitempty"`
 }
 
 // Tree is the shape of the entries: what a viewer needs without walking
@@ -152,6 +160,9 @@ func Build(ctx context.Context, s *session.Session, opts *Options) (*Envelope, e
 		if err := gatherBlobs(ctx, env, s.Store(), opts.MaxBlobBytes); err != nil {
 			return nil, err
 		}
+		if opts.Redactor != nil {
+			withholdBlobs(env, opts)
+		}
 	}
 	return env, nil
 }
@@ -164,12 +175,12 @@ func ids(es []session.Entry) []string {
 	return out
 }
 
-// redactEnvelope replaces secrets in the header and in every entry as
-// session.Redact does on the way to a store (session.RedactHeader and
-// RedactEntry), and the working directory too: what makes the tree (an
-// entry's type, id, parentId and timestamp; the header's id) and an
-// image's data are left alone, so that the envelope still imports and
-// shows.
+// redactEnvelope replaces secrets in every member of the header
+// (session.RedactWholeHeader: the metadata and the working directory
+// too, which a store keeps) and in every entry as session.Redact does on
+// the way to a store (session.RedactEntry): what makes the tree (an
+// entry's type, id, parentId and timestamp) and binary data (images) are
+// left alone, so that the envelope still imports and shows.
 func redactEnvelope(ctx context.Context, env *Envelope, opts *Options) error {
 	r := opts.Redactor
 	rep := &redact.Report{Counts: map[string]int{}}
@@ -256,6 +267,26 @@ func gatherBlobs(ctx context.Context, env *Envelope, store session.Store, max in
 	return nil
 }
 
+// withholdBlobs leaves out of env the blobs whose data is text that the
+// redactor would change, and lists them in WithheldBlobs.
+func withholdBlobs(env *Envelope, opts *Options) {
+	for _, ref := range slices.Sorted(maps.Keys(env.Blobs)) {
+		data := env.Blobs[ref]
+		if !utf8.Valid(data) {
+			continue // binary: an image
+		}
+		text := string(data)
+		if out, rep := opts.Redactor.String(text); out != text {
+			delete(env.Blobs, ref)
+			env.WithheldBlobs = append(env.WithheldBlobs, ref)
+			env.Redacted.Add(rep)
+			if opts.Report != nil {
+				opts.Report.Add(rep)
+			}
+		}
+	}
+}
+
 // blobRef matches a blob reference spelled out in an entry.
 var blobRef = regexp.MustCompile(`blob:sha256:[0-9a-f]{64}`)
 
@@ -318,8 +349,9 @@ func (env *Envelope) WriteTo(w io.Writer) (int64, error) {
 		Tree            Tree              `json:"tree"`
 		Blobs           map[string][]byte `json:"blobs,omitempty"`
 		UnresolvedBlobs []string          `json:"unresolvedBlobs,omitempty"`
+		WithheldBlobs   []string          `json:"withheldBlobs,omitempty"`
 		Redacted        *redact.Report    `json:"redacted,omitempty"`
-	}{env.Tree, env.Blobs, env.UnresolvedBlobs, env.Redacted}
+	}{env.Tree, env.Blobs, env.UnresolvedBlobs, env.WithheldBlobs, env.Redacted}
 	if tail.Tree.Roots == nil {
 		tail.Tree.Roots = []string{}
 	}

@@ -90,7 +90,7 @@ func Decode(data []byte) (*Envelope, error) {
 		v   any
 	}{
 		{"exported", &env.Exported}, {"leaf", &env.Leaf}, {"branch", &env.Branch}, {"tree", &env.Tree},
-		{"blobs", &env.Blobs}, {"unresolvedBlobs", &env.UnresolvedBlobs}, {"redacted", &env.Redacted},
+		{"blobs", &env.Blobs}, {"unresolvedBlobs", &env.UnresolvedBlobs}, {"withheldBlobs", &env.WithheldBlobs}, {"redacted", &env.Redacted},
 	} {
 		if raw, ok := members[m.key]; ok {
 			if err := json.Unmarshal(raw, m.v); err != nil {

@@ -79,3 +79,31 @@ func TestRedactedExportHeader(t *testing.T) {
 	assert.Len(t, env.Entries, 2)
 	assert.NotEmpty(t, session.HeaderMeta(env.Header).ProjectID, "the metadata is redacted, not dropped")
 }
+
+// TestRedactWithholdsTextBlobs: with Blobs and a Redactor, a blob of text
+// that holds a secret is left out (its reference is its hash: it cannot
+// be changed) and listed; an image's stays.
+func TestRedactWithholdsTextBlobs(t *testing.T) {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	text, err := store.PutBlob(ctx, []byte("config.yml\ndb_password: Hd8BlobPassw0rd\n"))
+	require.NoError(t, err)
+	img, err := store.PutBlob(ctx, []byte("\x89PNG\r\n\x1a\n\x00\x00\xff\xfe image"))
+	require.NoError(t, err)
+	s, err := session.Create(ctx, store, nil)
+	require.NoError(t, err)
+	_, err = s.AppendCustom(ctx, "app.snapshot", map[string]any{"files": []string{text, img}})
+	require.NoError(t, err)
+	env, err := export.Build(ctx, s, &export.Options{Blobs: true, Redactor: redact.New(&redact.Options{Home: []string{}})})
+	require.NoError(t, err)
+	assert.Equal(t, []string{text}, env.WithheldBlobs)
+	assert.NotContains(t, env.Blobs, text)
+	assert.Contains(t, env.Blobs, img)
+	var b bytes.Buffer
+	_, err = env.WriteTo(&b)
+	require.NoError(t, err)
+	assert.NotContains(t, b.String(), "Hd8BlobPassw0rd")
+	back, err := export.Read(&b)
+	require.NoError(t, err)
+	assert.Equal(t, env.WithheldBlobs, back.WithheldBlobs)
+}
