@@ -451,5 +451,33 @@ func hexSecret(v string) bool {
 // findHexSecrets finds hex secrets assigned to names no other rule knows
 // (SESSION_KEY=<32 hex>), but those of hashes and ids.
 func findHexSecrets(s string, add func(start, end int)) {
-	findAssignKeys(s, hexKey, hexSecret, add)
+	// The value first: 32 hex digits are rarer than keys.
+	for p := 0; p < len(s); p++ {
+		c := s[p]
+		if c != '=' && c != ':' {
+			continue
+		}
+		v := p + 1
+		for v < len(s) && v-p < 8 && (s[v] == ' ' || s[v] == '\t' || isQuote(s[v])) {
+			v++
+		}
+		e := v
+		for e < len(s) && e-v <= 128 && (isDigit(s[e]) || s[e] >= 'a' && s[e] <= 'f' || s[e] >= 'A' && s[e] <= 'F') {
+			e++
+		}
+		if e-v < 32 {
+			continue
+		}
+		// The key before, and the rest of the line after (a value must
+		// be the whole of an unquoted "key: value").
+		le := e
+		for le < len(s) && s[le] != '\n' && le-e < 512 {
+			le++
+		}
+		from := max(0, p-80)
+		findAssignKeys(s[from:min(len(s), le+1)], hexKey, hexSecret, func(start, end int) {
+			add(start+from, end+from)
+		})
+		p = e
+	}
 }
