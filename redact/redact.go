@@ -12,8 +12,10 @@ import (
 //
 // A rule of the host's own is a Pattern (and, optionally, Keywords and
 // Valid); the built-in rules (DefaultRules) have finders of their own and
-// may be filtered or reordered but not changed. Rules earlier in a list
-// win where two matches overlap.
+// may be filtered or reordered but not changed (the Pattern of one of
+// gitleaks' rules is its expression, to read: its finder applies the
+// rule's entropy threshold, secret group and allowlists too). Rules
+// earlier in a list win where two matches overlap.
 type Rule struct {
 	// Name identifies the rule in a Report and in the replacement text
 	// "[REDACTED:<Name>]".
