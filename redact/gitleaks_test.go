@@ -142,8 +142,8 @@ func FuzzGitleaksFastPath(f *testing.F) {
 // but a large program over every byte is a hundred times slower than
 // the rest).
 func TestGitleaksRuleTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
+	if testing.Short() || raceDetector {
+		t.Skip("slow, or timed under the race detector")
 	}
 	var slowest time.Duration
 	var slowestID string

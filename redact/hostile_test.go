@@ -10,8 +10,8 @@ import (
 // look for: each finder must stay about linear (the quadratic ones took
 // seconds to minutes here).
 func TestHostileTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
+	if testing.Short() || raceEnabled {
+		t.Skip("slow, or timed under the race detector")
 	}
 	r := testRedactor()
 	units := []string{
