@@ -279,14 +279,38 @@ func afterSep(s string, vs, ve int, kind argKind) (int, int) {
 
 // credential reports s[vs:ve] unless it is a placeholder or a variable.
 func credential(s string, vs, ve int, add func(start, end int)) {
-	if vs >= ve {
-		return
+	if vs < ve && !cliPlaceholder(s[vs:ve]) {
+		add(vs, ve)
 	}
-	v := s[vs:ve]
-	if isPlaceholder(v) || strings.ContainsAny(v, "$`") && !strings.ContainsAny(v, " ") && v[0] == '$' {
-		return
+}
+
+// cliPlaceholder reports an argument that stands for a credential rather
+// than being one: a variable ($PASS, ${PASS}, $(cat f)), <password>,
+// ****, xxxx, ..., YOUR_PASSWORD, PASSWORD. A word that is a placeholder
+// elsewhere ("secret", "password", "x") is a credential here: the flag
+// takes nothing else.
+func cliPlaceholder(v string) bool {
+	if v == "" || strings.IndexByte("$<{%`", v[0]) >= 0 || strings.Contains(v, "${") || strings.Contains(v, "$(") {
+		return true
 	}
-	add(vs, ve)
+	fv := foldString(v)
+	for _, p := range [...]string{"xxxx", "****", "...", "…", "•"} {
+		if strings.Contains(fv, p) {
+			return true
+		}
+	}
+	if len(v) >= 3 && strings.Count(v, v[:1]) == len(v) {
+		return true // "***", "xxx"
+	}
+	if strings.HasPrefix(fv, "your") || strings.HasPrefix(fv, "my_") || strings.Contains(fv, "example") {
+		return true
+	}
+	// PASSWORD, DB_PASS: a documentation's capitals, without digits.
+	caps := len(v) >= 4
+	for i := 0; i < len(v) && caps; i++ {
+		caps = isUpper(v[i]) || v[i] == '_' || v[i] == '-'
+	}
+	return caps
 }
 
 // proseWords follow a flag's name in prose, not a value: "the --password
@@ -326,7 +350,7 @@ func findFlagValues(s string, add func(start, end int)) {
 			continue
 		}
 		v := s[vs:ve]
-		if proseWords[foldString(v)] || len(v) < 3 || isPlaceholder(v) || v[0] == '$' || v[0] == '<' {
+		if proseWords[foldString(v)] || cliPlaceholder(v) {
 			continue
 		}
 		if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~/") {
