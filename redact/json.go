@@ -119,7 +119,10 @@ func (r *Redactor) jsonString(tok, key []byte, rep *Report) (string, bool) {
 			s = string(body)
 		}
 	}
-	out, sub := r.String(s)
+	// The keywords found in the raw string are those of the decoded one,
+	// or more (an escape's letters): the first pass runs those rules.
+	var sub Report
+	out := r.stringMasked(s, &mask, &sub, 0)
 	rep.Add(sub)
 	if out == s && class != 0 {
 		if c := r.keyedValue(class, s); c != nil {

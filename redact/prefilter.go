@@ -59,6 +59,10 @@ type prefilter struct {
 	// keyword; bucket the keywords by a hash of those two bytes.
 	pairs  [1 << 16 / 64]uint64
 	bucket [256][]int
+	// byPair lists the keywords of each pair in the bit set, at
+	// pairIndex[pair]-1.
+	byPair    [][]int
+	pairIndex []uint16
 	// hidden: a keyword holds a byte that a short JSON escape stands for
 	// (quote, backslash, control), so the raw bytes of an escaped JSON
 	// string cannot be searched for it.
@@ -109,6 +113,15 @@ func (p *prefilter) add(k string, rule int) {
 	p.pairs[kw.pair>>6] |= 1 << (kw.pair & 63)
 	h := pairHash(kw.pair)
 	p.bucket[h] = append(p.bucket[h], id)
+	if p.pairIndex == nil {
+		p.pairIndex = make([]uint16, 1<<16)
+	}
+	if p.pairIndex[kw.pair] == 0 {
+		p.byPair = append(p.byPair, nil)
+		p.pairIndex[kw.pair] = uint16(len(p.byPair))
+	}
+	pi := p.pairIndex[kw.pair] - 1
+	p.byPair[pi] = append(p.byPair[pi], id)
 }
 
 // lookup returns the ids of the keywords that may be f.
@@ -133,24 +146,38 @@ func (p *prefilter) scan(s string) ruleMask {
 		return m
 	}
 	var seen [maxSeen / 64]uint64
+	// In a long text, a pair whose keywords have all been found is
+	// taken out of a copy of the set: it costs one bit test after.
+	pairs := &p.pairs
+	var local [1 << 16 / 64]uint64
+	if len(s) > 8<<10 {
+		local = p.pairs
+		pairs = &local
+	}
 	prev := fold[s[0]]
 	for i := 1; i < len(s); i++ {
 		c := fold[s[i]]
 		k := uint16(prev)<<8 | uint16(c)
 		prev = c
-		if p.pairs[k>>6]&(1<<(k&63)) == 0 {
+		if pairs[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, id := range p.bucket[pairHash(k)] {
+		all := true
+		for _, id := range p.byPair[p.pairIndex[k]-1] {
 			if id < maxSeen && seen[id/64]&(1<<(id%64)) != 0 {
 				continue
 			}
-			if w := &p.kws[id]; w.pair == k && hasFoldPrefix(s[i-1:], w.s) {
+			if w := &p.kws[id]; hasFoldPrefix(s[i-1:], w.s) {
 				m.or(&w.mask)
 				if id < maxSeen {
 					seen[id/64] |= 1 << (id % 64)
+					continue
 				}
 			}
+			all = false
+		}
+		if all && pairs == &local {
+			local[k>>6] &^= 1 << (k & 63)
 		}
 	}
 	return m

@@ -206,10 +206,22 @@ func (r *Redactor) String(s string) (string, Report) {
 
 // stringAt is String at a depth of base64 text inside base64 text.
 func (r *Redactor) stringAt(s string, rep *Report, depth int) string {
+	return r.stringMasked(s, nil, rep, depth)
+}
+
+// stringMasked is stringAt with the rules whose keywords s holds already
+// found (mask, nil when not).
+func (r *Redactor) stringMasked(s string, mask *ruleMask, rep *Report, depth int) string {
 	if depth < maxBase64Depth && len(s) > 16 && (strings.Contains(s, "base64,") || strings.Contains(s, "BASE64,")) {
-		s = r.dataURIs(s, rep, depth)
+		if out := r.dataURIs(s, rep, depth); out != s {
+			s, mask = out, nil
+		}
 	}
-	s = r.rulesOn(s, rep)
+	if mask != nil {
+		s = r.rulesFrom(s, *mask, rep)
+	} else {
+		s = r.rulesOn(s, rep)
+	}
 	if r.opts.Custom != nil {
 		out, n := r.opts.Custom(s)
 		rep.count("custom", n)
@@ -220,8 +232,16 @@ func (r *Redactor) stringAt(s string, rep *Report, depth int) string {
 
 // rulesOn runs the rules on s until nothing more is found.
 func (r *Redactor) rulesOn(s string, rep *Report) string {
-	for range maxPasses {
-		mask := r.filter.scan(s)
+	return r.rulesFrom(s, r.filter.scan(s), rep)
+}
+
+// rulesFrom is rulesOn with the rules of the first pass given: mask
+// holds at least those whose keywords s holds.
+func (r *Redactor) rulesFrom(s string, mask ruleMask, rep *Report) string {
+	for pass := range maxPasses {
+		if pass > 0 {
+			mask = r.filter.scan(s)
+		}
 		if mask.empty() {
 			break
 		}
