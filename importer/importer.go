@@ -343,26 +343,30 @@ func notImported(rt *root, skipped []LineError) []LineError {
 // detect returns the reader of rel: the one of format want, or the first
 // that recognises its head.
 func detect(rt *root, rel string, want Format) (*reader, error) {
+	// A file a format claims by its place first (its bytes unread), then
+	// by its first bytes; with want, a reader of that format that
+	// recognises the file, else the first of that format.
+	var first *reader
+	for i := range readers {
+		r := &readers[i]
+		if want != "" && r.format != want {
+			continue
+		}
+		if first == nil {
+			first = r
+		}
+		if r.claims != nil && r.claims(rt, rel) {
+			return r, nil
+		}
+	}
 	head, err := rt.head(rel, 64<<10)
 	if err != nil {
 		return nil, err
 	}
-	// A file a format claims by its place first, then by its first
-	// bytes; with want, a reader of that format that recognises the
-	// file, else the first of that format.
-	var first *reader
-	for _, byPlace := range []bool{true, false} {
-		for i := range readers {
-			r := &readers[i]
-			if want != "" && r.format != want {
-				continue
-			}
-			if first == nil {
-				first = r
-			}
-			if byPlace && r.claims != nil && r.claims(rt, rel) || !byPlace && r.sniff(head) {
-				return r, nil
-			}
+	for i := range readers {
+		r := &readers[i]
+		if (want == "" || r.format == want) && r.sniff(head) {
+			return r, nil
 		}
 	}
 	if want != "" && first != nil {

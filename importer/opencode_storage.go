@@ -78,6 +78,7 @@ import (
 	"strings"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // ErrOpenCodeNotSession is the error of a file of OpenCode's that is not
@@ -468,6 +469,9 @@ func (r *ocReader) record(rel string, ids [][2]string, note func(string, error))
 // its place with the path's value, a missing one is put first. b is
 // returned as it is when its ids are the path's.
 func ocPathIDs(b []byte, ids [][2]string) (json.RawMessage, error) {
+	if ocIDsMatch(b, ids) {
+		return bytes.TrimSpace(b), nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, whyNotObject(b)
@@ -529,6 +533,39 @@ func ocPathIDs(b []byte, ids [][2]string) (json.RawMessage, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// ocIDsMatch reports, in one pass that copies nothing, whether b is a
+// JSON object holding each id of ids with the path's value: the common
+// case, where the file is taken as it is.
+func ocIDsMatch(b []byte, ids [][2]string) bool {
+	c := jsonx.NewCursor(b)
+	c.Share = true
+	ms, ok := c.Object()
+	if !ok {
+		return false
+	}
+	seen, match := 0, true
+	for {
+		key, esc, more := ms.Next()
+		if !more {
+			break
+		}
+		if esc {
+			match = false // an escaped key: the slow path reads it
+			continue
+		}
+		for i, kv := range ids {
+			if string(key) == kv[0] {
+				seen |= 1 << i
+				if v, isStr := c.Str(); !isStr || v != kv[1] {
+					match = false
+				}
+				break
+			}
+		}
+	}
+	return c.Err() == nil && c.AtEnd() && match && seen == 1<<len(ids)-1
 }
 
 // todo keeps the session's to-do list in its header.

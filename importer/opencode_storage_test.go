@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -285,4 +286,62 @@ func TestOpenCodeStoragePublic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkImportOpenCodeStorage imports a storage tree of 20 sessions
+// of 100 turns each (a prompt; an answer of two steps, reasoning and a
+// tool call, then text): 4,000 message and 14,000 part files, 16,000
+// entries, into a MemoryStore. -short: 2 sessions.
+func BenchmarkImportOpenCodeStorage(b *testing.B) {
+	sessions, turns := 20, 100
+	if testing.Short() {
+		sessions = 2
+	}
+	st := filepath.Join(b.TempDir(), "storage")
+	n := 0
+	id := func(prefix string) string { n++; return fmt.Sprintf("%s_%012x%014d", prefix, 0x9a1b2c3d0000+n, n) }
+	put := func(rel, body string) {
+		p := filepath.Join(st, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	put("migration", "2")
+	for s := range sessions {
+		sid := fmt.Sprintf("ses_4f2a9c1e7ffe%014d", s)
+		put("session/prj_1/"+sid+".json", fmt.Sprintf("{\n  \"id\": %q,\n  \"slug\": \"brave-otter\",\n  \"version\": \"1.1.0\",\n  \"projectID\": \"prj_1\",\n  \"directory\": \"/home/dev/web\",\n  \"title\": \"Session %d\",\n  \"time\": {\n    \"created\": 1761700000000,\n    \"updated\": 1761700040000\n  }\n}", sid, s))
+		for i := range turns {
+			t0 := 1761700000000 + int64(i)*10000
+			u := id("msg")
+			put("message/"+sid+"/"+u+".json", fmt.Sprintf("{\n  \"id\": %q,\n  \"sessionID\": %q,\n  \"role\": \"user\",\n  \"time\": {\n    \"created\": %d\n  },\n  \"agent\": \"build\",\n  \"model\": {\n    \"providerID\": \"anthropic\",\n    \"modelID\": \"claude-sonnet-4-5\"\n  }\n}", u, sid, t0))
+			put("part/"+u+"/"+id("prt")+".json", fmt.Sprintf("{\n  \"id\": \"x\",\n  \"messageID\": %q,\n  \"sessionID\": %q,\n  \"type\": \"text\",\n  \"text\": \"Step %d: read src/file%d.go and fix what fails.\"\n}", u, sid, i, i))
+			a := id("msg")
+			put("message/"+sid+"/"+a+".json", fmt.Sprintf("{\n  \"id\": %q,\n  \"sessionID\": %q,\n  \"role\": \"assistant\",\n  \"time\": {\n    \"created\": %d,\n    \"completed\": %d\n  },\n  \"parentID\": %q,\n  \"modelID\": \"claude-sonnet-4-5\",\n  \"providerID\": \"anthropic\",\n  \"mode\": \"build\",\n  \"path\": {\n    \"cwd\": \"/home/dev/web\",\n    \"root\": \"/home/dev/web\"\n  },\n  \"cost\": 0.0125,\n  \"tokens\": {\n    \"input\": 1200,\n    \"output\": 80,\n    \"reasoning\": 0,\n    \"cache\": {\n      \"read\": 500,\n      \"write\": 100\n    }\n  }\n}", a, sid, t0+100, t0+9000, u))
+			parts := []string{
+				`"type": "step-start",` + "\n  \"snapshot\": \"4b825dc642cb6eb9a060e54bf8d69288fbee4904\"",
+				`"type": "reasoning",` + "\n  \"text\": \"The file needs reading first.\",\n  \"time\": {\n    \"start\": " + fmt.Sprint(t0+200) + ",\n    \"end\": " + fmt.Sprint(t0+300) + "\n  }",
+				`"callID": "toolu_` + fmt.Sprint(n) + `",` + "\n  \"tool\": \"read\",\n  \"type\": \"tool\",\n  \"state\": {\n    \"status\": \"completed\",\n    \"input\": {\n      \"filePath\": \"/home/dev/web/src/file" + fmt.Sprint(i) + ".go\"\n    },\n    \"output\": \"package web\\n\\nfunc F() int { return 1 }\\n\",\n    \"title\": \"src/file.go\",\n    \"metadata\": {},\n    \"time\": {\n      \"start\": " + fmt.Sprint(t0+400) + ",\n      \"end\": " + fmt.Sprint(t0+500) + "\n    }\n  }",
+				`"type": "step-finish",` + "\n  \"reason\": \"tool-calls\",\n  \"cost\": 0.01,\n  \"tokens\": {\n    \"input\": 1200,\n    \"output\": 40,\n    \"reasoning\": 0,\n    \"cache\": {\n      \"read\": 500,\n      \"write\": 100\n    }\n  }",
+				`"type": "step-start"`,
+				`"type": "text",` + "\n  \"text\": \"Fixed: F returns 1.\"",
+				`"type": "step-finish",` + "\n  \"reason\": \"stop\",\n  \"cost\": 0.0025,\n  \"tokens\": {\n    \"input\": 1300,\n    \"output\": 40,\n    \"reasoning\": 0,\n    \"cache\": {\n      \"read\": 1700,\n      \"write\": 0\n    }\n  }",
+			}
+			for _, p := range parts {
+				pid := id("prt")
+				put("part/"+a+"/"+pid+".json", fmt.Sprintf("{\n  \"id\": %q,\n  \"messageID\": %q,\n  \"sessionID\": %q,\n  %s\n}", pid, a, sid, p))
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		rep, err := Import(context.Background(), session.NewMemoryStore(), st, nil)
+		if err != nil || len(rep.Imported) != sessions || rep.Imported[0].Entries != 4*turns || len(rep.Errors) != 0 {
+			b.Fatalf("%+v, %v", rep, err)
+		}
+	}
+	b.ReportMetric(float64(4*turns*sessions*b.N)/b.Elapsed().Seconds(), "entries/s")
+	b.ReportMetric(float64(9*turns*sessions*b.N)/b.Elapsed().Seconds(), "files/s")
 }
