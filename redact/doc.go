@@ -170,10 +170,10 @@
 // without any (most of a session) costs that pass and nothing more, and
 // JSON decodes only the strings that may match. Every finder is linear in
 // its input, hostile input included. On a realistic 1.4 MB coding
-// session (BenchmarkSession) the default rules take about four times the
-// time of the 30 hand-written rules they replace (80 to 150 ms against 30
-// to 40 ms on the project's 2-core machine): the price of ten times the
-// rules.
+// session (BenchmarkSession) the default rules take about three times the
+// time of the 30 hand-written rules they replace (112 ms against 39 ms,
+// medians on the project's 2-core machine, shared and noisy): the price
+// of ten times the rules.
 //
 // # Own rules
 //

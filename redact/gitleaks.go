@@ -187,7 +187,7 @@ func (l *lineIndex) of(s string, start, end int) string {
 	return s[l.start:l.end]
 }
 
-// gitleaksByID returns the gitleaks rules in gitleaks' order, made once.
+// gitleaksCompiled returns the gitleaks rules in gitleaks' order, made once.
 var gitleaksCompiled = sync.OnceValue(func() []Rule {
 	out := make([]Rule, len(gitleaksRules))
 	for i, g := range gitleaksRules {
