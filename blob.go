@@ -89,6 +89,8 @@ type BlobDir struct {
 	durable map[string]uint64
 	// later lists the blobs put with PutBlobDeferred not yet synced.
 	later deferred
+	// pinned is what this BlobDir pins against collections (blob_pin.go).
+	pinned pinSet
 }
 
 type badBlob struct {
@@ -173,7 +175,11 @@ func isBlobRef(s []byte) bool {
 // content is there already, in which case it refreshes the blob's
 // modification time (what ListBlobs reports as Touched), so that a
 // collection running beside this put does not take the blob away from
-// the entry about to refer to it (see DeleteBlobIfOlder).
+// the entry about to refer to it (see DeleteBlobIfOlder). It pins the
+// blob first, and what its bytes refer to with it (see BlobPinner): no
+// collection through another BlobDir, in this process or another,
+// deletes it until an append through this BlobDir's FileStore refers to
+// it, ReleaseBlobs, Close or the end of the process.
 func (d *BlobDir) PutBlob(ctx context.Context, data []byte) (string, error) {
 	return d.put(ctx, data, false)
 }
@@ -194,6 +200,11 @@ func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, err
 		return "", err
 	}
 	defer r.Close()
+	// Pinned before it is found or written: a collection that takes it
+	// aside from now on sees the pin (see blob_pin.go).
+	if err := d.pin(r, name, data, false); err != nil {
+		return "", err
+	}
 	switch found, err := d.reuse(r, name, ref, later); {
 	case err != nil:
 		return "", err

@@ -163,10 +163,12 @@ func (d *BlobDir) DeleteBlob(ctx context.Context, ref string) error {
 }
 
 // DeleteBlobIfOlder implements BlobSweeper: it removes the blob if its
-// modification time is before cutoff, atomically with respect to the
-// puts of this package, in this process or another (see the comment
-// above ListBlobs). deleted is false, with no error, when the blob is
-// younger (it stays) or not there. The directory is synced after a
+// modification time is before cutoff and no writer pins it (see
+// BlobPinner: the pins of other BlobDirs that live, and this one's
+// PinBlobs), atomically with respect to the puts and pins of this
+// package, in this process or another (see the comment above
+// ListBlobs). deleted is false, with no error, when the blob is younger
+// or pinned (it stays) or not there. The directory is synced after a
 // delete when the options ask for durable blobs, and always after a
 // blob is put back.
 func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error) {
@@ -186,8 +188,8 @@ func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time
 	}
 	defer r.Close()
 	// Cheap first: most blobs a collection asks for are as old as it
-	// listed them, but one put since need not be moved at all.
-	if fi, err := r.Lstat(name); err != nil || !fi.ModTime().Before(cutoff) {
+	// listed them, but one put or pinned since need not be moved at all.
+	if fi, err := r.Lstat(name); err != nil || !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(r, name) {
 		return false, nil
 	}
 	aside := "." + name + ".gc-" + strconv.FormatUint(rand.Uint64(), 36)
@@ -211,8 +213,10 @@ func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time
 		}
 		return false, errors.Join(fmt.Errorf("session: delete blob %s: %w", name, err), d.putBack(r, aside, name))
 	}
-	if !fi.ModTime().Before(cutoff) {
-		// Put since the collection listed it: it stays.
+	if !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(r, name) {
+		// Put since the collection listed it, or pinned by a writer
+		// (taken before the blob was aside, or it would have written
+		// the blob again): it stays.
 		if err := d.putBack(r, aside, name); err != nil {
 			return false, fmt.Errorf("session: put back blob %s: %w", name, err)
 		}

@@ -54,3 +54,42 @@ func ExampleCollectBlobs() {
 	// within the grace: 0 deleted, 1 spared
 	// sessions read: 1 kept: 1 deleted: 1
 }
+
+// A writer's blobs are pinned from its put to the append that refers to
+// them: a collection spares them however long the writer takes, with no
+// grace at all. PutBlob pins for the collections of other stores and
+// processes (on Linux); a writer beside collections on its own store
+// pins with PinBlobs, as here, which works everywhere.
+func ExampleBlobPinner() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	store, _ := session.OpenFileStore(filepath.Join(dir, "sessions"), nil)
+	defer store.Close()
+	noGrace := &session.CollectOptions{Grace: -1}
+
+	content := []byte("a file of the workspace")
+	ref := session.BlobRef(content)
+	store.PinBlobs(ctx, ref) // before the put
+	store.PutBlob(ctx, content)
+
+	// However long the writer takes: a collection spares the blob.
+	res, _ := session.CollectBlobs(ctx, store, noGrace)
+	fmt.Println("before the append:", len(res.Deleted), "deleted,", res.Young, "spared")
+
+	// The append that refers to it releases the pin.
+	s, _ := session.Create(ctx, store, &session.CreateOptions{Cwd: "/work"})
+	s.AppendCustom(ctx, "host.file", map[string]string{"content": ref})
+	s.Close()
+	res, _ = session.CollectBlobs(ctx, store, noGrace)
+	fmt.Println("after it:", len(res.Deleted), "deleted,", res.Kept, "kept")
+
+	// Garbage is garbage: put, never referred to, not pinned.
+	store.PutBlob(ctx, []byte("dropped"))
+	res, _ = session.CollectBlobs(ctx, store, noGrace)
+	fmt.Println("garbage:", len(res.Deleted), "deleted")
+	// Output:
+	// before the append: 0 deleted, 1 spared
+	// after it: 0 deleted, 1 kept
+	// garbage: 1 deleted
+}

@@ -294,7 +294,7 @@ func (s *FileStore) Close() error {
 		fsess.mu.Unlock()
 	}
 	s.saveIndex()
-	errs = append(errs, s.r.Close())
+	errs = append(errs, s.r.Close(), s.blobs.Close()) // its pins end with it
 	s.mu.Lock()
 	return errors.Join(errs...)
 }
@@ -440,6 +440,7 @@ func (s *FileStore) create(ctx context.Context, h Header, entries []Entry) error
 	s.index[rel] = &indexEntry{updated: s.tick()} // size 0: revalidated on List
 	s.mu.Unlock()
 	s.nudge(rel)
+	s.releaseCreated(entries, stored) // the pins of the blobs the entries refer to
 	s.reportCuts(cuts)
 	return nil
 }

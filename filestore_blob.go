@@ -41,6 +41,42 @@ func (s *FileStore) PutBlob(ctx context.Context, data []byte) (string, error) {
 	return s.blobs.PutBlob(ctx, data)
 }
 
+// PinBlobs implements BlobPinner with the store's blob directory (see
+// BlobDir.PinBlobs).
+func (s *FileStore) PinBlobs(ctx context.Context, refs ...string) error {
+	return s.blobs.PinBlobs(ctx, refs...)
+}
+
+// ReleaseBlobs implements BlobPinner with the store's blob directory.
+func (s *FileStore) ReleaseBlobs(ctx context.Context, refs ...string) error {
+	return s.blobs.ReleaseBlobs(ctx, refs...)
+}
+
+// releaseWritten releases the pins of the blobs that lines refer to,
+// once they are written (an append, a create, a rewrite): from then on
+// the session refers to them. Its errors are not the write's, which
+// happened: a pin left behind keeps its blob until the store is closed.
+func (s *FileStore) releaseWritten(lines ...[]byte) {
+	_ = s.blobs.releaseIn(lines...)
+}
+
+// releaseCreated is releaseWritten for the entries of a create, whose
+// lines are stored[i] where the store changed them (blobs, cuts).
+func (s *FileStore) releaseCreated(entries []Entry, stored map[int][]byte) {
+	if s.blobs.pinned.n.Load() == 0 {
+		return
+	}
+	lines := make([][]byte, len(entries))
+	for i, e := range entries {
+		if l, ok := stored[i]; ok {
+			lines[i] = l
+		} else {
+			lines[i] = e.bytes()
+		}
+	}
+	s.releaseWritten(lines...)
+}
+
 // GetBlob implements BlobStore with the store's blob directory.
 func (s *FileStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
 	return s.blobs.GetBlob(ctx, ref)

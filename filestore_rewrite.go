@@ -162,6 +162,7 @@ func (s *FileStore) rewriteLocked(fsess *fileSession, h Header, entries []Entry,
 		return fmt.Errorf("session: rewrite %s: %w", s.path(fsess.rel), err)
 	}
 	fsess.ownIno = ino
+	s.releaseWritten(stored...) // the pins of the blobs the entries refer to
 	s.reportCuts(cuts)
 	return nil
 }

@@ -170,6 +170,7 @@ func (s *FileStore) Append(ctx context.Context, id string, opts AppendOptions, e
 		s.hold(fsess)
 		return err
 	}
+	s.releaseWritten(lines...) // the pins of the blobs the entries refer to
 	return s.keep(fsess)
 }
 

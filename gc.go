@@ -24,16 +24,18 @@ var ErrNoBlobCollector = errors.New("session: the store keeps no blobs it can li
 
 // BlobSweeper is the BlobCollector ability that makes a collection safe
 // beside writers: a delete that takes a blob only if it was last put
-// before a time, atomically with respect to PutBlob, so that a blob put
-// again after the collection listed it, whose reference the put returned
-// and an entry is about to hold, is never taken. MemoryStore, FileStore,
-// BlobDir and pgstore's Store implement it. CollectBlobs uses it when the
-// blob store has it; on a BlobCollector without it, a put that refreshes
-// a blob between the listing and the delete can lose it.
+// before a time and no writer pins it (see BlobPinner), atomically with
+// respect to PutBlob and the pins, so that a blob put again after the
+// collection listed it, whose reference the put returned and an entry
+// is about to hold, is never taken. MemoryStore, FileStore, BlobDir and
+// pgstore's Store implement it. CollectBlobs uses it when the blob store
+// has it; on a BlobCollector without it, a put that refreshes a blob
+// between the listing and the delete can lose it.
 type BlobSweeper interface {
 	// DeleteBlobIfOlder removes the blob ref if it was last put (its
-	// BlobInfo.Touched) before cutoff. deleted is false, with no error,
-	// when it was put since (it stays) or is not there.
+	// BlobInfo.Touched) before cutoff and no writer pins it. deleted is
+	// false, with no error, when it was put since or is pinned (it
+	// stays), or is not there.
 	DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error)
 }
 
@@ -41,18 +43,29 @@ type BlobSweeper interface {
 type CollectOptions struct {
 	// Grace spares the blobs no session refers to that were put, or put
 	// again, less than Grace before the collection started. Default
-	// DefaultCollectGrace (an hour); a negative value spares none, for a
-	// store no one writes to during the collection.
+	// DefaultCollectGrace (an hour); a negative value spares none but the
+	// pinned ones.
 	//
 	// A writer puts a blob before it appends the entry that refers to it:
 	// a workspace snapshot writes its content blobs, then its manifest,
 	// then the entry, and an image goes to the blob store before its
 	// message is written. A collection that read the session before the
-	// entry came sees no reference to those blobs, and only their age
-	// tells them from garbage. The grace must therefore be longer than
-	// any writer takes from its first put to its append (a snapshot of a
-	// large tree on a slow disk, a turn held back by a retry), and than
-	// the clocks of the machines involved disagree. Putting the same
+	// entry came sees no reference to those blobs. Pins protect them
+	// however slow the writer is (see BlobPinner): a put pins what it
+	// puts until the append that refers to it, or until the writer ends
+	// (closed, exited, killed), and a collection spares pinned blobs
+	// whatever the grace. The release refreshes the blob's time, so that
+	// a collection that read the session before the append, and deletes
+	// after it, spares it too: the grace must only be longer than the
+	// clocks of the machines involved disagree (none, on one machine).
+	//
+	// The grace remains the protection of the writers pins do not cover,
+	// who must then append within it: writers that predate pins (an
+	// older version of this package, oh-my-pi), puts through the store
+	// the collection runs on (its own; pin them with PinBlobs, or collect
+	// through a store of their own), a FileStore's other writers
+	// elsewhere than on Linux, references reused without a put (a cache
+	// vouching that content is stored: PinBlobs them). Putting the same
 	// bytes again refreshes the blob's time, so content reused from an
 	// old snapshot is as young as the new one.
 	Grace time.Duration
@@ -72,9 +85,10 @@ type CollectResult struct {
 	// be), sorted, and DeletedBytes their size as the store reports it.
 	Deleted      []string
 	DeletedBytes int64
-	// Young counts the blobs no session refers to that the grace spared:
-	// put after Cutoff, or put again while the collection ran (a blob
-	// another collection deleted meanwhile is counted here too).
+	// Young counts the blobs no session refers to that the grace or a
+	// pin spared: put after Cutoff, put again while the collection ran,
+	// or pinned by a writer (a blob another collection deleted
+	// meanwhile is counted here too).
 	Young      int
 	YoungBytes int64
 	// Missing lists the references sessions hold (directly or through a
@@ -102,6 +116,11 @@ var collections atomic.Uint64
 // grace.
 func BlobCollections() uint64 { return collections.Load() }
 
+// collectHook, when set (by tests only), runs when a collection has
+// marked what the sessions refer to, before it lists the blobs:
+// "marked".
+var collectHook func(stage string)
+
 // collectPage is the page size of the collection's listings.
 const collectPage = 500
 
@@ -128,7 +147,7 @@ const maxCollectRounds = 32
 // Sweep: every blob the store lists that is not marked, and was last put
 // before the cutoff, is deleted, with DeleteBlobIfOlder when the store is
 // a BlobSweeper (every store of this module is), so that a blob put again
-// meanwhile stays.
+// meanwhile, or pinned by a writer (see BlobPinner), stays.
 //
 // A collection never deletes blindly. A session that cannot be read (a
 // corrupt file, one over the limits, an error of the store) makes it
@@ -141,12 +160,14 @@ const maxCollectRounds = 32
 // over. The sessions a FileStore opened by path outside its tree
 // (OpenPath) are read too; those other processes opened are not seen.
 //
-// What it assumes of writers, which the grace covers (see
-// CollectOptions.Grace): an entry that refers to a blob is appended less
-// than the grace after the blob was put, or copies the reference from a
-// session that is not deleted before the collection ends (a fork: its
-// source). And that the store's sessions are the only ones that refer to
-// its blobs: a blob directory that several FileStore roots share (see
+// What it assumes of writers: that their blobs are pinned from their put
+// to their append (see BlobPinner and CollectOptions.Grace: PutBlob pins
+// for the collections of other stores and processes, PinBlobs for the
+// store's own), or else that the entry is appended less than the grace
+// after the put; or that an entry copies the reference from a session
+// that is not deleted before the collection ends (a fork: its source).
+// And that the store's sessions are the only ones that refer to its
+// blobs: a blob directory that several FileStore roots share (see
 // FileStoreOptions.BlobDir), or that oh-my-pi writes to while this
 // package does not see its sessions, must not be collected from one of
 // them.
@@ -203,6 +224,9 @@ func collectBlobs(ctx context.Context, store Store, opts *CollectOptions, start 
 	}
 	if err := m.follow(ctx); err != nil {
 		return nil, err
+	}
+	if collectHook != nil {
+		collectHook("marked")
 	}
 
 	// Sweep: first the listing, then the deletes, so that no store is

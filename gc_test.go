@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,11 +252,66 @@ func checkSnapshots(t *testing.T, store *session.FileStore, id string) int {
 	return n
 }
 
+// gcWriter is a writer process of the tests below, driven line by line:
+// it says what it did on its stdout, and waits on its stdin for the word
+// to go on.
+type gcWriter struct {
+	t   *testing.T
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startGCWriter(t *testing.T, env ...string) *gcWriter {
+	t.Helper()
+	cmd := gcChild(t, env...)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	w := &gcWriter{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return w
+}
+
+// expect reads the writer's next line, which must start with prefix, and
+// returns the words after it.
+func (w *gcWriter) expect(prefix string) []string {
+	w.t.Helper()
+	for w.out.Scan() {
+		line := w.out.Text()
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return strings.Fields(rest)
+		}
+		if strings.HasPrefix(line, "=== RUN") || strings.HasPrefix(line, "---") || line == "PASS" || line == "" {
+			continue // the test binary's own lines
+		}
+		w.t.Fatalf("the writer said %q, want %q", line, prefix)
+	}
+	w.t.Fatalf("the writer ended (%v) before saying %q", w.out.Err(), prefix)
+	return nil
+}
+
+// goOn lets the writer go on.
+func (w *gcWriter) goOn() {
+	w.t.Helper()
+	_, err := io.WriteString(w.in, "go\n")
+	require.NoError(w.t, err)
+}
+
 // A child process writes snapshots as the workspace package does
 // (contents, some of them old content reused, then the manifest, then the
-// entry) while this process collects again and again with a grace of a
-// fraction of a second: no blob a finished snapshot refers to is ever
-// missing, after any of the collections.
+// entry), and stops between its puts and its append until this process
+// says go on: as slow a writer as can be. Collections with no grace at
+// all run in that gap, and, every other snapshot, from before the append
+// to after it (the collection reads the session before the entry is
+// there, and deletes after it is): no blob of a snapshot, finished or
+// not yet appended, is ever missing. Without pins (only the grace) every
+// one of those collections deleted the snapshot's blobs.
 func TestCollectBlobsBesideAWriterProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
@@ -270,45 +326,92 @@ func TestCollectBlobsBesideAWriterProcess(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.Chtimes(filepath.Join(root, ".blobs", strings.TrimPrefix(ref, session.BlobPrefix)), old, old))
 	}
+	require.NoError(t, store.Close()) // its own puts: nothing pinned from here
+	store = openFS(t, root, nil)
 	const id = "s-gc-child"
 	s, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
-	const snapshots = 150
-	cmd := gcChild(t, "AGENTSESSION_GC_CHILD=snapshots", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID="+id,
+	const snapshots = 40
+	w := startGCWriter(t, "AGENTSESSION_GC_CHILD=snapshots", "AGENTSESSION_ROOT="+root, "AGENTSESSION_ID="+id,
 		"AGENTSESSION_EACH="+strconv.Itoa(snapshots))
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
+	noGrace := &session.CollectOptions{Grace: -1}
+	deleted := 0
+	for i := range snapshots {
+		put := w.expect("put ")
+		require.Equal(t, strconv.Itoa(i), put[0])
+		refs := put[1:] // the manifest, then its contents
+		for range 2 {   // the writer is as slow as it gets: collections meanwhile
+			res, err := session.CollectBlobs(ctx, store, noGrace)
+			require.NoError(t, err)
+			deleted += len(res.Deleted)
+			for _, ref := range refs {
+				_, err := store.GetBlob(ctx, ref)
+				require.NoError(t, err, "snapshot %d, put and not yet appended: %s", i, ref)
+			}
 		}
-		done <- cmd.Wait()
-	}()
-	rounds, deleted, seen := 0, 0, 0
-	for running := true; running; {
-		select {
-		case err := <-done:
-			require.NoError(t, err, "the child")
-			running = false
-		default:
+		if i%2 == 0 {
+			w.goOn()
+			w.expect("appended " + strconv.Itoa(i))
+			res, err := session.CollectBlobs(ctx, store, noGrace)
+			require.NoError(t, err)
+			deleted += len(res.Deleted)
+		} else {
+			// The append (and the pins' release) between the collection's
+			// reading of the session and its deletes.
+			marks := 0
+			unset := session.SetCollectHook(func(string) {
+				marks++
+				w.goOn()
+				w.expect("appended " + strconv.Itoa(i))
+			})
+			res, err := session.CollectBlobs(ctx, store, noGrace)
+			unset()
+			require.NoError(t, err)
+			require.Equal(t, 1, marks)
+			deleted += len(res.Deleted)
 		}
-		res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: 300 * time.Millisecond})
-		require.NoError(t, err)
-		rounds++
-		deleted += len(res.Deleted)
-		seen = checkSnapshots(t, store, id)
+		require.Equal(t, i+1, checkSnapshots(t, store, id))
 	}
-	require.Equal(t, snapshots, seen)
-	res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+	require.NoError(t, w.in.Close())
+	require.NoError(t, w.cmd.Wait(), "the writer")
+	res, err := session.CollectBlobs(ctx, store, noGrace)
 	require.NoError(t, err)
 	require.Equal(t, snapshots, checkSnapshots(t, store, id))
-	t.Logf("%d snapshots written by another process, %d collections beside it, %d blobs collected (%d at the end)",
-		snapshots, rounds, deleted, len(res.Deleted))
-	require.Greater(t, rounds, 3, "collections ran beside the writer")
+	require.Positive(t, deleted, "the pool's content no snapshot reused is garbage")
+	t.Logf("%d snapshots written by another process, %d blobs collected beside it (%d at the end)", snapshots, deleted, len(res.Deleted))
+}
+
+// A writer process killed (SIGKILL) between its put and its append: its
+// pin dies with it, and the next collection reclaims the blob, as the
+// garbage it is.
+func TestCollectBlobsWriterKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store := openFS(t, root, nil)
+	w := startGCWriter(t, "AGENTSESSION_GC_CHILD=killed", "AGENTSESSION_ROOT="+root)
+	ref := w.expect("put ")[0]
+	noGrace := &session.CollectOptions{Grace: -1}
+	res, err := session.CollectBlobs(ctx, store, noGrace)
+	require.NoError(t, err)
+	require.Empty(t, res.Deleted, "the writer lives: its blob is pinned")
+	_, err = store.GetBlob(ctx, ref)
+	require.NoError(t, err)
+
+	require.NoError(t, w.cmd.Process.Kill()) // SIGKILL
+	require.Error(t, w.cmd.Wait())
+	res, err = session.CollectBlobs(ctx, store, noGrace)
+	require.NoError(t, err)
+	require.Equal(t, []string{ref}, res.Deleted, "the dead writer's blob")
+	_, err = store.GetBlob(ctx, ref)
+	require.ErrorIs(t, err, session.ErrNotFound)
+	files, err := os.ReadDir(filepath.Join(root, ".blobs"))
+	require.NoError(t, err)
+	require.Empty(t, files, "nothing left behind")
 }
 
 func gcChild(t *testing.T, env ...string) *exec.Cmd {
@@ -319,10 +422,12 @@ func gcChild(t *testing.T, env ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestCollectBlobsChild is the writer of TestCollectBlobsBesideAWriterProcess,
-// run as a process of its own; it does nothing in a normal run.
+// TestCollectBlobsChild is the writer of TestCollectBlobsBesideAWriterProcess
+// and TestCollectBlobsWriterKilled, run as a process of its own; it does
+// nothing in a normal run.
 func TestCollectBlobsChild(t *testing.T) {
-	if os.Getenv("AGENTSESSION_GC_CHILD") != "snapshots" {
+	mode := os.Getenv("AGENTSESSION_GC_CHILD")
+	if mode == "" {
 		t.Skip("run as a child process by TestCollectBlobsBesideAWriterProcess")
 	}
 	ctx := context.Background()
@@ -331,6 +436,16 @@ func TestCollectBlobsChild(t *testing.T) {
 		panic(err)
 	}
 	defer store.Close()
+	in := bufio.NewScanner(os.Stdin)
+	if mode == "killed" {
+		ref, err := store.PutBlob(ctx, []byte("put by a writer killed before its append"))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("put", ref)
+		in.Scan() // until killed
+		return
+	}
 	s, err := session.Open(ctx, store, os.Getenv("AGENTSESSION_ID"))
 	if err != nil {
 		panic(err)
@@ -340,12 +455,14 @@ func TestCollectBlobsChild(t *testing.T) {
 	for i := range each {
 		contents := [][]byte{gcPool(i % gcPoolSize), gcPool((i*7 + 3) % gcPoolSize), []byte(fmt.Sprintf("new content %d\n", i))}
 		var m strings.Builder
+		var refs []string
 		m.WriteString(`{"files":[`)
 		for k, c := range contents {
 			ref, err := store.PutBlob(ctx, c)
 			if err != nil {
 				panic(err)
 			}
+			refs = append(refs, ref)
 			if k > 0 {
 				m.WriteByte(',')
 			}
@@ -356,11 +473,17 @@ func TestCollectBlobsChild(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
+		fmt.Println("put", i, manifest, strings.Join(refs, " "))
+		if !in.Scan() || in.Text() != "go" {
+			panic(fmt.Sprintf("no word to go on: %q %v", in.Text(), in.Err()))
+		}
 		if _, err := s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: manifest, Files: len(contents)}); err != nil {
 			panic(err)
 		}
-		fmt.Println(i)
-		time.Sleep(time.Duration(i%4) * time.Millisecond)
+		if err := s.Flush(ctx); err != nil {
+			panic(err)
+		}
+		fmt.Println("appended", i)
 	}
 }
 
@@ -386,4 +509,138 @@ func TestCollectBlobsReadsSessionsOpenedByPath(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res.Deleted)
 	require.Equal(t, 1, res.Sessions)
+}
+
+// The pins of writers in this process: a collection honours those of
+// another store (another OpenFileStore of the root), and, on its own
+// store, those taken with PinBlobs; an append that refers to a blob
+// releases its pin (and those of what the blob refers to, a manifest's
+// contents); Close releases a store's pins.
+func TestCollectBlobsPinsInProcess(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	collector := openFS(t, root, nil)
+	writer := openFS(t, root, nil)
+	noGrace := &session.CollectOptions{Grace: -1}
+	collect := func(store session.Store) *session.CollectResult {
+		t.Helper()
+		res, err := session.CollectBlobs(ctx, store, noGrace)
+		require.NoError(t, err)
+		return res
+	}
+	have := func(want bool, refs ...string) {
+		t.Helper()
+		for _, ref := range refs {
+			_, err := collector.GetBlob(ctx, ref)
+			if want {
+				require.NoError(t, err, ref)
+			} else {
+				require.ErrorIs(t, err, session.ErrNotFound, ref)
+			}
+		}
+	}
+
+	// Another store's put: pinned until its append, which releases the
+	// manifest and its contents.
+	c1, err := writer.PutBlob(ctx, []byte("content one"))
+	require.NoError(t, err)
+	c2, err := writer.PutBlob(ctx, []byte("content two"))
+	require.NoError(t, err)
+	m, err := writer.PutBlob(ctx, []byte(`{"files":{"a":"`+c1+`","b":"`+c2+`"}}`))
+	require.NoError(t, err)
+	require.Empty(t, collect(collector).Deleted)
+	have(true, c1, c2, m)
+	s, err := session.Create(ctx, writer, &session.CreateOptions{ID: "s-pins", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.AppendSnapshot(ctx, session.WorkspaceSnapshot{Snapshot: m, Files: 2})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Empty(t, collect(collector).Deleted, "referred to")
+	require.NoError(t, writer.Delete(ctx, "s-pins"))
+	require.ElementsMatch(t, []string{c1, c2, m}, collect(collector).Deleted, "released by the append: garbage once the session is gone")
+
+	// Garbage another store put and never referred to: pinned while that
+	// store is open, collected once it is closed.
+	g, err := writer.PutBlob(ctx, []byte("put, never referred to"))
+	require.NoError(t, err)
+	require.Empty(t, collect(collector).Deleted)
+	require.NoError(t, writer.Close())
+	require.Equal(t, []string{g}, collect(collector).Deleted)
+
+	// The store's own put is not pinned for its own collection; PinBlobs
+	// is, until the append that refers to it.
+	own, err := collector.PutBlob(ctx, []byte("the collector's own garbage"))
+	require.NoError(t, err)
+	require.Equal(t, []string{own}, collect(collector).Deleted)
+	held := session.BlobRef([]byte("pinned by the collector's own writer"))
+	require.NoError(t, collector.PinBlobs(ctx, held))
+	_, err = collector.PutBlob(ctx, []byte("pinned by the collector's own writer"))
+	require.NoError(t, err)
+	require.Empty(t, collect(collector).Deleted)
+	have(true, held)
+	s, err = session.Create(ctx, collector, &session.CreateOptions{ID: "s-held", Cwd: "/w"})
+	require.NoError(t, err)
+	_, err = s.AppendCustom(ctx, "test.ref", map[string]string{"ref": held})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, collector.Delete(ctx, "s-held"))
+	require.Equal(t, []string{held}, collect(collector).Deleted, "released by the append")
+
+	// ReleaseBlobs, for a writer that gives up.
+	require.NoError(t, collector.PinBlobs(ctx, held))
+	_, err = collector.PutBlob(ctx, []byte("pinned by the collector's own writer"))
+	require.NoError(t, err)
+	require.Empty(t, collect(collector).Deleted)
+	require.NoError(t, collector.ReleaseBlobs(ctx, held))
+	require.Equal(t, []string{held}, collect(collector).Deleted)
+	require.ErrorIs(t, collector.PinBlobs(ctx, "blob:sha256:nope"), session.ErrInvalidID)
+}
+
+// A collection that read the sessions before the writer's append, and
+// deletes after it (the pin released meanwhile), spares the blob: the
+// release refreshed its time. On a MemoryStore, with PinBlobs.
+func TestCollectBlobsReleaseDuringCollection(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []string{"memory", "file"} {
+		t.Run(kind, func(t *testing.T) {
+			var store session.Store = session.NewMemoryStore()
+			var writer session.BlobStore
+			if kind == "file" {
+				root := filepath.Join(t.TempDir(), "sessions")
+				store = openFS(t, root, nil)
+				writer = openFS(t, root, nil)
+			} else {
+				writer = store.(session.BlobStore)
+			}
+			data := []byte("put before the collection, referred to during it")
+			ref := session.BlobRef(data)
+			if kind == "memory" {
+				require.NoError(t, store.(session.BlobPinner).PinBlobs(ctx, ref))
+			}
+			_, err := writer.PutBlob(ctx, data)
+			require.NoError(t, err)
+			s, err := session.Create(ctx, writer.(session.Store), &session.CreateOptions{ID: "s-late", Cwd: "/w"})
+			require.NoError(t, err)
+			defer s.Close()
+			// Pinned: a collection now spares it.
+			res, err := session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+			require.NoError(t, err)
+			require.Empty(t, res.Deleted)
+			unset := session.SetCollectHook(func(string) {
+				_, err := s.AppendCustom(ctx, "test.ref", map[string]string{"ref": ref})
+				require.NoError(t, err)
+				require.NoError(t, s.Flush(ctx))
+			})
+			res, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+			unset()
+			require.NoError(t, err)
+			require.Empty(t, res.Deleted, "released after the collection read the session")
+			_, err = writer.GetBlob(ctx, ref)
+			require.NoError(t, err)
+			res, err = session.CollectBlobs(ctx, store, &session.CollectOptions{Grace: -1})
+			require.NoError(t, err)
+			require.Empty(t, res.Deleted)
+			require.Equal(t, 1, res.Kept)
+		})
+	}
 }

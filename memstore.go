@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsession/session/internal/names"
@@ -24,6 +25,11 @@ type MemoryStore struct {
 
 	blobMu sync.Mutex
 	blobs  map[string]memBlob // by reference
+	// held are the blobs pinned with PinBlobs (under blobMu), by
+	// reference; nheld is len(held), which appends read without the
+	// lock.
+	held  map[string]struct{}
+	nheld atomic.Int64
 
 	hub Hub // changes are published under mu, in order
 
@@ -113,6 +119,7 @@ func (s *MemoryStore) CreateWithEntries(ctx context.Context, h Header, entries [
 	if len(entries) > 0 && s.hub.Active() {
 		s.hub.Publish(ChangesOf(h.ID, entries, ms.updated)...)
 	}
+	s.releaseIn(entries)
 	return nil
 }
 
@@ -186,6 +193,7 @@ func (s *MemoryStore) Append(ctx context.Context, id string, opts AppendOptions,
 	if s.hub.Active() {
 		s.hub.Publish(ChangesOf(id, entries, ms.updated)...)
 	}
+	s.releaseIn(entries)
 	return nil
 }
 
@@ -312,6 +320,7 @@ func (s *MemoryStore) Rewrite(ctx context.Context, id string, opts RewriteOption
 	ms.recount()
 	ms.updated = s.tick()
 	s.hub.Publish(Change{Kind: ChangeRewritten, Session: id, Time: ms.updated})
+	s.releaseIn(entries)
 	return nil
 }
 
@@ -565,7 +574,11 @@ var (
 )
 
 // PutBlob implements BlobStore: the blob is kept in memory, once per
-// content; putting it again refreshes the time it was last put.
+// content; putting it again refreshes the time it was last put. It pins
+// nothing: every writer of a MemoryStore is in the process of the
+// collections on it, which cannot tell a put whose entry is coming from
+// garbage (see BlobPinner); writers that collections run beside pin
+// their blobs with PinBlobs.
 func (s *MemoryStore) PutBlob(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -633,7 +646,8 @@ func (s *MemoryStore) DeleteBlob(ctx context.Context, ref string) error {
 }
 
 // DeleteBlobIfOlder implements BlobSweeper: the blob is deleted if it
-// was last put before cutoff, under the lock PutBlob takes.
+// was last put before cutoff and is not pinned (PinBlobs), under the
+// lock PutBlob and PinBlobs take.
 func (s *MemoryStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -643,8 +657,89 @@ func (s *MemoryStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff 
 	if b, ok := s.blobs[ref]; !ok || !b.touched.Before(cutoff) {
 		return false, nil
 	}
+	if _, pinned := s.held[ref]; pinned {
+		return false, nil
+	}
 	delete(s.blobs, ref)
 	return true, nil
+}
+
+// PinBlobs implements BlobPinner: until they are released (by an
+// append, a create or a rewrite whose entries refer to them, or
+// ReleaseBlobs) no collection deletes them.
+func (s *MemoryStore) PinBlobs(ctx context.Context, refs ...string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if err := ValidateBlobRef(ref); err != nil {
+			return err
+		}
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if s.held == nil {
+		s.held = map[string]struct{}{}
+	}
+	for _, ref := range refs {
+		s.held[ref] = struct{}{}
+	}
+	s.nheld.Store(int64(len(s.held)))
+	return nil
+}
+
+// ReleaseBlobs implements BlobPinner: each blob released, and those its
+// bytes refer to that are pinned (a manifest's contents), is refreshed
+// as a put refreshes it.
+func (s *MemoryStore) ReleaseBlobs(ctx context.Context, refs ...string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if err := ValidateBlobRef(ref); err != nil {
+			return err
+		}
+	}
+	s.release(refs)
+	return nil
+}
+
+// release releases the pins of refs and of what they refer to.
+func (s *MemoryStore) release(refs []string) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	now := time.Now()
+	for len(refs) > 0 {
+		ref := refs[len(refs)-1]
+		refs = refs[:len(refs)-1]
+		if _, ok := s.held[ref]; !ok {
+			continue
+		}
+		delete(s.held, ref)
+		if b, ok := s.blobs[ref]; ok {
+			b.touched = now
+			s.blobs[ref] = b
+			if len(s.held) > 0 { // what it refers to (a manifest's contents)
+				scanRefs(b.data, func(c string) { refs = append(refs, c) })
+			}
+		}
+	}
+	s.nheld.Store(int64(len(s.held)))
+}
+
+// releaseIn releases the pins of the blobs entries refer to, once they
+// are stored.
+func (s *MemoryStore) releaseIn(entries []Entry) {
+	if s.nheld.Load() == 0 {
+		return
+	}
+	var refs []string
+	for _, e := range entries {
+		scanRefs(e.bytes(), func(ref string) { refs = append(refs, ref) })
+	}
+	if len(refs) > 0 {
+		s.release(refs)
+	}
 }
 
 // DeleteIfUnchanged implements ConditionalRemover.
