@@ -27,6 +27,120 @@ import (
 // scanners (this package's and the seed agents') pass over it. Neither
 // the log nor its modification time changes: archiving is no update.
 
+// The moves lock. A move between the live folders and the archive is
+// one rename, and a reader that looks for a session reads the live
+// folders and then the archive: a move between its two reads would hide
+// the session from it (Load and Open said it was not found, a host that
+// hears that starts a new session, and List left it out). So moves and
+// looks are ordered by a lock on one file, <root>/.archive/.moves:
+//
+//   - a move holds it exclusively around its rename, and so does the
+//     replacing of an archived file by its compressed log or back (a
+//     rename over it);
+//   - a reader holds it shared while it reads the folders (every scan),
+//     and, having missed a session's file where it knew it, while it
+//     looks again and opens the file where it finds it (openMoved),
+//     after which the move cannot take the file from it.
+//
+// A reader so sees the session in its old place or in its new one,
+// never in neither. The lock is the last taken: a move holds the
+// session file's lock (a name changes only under it) when it takes this
+// one, and nothing waits for another lock while holding it, so no two
+// processes wait for each other. A reader that finds no such file
+// (nothing was ever moved) looks without it, and looks again under it
+// if one appeared meanwhile: a first move creates it before it renames.
+// The file holds nothing; scanners pass over it (its name starts with
+// a dot, and is no session's).
+
+// movesRel is the moves lock's file.
+var movesRel = filepath.Join(archiveDir, ".moves")
+
+// testHookMoveWait, when set, runs when a move is about to wait for the
+// readers that look for sessions, for tests.
+var testHookMoveWait func()
+
+// lockMoves takes the moves lock exclusively, for a move, creating its
+// file if need be, and returns what lets it go. Callers hold the moving
+// session's file lock.
+func (s *FileStore) lockMoves() (unlock func(), err error) {
+	f, err := s.r.OpenFile(movesRel, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = mkdirRoot(s.r, archiveDir); err == nil {
+			if f, err = createIn(s.r, movesRel); errors.Is(err, fs.ErrExist) {
+				f, err = s.r.OpenFile(movesRel, os.O_RDWR, 0) // made by another meanwhile
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: the moves lock: %w", err)
+	}
+	if !tryLockFile(f) {
+		if testHookMoveWait != nil {
+			testHookMoveWait()
+		}
+		if err := lockFile(context.Background(), f, true); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("session: the moves lock: %w", err)
+		}
+	}
+	return func() {
+		_ = unlockFile(f)
+		f.Close()
+	}, nil
+}
+
+// whileNoMove runs look, a reader's look at where sessions are, under
+// the moves lock held shared: no move is halfway while it runs. A store
+// on a file alone, or that cannot open or lock the file, looks without
+// it.
+func (s *FileStore) whileNoMove(look func() error) error {
+	if s.fileOnly {
+		return look()
+	}
+	f, err := s.r.Open(movesRel)
+	if err != nil {
+		if lerr := look(); lerr != nil || !errors.Is(err, fs.ErrNotExist) {
+			return lerr
+		}
+		// Nothing was moved when it looked; if a first move has begun
+		// since, look again under the lock.
+		if f, err = s.r.Open(movesRel); err != nil {
+			return nil
+		}
+	}
+	defer f.Close()
+	if lockFile(context.Background(), f, false) != nil {
+		return look()
+	}
+	defer unlockFile(f)
+	return look()
+}
+
+// openMoved opens the file of fsess, which was not where the store knew
+// it: moved by another store (archived, or brought back), or gone. It
+// looks again, and opens what it finds, under the moves lock, so that a
+// move cannot take the file between the look and the open: a session
+// being moved is found in one place or the other. Callers hold
+// fsess.mu.
+func (s *FileStore) openMoved(fsess *fileSession) (f *os.File, err error) {
+	if filepath.IsAbs(fsess.rel) || s.fileOnly {
+		return nil, &fs.PathError{Op: "open", Path: s.path(fsess.rel), Err: fs.ErrNotExist}
+	}
+	err = s.whileNoMove(func() error {
+		if err := s.scanFiles(false); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if rel, ok := s.paths[fsess.id]; ok {
+			fsess.rel = rel
+		}
+		s.mu.Unlock()
+		f, err = s.openRel(fsess.rel)
+		return err
+	})
+	return f, err
+}
+
 // archiveMarkSuffix ends the name of an archive mark.
 const archiveMarkSuffix = ".archived"
 
@@ -149,7 +263,16 @@ func (s *FileStore) moveLocked(fsess *fileSession, archive bool) error {
 			return fmt.Errorf("session: %s %s: the archive mark: %w", op, id, err)
 		}
 	}
-	if err := renameIn(s.r, from, to); err != nil {
+	unlock, err := s.lockMoves()
+	if err != nil {
+		if archive {
+			_ = removeIn(s.r, archiveMark(to))
+		}
+		return fmt.Errorf("session: %s %s: %w", op, id, err)
+	}
+	err = renameIn(s.r, from, to)
+	unlock()
+	if err != nil {
 		if archive {
 			_ = removeIn(s.r, archiveMark(to))
 		}

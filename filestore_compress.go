@@ -397,7 +397,14 @@ func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) erro
 			return fmt.Errorf("session: compress %s: %w", fsess.id, err)
 		}
 		s.markOwn(fsess.id, ChangeRewritten, nil)
-		if _, err := s.writeNew(fsess.rel, comp, nil, true); err != nil {
+		unlock, err := s.lockMoves() // the name is replaced: no scan reads it meanwhile
+		if err != nil {
+			_ = s.release(fsess)
+			return s.ioErr(fsess, "compress", err)
+		}
+		_, err = s.writeNew(fsess.rel, comp, nil, true)
+		unlock()
+		if err != nil {
 			_ = s.release(fsess)
 			return s.ioErr(fsess, "compress", err)
 		}
@@ -491,7 +498,16 @@ func (s *FileStore) expandFile(fsess *fileSession) error {
 		defer r.Close()
 		name = filepath.Base(name)
 	}
+	unlock := func() {}
+	if r == s.r {
+		// The name is replaced: no scan reads it meanwhile.
+		if unlock, err = s.lockMoves(); err != nil {
+			_ = s.release(fsess)
+			return s.ioErr(fsess, "expand", err)
+		}
+	}
 	held, err := writeAtomicLocked(r, name, plain, filePerm(fsess.f))
+	unlock()
 	if err != nil {
 		_ = s.release(fsess)
 		return s.ioErr(fsess, "expand", err)

@@ -141,12 +141,25 @@ func ownTemp(name string, ours func(base string) bool) bool {
 
 func isIndex(base string) bool { return base == indexName }
 
+// testHookScanGap, when set, runs in a scan between its reading of the
+// live sessions and of the archived ones, for tests.
+var testHookScanGap func()
+
 // scan reads the directory tree and refreshes the id → file map. With
 // clean, it also removes temporary files left by interrupted rewrites.
-// Callers must not hold s.mu.
+// It reads under the moves lock (whileNoMove): a session being moved is
+// found in one place or the other. Callers must not hold s.mu.
 func (s *FileStore) scan(clean bool) error {
+	return s.whileNoMove(func() error { return s.scanFiles(clean) })
+}
+
+// scanFiles is scan, for callers that hold the moves lock.
+func (s *FileStore) scanFiles(clean bool) error {
 	found, unread := map[string]string{}, map[string]string{}
 	for _, top := range []string{".", archiveDir} {
+		if top == archiveDir && testHookScanGap != nil {
+			testHookScanGap()
+		}
 		dirs, err := readDirNames(s.r, top)
 		if err != nil {
 			if top == archiveDir {

@@ -153,31 +153,68 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	}
 	s.writeAllPending()
 	s.loadIndex()
-	s.mu.Lock()
-	rels := make([]string, 0, len(s.paths))
-	for _, rel := range s.paths {
+	wanted := func(rel string) bool {
 		if filepath.IsAbs(rel) {
-			continue
+			return false
 		}
 		if !opts.Archived && !opts.OnlyArchived && strings.HasPrefix(rel, archiveDir+string(filepath.Separator)) {
-			continue
+			return false
 		}
-		if opts.Cwd != "" && !s.flat && filepath.Base(filepath.Dir(rel)) != names.CwdDir(opts.Cwd) {
-			continue // the flat layout filters by the headers', below
+		// The flat layout filters by the headers', below.
+		return opts.Cwd == "" || s.flat || filepath.Base(filepath.Dir(rel)) == names.CwdDir(opts.Cwd)
+	}
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.paths))
+	rels := make([]string, 0, len(s.paths))
+	for id, rel := range s.paths {
+		if wanted(rel) {
+			ids, rels = append(ids, id), append(rels, rel)
 		}
-		rels = append(rels, rel)
 	}
 	s.mu.Unlock()
 	all := make([]SessionInfo, 0, len(rels))
 	marks := s.compactingMarks()
-	for _, rel := range rels {
+	add := func(rel string) (gone bool) {
+		info, ok := s.infoOf(rel)
+		if !ok {
+			_, err := s.r.Stat(rel)
+			return errors.Is(err, fs.ErrNotExist)
+		}
+		info.Compacting = marks[info.ID]
+		if matches(info, opts) {
+			all = append(all, info)
+		}
+		return false
+	}
+	var moved []string // the sessions whose file was gone when read
+	for k, rel := range rels {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		info, ok := s.infoOf(rel)
-		info.Compacting = marks[info.ID]
-		if ok && matches(info, opts) {
-			all = append(all, info)
+		if add(rel) {
+			moved = append(moved, ids[k])
+		}
+	}
+	if len(moved) > 0 {
+		// Moved since the scan (archived or brought back by another
+		// process), or deleted: looked for again, and read, while no
+		// move is halfway.
+		err := s.whileNoMove(func() error {
+			if err := s.scanFiles(false); err != nil {
+				return err
+			}
+			for _, id := range moved {
+				s.mu.Lock()
+				rel, ok := s.paths[id]
+				s.mu.Unlock()
+				if ok && wanted(rel) {
+					add(rel)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	s.saveIndex()

@@ -266,8 +266,8 @@ func (s *FileStore) ensureOpen(fsess *fileSession) error {
 		return nil
 	}
 	f, err := s.openRel(fsess.rel)
-	if errors.Is(err, fs.ErrNotExist) && s.follow(fsess) {
-		f, err = s.openRel(fsess.rel) // moved (archived or brought back) elsewhere
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = s.openMoved(fsess) // moved (archived or brought back) elsewhere, or gone
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -487,6 +487,13 @@ func (s *FileStore) lockAtName(ctx context.Context, fsess *fileSession) error {
 		here, gone := s.atName(fsess)
 		if nlink > 0 && here {
 			return nil
+		}
+		if nlink > 0 && gone && s.follow(fsess) {
+			// Moved before the lock was taken: found where it went, and
+			// kept locked, since a name changes only under the lock.
+			if here, gone = s.atName(fsess); here {
+				return nil
+			}
 		}
 		if attempt >= 5 {
 			_ = s.release(fsess)
