@@ -23,8 +23,11 @@ var (
 // PutBlob implements session.BlobStore: one statement, which inserts the
 // blob or, when a row of that reference is there already, sets its
 // touched_at (the time a collection goes by, see CollectBlobs) and
-// leaves its data. A blob over the store's MaxBlobBytes is refused
-// (*session.LimitError), and nothing is written.
+// leaves its data. It pins the blob first (see pins.go): the
+// collections of other Stores spare it until an append through this
+// Store refers to it, ReleaseBlobs, or Close. A blob over the store's
+// MaxBlobBytes is refused (*session.LimitError), and nothing is
+// written.
 func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -33,6 +36,10 @@ func (s *Store) PutBlob(ctx context.Context, data []byte) (string, error) {
 		return "", fmt.Errorf("pgstore: put blob: %w", &session.LimitError{What: "blob", Size: int64(len(data)), Limit: s.maxBlob})
 	}
 	ref := session.BlobRef(data)
+	// Pinned before the row is inserted or refreshed (see pins.go).
+	if err := s.pin(ctx, ref, data, false); err != nil {
+		return "", err
+	}
 	if data == nil {
 		data = []byte{} // NULL otherwise
 	}
@@ -130,14 +137,21 @@ func (s *Store) DeleteBlob(ctx context.Context, ref string) error {
 }
 
 // DeleteBlobIfOlder implements session.BlobSweeper: one DELETE
-// conditional on touched_at. Under READ COMMITTED a put that refreshed
-// the row first makes the condition false when the DELETE gets the row;
-// one that comes after the delete inserts the blob again.
+// conditional on touched_at and on the pins (see pins.go): no other
+// connection than this Store's own holds the reference's lock, and this
+// Store did not pin it with PinBlobs. Under READ COMMITTED a put that
+// refreshed the row first makes the condition false when the DELETE
+// gets the row; one that comes after the delete inserts the blob again.
 func (s *Store) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (bool, error) {
 	if err := session.ValidateBlobRef(ref); err != nil {
 		return false, err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM agentsession_blobs WHERE ref = $1 AND touched_at < $2`, ref, cutoff)
+	held, pid := s.heldHere(ref)
+	if held {
+		return false, nil
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM agentsession_blobs WHERE ref = $1 AND touched_at < $2 AND `+pinnedSQL,
+		ref, cutoff, int64(pid), pinKey(ref))
 	if err != nil {
 		return false, mapErr(ctx, err, "delete blob "+ref)
 	}

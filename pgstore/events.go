@@ -155,9 +155,11 @@ func (s *Store) Subscribe(ctx context.Context, opts session.SubscribeOptions) (*
 // they make themselves (session.ChangeOperation).
 func (s *Store) Hub() *session.Hub { return &s.ev.hub }
 
-// Close ends every subscription and stops the listener. The pool stays
-// the caller's; the store's other methods keep working.
+// Close ends every subscription and stops the listener, and lets the
+// Store's pins of blobs go (see PinBlobs). The pool stays the caller's;
+// the store's other methods keep working (PutBlob pins nothing more).
 func (s *Store) Close() error {
+	s.closePins()
 	s.ev.mu.Lock()
 	s.ev.closed = true
 	s.ev.mu.Unlock()

@@ -64,7 +64,8 @@ type Store struct {
 	schema  string         // the connection's current schema, where the tables are
 	origin  string         // names this Store in the notifications of its writes
 	ev      events
-	appends group // the appends of messages in flight, and those waiting (group.go)
+	appends group  // the appends of messages in flight, and those waiting (group.go)
+	pins    pinSet // the blobs this Store pins (pins.go)
 }
 
 var (
@@ -216,7 +217,12 @@ func (s *Store) Create(ctx context.Context, h session.Header) error {
 // CreateWithEntries implements session.EntryCreator: the session's row
 // and its entries are inserted in one transaction, so a crash or a
 // refused entry leaves no session behind.
-func (s *Store) CreateWithEntries(ctx context.Context, h session.Header, entries []session.Entry) error {
+func (s *Store) CreateWithEntries(ctx context.Context, h session.Header, entries []session.Entry) (err error) {
+	defer func() {
+		if err == nil {
+			s.releaseIn(entries) // the pins of the blobs the entries refer to
+		}
+	}()
 	if err := session.ValidateID(h.ID); err != nil {
 		return err
 	}
@@ -230,7 +236,7 @@ func (s *Store) CreateWithEntries(ctx context.Context, h session.Header, entries
 		return fmt.Errorf("pgstore: create %s: %w", h.ID, err)
 	}
 	var res string
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if err := s.createIn(ctx, tx, h); err != nil {
 			return err
 		}
@@ -367,7 +373,12 @@ func titleOf(entries []session.Entry) (string, bool) {
 // written. The lines are checked before anything is sent; the totals by
 // the function, under the row's lock, so that appends running together
 // cannot push a session past a limit between them.
-func (s *Store) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
+func (s *Store) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) (err error) {
+	defer func() {
+		if err == nil {
+			s.releaseIn(entries) // the pins of the blobs the entries refer to
+		}
+	}()
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
@@ -758,7 +769,12 @@ func tailStarts(id string, count, n int, last string, nth *string) error {
 // The store keeps no unreadable lines, so opts.DropUnreadable changes
 // nothing here. A log over the store's Limits is refused
 // (*session.LimitError), and nothing changes.
-func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOptions, h session.Header, entries []session.Entry) error {
+func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOptions, h session.Header, entries []session.Entry) (err error) {
+	defer func() {
+		if err == nil {
+			s.releaseIn(entries) // the pins of the blobs the entries refer to
+		}
+	}()
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
