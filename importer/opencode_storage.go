@@ -102,9 +102,13 @@ const (
 	ocIndexHead      = 4 << 10 // the start of a session file the index reads
 )
 
+// ocMaxSessionBytes caps a session read from the tree, as an export: at
+// OpenCodeMaxFileBytes (smaller in tests).
+var ocMaxSessionBytes = OpenCodeMaxFileBytes
+
 func init() {
 	register(reader{format: OpenCode, sniff: sniffOpenCodeStorage, claims: ocClaims, owned: ocOwned,
-		rootOf: ocRootOf, read: readOpenCodeStorage})
+		rootOf: ocRootOf, each: eachOpenCodeStorage})
 }
 
 var ocStorageHead = regexp.MustCompile(`^\s*\{\s*"id"\s*:\s*"`)
@@ -137,17 +141,6 @@ type ocPlace struct {
 	kind    string // session, message, part, todo, session_diff, session_share, project, permission, migration
 	dir     string // what the file's directory names: a session's project, a message's session, a part's message
 	stem    string // the file's name without .json
-}
-
-// rel is the file's path relative to the root.
-func (p ocPlace) rel() string {
-	switch p.kind {
-	case "migration":
-		return filepath.Join(p.storage, "migration")
-	case "session", "message", "part":
-		return filepath.Join(p.storage, p.kind, p.dir, p.stem+".json")
-	}
-	return filepath.Join(p.storage, p.kind, p.stem+".json")
 }
 
 // ocPlaces lists where rel could lie in a storage tree, judging by its
@@ -287,7 +280,10 @@ func ocLoneFile(rt *root, rel string) error {
 	return fmt.Errorf("%w: an OpenCode session's info outside its storage tree (<storage>/session/<project>/<id>.json), where its messages are not", ErrOpenCodeNotSession)
 }
 
-func readOpenCodeStorage(ctx context.Context, rt *root, rel string) ([]*Parsed, error) {
+// eachOpenCodeStorage reads the session whose file is rel, with its
+// subagents' sessions as its children; when its own file cannot be read,
+// they are given on their own after its error.
+func eachOpenCodeStorage(ctx context.Context, rt *root, rel string, yield func(*Parsed, error)) error {
 	var p ocPlace
 	for _, c := range ocPlaces(rel) {
 		if c.kind == "session" {
@@ -297,16 +293,31 @@ func readOpenCodeStorage(ctx context.Context, rt *root, rel string) ([]*Parsed, 
 	}
 	if p.kind == "" {
 		if _, ok := ocPlaceIn(rt, rel); ok {
-			return nil, ocOwned(rt, rel)
+			return ocOwned(rt, rel)
 		}
-		return nil, ocLoneFile(rt, rel)
+		return ocLoneFile(rt, rel)
 	}
 	r := &ocReader{rt: rt, storage: p.storage, idx: ocIndexOf(rt, p.storage), seen: map[string]bool{}}
 	s, err := r.session(ctx, rel, p.stem)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		s.Children, err = r.kids(ctx, rel, s)
+		if err != nil {
+			return err
+		}
+		yield(s, nil)
+		return nil
 	}
-	return []*Parsed{s}, nil
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	kids, kerr := r.kids(ctx, rel, nil)
+	for _, k := range kids {
+		yield(k, nil)
+	}
+	if kerr != nil {
+		return kerr
+	}
+	return err
 }
 
 // ocReader reads sessions of one storage tree.
@@ -378,10 +389,13 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 				}
 				k++
 				doc.Write(raw)
+				if doc.Len() > ocMaxSessionBytes {
+					return nil, r.tooLarge(rel)
+				}
 			}
 			doc.WriteString(`]}`)
-			if doc.Len() > OpenCodeMaxFileBytes {
-				return nil, fmt.Errorf("importer: %s: %w (the session's messages and parts pass %d bytes)", r.rt.path(rel), session.ErrTooLarge, OpenCodeMaxFileBytes)
+			if doc.Len() > ocMaxSessionBytes {
+				return nil, r.tooLarge(rel)
 			}
 		}
 	}
@@ -394,21 +408,43 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 	if sid != "" {
 		r.todo(p, filepath.Join(r.storage, "todo", sid+".json"))
 	}
+	return p, nil
+}
+
+// kids reads the subagents' sessions of the session whose file is rel,
+// each with its own. One that cannot be read is reported in parent's
+// Malformed, or, without a parent (its file could not be read), in the
+// error returned, which the others do not wait on.
+func (r *ocReader) kids(ctx context.Context, rel string, parent *Parsed) ([]*Parsed, error) {
+	var out []*Parsed
+	var errs []error
 	for _, c := range r.idx.children[rel] {
 		if r.seen[c] {
 			continue
 		}
 		kid, err := r.session(ctx, c, strings.TrimSuffix(filepath.Base(c), ".json"))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			r.bad(p, r.rt.path(c), fmt.Errorf("its subagent's session is not imported: %w", err))
-			continue
+		if err == nil {
+			kid.Children, err = r.kids(ctx, c, kid)
 		}
-		p.Children = append(p.Children, kid)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil && parent != nil:
+			r.bad(parent, r.rt.path(c), fmt.Errorf("its subagent's session is not imported: %w", err))
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			out = append(out, kid)
+		}
 	}
-	return p, nil
+	return out, errors.Join(errs...)
+}
+
+// tooLarge is the error of a session whose messages and parts, as an
+// export, would pass OpenCodeMaxFileBytes: refused as an export that
+// large is.
+func (r *ocReader) tooLarge(rel string) error {
+	return fmt.Errorf("importer: %s: %w (the session's messages and parts pass %d bytes)", r.rt.path(rel), session.ErrTooLarge, ocMaxSessionBytes)
 }
 
 // ocFile is a file of a directory of the tree.

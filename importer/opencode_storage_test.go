@@ -345,3 +345,25 @@ func BenchmarkImportOpenCodeStorage(b *testing.B) {
 	b.ReportMetric(float64(4*turns*sessions*b.N)/b.Elapsed().Seconds(), "entries/s")
 	b.ReportMetric(float64(9*turns*sessions*b.N)/b.Elapsed().Seconds(), "files/s")
 }
+
+// TestOpenCodeStorageSessionCap: a session whose messages and parts
+// would make an export over the cap is refused (session.ErrTooLarge),
+// read no further than the cap, and the tree's other sessions import.
+func TestOpenCodeStorageSessionCap(t *testing.T) {
+	defer func(n int) { ocMaxSessionBytes = n }(ocMaxSessionBytes)
+	ocMaxSessionBytes = 3000
+	_, storage, _ := ocExportAndTree(t, ocParentChild, -1)
+	big := filepath.Join(storage, "part", "msg_9a1b2c3d0001AscendingIdForTest")
+	for i := range 5 {
+		writeFile(t, filepath.Join(big, fmt.Sprintf("prt_9a1b2c3d0001%04d.json", i)),
+			fmt.Sprintf(`{"id":"prt_9a1b2c3d0001%04d","type":"text","text":%q}`, i, strings.Repeat("x", 1000)))
+	}
+	store := session.NewMemoryStore()
+	rep, _ := Import(context.Background(), store, storage, nil)
+	if len(rep.Errors) != 1 || !errors.Is(rep.Errors[0].Err, session.ErrTooLarge) {
+		t.Fatalf("errors %v", rep.Errors)
+	}
+	if len(rep.Imported) != 1 || rep.Imported[0].ID != "ses_childBBBBBBBBBBBBBBBBBBBB" {
+		t.Errorf("imported %+v: the child's session, read alone when its parent's is refused, is expected", rep.Imported)
+	}
+}
