@@ -276,3 +276,35 @@ func TestCompressedStreamsEveryReader(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrTooLarge)
 	require.Less(t, n, 8, "stopped at the limit: "+strconv.Itoa(n))
 }
+
+// TestWholeReadsCheckSizeFirst: what reads a log whole to write it again
+// (compressing an archived session, a rewrite) refuses a file over the
+// store's MaxLogBytes from its size, before reading it, as a load does,
+// and leaves it as it was.
+func TestWholeReadsCheckSizeFirst(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	big := openFS(t, root, nil)
+	s, err := session.Create(ctx, big, &session.CreateOptions{ID: "s-big", Cwd: "/w"})
+	require.NoError(t, err)
+	for i := range 40 {
+		_, err := s.Append(ctx, session.UserText(fmt.Sprintf("turn %d %s", i, strings.Repeat("x", 1000))))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	require.NoError(t, big.Archive(ctx, "s-big"))
+	p, err := big.Path("s-big")
+	require.NoError(t, err)
+	before, err := os.ReadFile(p)
+	require.NoError(t, err)
+
+	small := openFS(t, root, &session.FileStoreOptions{Limits: session.Limits{MaxLogBytes: 16 << 10}})
+	_, err = small.Load(ctx, "s-big")
+	require.ErrorIs(t, err, session.ErrTooLarge)
+	require.ErrorIs(t, small.CompressArchived(ctx, "s-big"), session.ErrTooLarge)
+	h := session.Header{ID: "s-big", Cwd: "/w"}
+	require.ErrorIs(t, small.Rewrite(ctx, "s-big", session.RewriteOptions{}, h, nil), session.ErrTooLarge)
+	after, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "left as it was")
+}

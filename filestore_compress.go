@@ -374,7 +374,7 @@ func (s *FileStore) compressLocked(ctx context.Context, fsess *fileSession) erro
 			_ = s.release(fsess)
 			return fmt.Errorf("%w: session %s is not archived", ErrConflict, fsess.id)
 		}
-		data, _, err := readAll(fsess.f)
+		data, _, err := readAll(fsess.f, s.lim.MaxLogBytes)
 		if err != nil {
 			return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
 		}
@@ -478,7 +478,7 @@ func (s *FileStore) expandLocked(ctx context.Context, fsess *fileSession, reload
 // expandFile replaces the compressed file of fsess, which it holds the
 // lock on, with the plain log, and moves that out of the archive.
 func (s *FileStore) expandFile(fsess *fileSession) error {
-	data, _, err := readAll(fsess.f)
+	data, _, err := readAll(fsess.f, s.lim.MaxLogBytes)
 	if err != nil {
 		return errors.Join(s.ioErr(fsess, "read", err), s.release(fsess))
 	}

@@ -49,7 +49,7 @@ func (s *FileStore) Rewrite(ctx context.Context, id string, opts RewriteOptions,
 		if err := s.lockCurrent(ctx, fsess); err != nil {
 			return err
 		}
-		data, replaced, err := readAll(fsess.f)
+		data, replaced, err := readAll(fsess.f, s.lim.MaxLogBytes)
 		if err != nil {
 			s.closeFile(fsess)
 			return s.ioErr(fsess, "read", err)
@@ -174,7 +174,7 @@ func (s *FileStore) migrate(ctx context.Context, fsess *fileSession, data []byte
 		return err
 	}
 	defer s.closeFile(fsess) // read again, whatever happened
-	now, replaced, err := readAll(fsess.f)
+	now, replaced, err := readAll(fsess.f, s.lim.MaxLogBytes)
 	if err != nil {
 		return s.ioErr(fsess, "read", err)
 	}
@@ -256,7 +256,7 @@ func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (fr
 	if v, err := migratable(f, Limits{}.withDefaults()); err != nil || v == CurrentVersion {
 		return v, WithPath(err, path)
 	}
-	data, _, err := readAll(f)
+	data, _, err := readAll(f, DefaultMaxLogBytes)
 	if err != nil {
 		return 0, fmt.Errorf("session: read %s: %w", path, err)
 	}
@@ -308,14 +308,19 @@ func filePerm(f *os.File) os.FileMode {
 }
 
 // readAll reads a whole file, and reports whether it has been replaced
-// (unlinked by a rename) since it was opened.
-func readAll(f *os.File) ([]byte, bool, error) {
+// (unlinked by a rename) since it was opened. A file over maxBytes (a
+// log's Limits.MaxLogBytes) is refused from its size, unread: a
+// *LimitError.
+func readAll(f *os.File, maxBytes int64) ([]byte, bool, error) {
 	size, _, nlink, err := fileState(f)
 	if err != nil {
 		return nil, false, err
 	}
 	if nlink == 0 {
 		return nil, true, nil
+	}
+	if size > maxBytes {
+		return nil, false, &LimitError{What: "log", Size: size, Limit: maxBytes}
 	}
 	data := make([]byte, size)
 	n, err := f.ReadAt(data, 0)
