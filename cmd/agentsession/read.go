@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +76,8 @@ func (c *call) context(s *session.Session, path, leaf string, forModel bool) int
 }
 
 func (c *call) transcript(s *session.Session, ctx *session.Context, msgs []*session.Message, omitted int, forModel bool) {
-	w := c.stdout
+	w := bufio.NewWriterSize(c.stdout, 64<<10)
+	defer w.Flush()
 	model := "none"
 	if ctx.Model != nil {
 		model = ctx.Model.String()
@@ -99,7 +102,11 @@ func (c *call) transcript(s *session.Session, ctx *session.Context, msgs []*sess
 	for i, m := range msgs {
 		fmt.Fprintf(w, "\n%s\n", c.paint(roleStyle(m.Role), fmt.Sprintf("[%d] %s", omitted+i+1, heading(m))))
 		for _, line := range body(m) {
-			fmt.Fprintf(w, "    %s\n", line)
+			// Written as it is: a message's text can be long, and fmt
+			// would copy it (a garbage of the transcript's size).
+			io.WriteString(w, "    ")
+			io.WriteString(w, line)
+			io.WriteString(w, "\n")
 		}
 	}
 	if !forModel && (len(ctx.Dangling) > 0 || len(ctx.Orphans) > 0) {
