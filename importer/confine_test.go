@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,19 +51,6 @@ func symlink(t testing.TB, target, link string) {
 	}
 	if err := os.Symlink(target, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
-	}
-}
-
-func mkfifo(t testing.TB, path string) {
-	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("no FIFOs")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
 	}
 }
 
