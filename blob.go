@@ -202,7 +202,7 @@ func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, err
 	defer r.Close()
 	// Pinned before it is found or written: a collection that takes it
 	// aside from now on sees the pin (see blob_pin.go).
-	if err := d.pin(r, name, data, false); err != nil {
+	if err := d.pin(name, data, false); err != nil {
 		return "", err
 	}
 	switch found, err := d.reuse(r, name, ref, later); {

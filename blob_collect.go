@@ -189,7 +189,7 @@ func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time
 	defer r.Close()
 	// Cheap first: most blobs a collection asks for are as old as it
 	// listed them, but one put or pinned since need not be moved at all.
-	if fi, err := r.Lstat(name); err != nil || !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(r, name) {
+	if fi, err := r.Lstat(name); err != nil || !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(name) {
 		return false, nil
 	}
 	aside := "." + name + ".gc-" + strconv.FormatUint(rand.Uint64(), 36)
@@ -213,7 +213,7 @@ func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time
 		}
 		return false, errors.Join(fmt.Errorf("session: delete blob %s: %w", name, err), d.putBack(r, aside, name))
 	}
-	if !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(r, name) {
+	if !fi.ModTime().Before(cutoff) || d.pinnedElsewhere(name) {
 		// Put since the collection listed it, or pinned by a writer
 		// (taken before the blob was aside, or it would have written
 		// the blob again): it stays.

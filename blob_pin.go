@@ -2,11 +2,14 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,18 +29,22 @@ import (
 // it, and a collection spares a pinned blob whatever its age.
 //
 // A pin is a lock the kernel keeps, so that it ends with its writer
-// whatever the way: a shared lock on one byte of the blob directory
-// itself, at an offset drawn from the blob's name, taken on the
-// BlobDir's own open description of the directory (an open file
-// description lock, which Linux has: fcntl F_OFD_SETLK). Nothing is
-// written: the directory holds the blobs alone, and a writer killed
-// leaves no pin behind. A collection asks the kernel whether another
-// open description holds a lock on that byte (F_OFD_GETLK on its own),
-// which its own pins do not answer; two blobs whose names draw the same
-// byte (one chance in 2^62) protect each other, which only spares a
-// blob. Where there are no such locks (other systems than Linux) only
-// PinBlobs pins, for the BlobDir's own collections, and the grace
-// protects the others' writers.
+// whatever the way: a shared lock on one byte of the directory that
+// holds the blob directory (the FileStore's root, for its default one),
+// at an offset drawn from the blob directory's name and the blob's,
+// taken on the BlobDir's own open description of that directory (an
+// open file description lock, which Linux has: fcntl F_OFD_SETLK).
+// Nothing is written: the blob directory holds the blobs alone, and a
+// writer killed leaves no pin behind. The parent, not the blob
+// directory itself: every close of a descriptor of a directory walks
+// the locks on it, and the blob directory is opened for every put and
+// read. A collection asks the kernel whether another open description
+// holds a lock on that byte (F_OFD_GETLK on its own), which its own
+// pins do not answer; two blobs that draw the same byte (one chance in
+// 2^62) protect each other, which only spares a blob. Where there are
+// no such locks (other systems than Linux) only PinBlobs pins, for the
+// BlobDir's own collections, and the grace protects the others'
+// writers.
 //
 // A collection takes a blob aside before it decides (DeleteBlobIfOlder),
 // then asks for pins of it: a pin taken before the blob was taken aside
@@ -91,52 +98,49 @@ type pinState struct {
 // pinSet is a BlobDir's pins, by blob name.
 type pinSet struct {
 	mu     sync.Mutex
-	dir    *os.File // the blob directory, on which the locks are taken
+	dir    *os.File // the blob directory's parent, on which the locks are taken
+	base   string   // the blob directory's name in it
 	pins   map[string]*pinState
 	bytes  map[int64]int // the pins on each locked byte (names may share one)
 	n      atomic.Int64  // len(pins): appends look without the lock
 	closed bool
 }
 
-// pinOffset is the byte of the blob directory that pins blob name.
-func pinOffset(name string) int64 {
+// pinOffset is the byte that pins blob name of the blob directory whose
+// base name is base.
+func pinOffset(base, name string) int64 {
 	var b [8]byte
 	_, _ = hex.Decode(b[:], []byte(name[:16]))
-	return int64((uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
-		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])) >> 2)
+	h := fnv.New64a()
+	h.Write([]byte(base))
+	return int64((binary.BigEndian.Uint64(b[:]) ^ h.Sum64()) >> 2)
 }
 
-// dirLocked returns the BlobDir's open description of its directory,
-// opening it if needed (again if the directory r holds is another one:
-// deleted and made again), its pins taken again on it. Callers hold mu.
-func (d *BlobDir) dirLocked(r *os.Root) (*os.File, error) {
+// dirLocked returns the BlobDir's open description of the directory its
+// pins are taken on, opening it if needed. Callers hold mu.
+func (d *BlobDir) dirLocked() (*os.File, error) {
 	p := &d.pinned
 	if p.dir != nil {
-		a, aerr := p.dir.Stat()
-		b, berr := r.Stat(".")
-		if aerr == nil && berr == nil && os.SameFile(a, b) {
-			return p.dir, nil
-		}
-		p.dir.Close()
-		p.dir = nil
+		return p.dir, nil
 	}
-	f, err := r.Open(".")
+	abs, err := filepath.Abs(d.dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for off := range p.bytes {
-		if err := pinByte(f, off, true); err != nil {
-			f.Close()
-			return nil, err
-		}
+	f, err := os.Open(filepath.Dir(abs))
+	if err != nil {
+		return nil, err
 	}
-	p.dir = f
+	p.dir, p.base = f, filepath.Base(abs)
 	return f, nil
 }
 
 // pin pins the blob name for this BlobDir (held: with PinBlobs), and
 // notes the blobs data refers to (nil: not known), released with it.
-func (d *BlobDir) pin(r *os.Root, name string, data []byte, held bool) error {
+func (d *BlobDir) pin(name string, data []byte, held bool) error {
 	p := &d.pinned
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,13 +158,16 @@ func (d *BlobDir) pin(r *os.Root, name string, data []byte, held bool) error {
 	if data != nil {
 		st.children = children(name, data)
 	}
-	off := pinOffset(name)
-	if pinLocks && p.bytes[off] == 0 {
-		f, err := d.dirLocked(r)
-		if err == nil {
-			err = pinByte(f, off, true)
+	f, err := d.dirLocked()
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil // a directory this process cannot open: no pins (the grace protects)
 		}
-		if err != nil {
+		return fmt.Errorf("session: pin blob %s: %w", name, err)
+	}
+	off := pinOffset(p.base, name)
+	if pinLocks && p.bytes[off] == 0 {
+		if err := pinByte(f, off, true); err != nil {
 			return fmt.Errorf("session: pin blob %s: %w", name, err)
 		}
 	}
@@ -225,7 +232,7 @@ func (d *BlobDir) release(names []string) error {
 				errs = append(errs, fmt.Errorf("session: release blob %s: %w", n, err))
 			}
 		}
-		off := pinOffset(n)
+		off := pinOffset(p.base, n)
 		if p.bytes[off]--; p.bytes[off] > 0 {
 			continue // another pinned blob's byte too
 		}
@@ -299,7 +306,7 @@ func (d *BlobDir) PinBlobs(ctx context.Context, refs ...string) error {
 	}
 	defer r.Close()
 	for _, n := range names {
-		if err := d.pin(r, n, nil, true); err != nil {
+		if err := d.pin(n, nil, true); err != nil {
 			return err
 		}
 	}
@@ -358,7 +365,7 @@ func (d *BlobDir) Close() error {
 // BlobDir's collection must spare it: with PinBlobs by this BlobDir, or
 // by another BlobDir, in this process or another. Unsure (the directory
 // cannot be asked), it says pinned.
-func (d *BlobDir) pinnedElsewhere(r *os.Root, name string) bool {
+func (d *BlobDir) pinnedElsewhere(name string) bool {
 	p := &d.pinned
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -368,10 +375,10 @@ func (d *BlobDir) pinnedElsewhere(r *os.Root, name string) bool {
 	if !pinLocks {
 		return false
 	}
-	f, err := d.dirLocked(r)
+	f, err := d.dirLocked()
 	if err != nil {
 		return true
 	}
-	held, err := pinHeld(f, pinOffset(name))
+	held, err := pinHeld(f, pinOffset(p.base, name))
 	return held || err != nil
 }
