@@ -180,3 +180,65 @@ func TestScanRefs(t *testing.T) {
 		t.Fatalf("scanRefs: %v, want %v", got, want)
 	}
 }
+
+// A collection (another BlobDir on the directory) deleting a blob a
+// writer pins: a pin taken just before the collection takes the blob
+// aside is seen after it, and the blob put back; a release just after it
+// was taken aside (the writer's append came meanwhile) finds the blob
+// aside, and puts it back itself, refreshed, before the pin goes. Either
+// way the blob is there, under its name, afterwards.
+func TestDeleteBlobIfOlderBesideAPin(t *testing.T) {
+	if !pinLocks {
+		t.Skip("no pins of other BlobDirs on this system")
+	}
+	for _, release := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pin", true: "pin then release"}[release], func(t *testing.T) {
+			ctx := context.Background()
+			dir := filepath.Join(t.TempDir(), "blobs")
+			writer := OpenBlobDir(dir, nil)
+			defer writer.Close()
+			collector := OpenBlobDir(dir, nil)
+			defer collector.Close()
+			data := []byte("pinned while a collection deletes it")
+			ref, err := collector.PutBlob(ctx, data)
+			mustOK(t, err)
+			name := ref[len(BlobPrefix):]
+			old := time.Now().Add(-time.Hour)
+			mustOK(t, os.Chtimes(filepath.Join(dir, name), old, old))
+			var acts []string
+			asideHook = func(s, n string) {
+				if n != name {
+					return
+				}
+				switch {
+				case s == "before":
+					mustOK(t, writer.PinBlobs(ctx, ref))
+					acts = append(acts, "pin")
+				case s == "after" && release:
+					mustOK(t, writer.ReleaseBlobs(ctx, ref))
+					acts = append(acts, "release")
+				}
+			}
+			defer func() { asideHook = nil }()
+			deleted, err := collector.DeleteBlobIfOlder(ctx, ref, time.Now().Add(-time.Minute))
+			mustOK(t, err)
+			if want := map[bool]int{false: 1, true: 2}[release]; deleted || len(acts) != want {
+				t.Fatalf("deleted %v, %v beside the delete", deleted, acts)
+			}
+			got, err := collector.GetBlob(ctx, ref)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("GetBlob after the delete: %q, %v", got, err)
+			}
+			names, err := os.ReadDir(dir)
+			mustOK(t, err)
+			if len(names) != 1 || names[0].Name() != name {
+				t.Fatalf("the blob directory holds %v, want the blob alone", names)
+			}
+			fi, err := os.Stat(filepath.Join(dir, name))
+			mustOK(t, err)
+			if release && !fi.ModTime().After(old) {
+				t.Fatal("the release did not refresh the blob")
+			}
+		})
+	}
+}

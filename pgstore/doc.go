@@ -150,9 +150,13 @@
 // clock; ListBlobs, DeleteBlob and DeleteBlobIfOlder (one DELETE
 // conditional on touched_at, which the row lock orders with the puts
 // under READ COMMITTED) let session.CollectBlobs free the blobs no
-// session refers to. The collection compares touched_at with its own
-// clock, so the grace it is given must cover how far the clocks of the
-// database server and of the machine that collects may disagree.
+// session refers to. A put pins its blob until the append that refers
+// to it (session.BlobPinner: an advisory lock of a connection of the
+// Store's own, which the server ends with the writer), and a collection
+// through another Store spares it whatever its age (see pins.go). The
+// collection compares touched_at with its own clock, so the grace it is
+// given must cover how far the clocks of the database server and of the
+// machine that collects may disagree.
 //
 // # Schema
 //
