@@ -7,3 +7,8 @@ func SetCollectHook(f func(stage string)) (unset func()) {
 	collectHook = f
 	return func() { collectHook = nil }
 }
+
+// PinLocks tells that this system keeps the pins of other BlobDirs (see
+// blob_pin.go): the tests of pins across stores and processes skip
+// elsewhere.
+const PinLocks = pinLocks
