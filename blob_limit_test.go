@@ -36,4 +36,3 @@ func TestBlobAtTheLimitReadsBack(t *testing.T) {
 		t.Fatal("read back other bytes")
 	}
 }
-
