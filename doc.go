@@ -129,8 +129,9 @@
 // what is new: LoadTail) and tries again under its own leaf, so writers
 // end up on sibling branches. Handles of one session in one process take
 // turns, and writers in other processes are waited out with randomized,
-// growing pauses; a write that loses 32 times in a row (about a second)
-// fails with ErrConflict. Whole-log rewrites (Prune) are conditional too:
+// growing pauses. A write never gives up while the other writers make
+// progress; it fails with ErrConflict only after 32 conflicts in a row
+// that showed it nothing new (about a second). Whole-log rewrites (Prune) are conditional too:
 // one decided on a log that changed since is decided again, so a prune
 // never drops what another writer appended. In a FileStore a session
 // file's name changes (a rewrite, a move into the archive or out, a
