@@ -37,7 +37,9 @@ func TestImportIntoPostgres(t *testing.T) {
 			sameLeaves(t, ctx, mem, pg, imp.ID)
 		}
 		again, err := importer.Import(ctx, pg, src, nil)
-		if err != nil || len(again.Imported) != 0 || len(again.Skipped) != len(want.Imported) {
+		// A directory may hold a session twice (OpenCode's export beside
+		// its storage tree): the second was skipped the first time too.
+		if err != nil || len(again.Imported) != 0 || len(again.Skipped) != len(want.Imported)+len(want.Skipped) {
 			t.Fatalf("%s again: %v, imported %d, skipped %d", src, err, len(again.Imported), len(again.Skipped))
 		}
 	}

@@ -289,6 +289,13 @@ func (s *Store) closePins() {
 	p.pins, p.keys = nil, nil
 	p.n.Store(0)
 	if p.conn != nil {
+		// Unlocked before the connection closes: the server lets a
+		// closed connection's locks go only when its backend has exited,
+		// after Close would have returned, and a collection right after
+		// Close must find nothing pinned.
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, _ = p.conn.Exec(cctx, "SELECT pg_advisory_unlock_all()")
+		cancel()
 		closeConn(p.conn)
 		p.conn = nil
 	}

@@ -75,9 +75,27 @@ func TestBlobPins(t *testing.T) {
 	if got := collect(collector); len(got) != 0 {
 		t.Fatalf("collected %v from a live writer", got)
 	}
-	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_locks
-		WHERE locktype = 'advisory' AND objsubid = 1 AND pid <> pg_backend_pid()`); err != nil {
+	var pids []int32
+	rows, err := pool.Query(ctx, `SELECT DISTINCT pid FROM pg_locks
+		WHERE locktype = 'advisory' AND objsubid = 1 AND pid <> pg_backend_pid()`)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for rows.Next() {
+		var pid int32
+		if err := rows.Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	rows.Close()
+	// pg_terminate_backend waits for the backend to exit (its timeout,
+	// in ms): its locks are gone when it returns true.
+	for _, pid := range pids {
+		var done bool
+		if err := pool.QueryRow(ctx, `SELECT pg_terminate_backend($1, 60000)`, pid).Scan(&done); err != nil || !done {
+			t.Fatalf("terminate %d: %v, %v", pid, done, err)
+		}
 	}
 	if got := collect(collector); !slices.Equal(got, []string{g}) {
 		t.Fatalf("after the writer's death: collected %v, want %v", got, []string{g})
