@@ -40,8 +40,15 @@ func assignRule(name string, class keyClass, valueOK func(string) bool, keywords
 
 // classify returns the kinds of secret the key names, judged by its last
 // word or two: "db_password", "GITHUB_TOKEN", "clientSecret", "x-api-key"
-// name one; "token_type", "max_tokens", "password_hash" do not.
-func classify(key string) keyClass {
+// name one; "token_type", "max_tokens", "password_hash" do not. A last
+// word that only qualifies the one before it is passed over
+// ("DB_PASSWORD_PROD", "token_value", "SecretString", "client-key-data"),
+// and so are the digits that end a word ("password1").
+func classify(key string) keyClass { return classifyAs(key, true) }
+
+// classifyAs is classify; without loose, no word is passed over and no
+// digit dropped (a value such as "Wg3tPass1" names nothing).
+func classifyAs(key string, loose bool) keyClass {
 	if len(key) > 64 {
 		return 0
 	}
@@ -50,19 +57,30 @@ func classify(key string) keyClass {
 	for i := 0; i < len(key); i++ {
 		fk[i] = fold[key[i]]
 	}
-	var w [2][2]int // the bounds of the last two words
+	var w [3][2]int // the bounds of the last three words
 	n := 0
 	splitWords(key, func(a, b int) {
-		w[0], w[1] = w[1], [2]int{a, b}
+		w[0], w[1], w[2] = w[1], w[2], [2]int{a, b}
 		n++
 	})
 	if n == 0 {
 		return 0
 	}
-	last := fk[w[1][0]:w[1][1]]
+	word := func(i int) []byte {
+		b := fk[w[i][0]:w[i][1]]
+		for loose && len(b) > 1 && isDigit(b[len(b)-1]) {
+			b = b[:len(b)-1]
+		}
+		return b
+	}
+	li := 2
+	if loose && n > 1 && qualifiers[string(word(2))] {
+		li, n = 1, n-1
+	}
+	last := word(li)
 	var prev []byte
 	if n > 1 {
-		prev = fk[w[0][0]:w[0][1]]
+		prev = word(li - 1)
 	}
 	ends := func(suffixes ...string) bool {
 		for _, x := range suffixes {
@@ -85,13 +103,15 @@ func classify(key string) keyClass {
 	}
 	var c keyClass
 	switch {
-	case ends("password", "passwd", "passphrase"), string(last) == "pass", string(last) == "pwd" && n > 1:
+	case ends("password", "passwd", "passphrase", "passcode"), string(last) == "pass", string(last) == "pwd",
+		string(last) == "psk", string(last) == "credentials", string(last) == "credential", string(last) == "creds":
 		c |= keyPassword
-	case ends("secret", "secretkey", "privatekey"), keyAfter("secret", "private", "signing", "encryption", "master"):
+	case ends("secret", "secretkey", "privatekey"), keyAfter("secret", "private", "signing", "encryption", "master", "client", "session"),
+		string(last) == "certificate" && string(prev) == "client":
 		c |= keySecret
 	case ends("token"):
 		c |= keyToken
-	case ends("apikey", "accesskey", "authkey"), keyAfter("api", "access", "auth", "app", "subscription", "license", "account"):
+	case ends("apikey", "accesskey", "authkey"), keyAfter("api", "access", "auth", "app", "subscription", "license", "account", "service"):
 		c |= keyAPI
 	}
 	if string(last) == "auth" {
@@ -101,6 +121,104 @@ func classify(key string) keyClass {
 		c |= keyAWS
 	}
 	return c
+}
+
+// qualifiers are last words of keys that qualify the word before them:
+// where or when it is used, or how it is written.
+var qualifiers = map[string]bool{
+	"prod": true, "production": true, "dev": true, "development": true, "staging": true, "stage": true,
+	"stg": true, "test": true, "testing": true, "qa": true, "uat": true, "local": true, "old": true,
+	"new": true, "current": true, "cur": true, "prev": true, "previous": true, "next": true, "backup": true,
+	"bak": true, "primary": true, "secondary": true, "live": true, "sandbox": true, "value": true,
+	"val": true, "string": true, "str": true, "enc": true, "encrypted": true, "plain": true,
+	"plaintext": true, "raw": true, "b": true, "base": true, "hex": true, "data": true,
+}
+
+// namesSecret reports an identifier of two words or more one of which
+// names a secret ("password_mgr", "apiKeyFromEnv"): a variable's name,
+// not a value.
+func namesSecret(v string) bool {
+	if len(v) > 64 || v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isWord(v[i]) {
+			return false
+		}
+	}
+	words, secret := 0, false
+	splitWords(v, func(a, b int) {
+		words++
+		secret = secret || secretWords[foldString(v[a:b])]
+	})
+	return words > 1 && secret
+}
+
+var secretWords = map[string]bool{
+	"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "secrets": true,
+	"token": true, "tokens": true, "key": true, "keys": true, "apikey": true, "auth": true, "cred": true,
+	"creds": true, "credential": true, "credentials": true, "passphrase": true,
+}
+
+// looksPath reports a value that is a file's path ("/var/folders/7x/T/",
+// "~/.ssh/id_rsa", "./secrets/db", "C:\\keys\\a.pem"): what holds a
+// secret, or none, but not a secret itself.
+func looksPath(v string) bool {
+	switch {
+	case strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"):
+		return true
+	case len(v) > 3 && isLetter(v[0]) && v[1] == ':' && (v[2] == '\\' || v[2] == '/'):
+		return true
+	case !strings.HasPrefix(v, "/"):
+		return false
+	}
+	for _, p := range strings.Split(strings.Trim(v, "/"), "/") {
+		if p == "" {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if !isPathChar(p[i]) && p[i] != '@' && p[i] != '+' && p[i] != ':' {
+				return false
+			}
+		}
+	}
+	return len(v) > 1
+}
+
+func isLetter(c byte) bool { return isLower(c) || isUpper(c) }
+
+// isValidationRules reports a framework's validation rules (Laravel's
+// 'required|min:8'), which code assigns to a "password" key.
+func isValidationRules(v string) bool {
+	parts := strings.Split(v, "|")
+	if len(parts) < 2 {
+		return false
+	}
+	known := false
+	for _, p := range parts {
+		name, _, _ := strings.Cut(p, ":")
+		if name == "" || !isIdentifier(name) {
+			return false
+		}
+		known = known || validationRules[name]
+	}
+	return known
+}
+
+func isIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isWord(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var validationRules = map[string]bool{
+	"required": true, "nullable": true, "sometimes": true, "string": true, "confirmed": true, "min": true,
+	"max": true, "between": true, "size": true, "email": true, "regex": true, "different": true,
+	"same": true, "present": true, "filled": true, "bail": true, "alpha_num": true, "alpha_dash": true,
+	"current_password": true, "password": true, "numeric": true, "integer": true,
 }
 
 // splitWords calls fn with the bounds of each word of an identifier:
@@ -145,7 +263,7 @@ func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
 
 // findAssign finds the values assigned to keys of the class.
 func findAssign(s string, class keyClass, valueOK func(string) bool, add func(start, end int)) {
-	findAssignKeys(s, func(key string) bool { return classify(key)&class != 0 && !isEnvPWD(key) }, valueOK, add)
+	findAssignKeys(s, func(key string) bool { return classify(key)&class != 0 }, valueOK, add)
 }
 
 // findAssignKeys finds the values assigned to the keys keyOK accepts.
@@ -194,11 +312,6 @@ func findAssignKeys(s string, keyOK func(string) bool, valueOK func(string) bool
 	}
 }
 
-// isEnvPWD tells the shell's PWD and OLDPWD (directories) from passwords.
-func isEnvPWD(key string) bool {
-	k := strings.TrimLeft(key, "-$")
-	return strings.EqualFold(k, "pwd") || strings.EqualFold(k, "oldpwd")
-}
 
 // keyBefore returns the key that ends before the operator at p (past
 // spaces and a closing quote), or "".
@@ -209,6 +322,9 @@ func keyBefore(s string, p int) string {
 	}
 	if e > 0 && isQuote(s[e-1]) {
 		e--
+		for e > 0 && s[e-1] == '\\' && p-e < 16 {
+			e-- // an escaped quote: \"key\": in a JSON string's text
+		}
 	}
 	b := e
 	for b > 0 && isKeyChar(s[b-1]) && e-b < 64 {
@@ -244,6 +360,13 @@ func valueAfter(s string, p int, w *watermark) (vs, ve int, quoted bool) {
 		}
 		return -1, -1, false
 	}
+	if closer, n := escapedQuote(s, p); n > 0 {
+		// \"value\": a value quoted in the text of a JSON string.
+		if e := quotedEnd(s, p+n, closer); e >= 0 {
+			return p + n, e, true
+		}
+		return -1, -1, false
+	}
 	q := p
 	if strings.HasPrefix(s[p:], marker) {
 		// A marker at the start of a value ("[REDACTED:x]hunter2") does
@@ -267,6 +390,32 @@ func valueAfter(s string, p int, w *watermark) (vs, ve int, quoted bool) {
 	return p, e, false
 }
 
+// escapedQuote returns the escaped quote at p (backslashes and a quote:
+// \" in the text of a JSON string, \\\" one level deeper) and its
+// length; 0 when there is none.
+func escapedQuote(s string, p int) (string, int) {
+	i := p
+	for i < len(s) && s[i] == '\\' && i-p < 15 {
+		i++
+	}
+	if i == p || i >= len(s) || s[i] != '"' && s[i] != '\'' {
+		return "", 0
+	}
+	return s[p : i+1], i + 1 - p
+}
+
+// quotedEnd returns where the value that starts at i and is closed by
+// closer (an escaped quote) ends, or -1: on the same line, within
+// maxValue.
+func quotedEnd(s string, i int, closer string) int {
+	for e := i; e < len(s) && e-i <= maxValue && s[e] != '\n'; e++ {
+		if s[e] == '\\' && strings.HasPrefix(s[e:], closer) {
+			return e
+		}
+	}
+	return -1
+}
+
 func isValueEnd(c byte) bool {
 	return c <= ' ' || strings.IndexByte(",;&|)}]\"'`<>", c) >= 0
 }
@@ -286,7 +435,7 @@ func plausibleValue(v string, quoted, whole bool, rest string) bool {
 	if len(v) < 3 || isPlaceholder(v) {
 		return false
 	}
-	if isDigits(v) && len(v) < 6 {
+	if isDigits(v) && len(v) < 6 || looksPath(v) || isValidationRules(v) {
 		return false
 	}
 	if quoted {
@@ -301,7 +450,7 @@ func plausibleValue(v string, quoted, whole bool, rest string) bool {
 		v = rest
 	}
 	fv := foldString(v)
-	if typeNames[fv] || strings.ContainsAny(v, "([{") || isIdentChain(v) || classify(v) != 0 {
+	if typeNames[fv] || strings.ContainsAny(v, "([{") || isIdentChain(v) || classifyAs(v, false) != 0 || namesSecret(v) {
 		return false
 	}
 	if strings.Contains(v, "://") {

@@ -342,7 +342,7 @@ func findFlagValues(s string, add func(start, end int)) {
 		if e-n < 3 || e >= len(s) || (s[e] != ' ' && s[e] != '\t') {
 			continue
 		}
-		if !isLower(s[n]) && !isUpper(s[n]) || classify(s[n:e])&(keyPassword|keySecret|keyToken|keyAPI) == 0 || isEnvPWD(s[n:e]) {
+		if !isLower(s[n]) && !isUpper(s[n]) || classify(s[n:e])&(keyPassword|keySecret|keyToken|keyAPI) == 0 {
 			continue
 		}
 		vs, ve, _, ok := shellWord(s, e)

@@ -169,6 +169,18 @@ func userPassB64(v string) bool {
 	return c > 0 && c < len(dec)-1
 }
 
+// skipQuote returns the index past the quote at j, escaped or not (\"
+// in the text of a JSON string), or j when there is none.
+func skipQuote(s string, j int) int {
+	if j < len(s) && isQuote(s[j]) {
+		return j + 1
+	}
+	if _, n := escapedQuote(s, j); n > 0 {
+		return j + n
+	}
+	return j
+}
+
 // findAuthorization finds the credentials of an Authorization (or
 // Proxy-Authorization) header, whatever its scheme: "Token X", "Bot X",
 // "SSWS X", "Digest username=..., response=...", "AWS4-HMAC-SHA256
@@ -187,10 +199,7 @@ func findAuthorization(s string, add func(start, end int)) {
 		}
 		// The separator: ':' or '=' (a header, a member), or ',' between
 		// the quoted name and the quoted value of a call.
-		j := i
-		if j < len(s) && isQuote(s[j]) {
-			j++
-		}
+		j := skipQuote(s, i)
 		j = skipBlanks(s, j)
 		if j >= len(s) || (s[j] != ':' && s[j] != '=' && s[j] != ',') {
 			continue
@@ -198,16 +207,23 @@ func findAuthorization(s string, add func(start, end int)) {
 		call := s[j] == ','
 		j = skipBlanks(s, j+1)
 		quote := byte(0)
-		if j < len(s) && isQuote(s[j]) {
+		closer, n := escapedQuote(s, j)
+		switch {
+		case n > 0:
+			j += n // \"value\" in the text of a JSON string
+		case j < len(s) && isQuote(s[j]):
 			quote = s[j]
 			j++
-		} else if call {
+		case call:
 			continue
 		}
 		// The value: to the closing quote, or to the end of the line.
 		e := j
 		for e < len(s) && s[e] != '\n' && s[e] != '\r' && e-j < maxValue {
 			if quote != 0 && s[e] == quote && s[e-1] != '\\' {
+				break
+			}
+			if n > 0 && s[e] == '\\' && strings.HasPrefix(s[e:], closer) {
 				break
 			}
 			if quote == 0 && (isQuote(s[e]) || s[e] == '\\' && e+1 < len(s) && (s[e+1] == 'n' || s[e+1] == 'r')) {
@@ -217,8 +233,8 @@ func findAuthorization(s string, add func(start, end int)) {
 		}
 		if cs, ce, ok := authCredentials(s, j, e); ok {
 			add(cs, ce)
-			i = ce
 		}
+		i = max(i, e) // resume after what was read
 	}
 }
 
@@ -289,10 +305,7 @@ func findCookies(s string, add func(start, end int)) {
 		if !setCookie && k > 0 && isAlnum(s[k-1]) {
 			continue
 		}
-		j := i
-		if j < len(s) && isQuote(s[j]) {
-			j++
-		}
+		j := skipQuote(s, i)
 		j = skipBlanks(s, j)
 		var vs, ve int
 		switch {
@@ -300,13 +313,16 @@ func findCookies(s string, add func(start, end int)) {
 			// Cookie: a=b; c=d (a header, a member, document.cookie =)
 			j = skipBlanks(s, j+1)
 			quote := byte(0)
-			if j < len(s) && isQuote(s[j]) {
+			closer, n := escapedQuote(s, j)
+			if n > 0 {
+				j += n // \"a=b\" in the text of a JSON string
+			} else if j < len(s) && isQuote(s[j]) {
 				quote = s[j]
 				j++
 			}
 			vs, ve = j, j
 			for ve < len(s) && s[ve] != '\n' && s[ve] != '\r' && ve-vs < maxValue && (quote == 0 || s[ve] != quote) {
-				if quote == 0 && s[ve] == '\\' && ve+1 < len(s) && s[ve+1] == 'n' {
+				if quote == 0 && s[ve] == '\\' && (n > 0 && strings.HasPrefix(s[ve:], closer) || ve+1 < len(s) && s[ve+1] == 'n') {
 					break
 				}
 				ve++
@@ -321,6 +337,7 @@ func findCookies(s string, add func(start, end int)) {
 			continue
 		}
 		cookiePairs(s, vs, ve, setCookie, add)
+		i = max(i, ve) // resume after what was read: each byte is read once
 	}
 }
 
@@ -409,7 +426,12 @@ var hashWords = map[string]bool{
 	"build": true, "trace": true, "span": true, "request": true, "color": true, "colour": true, "hex": true,
 	"sri": true, "crc": true, "crc32": true, "mac": true, "address": true, "addr": true, "txid": true,
 	"tx": true, "block": true, "cid": true, "image": true, "layer": true, "container": true, "run": true,
-	"tag": true, "nonce": true, "commitid": true, "hashsum": true,
+	"tag": true, "nonce": true, "commitid": true, "hashsum": true, "shasum": true, "sha1sum": true,
+	"sha256sum": true, "sha512sum": true, "md5sum": true, "b2sum": true, "blake2b": true, "blake2s": true,
+	"blake3": true, "sha3": true, "sha224": true, "keccak": true, "xxhash": true, "before": true, "after": true,
+	"base": true, "node": true, "parents": true, "revert": true, "reverts": true, "reverted": true,
+	"drc": true, "uid": true, "changeset": true, "cset": true, "revs": true, "hashes": true, "sums": true,
+	"merge": true, "upstream": true, "origin": true, "oids": true,
 }
 
 // hexKey accepts the key of a hex secret: any name but those of hashes

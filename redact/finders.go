@@ -131,7 +131,7 @@ func findEnvEntropy(s string, add func(start, end int)) {
 			vs, ve = vs+1, ve-1
 		}
 		v := s[vs:ve]
-		if tokenAt(v, 0) != len(v) || !highEntropy(v) {
+		if tokenAt(v, 0) != len(v) || !highEntropy(v) || looksPath(v) {
 			continue
 		}
 		add(vs, ve)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -26,14 +28,30 @@ var ErrInvalidJSON = errors.New("redact: invalid JSON")
 // A member whose key names a secret ("password", "apiKey", "GITHUB_TOKEN",
 // as the assignment rules judge keys) has its whole string value
 // replaced, unless the value is empty or a placeholder: {"password":
-// "hunter2"} becomes {"password": "[REDACTED:password]"}.
+// "hunter2"} becomes {"password": "[REDACTED:password]"}. So has the
+// "value" of an object that names it in another member (see NamedValue):
+// {"name": "DB_PASSWORD", "value": "hunter2"}. A string that is itself
+// JSON (an object or an array: a secret manager's SecretString, a logged
+// request body) is redacted as JSON, to a depth of four.
 func (r *Redactor) JSON(v []byte) ([]byte, Report, error) {
 	if _, err := jsonx.Trim(v); err != nil {
 		return nil, Report{}, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 	}
 	var rep Report
-	var out []byte
-	last := 0
+	return r.json(v, &rep, 0), rep, nil
+}
+
+// jsonEdit replaces v[start:end] by the JSON string of s.
+type jsonEdit struct {
+	start, end int
+	s          string
+}
+
+// json is JSON of the valid v at a depth of JSON in strings.
+func (r *Redactor) json(v []byte, rep *Report, depth int) []byte {
+	var edits []jsonEdit
+	var objs objects
+	gap := 0 // where the structure not yet followed starts
 	keyStart, keyEnd, valueAt := 0, 0, -1
 	for i := 0; ; {
 		k := bytes.IndexByte(v[i:], '"')
@@ -41,8 +59,9 @@ func (r *Redactor) JSON(v []byte) ([]byte, Report, error) {
 			break
 		}
 		start := i + k
+		objs.follow(r, v[gap:start], &edits, rep)
 		end := stringEnd(v, start)
-		i = end
+		i, gap = end, end
 		if n := jsonx.SkipSpace(v, end); n < len(v) && v[n] == ':' {
 			keyStart, keyEnd, valueAt = start, end, jsonx.SkipSpace(v, n+1)
 			continue
@@ -51,21 +70,97 @@ func (r *Redactor) JSON(v []byte) ([]byte, Report, error) {
 		if start == valueAt {
 			key = v[keyStart:keyEnd]
 		}
-		s, changed := r.jsonString(v[start:end], key, &rep)
-		if !changed {
-			continue
+		s, changed := r.jsonString(v[start:end], key, rep, depth)
+		if changed {
+			edits = append(edits, jsonEdit{start, end, s})
 		}
-		if out == nil {
-			out = make([]byte, 0, len(v)+64)
+		if key != nil {
+			objs.member(key, v[start:end], start, changed, len(edits)-1)
 		}
-		out = append(out, v[last:start]...)
-		out = jsonx.AppendString(out, s)
-		last = end
 	}
-	if out == nil {
-		return v, rep, nil
+	objs.follow(r, v[gap:], &edits, rep)
+	if len(edits) == 0 {
+		return v
 	}
-	return append(out, v[last:]...), rep, nil
+	slices.SortFunc(edits, func(a, b jsonEdit) int { return a.start - b.start })
+	out := make([]byte, 0, len(v)+64)
+	last := 0
+	for _, e := range edits {
+		if e.start < last {
+			continue // a pair's replacement and the rules' edit of one value
+		}
+		out = append(out, v[last:e.start]...)
+		out = jsonx.AppendString(out, e.s)
+		last = e.end
+	}
+	return append(out, v[last:]...)
+}
+
+// objects follows the objects a JSON value is in, for the members that
+// only say together that a value is a secret: {"name": "DB_PASSWORD",
+// "value": "..."}.
+type objects []pairObject
+
+// pairObject is what an object's members say of its value.
+type pairObject struct {
+	name          string // the "name" (or "key", "label") member's
+	hasName       bool
+	value         []byte // the "value" member's string token
+	valueAt, edit int    // where it starts, and its edit (-1: none)
+	secure        bool   // a "Type" that says it is one: SecureString, CONCEALED
+}
+
+// follow reads the structure in b (the bytes between two strings):
+// each '{' opens an object, each '}' closes one, whose value is then
+// judged with its name.
+func (o *objects) follow(r *Redactor, b []byte, edits *[]jsonEdit, rep *Report) {
+	for {
+		k := bytes.IndexAny(b, "{}")
+		if k < 0 {
+			return
+		}
+		if b[k] == '{' {
+			*o = append(*o, pairObject{valueAt: -1, edit: -1})
+		} else if n := len(*o); n > 0 {
+			p := (*o)[n-1]
+			*o = (*o)[:n-1]
+			if p.valueAt >= 0 && (p.hasName || p.secure) {
+				value, _ := jsonx.Unquote(p.value)
+				if c := r.pairRule(p.name, value, p.secure); c != nil {
+					rep.count(c.Name, 1)
+					e := jsonEdit{p.valueAt, p.valueAt + len(p.value), c.repl}
+					if p.edit >= 0 {
+						(*edits)[p.edit] = e
+					} else {
+						*edits = append(*edits, e)
+					}
+				}
+			}
+		}
+		b = b[k+1:]
+	}
+}
+
+// member notes the string member key (a token) of the innermost object.
+func (o *objects) member(key, tok []byte, start int, changed bool, edit int) {
+	n := len(*o)
+	if n == 0 {
+		return
+	}
+	p := &(*o)[n-1]
+	k := view(key[1 : len(key)-1])
+	switch {
+	case nameKeys[k]:
+		p.name, _ = jsonx.Unquote(tok)
+		p.hasName = true
+	case k == "value" || k == "Value":
+		p.value, p.valueAt, p.edit = tok, start, -1
+		if changed {
+			p.edit = edit
+		}
+	case k == "type" || k == "Type":
+		p.secure = p.secure || string(tok) == `"SecureString"` || string(tok) == `"CONCEALED"`
+	}
 }
 
 // stringEnd returns the index past the closing quote of the valid string
@@ -88,7 +183,7 @@ func stringEnd(v []byte, start int) int {
 // jsonString redacts the string token tok, the value of the member key
 // (a token too) or of no member when key is nil. It decodes the string
 // only when a rule may apply.
-func (r *Redactor) jsonString(tok, key []byte, rep *Report) (string, bool) {
+func (r *Redactor) jsonString(tok, key []byte, rep *Report, depth int) (string, bool) {
 	body := tok[1 : len(tok)-1]
 	esc := bytes.IndexByte(body, '\\') >= 0
 	var s string
@@ -122,7 +217,7 @@ func (r *Redactor) jsonString(tok, key []byte, rep *Report) (string, bool) {
 	// The keywords found in the raw string are those of the decoded one,
 	// or more (an escape's letters): the first pass runs those rules.
 	var sub Report
-	out := r.stringMasked(s, &mask, &sub, 0)
+	out := r.stringMasked(s, &mask, &sub, depth)
 	rep.Add(sub)
 	if out == s && class != 0 {
 		if c := r.keyedValue(class, s); c != nil {
@@ -178,6 +273,55 @@ func (r *Redactor) keyedValue(class keyClass, s string) *compiled {
 	return nil
 }
 
+// nameKeys are the members that name what an object's "value" holds.
+var nameKeys = map[string]bool{"name": true, "Name": true, "key": true, "Key": true, "label": true, "Label": true}
+
+// NamedValue returns value, the "value" member of an object whose
+// "name" (or "key", "label") member is name, redacted as JSON redacts it:
+// by the rules, and whole when name names a secret ("DB_PASSWORD",
+// "/prod/db/password", "API_TOKEN"; of a cookie, "sessionid", "csrftoken")
+// or when secure says the object holds one whatever its name (an AWS SSM
+// parameter of Type SecureString, a 1Password field of type CONCEALED),
+// unless the value is empty or a placeholder. Callers that walk JSON
+// themselves (session.Redact) pass it each such object's value.
+func (r *Redactor) NamedValue(name, value string, secure bool) (string, Report) {
+	out, rep := r.String(value)
+	if c := r.pairRule(name, value, secure); c != nil {
+		rep = Report{}
+		rep.count(c.Name, 1)
+		return c.repl, rep
+	}
+	return out, rep
+}
+
+// pairRule returns the rule that takes value, the "value" of an object
+// named name, for a secret; nil if none does.
+func (r *Redactor) pairRule(name, value string, secure bool) *compiled {
+	if len(r.keyed) == 0 || !plausibleValue(value, true, false, "") || len(value) > maxValue {
+		return nil
+	}
+	class := r.nameClass(name)
+	switch {
+	case class != 0:
+		return r.keyedValue(class, value)
+	case secure:
+		return r.keyedValue(keySecret, value)
+	case sessionName(name):
+		return r.rule("session-cookie")
+	}
+	return nil
+}
+
+// rule returns the rule of that name in use, nil if there is none.
+func (r *Redactor) rule(name string) *compiled {
+	for i := range r.rules {
+		if r.rules[i].Name == name {
+			return &r.rules[i]
+		}
+	}
+	return nil
+}
+
 // Member returns value, the string value of a JSON object member named
 // key ("" for a string that is no member's), redacted as JSON redacts
 // it: by the rules, and whole when key names a secret ("password",
@@ -196,4 +340,54 @@ func (r *Redactor) Member(key, value string) (string, Report) {
 		}
 	}
 	return out, rep
+}
+
+// maxNestedJSON bounds the texts that are redacted as JSON too.
+const maxNestedJSON = 8 << 20
+
+// looksJSON reports a text that may be a JSON object or array: '{' or
+// '[' first and '}' or ']' last, past blanks.
+func looksJSON(s string) bool {
+	i, j := 0, len(s)
+	for i < j && isBlank(s[i]) {
+		i++
+	}
+	for j > i && isBlank(s[j-1]) {
+		j--
+	}
+	return j-i >= 2 && (s[i] == '{' && s[j-1] == '}' || s[i] == '[' && s[j-1] == ']')
+}
+
+// jsonText returns s, a text that looks like JSON, redacted as JSON
+// (see JSON) when it is valid JSON; s itself otherwise, or when nothing
+// changed.
+func (r *Redactor) jsonText(s string, rep *Report, depth int) string {
+	v := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	if !jsonx.Valid(v) {
+		return s
+	}
+	out := r.json(v, rep, depth+1)
+	if len(out) == len(v) && (len(v) == 0 || &out[0] == &v[0]) {
+		return s
+	}
+	return string(out)
+}
+
+// sessionName reports the names of cookies (and fields) that hold a
+// session or a credential: "sessionid", "JSESSIONID", "connect.sid",
+// "csrftoken", "_gh_sess", "remember_token".
+func sessionName(name string) bool {
+	if len(name) > 64 {
+		return false
+	}
+	found := false
+	splitWords(name, func(a, b int) {
+		switch w := foldString(name[a:b]); {
+		case strings.HasPrefix(w, "sess"), strings.HasSuffix(w, "sessid"), strings.HasSuffix(w, "sessionid"),
+			w == "sid", w == "jwt", w == "auth", w == "xsrf", w == "csrf", w == "csrftoken", w == "xsrftoken",
+			w == "remember", w == "saml", w == "oidc", w == "oauth":
+			found = true
+		}
+	})
+	return found
 }

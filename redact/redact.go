@@ -212,8 +212,18 @@ func (r *Redactor) stringAt(s string, rep *Report, depth int) string {
 // stringMasked is stringAt with the rules whose keywords s holds already
 // found (mask, nil when not).
 func (r *Redactor) stringMasked(s string, mask *ruleMask, rep *Report, depth int) string {
-	if depth < maxBase64Depth && len(s) > 16 && (strings.Contains(s, "base64,") || strings.Contains(s, "BASE64,")) {
+	if depth < maxDepth && len(s) <= maxNestedJSON && looksJSON(s) {
+		if out := r.jsonText(s, rep, depth); out != s {
+			s, mask = out, nil
+		}
+	}
+	if depth < maxDepth && len(s) > 16 && (strings.Contains(s, "base64,") || strings.Contains(s, "BASE64,")) {
 		if out := r.dataURIs(s, rep, depth); out != s {
+			s, mask = out, nil
+		}
+	}
+	if depth < maxDepth && len(s) >= minBase64Run {
+		if out := r.base64Values(s, rep, depth); out != s {
 			s, mask = out, nil
 		}
 	}
@@ -260,9 +270,20 @@ type span struct{ start, end, rule int }
 // pass runs once every rule that mask lets through and replaces what
 // they found; where matches overlap, the earlier rule wins (and, within a
 // rule, the earlier and then the longer match).
+//
+// The rules read the text with the markers that are glued to it taken
+// out (see unglue): what stands beside a marker is judged as if the
+// marker were not there, and the markers stay where they were.
 func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	var buf, nbuf, mbuf [16]span
 	kept := r.markers(s, buf[:0]) // sorted, without overlaps
+	t, cuts := s, []span(nil)
+	if len(kept) > 0 || strings.Contains(s, marker) {
+		if t, cuts, kept = r.unglue(s, kept); len(cuts) > 0 {
+			more := r.filter.scan(t) // taking a marker out may join a keyword
+			mask.or(&more)
+		}
+	}
 	marks := slices.Clone(kept)
 	found := len(kept)
 	found0 := found
@@ -272,7 +293,7 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 			continue
 		}
 		news = news[:0]
-		r.rules[i].each(s, func(start, end int) {
+		r.rules[i].each(t, func(start, end int) {
 			if start < end {
 				news = append(news, span{start, end, i})
 			}
@@ -282,7 +303,7 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 		}
 		sortSpans(news)
 		if len(marks) > 0 {
-			news = outsideMarkers(s, news, nil, marks)
+			news = outsideMarkers(t, news, nil, marks)
 			sortSpans(news)
 		}
 		// Merge the new spans that overlap nothing into kept.
@@ -309,6 +330,9 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	if found == found0 {
 		return s, false
 	}
+	if len(cuts) > 0 {
+		kept = backToText(s, kept, cuts)
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
@@ -323,6 +347,169 @@ func (r *Redactor) pass(s string, mask ruleMask, rep *Report) (string, bool) {
 	}
 	b.WriteString(s[last:])
 	return b.String(), true
+}
+
+// unglue returns s without the markers glued to what surrounds them,
+// for the rules to read, the parts of s it took out (sorted: rule
+// cutRemoved, or cutLine where a newline stands for it in the text
+// returned), and the markers it kept (in the coordinates of that text).
+//
+// A run of markers (whole ones, adjacent) that a character of a token
+// follows ("Bearer [REDACTED:x]<token>") is taken out: what follows it is
+// judged as if it stood where the marker is. A run that only ends a
+// token is taken out too ("user:<password>[REDACTED:x]@host"), or, when a
+// blank follows it ("KEY=<value>[REDACTED:x] more"), becomes a newline:
+// what precedes it is judged as ending there. A run that stands alone
+// ("password=[REDACTED:x] user=bob") is kept as a value in itself. Text
+// that starts like a marker but is none ("[REDACTED:" unclosed, or with
+// another name) is always taken out: it is no value, and hides nothing.
+func (r *Redactor) unglue(s string, marks []span) (string, []span, []span) {
+	var parts []span // whole markers (rule -1) and half ones (rule -2)
+	k := 0
+	for i := 0; ; {
+		at := strings.Index(s[i:], marker)
+		if at < 0 {
+			break
+		}
+		at += i
+		for k < len(marks) && marks[k].start < at {
+			parts = append(parts, marks[k])
+			k++
+		}
+		if k < len(marks) && marks[k].start == at {
+			parts = append(parts, marks[k])
+			i = marks[k].end
+			k++
+			continue
+		}
+		parts = append(parts, span{at, at + len(marker), -2})
+		i = at + len(marker)
+	}
+	parts = append(parts, marks[k:]...)
+	var cuts, kept []span
+	shift := 0 // what the cuts so far took out, less what they put in
+	for i := 0; i < len(parts); {
+		j := i + 1
+		for j < len(parts) && parts[j].start == parts[j-1].end {
+			j++
+		}
+		run := parts[i:j]
+		start, end := run[0].start, run[len(run)-1].end
+		right := end < len(s) && rightGlue(s[end])
+		left := start > 0 && leftGlue(s, start)
+		blank := end < len(s) && isBlank(s[end])
+		for n, p := range run {
+			switch {
+			case right || p.rule == -2 || left && !blank:
+				cuts = append(cuts, span{p.start, p.end, cutRemoved})
+				shift += p.end - p.start
+			case left && n == 0:
+				cuts = append(cuts, span{p.start, p.end, cutLine})
+				shift += p.end - p.start - 1
+			case left:
+				cuts = append(cuts, span{p.start, p.end, cutRemoved})
+				shift += p.end - p.start
+			default:
+				kept = append(kept, span{p.start - shift, p.end - shift, -1})
+			}
+		}
+		i = j
+	}
+	if len(cuts) == 0 {
+		return s, nil, marks
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, c := range cuts {
+		b.WriteString(s[last:c.start])
+		if c.rule == cutLine {
+			b.WriteByte('\n')
+		}
+		last = c.end
+	}
+	b.WriteString(s[last:])
+	return b.String(), cuts, kept
+}
+
+// The kinds of the parts unglue takes out.
+const (
+	cutRemoved = -1 // nothing stands for it
+	cutLine    = -3 // a newline stands for it
+)
+
+// leftGlue reports whether the character before s[i] is a token's that
+// a marker at i would go on (not an operator's: "KEY=[REDACTED:x]" is a
+// value; base64's padding "==" is a token's); rightGlue, whether c is
+// one that goes on a marker.
+func leftGlue(s string, i int) bool {
+	c := s[i-1]
+	if c != '=' {
+		return rightGlue(c)
+	}
+	if i > 1 && s[i-2] == '=' {
+		return true
+	}
+	// One '=' pads base64 of a length that then divides by 4.
+	b := i - 1
+	for b > 0 && i-b < 64 && (isAlnum(s[b-1]) || s[b-1] == '+' || s[b-1] == '/') {
+		b--
+	}
+	n := i - 1 - b
+	return n >= 15 && (n+1)%4 == 0
+}
+
+func rightGlue(c byte) bool { return isTokenChar(c) || strings.IndexByte("%!#*^$", c) >= 0 }
+
+// backToText returns spans (sorted, in the coordinates of the text
+// unglue made of s) in those of s: each is cut around the parts taken
+// out that fall inside it, which stay as they were.
+func backToText(s string, spans, cuts []span) []span {
+	var out []span
+	k, shift := 0, 0 // the cuts before the current character, and their shift
+	// char returns the bounds in s of the text's character i (called with
+	// i never decreasing): a newline that stands for a part, that part.
+	char := func(i int) (int, int) {
+		for k < len(cuts) {
+			c := cuts[k]
+			at := c.start - shift // where it is in the text
+			switch {
+			case c.rule == cutLine && at == i:
+				return c.start, c.end
+			case c.rule == cutLine && at < i:
+				shift += c.end - c.start - 1
+			case c.rule == cutRemoved && at <= i:
+				shift += c.end - c.start
+			default:
+				return i + shift, i + shift + 1
+			}
+			k++
+		}
+		return i + shift, i + shift + 1
+	}
+	first := 0 // the first cut not before the current span
+	for _, sp := range spans {
+		start, _ := char(sp.start)
+		if sp.rule < 0 {
+			out = append(out, span{start, start + sp.end - sp.start, -1})
+			continue
+		}
+		_, end := char(sp.end - 1)
+		for first < len(cuts) && cuts[first].start < start {
+			first++
+		}
+		last := first
+		for last < len(cuts) && cuts[last].end <= end {
+			last++
+		}
+		if last == first {
+			out = append(out, span{start, end, sp.rule})
+			continue
+		}
+		out = outsideMarkers(s, []span{{start, end, sp.rule}}, out, cuts[first:last])
+		first = last
+	}
+	return out
 }
 
 func sortSpans(spans []span) {
