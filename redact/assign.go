@@ -312,7 +312,6 @@ func findAssignKeys(s string, keyOK func(string) bool, valueOK func(string) bool
 	}
 }
 
-
 // keyBefore returns the key that ends before the operator at p (past
 // spaces and a closing quote), or "".
 func keyBefore(s string, p int) string {
