@@ -205,6 +205,17 @@ func isValidationRules(v string) bool {
 	return known
 }
 
+// plainWord reports a name of small letters and '_' ("email",
+// "first_name"): in a call's arguments, another field's name.
+func plainWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isLower(s[i]) && s[i] != '_' {
+			return false
+		}
+	}
+	return true
+}
+
 func isIdentifier(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isWord(s[i]) {
@@ -271,6 +282,18 @@ func findAssignKeys(s string, keyOK func(string) bool, valueOK func(string) bool
 	var w watermark
 	for p := 0; p < len(s); p++ {
 		c := s[p]
+		if c == ',' || c == '(' {
+			// Calls: define('DB_PASSWORD', 'x'), setPassword("x").
+			if key, ok := callKey(s, p); ok && keyOK(key) {
+				if vs, ve, quoted := valueAfter(s, p+1, &w); vs >= 0 && quoted {
+					if v := s[vs:ve]; plausibleValue(v, true, false, "") && !plainWord(v) && (valueOK == nil || valueOK(v)) {
+						add(vs, ve)
+						p = ve
+					}
+				}
+			}
+			continue
+		}
 		if c != '=' && c != ':' {
 			continue
 		}
@@ -312,12 +335,58 @@ func findAssignKeys(s string, keyOK func(string) bool, valueOK func(string) bool
 	}
 }
 
+// callKey returns the key of a call at p: the first argument, quoted,
+// when p is the comma after it (define('DB_PASSWORD', ...),
+// System.setProperty("db.password", ...), os.Setenv("API_TOKEN", ...));
+// the setter's name when p is its parenthesis (setPassword(...),
+// set_api_key(...)).
+func callKey(s string, p int) (string, bool) {
+	if s[p] == '(' {
+		b := p
+		for b > 0 && p-b < 64 && isWord(s[b-1]) {
+			b--
+		}
+		name := s[b:p]
+		if len(name) < 4 || !strings.HasPrefix(name, "set") && !strings.HasPrefix(name, "Set") ||
+			!isUpper(name[3]) && name[3] != '_' {
+			return "", false
+		}
+		return name, true
+	}
+	e := p
+	for e > 0 && p-e < 4 && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	if e == 0 || !isQuote(s[e-1]) {
+		return "", false
+	}
+	q := s[e-1]
+	b := e - 1
+	for b > 0 && e-b < 66 && s[b-1] != q {
+		b--
+	}
+	if b == 0 || s[b-1] != q {
+		return "", false
+	}
+	o := b - 1
+	for o > 0 && b-o < 6 && (s[o-1] == ' ' || s[o-1] == '\t') {
+		o--
+	}
+	if o == 0 || s[o-1] != '(' {
+		return "", false
+	}
+	return s[b : e-1], true
+}
+
 // keyBefore returns the key that ends before the operator at p (past
 // spaces and a closing quote), or "".
 func keyBefore(s string, p int) string {
 	e := p
 	for e > 0 && (s[e-1] == ' ' || s[e-1] == '\t') && p-e < 4 {
 		e--
+	}
+	if e > 1 && s[e-1] == ']' && isQuote(s[e-2]) {
+		e-- // a subscript: env["DB_PASSWORD"] = x
 	}
 	if e > 0 && isQuote(s[e-1]) {
 		e--

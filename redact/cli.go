@@ -42,6 +42,14 @@ type cliCommand struct {
 	// (htpasswd -b FILE USER PASSWORD; with n: htpasswd -nb USER
 	// PASSWORD).
 	positional bool
+	// args gives, for a subcommand (the first word that is no flag; ""
+	// for the command itself), the place of the credential among the
+	// words after it that are no flags: cargo login TOKEN (1),
+	// rabbitmqctl add_user USER PASSWORD (2).
+	args map[string]int
+	// oracle: a word of the form user/password[@connect] (or
+	// userid=user/password) holds a password (sqlplus, expdp, rman).
+	oracle bool
 }
 
 var (
@@ -81,10 +89,22 @@ var cliCommands = map[string]*cliCommand{
 	"smbclient": &smbFlags, "rpcclient": &smbFlags, "smbmap": {flags: []cliFlag{{"-p", argNext}}},
 	"lftp":     {flags: []cliFlag{{"-u", argUserComma}}},
 	"xfreerdp": {flags: []cliFlag{{"/p:", argSlash}}}, "wlfreerdp": {flags: []cliFlag{{"/p:", argSlash}}},
-	"rdesktop": {flags: []cliFlag{{"-p", argEither}}},
-	"htpasswd": {positional: true},
-	"influx":   {flags: []cliFlag{{"-password", argNext}}},
+	"rdesktop":               {flags: []cliFlag{{"-p", argEither}}},
+	"htpasswd":               {positional: true},
+	"influx":                 {flags: []cliFlag{{"-password", argNext}}},
+	"twine":                  {flags: []cliFlag{{"-p", argEither}, {"--password", argEither}}},
+	"ssh-keygen":             {flags: []cliFlag{{"-N", argEither}, {"-P", argEither}}},
+	"gh":                     {sub: "secret", flags: []cliFlag{{"--body", argEither}, {"-b", argEither}}},
+	"cargo":                  {args: map[string]int{"login": 1}},
+	"rabbitmqctl":            {args: map[string]int{"add_user": 2, "change_password": 2, "authenticate_user": 2}},
+	"net":                    {args: map[string]int{"user": 2}},
+	"convertto-securestring": {args: map[string]int{"": 1}, flags: []cliFlag{{"-String", argNext}}},
+	"sqlplus":                &oracleLogins, "expdp": &oracleLogins, "impdp": &oracleLogins, "exp": &oracleLogins,
+	"imp": &oracleLogins, "sqlldr": &oracleLogins, "rman": &oracleLogins, "dgmgrl": &oracleLogins,
 }
+
+// oracleLogins are Oracle's tools: sqlplus scott/tiger@orcl.
+var oracleLogins = cliCommand{oracle: true}
 
 // cliKeywords are the prefilter's keywords of the command rule.
 func cliKeywords() []string {
@@ -167,31 +187,58 @@ func unquoteBounds(s string, vs, ve int) (int, int) {
 const maxArgs = 64
 
 // findCLI finds the credentials passed to the commands of cliCommands.
+// A command's arguments are read up to the next command name that starts
+// a word, and no name inside what was read starts another: each word is
+// read once.
 func findCLI(s string, add func(start, end int)) {
+	next := 0
 	cliNames().each(s, func(at, n int) {
-		name := s[at : at+n]
-		cmd := cliCommands[name] // nil when the case differs
-		end := at + n
-		if cmd == nil || !isCommandStart(s, at) || end < len(s) && !isWordEnd(s[end]) {
+		if at < next {
 			return
 		}
-		cliArgs(s, end, cmd, add)
+		cmd := commandAt(s, at, n)
+		if cmd == nil {
+			return
+		}
+		next = cliArgs(s, at+n, cmd, add)
 	})
 }
 
+// commandAt returns the command whose name is s[at:at+n], when it starts
+// a command there; nil if not.
+func commandAt(s string, at, n int) *cliCommand {
+	end := at + n
+	if !isCommandStart(s, at) || end < len(s) && !isWordEnd(s[end]) {
+		return nil
+	}
+	name := s[at:end]
+	if cmd := cliCommands[name]; cmd != nil {
+		return cmd
+	}
+	if strings.IndexByte(name, '-') > 0 {
+		return cliCommands[strings.ToLower(name)] // PowerShell's cmdlets, in any case
+	}
+	return nil
+}
+
 // cliArgs reads the arguments of a command from i to the end of the
-// command and reports the credentials its flags carry.
-func cliArgs(s string, i int, cmd *cliCommand, add func(start, end int)) {
+// command (or to the next command's name) and reports the credentials
+// its flags and arguments carry. It returns where it stopped reading.
+func cliArgs(s string, i int, cmd *cliCommand, add func(start, end int)) int {
 	inSub := cmd.sub == ""
 	var positional []int // starts and ends of the words that are not flags
 	byB, byN := false, false
+	want, chosen := cmd.args[""], false // the credential's place among the words after a subcommand
 	for n := 0; n < maxArgs; n++ {
 		vs, ve, next, ok := shellWord(s, i)
 		if !ok {
 			break
 		}
-		i = next
 		w := s[vs:ve]
+		if n > 0 && cliCommands[w] != nil && vs > 0 && isBlank(s[vs-1]) {
+			return vs // the next command's: it reads its own
+		}
+		i = next
 		if !inSub {
 			inSub = w == cmd.sub
 			continue
@@ -205,11 +252,37 @@ func cliArgs(s string, i int, cmd *cliCommand, add func(start, end int)) {
 			positional = append(positional, vs, ve)
 			continue
 		}
+		if cmd.oracle && w != "" && w[0] != '-' {
+			off := 0
+			if len(w) > 7 && strings.EqualFold(w[:7], "userid=") {
+				off = 7
+			}
+			if ps, pe, ok := oracleLogin(s, vs+off, ve); ok {
+				credential(s, ps, pe, add)
+			}
+			continue
+		}
+		if cmd.args != nil && w != "" && w[0] != '-' && w[0] != '/' {
+			if !chosen && want == 0 {
+				want, chosen = cmd.args[w], true
+				continue
+			}
+			chosen = true
+			if want > 0 {
+				if want--; want == 0 {
+					credential(s, vs, ve, add)
+				}
+			}
+			continue
+		}
 		for _, f := range cmd.flags {
 			if !strings.HasPrefix(w, f.flag) {
 				continue
 			}
 			rest := vs + len(f.flag)
+			if rest < ve && strings.HasPrefix(f.flag, "--") && s[rest] == '=' {
+				rest++ // --body=X
+			}
 			if rest < ve { // attached: -pX, -p'X'
 				if f.kind == argNext {
 					continue // another flag that starts alike (-passin, -password)
@@ -258,6 +331,58 @@ func cliArgs(s string, i int, cmd *cliCommand, add func(start, end int)) {
 			credential(s, positional[2*k], positional[2*k+1], add)
 		}
 	}
+	return i
+}
+
+// findConfigSet finds the values tools' configuration commands set for
+// keys that name a secret: npm/yarn/pnpm config set KEY VALUE, aws
+// configure set KEY VALUE, git config KEY VALUE, poetry config
+// http-basic.REPO USER PASSWORD and pypi-token.REPO TOKEN.
+func findConfigSet(s string, add func(start, end int)) {
+	for i := 0; ; {
+		k := indexFold(s, "config", i)
+		if k < 0 {
+			return
+		}
+		i = k + len("config")
+		if hasFoldPrefix(s[i:], "ure") {
+			i += len("ure")
+		}
+		if k > 0 && !isWordEnd(s[k-1]) || i < len(s) && !isWordEnd(s[i]) {
+			continue
+		}
+		var words [4][2]int
+		n, j := 0, i
+		for n < len(words) {
+			vs, ve, next, ok := shellWord(s, j)
+			if !ok {
+				break
+			}
+			j = next
+			w := s[vs:ve]
+			if n == 0 && (strings.HasPrefix(w, "-") || w == "set") {
+				continue // --global, set
+			}
+			words[n] = [2]int{vs, ve}
+			n++
+		}
+		i = max(i, j)
+		if n < 2 {
+			continue
+		}
+		key := s[words[0][0]:words[0][1]]
+		cred := 1
+		switch fk := foldString(key); {
+		case strings.HasPrefix(fk, "http-basic."):
+			cred = 2 // USER PASSWORD
+		case strings.HasPrefix(fk, "pypi-token."):
+		case classify(key) == 0:
+			continue
+		}
+		if cred < n {
+			credential(s, words[cred][0], words[cred][1], add)
+		}
+	}
 }
 
 // afterSep returns the bounds of the password in user:password (or
@@ -277,9 +402,10 @@ func afterSep(s string, vs, ve int, kind argKind) (int, int) {
 	return vs + k + 1, ve
 }
 
-// credential reports s[vs:ve] unless it is a placeholder or a variable.
+// credential reports s[vs:ve] unless it is a placeholder or a variable
+// ("*" asks for it).
 func credential(s string, vs, ve int, add func(start, end int)) {
-	if vs < ve && !cliPlaceholder(s[vs:ve]) {
+	if vs < ve && s[vs:ve] != "*" && !cliPlaceholder(s[vs:ve]) {
 		add(vs, ve)
 	}
 }
@@ -405,6 +531,7 @@ func (r *Redactor) Args(argv []string) ([]string, Report) {
 	collect("cli-password", findCLI)
 	collect("cli-password", findCurlCookies)
 	collect("cli-flag", findFlagValues)
+	collect("cli-password", findConfigSet)
 	if len(spans) == 0 {
 		return argv, rep
 	}

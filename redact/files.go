@@ -254,8 +254,10 @@ func authCredentials(s string, vs, ve int) (int, int, bool) {
 	}
 	sp := strings.IndexAny(v, " \t")
 	if sp < 0 {
-		// A bare token: long, with digits, not a word.
-		if len(v) >= 16 && hasDigit(v) && tokenAt(v, 0) == len(v) {
+		// A bare token: not a scheme's name alone, nor a word or a
+		// name of words ("AuthHeaderValue"): with digits, or random.
+		if len(v) >= 8 && tokenAt(v, 0) == len(v) && !authSchemes[foldString(v)] && !proseWords[foldString(v)] &&
+			(hasDigit(v) || len(v) >= 12 && entropy(v) >= 3.5 && !wordsOnly(v)) {
 			return vs, ve, true
 		}
 		return 0, 0, false
@@ -284,6 +286,28 @@ func authCredentials(s string, vs, ve int) (int, int, bool) {
 		return 0, 0, false // a word
 	}
 	return cs, ve, true
+}
+
+// authSchemes are the names of HTTP authentication schemes, which an
+// Authorization header may hold alone (prose, a template).
+var authSchemes = map[string]bool{
+	"bearer": true, "basic": true, "digest": true, "negotiate": true, "ntlm": true, "oauth": true,
+	"token": true, "bot": true, "ssws": true, "hoba": true, "mutual": true, "vapid": true,
+	"scram-sha-256": true, "scram-sha-1": true, "aws4-hmac-sha256": true, "apikey": true, "required": true,
+	"optional": true, "header": true, "authorization": true,
+}
+
+// wordsOnly reports a name made of words ("AuthHeaderValue",
+// "requestToken"): letters whose words average four or more.
+func wordsOnly(v string) bool {
+	words, letters := 0, 0
+	for i := 0; i < len(v); i++ {
+		if !isLetter(v[i]) {
+			return false
+		}
+	}
+	splitWords(v, func(a, b int) { words++; letters += b - a })
+	return words > 0 && letters >= 4*words
 }
 
 // sessionish are the parts of cookie names that hold a session or a

@@ -102,6 +102,10 @@ func findURLPassword(s string, add func(start, end int)) {
 		}
 		colon := strings.IndexByte(auth[:atSign], ':')
 		if colon < 0 {
+			// A token alone as the user: https://<token>@github.com/.
+			if u := auth[:atSign]; tokenUser(u) {
+				add(i, i+atSign)
+			}
 			continue
 		}
 		ps, pe := i+colon+1, i+atSign
@@ -111,6 +115,13 @@ func findURLPassword(s string, add func(start, end int)) {
 		}
 		add(ps, pe)
 	}
+}
+
+// tokenUser reports a URL's user that is a token: long, random, of a
+// token's characters.
+func tokenUser(u string) bool {
+	return len(u) >= 20 && len(u) <= 512 && tokenAt(u, 0) == len(u) && hasDigit(u) &&
+		!isPlaceholder(u) && entropy(u) >= 3.5
 }
 
 // findEnvEntropy finds long, random values in lines of the form

@@ -43,9 +43,14 @@ var defaultRules = sync.OnceValue(func() []Rule {
 func privateKeyRule() Rule {
 	return Rule{
 		Name:     "private-key",
-		Keywords: []string{"private key"},
+		Keywords: []string{"private key", "static key"},
 		Pattern: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-			`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)`),
+			`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)` +
+			// RFC 4716's armour (ssh.com, PuTTY's exports), and OpenVPN's
+			// static keys (tls-auth, tls-crypt).
+			`|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----` +
+			`(?:[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|[A-Za-z0-9+/=\s\\:,.\-"]*)` +
+			`|-----BEGIN OpenVPN Static key V1-----(?:[\s\S]*?-----END OpenVPN Static key V1-----|[0-9a-fA-F\s\\n]*)`),
 		Valid: pemBody,
 	}
 }
@@ -71,6 +76,7 @@ func ownTokens() []Rule {
 		prefixed("groq-key", `gsk_[A-Za-z0-9]{48,}`, nil, "gsk_"),
 		prefixed("xai-key", `xai-[A-Za-z0-9]{70,}`, nil, "xai-"),
 		prefixed("vault-token", `hv[sbr]\.[A-Za-z0-9_\-]{20,}`, looksRandom, "hvs.", "hvb.", "hvr."),
+		prefixed("crates-io-token", `cio[A-Za-z0-9]{30,40}\b`, mixedCase, "cio"),
 		prefixed("jwt", `eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, nil, "eyj"),
 		{Name: "telegram-bot-token", Keywords: []string{":aa"},
 			Pattern: regexp.MustCompile(`(?:\b|bot)(?P<secret>[0-9]{6,12}:AA[A-Za-z0-9_\-]{30,40})\b`)},
@@ -92,12 +98,20 @@ func ownStructures() []Rule {
 		{Name: "url-password", Keywords: []string{"://"}, find: findURLPassword},
 		{Name: "cli-password", Keywords: cliKeywords(), find: findCLI},
 		{Name: "cli-password", Keywords: []string{"curl"}, find: findCurlCookies},
+		{Name: "cli-password", Keywords: []string{"config"}, find: findConfigSet},
 		{Name: "cli-flag", Keywords: []string{"pass", "pwd", "secret", "token", "key", "auth"}, find: findFlagValues},
 		{Name: "session-cookie", Keywords: []string{"cookie"}, find: findCookies},
 		{Name: "netrc-password", Keywords: []string{"machine", "default"}, find: findNetrc},
+		{Name: "private-key", Keywords: []string{"private-lines", "private-mac", "private-hash"}, find: findPuTTY},
+		{Name: "url-password", Keywords: []string{"jdbc:oracle:"}, find: findOracleJDBC},
+		{Name: "xml-secret", Keywords: []string{"</"}, find: findXMLElements},
+		{Name: "session-cookie", Keywords: []string{"\ttrue\t", "\tfalse\t"}, find: findCookieJar},
+		{Name: "sql-password", Keywords: []string{"password", "identified "}, find: findSQLPasswords},
+		{Name: "password", Keywords: []string{"requirepass", "masterauth", "rootpw", "env", "set"}, find: findDirectives},
+		{Name: "named-value", Keywords: []string{"value"}, find: findNamedValues},
 		{Name: "pgpass-password", Keywords: []string{":"}, find: findPgpass},
 		assignRule("aws-secret-key", keyAWS, awsSecret, "aws"),
-		assignRule("password", keyPassword, nil, "pass", "pwd"),
+		assignRule("password", keyPassword, nil, "pass", "pwd", "psk", "cred"),
 		assignRule("secret", keySecret, nil, "secret", "key"),
 		assignRule("token", keyToken, nil, "token"),
 		assignRule("api-key", keyAPI, nil, "key"),
@@ -147,9 +161,14 @@ func mixedCase(s string) bool {
 // pemBody accepts a private key block with a body, not a template such
 // as "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----".
 func pemBody(m string) bool {
-	body := m[strings.Index(m[5:], "-----")+10:] // past the BEGIN line
-	if i := strings.Index(body, "-----END"); i >= 0 {
+	body := m[strings.Index(m[5:], "----")+9:] // past the BEGIN line
+	if i := strings.Index(body, "---- END"); i >= 0 {
 		body = body[:i]
+	} else if i := strings.Index(body, "-----END"); i >= 0 {
+		body = body[:i]
+	}
+	if c := strings.Index(body, "Comment:"); c >= 0 {
+		body = body[c+lineEnd(body[c:], 0):] // RFC 4716's headers
 	}
 	n := 0
 	for i := 0; i < len(body); i++ {
