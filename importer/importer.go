@@ -402,7 +402,7 @@ func importFile(ctx context.Context, store session.Store, rt *root, rel string, 
 		if p.Source == "" {
 			p.Source = path
 		}
-		if len(p.Entries) == 0 && len(p.Malformed) > 0 {
+		if len(p.Entries) == 0 && len(p.Malformed) > 0 && !ocInfoRead(p.Malformed) {
 			// Not a session of this format (a file read with a forced
 			// format, or one broken through): no empty session for it.
 			rep.Errors = append(rep.Errors, LineError{Path: p.Source, Err: fmt.Errorf("%w as %s (%d records reported, the first: %v)",

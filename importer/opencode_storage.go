@@ -32,9 +32,10 @@
 // descend (the newest first in a listing). OpenCode lists a session's
 // messages, and a message's parts, by file name, and `opencode export`
 // writes them in that order. Files of older versions may lack their ids,
-// or hold stale ones (a session moved by a migration); OpenCode 1.2's
-// own conversion takes every id from the file's path, and so does this
-// reader.
+// or hold stale ones; OpenCode 1.2's own conversion takes every id from
+// the file's path, and so does this reader, reporting each stale one,
+// except a sessionID: a message or part naming another session is not
+// taken (see opencode_ids.go).
 //
 // Mapping: a session's file, its messages (message/<the session file's
 // name>/*.json, by name) and their parts (part/<the message file's
@@ -44,7 +45,10 @@
 // ids of the session, its messages and their parts are their files'
 // names, as OpenCode 1.2's conversion of the tree takes them: an id an
 // old file lacks is put first, a stale one (a file a migration moved)
-// takes its file's name in its place.
+// takes its file's name in its place (reported: ErrOpenCodeIDs); a
+// message or part whose sessionID names another session, or a part
+// without one whose message id is a message of two sessions, is not
+// imported (reported: ErrOpenCodeRecord and ErrOpenCodeIDs).
 // The to-do list, when not empty, is kept in the header as Extra
 // "opencodeTodo". A session whose parentID names another session of the
 // tree is a child of that session (a subagent's), read with it: a
@@ -56,7 +60,9 @@
 // session's info), project, permission and migration (no session), and
 // messages or parts whose session's file is not in the tree. A message
 // or part that cannot be read (not JSON, too large, a link) is reported
-// in the session's Malformed (ErrOpenCodeRecord) and the rest imports.
+// in the session's Malformed (ErrOpenCodeRecord) and the rest imports;
+// a session whose info was read imports though none of its records does
+// (empty, each record reported).
 //
 // Paths: only names read from the tree's directories become path
 // elements (each checked by elem); no id from a file's contents is ever
@@ -74,11 +80,11 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	session "github.com/agentsession/session"
-	"github.com/agentsession/session/internal/jsonx"
 )
 
 // ErrOpenCodeNotSession is the error of a file of OpenCode's that is not
@@ -92,6 +98,14 @@ var ErrOpenCodeNotSession = errors.New("importer: an OpenCode file that is not a
 // or other record of OpenCode's storage tree or database that could not
 // be read; the rest of the session imports.
 var ErrOpenCodeRecord = errors.New("importer: an OpenCode record not read")
+
+// ErrOpenCodeIDs reports, in a session's Malformed, an OpenCode record
+// whose own ids are not those of its place: a message or part naming
+// another session (or a part whose session cannot be told), reported
+// with ErrOpenCodeRecord too and not imported; or a stale id that
+// OpenCode's own conversion replaces with its place's (a file's id, a
+// part's messageID), imported so and reported with this error alone.
+var ErrOpenCodeIDs = errors.New("importer: an OpenCode record whose ids are not those of its place")
 
 // Caps on what the storage reader reads: a session's info and one
 // message or part file (the whole session, as an export, is capped by
@@ -248,8 +262,7 @@ func ocOwned(rt *root, rel string) error {
 		}
 		return fmt.Errorf("%w: %s of OpenCode session %q, whose file (session/<project>/%s.json) is not in the tree", ErrOpenCodeNotSession, what, sid, sid)
 	case "part":
-		sid, ok := idx.messages()[p.dir]
-		if ok {
+		for _, sid := range idx.messages()[p.dir] {
 			if s, ok := sessionFile(sid); ok {
 				return fmt.Errorf("%w (a part of a message of OpenCode session %q, read with its session's file %s)", ErrNotRead, sid, rt.path(s))
 			}
@@ -340,9 +353,18 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 	if err != nil {
 		return nil, fmt.Errorf("importer: %w", err)
 	}
+	var bad []LineError
+	note := func(path string, err error) {
+		bad = append(bad, LineError{Path: path, Err: fmt.Errorf("%w: %w", ErrOpenCodeRecord, err)})
+	}
+	kept := func(path string, err error) { bad = append(bad, LineError{Path: path, Err: err}) }
 	sid, stemErr := elem(stem)
 	if stemErr == nil {
-		info, err = ocPathIDs(info, [][2]string{{"id", sid}})
+		var fix ocIDFix
+		info, fix, err = ocPathIDs(info, []ocPlaceID{{key: "id", val: sid}})
+		if err == nil && len(fix.stale) > 0 {
+			kept(r.rt.path(rel), fmt.Errorf("%w: taken with its file's name as its id, as OpenCode's conversion takes it (%s)", ErrOpenCodeIDs, fix.stale[0]))
+		}
 	} else if jsonObject(info) == nil {
 		err = whyNotObject(info)
 	} else {
@@ -350,10 +372,6 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 	}
 	if err != nil {
 		return nil, fmt.Errorf("importer: %s: not an OpenCode session's info: %w", r.rt.path(rel), err)
-	}
-	var bad []LineError
-	note := func(path string, err error) {
-		bad = append(bad, LineError{Path: path, Err: fmt.Errorf("%w: %w", ErrOpenCodeRecord, err)})
 	}
 	var doc bytes.Buffer
 	doc.WriteString(`{"info":`)
@@ -367,7 +385,7 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			raw, ok := r.record(m.rel, [][2]string{{"id", m.stem}, {"sessionID", sid}}, note)
+			raw, _, ok := r.record(m.rel, []ocPlaceID{{key: "id", val: m.stem}, {key: "sessionID", val: sid, owner: true}}, note, kept)
 			if !ok {
 				continue
 			}
@@ -380,9 +398,16 @@ func (r *ocReader) session(ctx context.Context, rel, stem string) (*Parsed, erro
 			doc.WriteString(`,"parts":[`)
 			k := 0
 			for _, pt := range r.files(filepath.Join(r.storage, "part", m.stem), note) {
-				raw, ok := r.record(pt.rel, [][2]string{{"id", pt.stem}, {"sessionID", sid}, {"messageID", m.stem}}, note)
+				raw, fix, ok := r.record(pt.rel, []ocPlaceID{{key: "id", val: pt.stem}, {key: "sessionID", val: sid, owner: true}, {key: "messageID", val: m.stem}}, note, kept)
 				if !ok {
 					continue
+				}
+				if slices.Contains(fix.missing, "sessionID") {
+					if others := r.idx.messages()[m.stem]; len(others) > 1 {
+						note(r.rt.path(pt.rel), fmt.Errorf("%w: it has no sessionID, and its message id %q is a message of the sessions %s: whose it is cannot be told",
+							ErrOpenCodeIDs, m.stem, strings.Join(others, ", ")))
+						continue
+					}
 				}
 				if k > 0 {
 					doc.WriteByte(',')
@@ -483,127 +508,6 @@ func (r *ocReader) files(dir string, note func(string, error)) []ocFile {
 	return out
 }
 
-// record reads a message or part file: a JSON object, with the ids its
-// path gives (see ocPathIDs).
-func (r *ocReader) record(rel string, ids [][2]string, note func(string, error)) (json.RawMessage, bool) {
-	b, err := r.rt.readFile(rel, ocMaxRecordBytes)
-	if err != nil {
-		note(r.rt.path(rel), err)
-		return nil, false
-	}
-	out, err := ocPathIDs(b, ids)
-	if err != nil {
-		note(r.rt.path(rel), err)
-		return nil, false
-	}
-	return out, true
-}
-
-// ocPathIDs gives the JSON object b the ids its file's path gives, as
-// OpenCode 1.2's conversion of the tree takes them (an id missing from
-// an old file, or stale after a migration moved it): one present keeps
-// its place with the path's value, a missing one is put first. b is
-// returned as it is when its ids are the path's.
-func ocPathIDs(b []byte, ids [][2]string) (json.RawMessage, error) {
-	if ocIDsMatch(b, ids) {
-		return bytes.TrimSpace(b), nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, whyNotObject(b)
-	}
-	type member struct {
-		key string
-		val json.RawMessage
-	}
-	var ms []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, whyNotObject(b)
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, whyNotObject(b)
-		}
-		ms = append(ms, member{k, v})
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, whyNotObject(b)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("invalid JSON: more after the object")
-	}
-	changed := false
-	var first []member
-	for _, kv := range ids {
-		v, _ := json.Marshal(kv[1])
-		found := false
-		for i := range ms {
-			if ms[i].key == kv[0] {
-				found = true
-				var old string
-				if json.Unmarshal(ms[i].val, &old) != nil || old != kv[1] {
-					ms[i].val, changed = v, true
-				}
-			}
-		}
-		if !found {
-			first, changed = append(first, member{kv[0], v}), true
-		}
-	}
-	if !changed {
-		return bytes.TrimSpace(b), nil
-	}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	for i, m := range append(first, ms...) {
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		out.Write(k)
-		out.WriteByte(':')
-		out.Write(m.val)
-	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
-}
-
-// ocIDsMatch reports, in one pass that copies nothing, whether b is a
-// JSON object holding each id of ids with the path's value: the common
-// case, where the file is taken as it is.
-func ocIDsMatch(b []byte, ids [][2]string) bool {
-	c := jsonx.NewCursor(b)
-	c.Share = true
-	ms, ok := c.Object()
-	if !ok {
-		return false
-	}
-	seen, match := 0, true
-	for {
-		key, esc, more := ms.Next()
-		if !more {
-			break
-		}
-		if esc {
-			match = false // an escaped key: the slow path reads it
-			continue
-		}
-		for i, kv := range ids {
-			if string(key) == kv[0] {
-				seen |= 1 << i
-				if v, isStr := c.Str(); !isStr || v != kv[1] {
-					match = false
-				}
-				break
-			}
-		}
-	}
-	return c.Err() == nil && c.AtEnd() && match && seen == 1<<len(ids)-1
-}
-
 // todo keeps the session's to-do list in its header.
 func (r *ocReader) todo(p *Parsed, rel string) {
 	if _, err := r.rt.check(rel, false); errors.Is(err, fs.ErrNotExist) {
@@ -629,7 +533,7 @@ type ocIndex struct {
 	owner    map[string]string   // a subagent's session file -> its parent's, when the chain of parents ends
 	children map[string][]string // a session file -> its subagents' files, by name
 
-	msgs map[string]string // message id (its directory's name) -> session id, listed on demand
+	msgs map[string][]string // message id (its file's name) -> the sessions whose directories hold it, listed on demand
 }
 
 // ocIndexOf reads the index of the storage directory dir.
@@ -710,28 +614,6 @@ func buildOCIndex(rt *root, storage string) *ocIndex {
 		}
 	}
 	return idx
-}
-
-// messages maps each message directory of the tree's parts to the
-// session whose message it is (listing message/*/, reading nothing).
-func (idx *ocIndex) messages() map[string]string {
-	if idx.msgs != nil {
-		return idx.msgs
-	}
-	idx.msgs = map[string]string{}
-	sessions, _ := idx.rt.readDir(filepath.Join(idx.storage, "message"))
-	for _, s := range sessions {
-		if !s.IsDir() {
-			continue
-		}
-		ents, _ := idx.rt.readDir(filepath.Join(idx.storage, "message", s.Name()))
-		for _, e := range ents {
-			if m, ok := strings.CutSuffix(e.Name(), ".json"); ok {
-				idx.msgs[m] = s.Name()
-			}
-		}
-	}
-	return idx.msgs
 }
 
 // topStrings reads the string members named of the JSON object at the
