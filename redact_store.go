@@ -1,14 +1,15 @@
 package session
 
 import (
+	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentsession/session/internal/jsonx"
 	"github.com/agentsession/session/redact"
@@ -22,26 +23,32 @@ import (
 // before the store beneath sees it, except:
 //
 //   - the envelope (type, id, parentId, timestamp), which stores index;
-//   - the base64 data of images (the "data" of an object whose "type" is
-//     "image"), and any other base64 data of binary content (a PDF,
-//     audio, opaque data), which a rule could only damage.
+//   - base64 data of binary content (an image, a PDF, audio, an
+//     archive), which a rule could only damage.
 //
-// Base64 data that holds text (a document block's of a text media type,
-// an Anthropic base64 source, any "data" that decodes to text) is
-// decoded, redacted and encoded again (redact.Redactor.Base64Text). The
-// names of members are redacted too: a map keyed by tokens holds them
-// there.
+// Whether base64 data is binary is decided by what it decodes to, not by
+// the media type it claims: data that holds text (a document block's,
+// an image's that is SVG, an Anthropic base64 source, a .env sent as
+// application/octet-stream or as a PDF; UTF-8, UTF-16 or Latin-1) is
+// decoded, redacted and encoded again (redact.Redactor.Base64Text);
+// binary (by its magic number or its bytes) is left alone, and an
+// image's "data" that is no base64 at all is redacted as a string. The
+// names of members are redacted too (a map keyed by tokens holds them
+// there), and every member of an object, a duplicated one included.
 //
 // The entry's other bytes are kept as they are (no re-encoding), and an
 // entry with nothing to redact is passed on unchanged, so a log without
 // secrets is stored byte for byte, and a retried append stays a retry.
 //
 // Of the header, the title and the members this package does not model
-// (Header.Extra) are redacted; the id, timestamp, version, parent session
-// and metadata (Meta) are not, and neither is the working directory: it
-// is what listings filter on (ListOptions.Cwd, Continue): replacing a
-// home directory in it would hide the sessions from a listing by their
-// directory.
+// (Header.Extra) are redacted as entries are; the metadata given at
+// creation (Meta: project, user, app, version and the free pairs, keys
+// and values) and the working directory are redacted by every rule but
+// those of home directories (redact.Redactor.WithoutHomePaths): they are
+// what listings filter on (ListOptions.Cwd, Continue, the metadata), and
+// replacing a home directory in them would hide the sessions from a
+// listing by their directory; a secret in them is replaced all the same.
+// The id, timestamp, version and parent session are kept.
 //
 // The default rules replace home directories too ("/home/ada/app/x.go"
 // becomes "~/app/x.go"), in tool arguments and results as anywhere: a
@@ -136,20 +143,25 @@ func (redactCodec) DecodeEntry(_ context.Context, _ string, e Entry) (Entry, err
 func (redactCodec) DecodeInfo(context.Context, *SessionInfo) error { return nil }
 
 // RedactHeader returns h with its title and the members of Extra
-// redacted by r (see RedactStore for what is left alone: the id, the
-// working directory, the parent and the metadata), and what r replaced.
-// Exports (package export) redact with it, as RedactStore does.
+// redacted by r, its working directory and metadata by r without its
+// rules of home directories (see RedactStore: listings filter by them),
+// and what r replaced. RedactStore redacts headers with it.
 func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 	var rep redact.Report
 	out, n := r.String(h.Title)
 	rep.Add(n)
 	h.Title = out
+	keep := r.WithoutHomePaths()
+	out, n = keep.String(h.Cwd)
+	rep.Add(n)
+	h.Cwd = out
 	if len(h.Extra) > 0 {
 		h.Extra = slices.Clone(h.Extra) // the caller's header is not changed
 	}
 	for i, f := range h.Extra {
+		r := r
 		if f.Key == headerMetaKey {
-			continue
+			r = keep
 		}
 		v, _, err := redactValue(r, f.Value, false, &rep)
 		if err != nil {
@@ -308,49 +320,58 @@ func (w *redactWalk) key(kb []byte, key string) {
 	w.edits = append(w.edits, edit{start, start + len(kb) + 2, jsonx.AppendString(nil, out), 0})
 }
 
-// data redacts the "data" string token at start of an object that is no
-// image: base64 of a text (a document's, by its media type or, without
-// one, when it decodes to text) is decoded, redacted and encoded again;
-// other base64 (a PDF, audio, opaque data) is left alone, as binary that
-// a rule could only damage; any other string is redacted as a string.
-func (w *redactWalk) data(start int, tok []byte, mediaType string, base64Typed bool) {
-	s, err := jsonx.Unquote(tok)
-	if err != nil {
+// data redacts the "data" string token at start (of an image, a
+// document, any object): base64 is decoded when it holds text, redacted
+// and encoded again (redact.Redactor.Base64Text: the bytes decide, not
+// the media type), and left alone when binary; any other string (an
+// image's data that is text, not base64) is redacted as a string. A blob
+// reference is kept.
+func (w *redactWalk) data(start int, tok []byte, mediaType string) {
+	body := tok[1 : len(tok)-1]
+	var s string
+	if bytes.IndexByte(body, '\\') < 0 {
+		if len(body) > 0 {
+			s = unsafe.String(&body[0], len(body)) // read only: raw is not changed
+		}
+	} else {
+		var err error
+		if s, err = jsonx.Unquote(tok); err != nil {
+			return
+		}
+	}
+	if strings.HasPrefix(s, BlobPrefix) {
 		return
 	}
-	if mediaType != "" || base64Typed || looksBase64(s) {
+	if base64Chars(s) {
 		out, rep := w.r.Base64Text(s, mediaType)
 		w.rep.Add(rep)
 		if out != s {
 			w.edits = append(w.edits, edit{start, start + len(tok), jsonx.AppendString(nil, out), 0})
-			return
 		}
-		if looksBase64(s) {
-			return
+		if out != s || len(s) >= 16 {
+			return // base64 of binary, or of text with nothing to replace
 		}
 	}
 	w.str("data", start, tok)
 }
 
-// looksBase64 reports a string of 16 or more base64 characters (either
-// alphabet, padded or not) that decodes.
-func looksBase64(s string) bool {
-	if len(s) < 16 {
+// base64Chars reports a string of base64 characters (either alphabet,
+// padded or not).
+func base64Chars(s string) bool {
+	if s == "" {
 		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '=') {
-			return false
-		}
 	}
 	t := strings.TrimRight(s, "=")
 	if len(s)-len(t) > 2 {
 		return false
 	}
-	_, err1 := base64.RawStdEncoding.DecodeString(t)
-	_, err2 := base64.RawURLEncoding.DecodeString(t)
-	return err1 == nil || err2 == nil
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // walk redacts the value at c; top says it is an entry, whose envelope
@@ -370,8 +391,8 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 		}
 	case jsonx.KindObject:
 		ms, _ := c.Object()
-		image, base64Typed, dataAt := false, false, -1
-		var data []byte
+		var datas []dataMember
+		var pair namedPair
 		mediaType := ""
 		for {
 			kb, esc, more := ms.Next()
@@ -393,22 +414,75 @@ func (w *redactWalk) walk(c *jsonx.Cursor, top bool) {
 			start := c.Pos()
 			tok := c.Skip()
 			switch key {
-			case "type":
-				image = image || string(tok) == `"image"`
-				base64Typed = base64Typed || string(tok) == `"base64"` || string(tok) == `"document"`
 			case "data":
-				dataAt, data = start, tok // an image's is left alone
+				datas = append(datas, dataMember{start, tok}) // judged once the media type is known
 				continue
 			case "mimeType", "media_type", "mediaType", "mime_type", "contentType", "content_type":
 				mediaType, _ = jsonx.Unquote(tok)
 			}
+			if pair.note(key, start, tok) {
+				continue // judged with its name
+			}
 			w.str(key, start, tok)
 		}
-		if dataAt >= 0 && !image {
-			w.data(dataAt, data, mediaType, base64Typed)
+		for _, d := range datas {
+			w.data(d.start, d.tok, mediaType)
 		}
+		pair.redact(w)
 	default:
 		c.Skip()
+	}
+}
+
+// dataMember is a "data" member's string token and where it starts.
+type dataMember struct {
+	start int
+	tok   []byte
+}
+
+// namedPair follows the members of an object that names its value in
+// another member: {"name": "DB_PASSWORD", "value": "..."}, an AWS SSM
+// parameter ({"Name": ..., "Type": "SecureString", "Value": ...}), a
+// browser's cookie (redact.Redactor.NamedValue).
+type namedPair struct {
+	name    string
+	hasName bool
+	secure  bool
+	values  []dataMember // the "value" members
+}
+
+// note takes the member key's string token, and reports whether it is
+// a value judged by redact with its name.
+func (p *namedPair) note(key string, start int, tok []byte) bool {
+	switch key {
+	case "name", "Name", "key", "Key", "label", "Label":
+		p.name, _ = jsonx.Unquote(tok)
+		p.hasName = true
+	case "type", "Type":
+		p.secure = p.secure || string(tok) == `"SecureString"` || string(tok) == `"CONCEALED"`
+	case "value", "Value":
+		p.values = append(p.values, dataMember{start, tok})
+		return true
+	}
+	return false
+}
+
+// redact redacts the value members noted, with the object's name.
+func (p *namedPair) redact(w *redactWalk) {
+	for _, v := range p.values {
+		if !p.hasName && !p.secure {
+			w.str("value", v.start, v.tok)
+			continue
+		}
+		s, err := jsonx.Unquote(v.tok)
+		if err != nil {
+			continue
+		}
+		out, rep := w.r.NamedValue(p.name, s, p.secure)
+		w.rep.Add(rep)
+		if out != s {
+			w.edits = append(w.edits, edit{v.start, v.start + len(v.tok), jsonx.AppendString(nil, out), 0})
+		}
 	}
 }
 

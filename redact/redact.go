@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Rule is one kind of secret: a name for reports and a finder.
@@ -106,6 +107,8 @@ type Redactor struct {
 	keyed []int
 	// names holds the rule names of the markers this redactor writes.
 	names map[string]bool
+	// noHomes is WithoutHomePaths, made once.
+	noHomes func() *Redactor
 }
 
 // compiled is a rule ready to run.
@@ -164,7 +167,31 @@ func New(opts *Options) *Redactor {
 		kws[i] = c.Keywords
 	}
 	r.filter = newPrefilter(kws)
+	r.noHomes = sync.OnceValue(func() *Redactor {
+		if r.rule("home-path") == nil {
+			return r
+		}
+		var rules []Rule
+		for _, c := range r.rules {
+			if c.Name != "home-path" {
+				rules = append(rules, c.Rule)
+			}
+		}
+		return New(&Options{Rules: rules, Home: []string{}, Custom: r.opts.Custom})
+	})
 	return r
+}
+
+// WithoutHomePaths returns a Redactor with r's rules but those that
+// replace home directories (the rule "home-path", and Options.Home):
+// for what must keep its paths whole, such as the working directory a
+// store lists sessions by. It is made once; r itself when r replaces
+// none.
+func (r *Redactor) WithoutHomePaths() *Redactor {
+	if r.noHomes == nil {
+		return r // not made by New
+	}
+	return r.noHomes()
 }
 
 // homeRule replaces the given home directories by "~".
