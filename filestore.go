@@ -565,6 +565,9 @@ func (s *FileStore) Delete(ctx context.Context, id string) error {
 	if err := s.lockToDelete(ctx, fsess); err != nil {
 		return err
 	}
+	if err := s.ownFile(fsess); err != nil {
+		return errors.Join(err, s.release(fsess))
+	}
 	return s.deleteLocked(id, fsess)
 }
 

@@ -222,6 +222,9 @@ func (s *FileStore) move(ctx context.Context, id string, archive bool) error {
 	if err := s.lockCurrent(ctx, fsess); err != nil {
 		return err
 	}
+	if err := s.ownFile(fsess); err != nil {
+		return errors.Join(err, s.release(fsess))
+	}
 	if err := s.moveLocked(fsess, true); err != nil {
 		return errors.Join(err, s.release(fsess))
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -72,7 +74,7 @@ func (s *FileStore) foreignAt(id, rel string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil // no file, a directory, a FIFO a read would block on
 	}
-	f, err := s.r.Open(rel)
+	f, err := openRegular(s.r, rel, os.O_RDONLY)
 	if err != nil {
 		return nil
 	}
@@ -86,6 +88,33 @@ func (s *FileStore) foreignAt(id, rel string) error {
 		return nil // the flat layout's own file
 	}
 	return &ForeignError{ID: id, Path: s.path(rel), Format: format}
+}
+
+// ownFile refuses, with a *ForeignError, a file at a session's name that
+// another agent wrote (in the flat layout <id>.jsonl is where Dive keeps
+// its own): a delete would drop it and a move hide it from its agent.
+// Callers hold fsess.mu and the file's lock. A file whose first line
+// names no agent (ours, damaged) is the store's to delete.
+func (s *FileStore) ownFile(fsess *fileSession) error {
+	if fsess.compressed {
+		return nil // only this store compresses a log
+	}
+	var r io.ReaderAt = fsess.f
+	if fsess.f == nil {
+		f, err := s.openRel(fsess.rel)
+		if err != nil {
+			return nil // gone: the delete says so
+		}
+		defer f.Close()
+		r = f
+	}
+	line, _ := bufio.NewReaderSize(io.NewSectionReader(r, 0, 64<<10), 64<<10).ReadSlice('\n')
+	switch format, _ := formatOf(line); format {
+	case "agentsession", "unknown":
+		return nil
+	default:
+		return &ForeignError{ID: fsess.id, Path: s.path(fsess.rel), Format: format}
+	}
 }
 
 // formatOf names the agent whose session file starts with line, and the

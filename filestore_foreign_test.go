@@ -86,3 +86,44 @@ func TestFileStoreForeignOtherID(t *testing.T) {
 	_, err := session.Open(ctx, store, "S3")
 	assert.ErrorIs(t, err, session.ErrForeignFormat, "its own id")
 }
+
+// Delete and Archive never drop or move a file the store does not own: a
+// session file another agent wrote where the flat layout would keep the
+// id's (Dive's <dir>/<id>.jsonl) is refused with a *ForeignError and left
+// as it is, byte for byte.
+func TestFileStoreForeignFileNotDropped(t *testing.T) {
+	ctx := context.Background()
+	foreign := map[string]string{
+		"Dive":        `{"line_type":"header","data":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}` + "\n",
+		"Codex":       `{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}` + "\n",
+		"Claude Code": `{"parentUuid":null,"uuid":"u","sessionId":"s1","type":"user"}` + "\n",
+	}
+	ops := map[string]func(fs *session.FileStore) error{
+		"Delete":  func(fs *session.FileStore) error { return fs.Delete(ctx, "s1") },
+		"Archive": func(fs *session.FileStore) error { return fs.Archive(ctx, "s1") },
+	}
+	for format, data := range foreign {
+		for name, op := range ops {
+			t.Run(format+"/"+name, func(t *testing.T) {
+				dir := t.TempDir()
+				p := filepath.Join(dir, "s1.jsonl")
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				fs, err := session.OpenFileStore(dir, &session.FileStoreOptions{Layout: session.LayoutFlat})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fs.Close()
+				err = op(fs)
+				var fe *session.ForeignError
+				if !errors.As(err, &fe) || fe.Format != format {
+					t.Errorf("%s of a %s file: %v", name, format, err)
+				}
+				if b, err := os.ReadFile(p); err != nil || string(b) != data {
+					t.Errorf("the %s file was dropped or changed: %v", format, err)
+				}
+			})
+		}
+	}
+}

@@ -106,7 +106,7 @@ func (s *FileStore) idOfRel(rel string) string {
 	if !ok || !hashed {
 		return id
 	}
-	f, err := s.r.Open(rel)
+	f, err := openRegular(s.r, rel, os.O_RDONLY)
 	if err != nil {
 		return ""
 	}
@@ -269,7 +269,7 @@ func readDirNames(r *os.Root, dir string) ([]string, error) {
 // a live writer holds a lock on it, and a file younger than a minute may
 // belong to a writer that has not taken the lock yet.
 func removeStaleTemp(r *os.Root, rel string) {
-	f, err := r.OpenFile(rel, os.O_RDWR, 0)
+	f, err := openRegular(r, rel, os.O_RDWR)
 	if err != nil {
 		return
 	}
@@ -309,9 +309,28 @@ func (s *FileStore) openRel(rel string) (*os.File, error) {
 			return nil, err
 		}
 		defer r.Close()
-		return r.OpenFile(filepath.Base(rel), os.O_RDWR, 0)
+		return openRegular(r, filepath.Base(rel), os.O_RDWR)
 	}
-	return s.r.OpenFile(rel, os.O_RDWR, 0)
+	return openRegular(s.r, rel, os.O_RDWR)
+}
+
+// errNotRegular is the reason a FIFO, device or directory at a session
+// file's name is not read: a read of a FIFO would wait for a writer
+// that never comes.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens the regular file rel below r, without waiting on a
+// FIFO (refused, as any file that is not regular, with errNotRegular).
+func openRegular(r *os.Root, rel string, flag int) (*os.File, error) {
+	f, err := r.OpenFile(rel, flag|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: rel, Err: errNotRegular}
+	}
+	return f, nil
 }
 
 // mkdirAll makes the directory path and its missing parents, each mode

@@ -288,7 +288,7 @@ func (ie *indexEntry) view() (SessionInfo, bool) {
 // grown reads the lines appended to a file since ie was made, and returns
 // the entry updated with them (nil if the file cannot be read).
 func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *indexEntry {
-	f, err := r.Open(rel)
+	f, err := openRegular(r, rel, os.O_RDONLY)
 	if err != nil {
 		return nil
 	}
@@ -308,7 +308,7 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 // with the limits of a Load: a file Load would refuse is not listed.
 func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	ne := &indexEntry{}
-	f, err := r.Open(rel)
+	f, err := openRegular(r, rel, os.O_RDONLY)
 	if err != nil {
 		return ne
 	}
@@ -480,7 +480,7 @@ func (s *FileStore) saveIndex() {
 }
 
 func readFileRoot(r *os.Root, rel string) ([]byte, error) {
-	f, err := r.Open(rel)
+	f, err := openRegular(r, rel, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

@@ -35,3 +35,6 @@ func dirIdentity(path string) (dirID, error) {
 	_, err := os.Stat(path)
 	return dirID{}, err
 }
+
+// oNonblock is 0 where an open does not wait on a FIFO.
+const oNonblock = 0

@@ -114,3 +114,7 @@ func dirIdentity(path string) (dirID, error) {
 	}
 	return dirID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
 }
+
+// oNonblock opens a FIFO put where a session file was without waiting
+// for a writer (openRegular then refuses it).
+const oNonblock = syscall.O_NONBLOCK

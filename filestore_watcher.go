@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -405,7 +406,7 @@ func (w *watcher) moved(id string, c *cursor, rel string) {
 
 // tail reads what was appended to the file of c since the cursor.
 func (w *watcher) tail(id string, c *cursor) {
-	f, err := w.s.r.Open(c.rel)
+	f, err := openRegular(w.s.r, c.rel, os.O_RDONLY)
 	if err != nil {
 		return // gone meanwhile: the next notice says where
 	}
