@@ -240,8 +240,22 @@ func (s *FileStore) ImportDive(ctx context.Context, id string) (*Session, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := readDive(bytes.NewReader(data)); err != nil {
+	h, _, err := readDive(bytes.NewReader(data))
+	if err != nil {
 		return nil, fmt.Errorf("dive session: %s: %w", path, err)
+	}
+	if h.ID != id {
+		// Dive names a session's file by its id: this one was copied or
+		// renamed, and is no session of this id.
+		return nil, fmt.Errorf("dive session: %s holds session %q, not %q: %w", path, h.ID, id, ErrNotDiveFile)
+	}
+	// Before anything moves: a session of this id the store keeps under
+	// its own name (escaped, in the flat layout: "chat%207.jsonl" beside
+	// Dive's "chat 7.jsonl") that holds turns is never replaced, and a
+	// failed import deletes only a session it made.
+	existed, err := s.holdsOwn(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	backup, err := moveAside(path, before)
 	if err != nil {
@@ -254,10 +268,30 @@ func (s *FileStore) ImportDive(ctx context.Context, id string) (*Session, error)
 	}
 	sess, err := ImportDive(ctx, s, bytes.NewReader(data))
 	if err != nil {
-		_ = s.Delete(ctx, id)
+		if !existed && !errors.Is(err, as.ErrExists) {
+			_ = s.Delete(ctx, id)
+		}
 		return nil, errors.Join(err, putBack(backup, path))
 	}
 	return sess, nil
+}
+
+// holdsOwn reports whether the store keeps a session of id in a file of
+// its own, and refuses (ErrExists) one that holds turns.
+func (s *FileStore) holdsOwn(ctx context.Context, id string) (bool, error) {
+	log, err := s.fs.Load(ctx, id)
+	switch {
+	case errors.Is(err, as.ErrNotFound), errors.Is(err, as.ErrForeignFormat):
+		return false, nil // none, or Dive's file is where the store would keep it
+	case err != nil:
+		return false, err
+	}
+	for _, e := range log.Entries {
+		if t := e.Type(); t == as.TypeMessage || t == as.TypeCompaction || t == as.TypeCustom {
+			return true, fmt.Errorf("dive session: import %q: the store holds a session of this id with turns: %w", id, as.ErrExists)
+		}
+	}
+	return true, nil
 }
 
 // MaxDiveFileBytes bounds the Dive session file ImportDive reads, and the
@@ -298,29 +332,52 @@ func sameState(a, b os.FileInfo) bool {
 
 // moveAside gives path a new name beside it, <path>.dive (.dive.2 ...:
 // never one that exists), if it is still the file read (before), and
-// returns that name.
+// returns that name. Dive's FileStore replaces its file by a rename: the
+// file is first renamed to a name of its own (whatever is at path at
+// that instant goes with it, and a file Dive renames in after stays),
+// then checked; a file that is not the one read is put back (or, should
+// Dive have written path again meanwhile, kept beside it as a backup),
+// never removed.
 func moveAside(path string, before os.FileInfo) (string, error) {
-	for k := 1; ; k++ {
-		backup := path + ".dive"
-		if k > 1 {
-			backup += "." + strconv.Itoa(k)
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".dive-import-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp)
+	held := filepath.Join(tmp, "file")
+	if err := os.Rename(path, held); err != nil {
+		return "", err
+	}
+	if st, err := os.Lstat(held); err != nil || !sameState(before, st) {
+		err = fmt.Errorf("dive session: %s changed while it was imported: %w", path, as.ErrConflict)
+		_, lerr := linkFree(held, path, true)
+		return "", errors.Join(err, lerr)
+	}
+	return linkFree(held, path, false)
+}
+
+// linkFree gives the file at held the first free name of path (when
+// orPath), path.dive, path.dive.2 ... (a link never replaces a file),
+// removes held, and returns the name.
+func linkFree(held, path string, orPath bool) (string, error) {
+	for k := 0; ; k++ {
+		name := path + ".dive"
+		switch {
+		case k == 0 && !orPath:
+			continue
+		case k == 0:
+			name = path
+		case k > 1:
+			name += "." + strconv.Itoa(k)
 		}
-		err := os.Link(path, backup) // fails where a backup is
+		err := os.Link(held, name)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("dive session: Dive's file %s is kept as %s: %w", path, held, err)
 		}
-		if st, err := os.Lstat(path); err != nil || !sameState(before, st) {
-			_ = os.Remove(backup)
-			return "", fmt.Errorf("dive session: %s changed while it was imported: %w", path, as.ErrConflict)
-		}
-		if err := os.Remove(path); err != nil {
-			_ = os.Remove(backup)
-			return "", err
-		}
-		return backup, nil
+		return name, os.Remove(held)
 	}
 }
 

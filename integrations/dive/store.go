@@ -425,13 +425,17 @@ func foreign(err error) error {
 	return err
 }
 
-// firstLine returns the first line of a file, up to 1 MiB of it.
+// firstLine returns the first line of a regular file, up to 1 MiB of it
+// (a FIFO put at a session's name is refused, not waited on).
 func firstLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("dive session: %s is not a regular file", path)
+	}
 	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
