@@ -7,9 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/klauspost/compress v1.20.3
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.38.0
 )
 
-require (
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.38.0 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

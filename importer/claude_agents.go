@@ -64,6 +64,8 @@ func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, sid string
 				k.refused = append(k.refused, LineError{Path: rt.path(p), Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(d.Type()))})
 			}
 			return nil
+		}, func(p string, err error) {
+			k.refused = append(k.refused, LineError{Path: rt.path(p), Err: err})
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) { // the directory is a link, say
 			k.refused = append(k.refused, LineError{Path: rt.path(sub), Err: err})
@@ -80,13 +82,19 @@ func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, sid string
 			return err
 		}
 		if i >= claudeMaxAgents {
-			g := k.group("agent-limit", rt.path(f))
-			g.bad = append(g.bad, LineError{Path: rt.path(f), Err: ErrClaudeLine})
+			// Named one by one: each is a file not imported.
+			for _, f := range files[i:] {
+				k.refused = append(k.refused, LineError{Path: rt.path(f), Err: fmt.Errorf("%w: more than %d subagent files with one session; not read", ErrClaudeLine, claudeMaxAgents)})
+			}
 			break
 		}
 		lines, bad, err := claudeReadFile(rt, f)
 		if err != nil {
-			return err
+			// One subagent that cannot be read (a link or FIFO swapped
+			// in, too large) is reported; its session and the other
+			// subagents import.
+			k.refused = append(k.refused, LineError{Path: rt.path(f), Err: err})
+			continue
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")
 		agent := name

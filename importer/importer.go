@@ -324,6 +324,8 @@ func walk(rt *root, opts *Options) (files []found, skipped []LineError, err erro
 			files = append(files, found{p, r})
 		}
 		return nil
+	}, func(p string, err error) {
+		skipped = append(skipped, LineError{Path: p, Err: err})
 	})
 	return files, skipped, err
 }

@@ -55,10 +55,20 @@ var ErrSymlink = errors.New("importer: a symbolic link, not followed")
 // file is not read.
 var ErrNotRegular = errors.New("importer: not a regular file")
 
+// ErrTooDeep is the reason a directory more than MaxDepth levels below
+// the import root is not read.
+var ErrTooDeep = errors.New("importer: a directory too deep below the import root, not read")
+
+// MaxDepth is how many directory levels below the import root a walk
+// descends (the deepest layout an agent writes, OpenCode's storage tree,
+// uses four).
+const MaxDepth = 32
+
 // root is a directory an import reads below, and nothing else.
 type root struct {
 	r   *os.Root
-	dir string // its path, for reports
+	fd  *os.File // the root directory, for the opens element by element (root_unix.go)
+	dir string   // its path, for reports
 
 	mu     sync.Mutex
 	opened map[string]bool // the files readers opened (not only sniffed), by rel
@@ -70,10 +80,15 @@ func openRoot(dir string) (*root, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &root{r: r, dir: dir, opened: map[string]bool{}}, nil
+	fd, err := os.Open(dir)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return &root{r: r, fd: fd, dir: dir, opened: map[string]bool{}}, nil
 }
 
-func (rt *root) close() error { return rt.r.Close() }
+func (rt *root) close() error { return errors.Join(rt.r.Close(), rt.fd.Close()) }
 
 // path is rel's path, for reports.
 func (rt *root) path(rel string) string { return filepath.Join(rt.dir, rel) }
@@ -137,15 +152,24 @@ func kindOf(m fs.FileMode) string {
 	return "a special file"
 }
 
+// hookAfterCheck, set by tests, runs between the check of a path and its
+// open: where a link swapped in would be followed if the open trusted
+// the check.
+var hookAfterCheck func(rel string)
+
 // open opens the regular file rel for reading, refusing it when it is
 // larger than max bytes. The file is noted as read unless sniff.
 func (rt *root) open(rel string, max int64, sniff bool) (*os.File, error) {
 	if _, err := rt.check(rel, false); err != nil {
 		return nil, err
 	}
-	// Without blocking: should the file become a FIFO after the check,
-	// the open does not wait for a writer (the check below refuses it).
-	f, err := rt.r.OpenFile(filepath.Clean(rel), os.O_RDONLY|oNonblock, 0)
+	if hookAfterCheck != nil {
+		hookAfterCheck(rel)
+	}
+	// Element by element, following no link (root_unix.go), and without
+	// blocking: should the file become a FIFO after the check, the open
+	// does not wait for a writer (the check below refuses it).
+	f, err := rt.openNoFollow(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -225,16 +249,29 @@ func (rt *root) readDir(rel string) ([]fs.DirEntry, error) {
 
 // walk visits the tree below rel in lexical order (fs.WalkDir over the
 // root: a symbolic link is visited, never descended into). fn gets the
-// rel path of each entry.
-func (rt *root) walk(rel string, fn func(rel string, d fs.DirEntry) error) error {
+// rel path of each entry. A directory below rel that cannot be read, or
+// lies more than MaxDepth levels below the root, is passed to skip with
+// the reason and not descended into: one unreadable directory does not
+// end the walk. An error about rel itself ends it.
+func (rt *root) walk(rel string, fn func(rel string, d fs.DirEntry) error, skip func(rel string, err error)) error {
+	rel = filepath.Clean(rel)
 	if rel != "." {
 		if _, err := rt.check(rel, true); err != nil {
 			return err
 		}
 	}
-	return fs.WalkDir(rt.r.FS(), filepath.ToSlash(filepath.Clean(rel)), func(p string, d fs.DirEntry, err error) error {
+	top := filepath.ToSlash(rel)
+	return fs.WalkDir(rt.r.FS(), top, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if p == top || d == nil || !d.IsDir() {
+				return err
+			}
+			skip(filepath.FromSlash(p), err)
+			return fs.SkipDir
+		}
+		if d.IsDir() && p != "." && strings.Count(p, "/")+1 > MaxDepth {
+			skip(filepath.FromSlash(p), ErrTooDeep)
+			return fs.SkipDir
 		}
 		return fn(filepath.FromSlash(p), d)
 	})
