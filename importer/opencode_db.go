@@ -84,6 +84,49 @@ const OpenCodeMaxDBBytes = 16 << 30
 // sqliteMagic opens every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
 
+// ErrNotSQLite is the error of a file that starts as an SQLite database
+// does but whose header describes none (no valid page size, a size that
+// is no whole number of pages, more bytes than its pages): refused from
+// its first 100 bytes, before anything is copied.
+var ErrNotSQLite = errors.New("importer: not an SQLite database past its first bytes")
+
+// checkSQLiteHeader reads the 100-byte header of the database rel and
+// refuses one that describes no database of the file's size.
+func checkSQLiteHeader(rt *root, rel string) error {
+	f, err := rt.open(rel, OpenCodeMaxDBBytes, true)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return fmt.Errorf("%s: %w (a header of %d bytes)", rt.path(rel), ErrNotSQLite, st.Size())
+	}
+	be32 := func(b []byte) int64 { return int64(b[0])<<24 | int64(b[1])<<16 | int64(b[2])<<8 | int64(b[3]) }
+	page := int64(h[16])<<8 | int64(h[17])
+	if page == 1 {
+		page = 65536
+	}
+	size := st.Size()
+	switch {
+	case !sniffSQLite(h[:]) || page < 512 || page&(page-1) != 0:
+		return fmt.Errorf("%s: %w (page size %d)", rt.path(rel), ErrNotSQLite, page)
+	case size%page != 0:
+		return fmt.Errorf("%s: %w (%d bytes is no whole number of pages of %d)", rt.path(rel), ErrNotSQLite, size, page)
+	}
+	// The size in pages the header states is valid when written by a
+	// SQLite that keeps it (3.7.0 on): its "version valid for" equals
+	// its change counter. A file larger than that is not the database.
+	if pages := be32(h[28:32]); pages > 0 && be32(h[92:96]) == be32(h[24:28]) && size > pages*page {
+		return fmt.Errorf("%s: %w (%d bytes, its header counts %d pages of %d)", rt.path(rel), ErrNotSQLite, size, pages, page)
+	}
+	return nil
+}
+
 // OpenCodeDBReader reads the sessions of an OpenCode database: see
 // RegisterOpenCodeDB.
 type OpenCodeDBReader func(ctx context.Context, path string, yield func(export []byte, problems []error) error) error
@@ -219,6 +262,9 @@ func readOpenCodeDB(ctx context.Context, rt *root, rel string, yield func(*Parse
 // It returns the copy's path.
 func copyDB(ctx context.Context, rt *root, rel, dir string) (string, error) {
 	dst := filepath.Join(dir, "opencode.db")
+	if err := checkSQLiteHeader(rt, rel); err != nil {
+		return "", err
+	}
 	names := []string{rel, rel + "-wal", rel + "-journal"}
 	for try := 0; try < 3; try++ {
 		type stamp struct {
@@ -281,7 +327,7 @@ func copyFile(ctx context.Context, rt *root, rel, to string) (fs.FileInfo, error
 	if err != nil {
 		return nil, err
 	}
-	n, err := io.Copy(out, io.LimitReader(&ctxReader{ctx, f}, OpenCodeMaxDBBytes+1))
+	n, err := sparseCopy(out, io.LimitReader(&ctxReader{ctx, f}, OpenCodeMaxDBBytes+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -302,4 +348,48 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// sparseCopy copies r to out, leaving a hole for each block of zeros (a
+// database's free pages, a sparse file): the copy takes no more disk
+// than the bytes it holds.
+func sparseCopy(out *os.File, r io.Reader) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		k, err := io.ReadFull(r, buf)
+		if k > 0 {
+			chunk := buf[:k]
+			if allZero(chunk) {
+				_, werr := out.Seek(int64(k), io.SeekCurrent)
+				if werr != nil {
+					return n, werr
+				}
+			} else if _, werr := out.Write(chunk); werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, out.Truncate(n)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -15,6 +15,14 @@ import (
 // page, here zeros, is not looked at without a driver).
 var sqliteHead = "SQLite format 3\x00" + strings.Repeat("\x00", 84)
 
+// sqlitePage is a database of one page of 512 bytes whose header is
+// valid (checkSQLiteHeader), holding text after the header.
+func sqlitePage(text string) string {
+	h := []byte(sqliteHead)
+	h[16], h[17] = 2, 0 // 512
+	return string(h) + text + strings.Repeat("\x00", 512-len(h)-len(text))
+}
+
 // TestOpenCodeDatabaseWithoutDriver: a program that imports only this
 // package cannot read OpenCode 1.2's SQLite database; a directory import
 // still names it (and its -wal and -shm files) with a reason that says
@@ -60,7 +68,9 @@ func TestOpenCodeDatabaseCopy(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (string, *root) {
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, "opencode.db"), sqliteHead+"pages")
+		if err := os.WriteFile(filepath.Join(dir, "opencode.db"), []byte(sqlitePage("pages")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		writeFile(t, filepath.Join(dir, "opencode.db-wal"), "frames")
 		rt, err := openRoot(dir)
 		if err != nil {
@@ -91,7 +101,7 @@ func TestOpenCodeDatabaseCopy(t *testing.T) {
 		_, rt := setup(t)
 		out := t.TempDir()
 		p, err := copyDB(ctx, rt, "opencode.db", out)
-		if err != nil || read(t, p) != sqliteHead+"pages\n" || read(t, p+"-wal") != "frames\n" {
+		if err != nil || read(t, p) != sqlitePage("pages") || read(t, p+"-wal") != "frames\n" {
 			t.Fatalf("copy: %v", err)
 		}
 	})
@@ -138,4 +148,44 @@ func TestOpenCodeDatabaseCopy(t *testing.T) {
 			t.Fatalf("a database over the cap: %v", err)
 		}
 	})
+}
+
+// A file that starts as SQLite's but whose header describes no database
+// of its size is refused from its first 100 bytes.
+func TestSQLiteHeaderChecked(t *testing.T) {
+	valid := sqlitePage("x")
+	withPages := func(pages byte, size int) string {
+		h := []byte(sqlitePage(""))
+		h[31] = pages       // size in pages
+		h[27], h[95] = 7, 7 // change counter = version valid for
+		return string(h) + strings.Repeat("\x00", size-len(h))
+	}
+	for _, c := range []struct {
+		name, data string
+		ok         bool
+	}{
+		{"one valid page", valid, true},
+		{"two pages, the header says two", withPages(2, 1024), true},
+		{"no page size", sqliteHead + strings.Repeat("\x00", 412), false},
+		{"page size not a power of two", sqliteHead[:16] + "\x03\x00" + sqliteHead[18:] + strings.Repeat("\x00", 668), false},
+		{"no whole number of pages", valid + "tail", false},
+		{"more pages than the header counts", withPages(1, 4096), false},
+		{"shorter than a header", sqliteHead[:40], false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "opencode.db"), []byte(c.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rt, err := openRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.close()
+			err = checkSQLiteHeader(rt, "opencode.db")
+			if c.ok != (err == nil) || (err != nil && !errors.Is(err, ErrNotSQLite)) {
+				t.Fatalf("err %v", err)
+			}
+		})
+	}
 }

@@ -18,7 +18,7 @@ import (
 
 // ErrNotOpenCode is the error of an SQLite database that is not
 // OpenCode's: it lacks a session, message or part table.
-var ErrNotOpenCode = errors.New("opencodedb: not an OpenCode database (it lacks the session, message and part tables)")
+var ErrNotOpenCode = errors.New("opencodedb: not an OpenCode database (its session, message and part tables are missing, or are not plain tables)")
 
 // MaxRecordBytes caps the data of one message or part, and every other
 // value read; a larger one is left out and reported.
@@ -33,6 +33,9 @@ func init() { importer.RegisterOpenCodeDB(read) }
 type db struct {
 	sql  *sql.DB
 	cols map[string]map[string]bool // table -> its columns
+	// rowid is each session's rowid (nil for a table without one): its
+	// row is found by it, not by a scan comparing every id as text.
+	rowid map[string]int64
 }
 
 func (d *db) has(table string, cols ...string) bool {
@@ -47,6 +50,9 @@ func (d *db) has(table string, cols ...string) bool {
 // read opens the database at path read-only (a copy importer.Import
 // made) and yields its sessions, parents before their children.
 func read(ctx context.Context, path string, yield func(export []byte, problems []error) error) error {
+	if err := index(ctx, path); err != nil {
+		return err
+	}
 	q := url.Values{}
 	q.Set("mode", "ro")
 	if !exists(path+"-wal") && !exists(path+"-journal") {
@@ -85,6 +91,29 @@ func read(ctx context.Context, path string, yield func(export []byte, problems [
 	return nil
 }
 
+// index makes, in the private copy at path, the indexes the reader's
+// queries use (OpenCode's databases have them; a database without would
+// be scanned once per session). A table that cannot be indexed (a view)
+// is left for schema to refuse.
+func index(ctx context.Context, path string) error {
+	h, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=rw")
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	h.SetMaxOpenConns(1)
+	for _, ix := range []string{
+		`CREATE INDEX IF NOT EXISTS agentsession_message_session ON message (session_id)`,
+		`CREATE INDEX IF NOT EXISTS agentsession_part_message ON part (message_id)`,
+		`CREATE INDEX IF NOT EXISTS agentsession_todo_session ON todo (session_id)`,
+	} {
+		if _, err := h.ExecContext(ctx, ix); err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
@@ -94,6 +123,9 @@ func exists(path string) bool {
 // are there.
 func (d *db) schema(ctx context.Context) error {
 	for _, t := range []string{"session", "message", "part", "todo"} {
+		if err := d.plainTable(ctx, t); err != nil {
+			return err
+		}
 		rows, err := d.sql.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, t)
 		if err != nil {
 			return fmt.Errorf("opencodedb: reading the schema: %w", err)
@@ -122,6 +154,33 @@ func (d *db) schema(ctx context.Context) error {
 	return nil
 }
 
+// plainTable refuses a schema object t that is not a plain table: a view
+// (it may compute without end, or a gigabyte a row), a virtual table, a
+// table with generated columns. OpenCode's tables are plain tables; one
+// absent is for the caller to judge.
+func (d *db) plainTable(ctx context.Context, t string) error {
+	var typ, def sql.NullString
+	err := d.sql.QueryRowContext(ctx, `SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view') LIMIT 1`, t).Scan(&typ, &def)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("opencodedb: reading the schema: %w", err)
+	case typ.String != "table":
+		return fmt.Errorf("%w: %s is a %s, not a table", ErrNotOpenCode, t, typ.String)
+	case strings.HasPrefix(strings.ToUpper(strings.TrimSpace(def.String)), "CREATE VIRTUAL"):
+		return fmt.Errorf("%w: %s is a virtual table", ErrNotOpenCode, t)
+	}
+	var generated int
+	if err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)`, t).Scan(&generated); err != nil {
+		return fmt.Errorf("opencodedb: reading the schema: %w", err)
+	}
+	if generated > 0 {
+		return fmt.Errorf("%w: %s has generated columns", ErrNotOpenCode, t)
+	}
+	return nil
+}
+
 // order lists the sessions' ids: each session of its own (in the order
 // of creation) followed by its children's, depth first. A session in a
 // cycle of parents is taken where the cycle is found.
@@ -134,16 +193,22 @@ func (d *db) order(ctx context.Context) ([]string, error) {
 	if d.has("session", "time_created") {
 		by = "time_created, id"
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT CAST(id AS TEXT), CAST(`+parent+` AS TEXT) FROM session ORDER BY `+by)
+	list := `SELECT CAST(id AS TEXT), CAST(` + parent + ` AS TEXT), rowid FROM session ORDER BY ` + by
+	rows, err := d.sql.QueryContext(ctx, list)
+	if err != nil { // a table WITHOUT ROWID
+		rows, err = d.sql.QueryContext(ctx, strings.Replace(list, ", rowid", ", NULL", 1))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opencodedb: listing the sessions: %w", err)
 	}
 	defer rows.Close()
 	var ids []string
 	parentOf := map[string]string{}
+	d.rowid = map[string]int64{}
 	for rows.Next() {
 		var id, p sql.NullString
-		if err := rows.Scan(&id, &p); err != nil {
+		var rowid sql.NullInt64
+		if err := rows.Scan(&id, &p, &rowid); err != nil {
 			return nil, fmt.Errorf("opencodedb: listing the sessions: %w", err)
 		}
 		if _, dup := parentOf[id.String]; dup {
@@ -151,6 +216,9 @@ func (d *db) order(ctx context.Context) ([]string, error) {
 		}
 		ids = append(ids, id.String)
 		parentOf[id.String] = p.String
+		if rowid.Valid {
+			d.rowid[id.String] = rowid.Int64
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("opencodedb: listing the sessions: %w", err)
@@ -360,7 +428,12 @@ func (d *db) info(ctx context.Context, id string, problems *[]error) ([]byte, er
 			sel = append(sel, capped(c))
 		}
 	}
-	row := d.sql.QueryRowContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM session WHERE CAST(id AS TEXT) = ? LIMIT 1`, id)
+	var row *sql.Row
+	if rowid, ok := d.rowid[id]; ok {
+		row = d.sql.QueryRowContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM session WHERE rowid = ?`, rowid)
+	} else {
+		row = d.sql.QueryRowContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM session WHERE id = ? LIMIT 1`, id)
+	}
 	cells := make([]cell, len(cols))
 	dest := make([]any, 0, 2*len(cols))
 	for i := range cells {
