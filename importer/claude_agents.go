@@ -42,17 +42,17 @@ func (k *clKids) add(key, source string, l *claudeLine) {
 	g.lines = append(g.lines, l)
 }
 
-// agentFiles reads the subagent files of the session sid whose file is
-// dir/stem.jsonl below the root: dir/<stem or sid>/subagents/**/agent-*.jsonl
-// (2.1) and dir/agent-*.jsonl of the session (2.0). sid comes from the
-// file's contents: it names a directory only when it is a plain name.
-func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, sid string) error {
+// agentFiles reads the subagent files of the session whose file is
+// dir/stem.jsonl below the root: dir/<stem>/subagents/**/agent-*.jsonl
+// (2.1) and the dir/agent-*.jsonl whose sessionId is stem (2.0). Only
+// the file's own name leads to them, never the sessionId its lines
+// state: a file whose lines claim another session's id (copied,
+// renamed, or made to) would otherwise take that session's subagents;
+// that id (the last parameter) is not used.
+func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, _ string) error {
 	var files []string
-	for _, s := range []string{stem, sid} {
-		if _, err := elem(s); err != nil {
-			continue
-		}
-		sub := filepath.Join(dir, s, "subagents")
+	if _, err := elem(stem); err == nil {
+		sub := filepath.Join(dir, stem, "subagents")
 		err := rt.walk(sub, func(p string, d fs.DirEntry) error {
 			switch {
 			case d.IsDir() || !clAgentFile(p):
@@ -70,11 +70,8 @@ func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, sid string
 		if err != nil && !errors.Is(err, fs.ErrNotExist) { // the directory is a link, say
 			k.refused = append(k.refused, LineError{Path: rt.path(sub), Err: err})
 		}
-		if s == sid {
-			break
-		}
 	}
-	files = append(files, clBeside(rt, dir, sid)...)
+	files = append(files, clBeside(rt, dir, stem)...)
 	sort.Strings(files)
 	files = clDedupe(files)
 	for i, f := range files {

@@ -106,3 +106,22 @@ func TestClaudeAgentLimit(t *testing.T) {
 		t.Errorf("not named as not read: %v", named)
 	}
 }
+
+// A transcript whose lines state another session's id takes none of
+// that session's side files: its subagents are found from the file's
+// own name only.
+func TestClaudeSideFilesByFileName(t *testing.T) {
+	in := t.TempDir()
+	writeFile(t, filepath.Join(in, "A.jsonl"), clLine("a-0", "", "B", "attacker"))
+	writeFile(t, filepath.Join(in, "B.jsonl"), clLine("b-0", "", "B", "victim"))
+	writeFile(t, filepath.Join(in, "B", "subagents", "agent-x.jsonl"), clAgentLine("x-1", "B", "x", "VICTIM subagent"))
+	writeFile(t, filepath.Join(in, "agent-y.jsonl"), clAgentLine("y-1", "B", "y", "VICTIM beside"))
+	store := session.NewMemoryStore()
+	rep, err := Import(context.Background(), store, filepath.Join(in, "A.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storeDump(t, context.Background(), store); strings.Contains(got, "VICTIM") {
+		t.Fatalf("took the other session's side files: %+v\n%s", rep.Imported, got)
+	}
+}
