@@ -74,9 +74,22 @@ func (k *clKids) agentFiles(ctx context.Context, rt *root, dir, stem, _ string) 
 	files = append(files, clBeside(rt, dir, stem)...)
 	sort.Strings(files)
 	files = clDedupe(files)
+	// The session's file and its subagents' together are bounded (the
+	// import holds them in memory at once, about ten times their size).
+	budget := claudeMaxSessionBytes
+	if st, err := rt.check(filepath.Join(dir, stem+".jsonl"), false); err == nil {
+		budget -= st.Size()
+	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if st, err := rt.check(f, false); err == nil {
+			if st.Size() > budget {
+				k.refused = append(k.refused, LineError{Path: rt.path(f), Err: fmt.Errorf("%w: a session's file and its subagents' pass %d bytes together; not read", session.ErrTooLarge, claudeMaxSessionBytes)})
+				continue
+			}
+			budget -= st.Size()
 		}
 		if i >= claudeMaxAgents {
 			// Named one by one: each is a file not imported.
@@ -142,6 +155,10 @@ func clAgentMeta(g *clGroup, rt *root, rel, agent string) {
 		g.title = d
 	}
 }
+
+// claudeMaxSessionBytes bounds the bytes of a session's file and its
+// subagent files together.
+var claudeMaxSessionBytes int64 = session.DefaultMaxLogBytes
 
 // clMaxMetaBytes bounds an agent's meta.json.
 const clMaxMetaBytes = 1 << 20

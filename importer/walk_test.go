@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,5 +124,59 @@ func TestClaudeSideFilesByFileName(t *testing.T) {
 	}
 	if got := storeDump(t, context.Background(), store); strings.Contains(got, "VICTIM") {
 		t.Fatalf("took the other session's side files: %+v\n%s", rep.Imported, got)
+	}
+}
+
+// A session's subagent files are read while the session's bytes stay
+// under claudeMaxSessionBytes; those past it are named, not read (a
+// directory of sparse files of a gigabyte each was read whole).
+func TestClaudeSessionBytesBounded(t *testing.T) {
+	defer func(n int64) { claudeMaxSessionBytes = n }(claudeMaxSessionBytes)
+	in := t.TempDir()
+	writeFile(t, filepath.Join(in, "s.jsonl"), clLine("u-1", "", "s", "mine"))
+	line := clAgentLine("a-1", "s", "a1", "agent")
+	claudeMaxSessionBytes = int64(3*len(line) + 100)
+	for _, a := range []string{"a1", "a2", "a3"} {
+		writeFile(t, filepath.Join(in, "s", "subagents", "agent-"+a+".jsonl"), clAgentLine(a+"-1", "s", a, "agent "+a))
+	}
+	// A sparse file past the bound: refused by its size, unread.
+	big := filepath.Join(in, "s", "subagents", "agent-b.jsonl")
+	writeFile(t, big, clAgentLine("b-1", "s", "b", "big"))
+	if err := os.Truncate(big, 1<<30); err != nil {
+		t.Skip(err)
+	}
+	rep, err := Import(context.Background(), session.NewMemoryStore(), filepath.Join(in, "s.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids, refused []string
+	for _, s := range rep.Imported {
+		ids = append(ids, s.ID)
+		for _, m := range s.Malformed {
+			if errors.Is(m.Err, session.ErrTooLarge) {
+				refused = append(refused, filepath.Base(m.Path))
+			}
+		}
+	}
+	if strings.Join(ids, ",") != "s,s_agent-a1,s_agent-a2" || strings.Join(refused, ",") != "agent-a3.jsonl,agent-b.jsonl" {
+		t.Errorf("imported %v, refused %v", ids, refused)
+	}
+}
+
+// A partial import stopped by the store's limits does not advise an
+// import again, which would stop at the same place.
+func TestPartialErrorAdvice(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		again bool
+	}{
+		{session.ErrTooLarge, false},
+		{fmt.Errorf("append: %w", session.ErrTooLarge), false},
+		{errors.New("disk full"), true},
+	} {
+		msg := (&PartialError{ID: "s", Stored: 1, Total: 2, Err: c.err}).Error()
+		if strings.Contains(msg, "import again to complete") != c.again {
+			t.Errorf("%v: %s", c.err, msg)
+		}
 	}
 }

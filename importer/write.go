@@ -43,7 +43,12 @@ type PartialError struct {
 }
 
 func (e *PartialError) Error() string {
-	return fmt.Sprintf("importer: session %s: %d of %d entries stored, then: %v (import again to complete it)", e.ID, e.Stored, e.Total, e.Err)
+	advice := "import again to complete it"
+	if errors.Is(e.Err, session.ErrTooLarge) {
+		// The store's limit: another import would stop at the same place.
+		advice = "the rest is over the store's limits: importing again will not complete it"
+	}
+	return fmt.Sprintf("importer: session %s: %d of %d entries stored, then: %v (%s)", e.ID, e.Stored, e.Total, e.Err, advice)
 }
 
 func (e *PartialError) Unwrap() error { return e.Err }
