@@ -84,9 +84,27 @@ package importer
 //     before it too, as every viewer shows the conversation: the file
 //     is one tree, never a root per line (reported once a file,
 //     ErrClaudeFileOrder). A cycle is broken at its first line
-//     (ErrClaudeCycle). The result is checked: the chain Claude Code
-//     resumes, from the last message line back, must be the path to the
-//     session's leaf, or the file is an error (ErrClaudeConversation).
+//     (ErrClaudeCycle).
+//   - Turns (claude_turns.go): Claude Code 2.1 writes parallel tool
+//     calls as one line per call (one message.id) and hangs each call's
+//     result from its own call's line (sourceToolAssistantUUID), hook
+//     progress lines between, so that the chain from the last line holds
+//     the last result only. Each turn (an assistant line, the lines of
+//     its API message and everything below them until the conversation
+//     goes on: an assistant line of another message, a user line without
+//     a tool_result, a compact boundary) is made one path: the lines of
+//     the message (one message, see below), then the rest in the order
+//     written (results, progress, system lines); what the conversation
+//     goes on with hangs from its end. As Claude Code shows it: one
+//     assistant message with every call, then every result. A line
+//     without a result written below a turn after the conversation went
+//     on stays where it is.
+//   - The result is checked: the chain Claude Code resumes, from the
+//     last message line back as the lines name their parents, must be on
+//     the path to the session's leaf, and each tool call on that path
+//     whose result is in the file must have it there, or the file is an
+//     error (ErrClaudeConversation, naming the line or the call): never
+//     an import that silently lacks a result.
 //   - An assistant line is an assistant message converted as this
 //     module converts an API response (anthropic.MessageFromResponse:
 //     provider "anthropic", api "anthropic-messages", model, usage,
@@ -94,8 +112,9 @@ package importer
 //     kept in place as they are. The lines of one API message (the same
 //     message.id, each the parent of the next) are merged into one
 //     message under the first line's uuid, the others' uuids listed in
-//     claude.uuids: a message holds all the tool calls its results
-//     answer, so contexts pair calls and results as the API did. The
+//     claude.uuids (the turns above make them each the parent of the
+//     next): a message holds all the tool calls its results answer, so
+//     contexts pair calls and results as the API did. The
 //     usage is the last line's; when lines of one message.id make
 //     several entries (another line between them), each later entry
 //     holds what its usage adds to the earlier ones' (claude.usageAdded),

@@ -57,6 +57,7 @@ func (g *clGroup) parsed() (*Parsed, error) {
 	p := &Parsed{Format: Claude, Source: g.source, Unknown: map[string]int{}}
 	bad := append([]LineError(nil), g.bad...)
 	nodes, ids := clOrder(g.lines, g.id, &bad)
+	nodes = clTurns(nodes, &bad)
 	b := &clBuilder{g: g, p: p, byID: map[string]*clItem{}, alias: map[string]string{},
 		hang: map[string]string{}, names: clToolNames(g.lines), ids: ids}
 	title := b.build(nodes)
@@ -94,9 +95,10 @@ func (g *clGroup) parsed() (*Parsed, error) {
 }
 
 // checkShown fails unless the conversation Claude Code resumes, the
-// chain of parents from the last message line of the file, is on the
-// path to the session's leaf (the last entry): the import must be the
-// conversation the tool shows, or an error.
+// chain of parents from the last message line of the file (as the lines
+// name them), is on the path to the session's leaf (the last entry), and
+// every tool call on that path has there the result the file holds for
+// it: the import must be the conversation the tool shows, or an error.
 func (b *clBuilder) checkShown(nodes []*clNode) error {
 	var last *clNode
 	byID := make(map[string]*clNode, len(nodes))
@@ -117,12 +119,12 @@ func (b *clBuilder) checkShown(nodes []*clNode) error {
 	for id, k := b.items[len(b.items)-1].id, 0; id != "" && k <= len(b.items); id, k = parentOf[id], k+1 {
 		onPath[id] = true
 	}
-	for n, k := last, 0; n != nil && k <= len(nodes); n, k = byID[n.parent], k+1 {
+	for n, k := last, 0; n != nil && k <= len(nodes); n, k = byID[n.orig], k+1 {
 		if e := b.alias[n.id]; e != "" && !onPath[e] {
 			return fmt.Errorf("%w: line %d (uuid %.80q), on the way back from line %d, the last message, is not on the path to the leaf", ErrClaudeConversation, n.l.n, n.l.uuid, last.l.n)
 		}
 	}
-	return nil
+	return b.checkResults(nodes, onPath)
 }
 
 // clToolNames maps the id of every tool call of lines to its tool.

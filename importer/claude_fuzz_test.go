@@ -14,7 +14,9 @@ import (
 
 // FuzzImportClaude imports arbitrary content as a Claude Code
 // transcript: it must not panic, whatever it reads must be storable
-// (Import into a MemoryStore succeeds), and every leaf's context must
+// (Import into a MemoryStore succeeds) unless the file is refused with
+// ErrClaudeConversation (its conversation cannot be rebuilt), and every
+// leaf's context must
 // build; a file imported after its first half was resumes that import,
 // or reports a conflict (an entry it made changed: a message cut in the
 // middle), never fails otherwise. Memory stays bounded by the reader's limits (claudeMaxLineBytes,
@@ -25,7 +27,8 @@ import (
 func FuzzImportClaude(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/claude/projects/*/*.jsonl")
 	sub, _ := filepath.Glob("testdata/claude/projects/*/*/subagents/*.jsonl")
-	for _, p := range append(seeds, sub...) {
+	par, _ := filepath.Glob("testdata/claude/parallel/*.jsonl")
+	for _, p := range append(append(seeds, sub...), par...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -49,6 +52,9 @@ func FuzzImportClaude(f *testing.F) {
 			t.Fatal(err)
 		}
 		ps, err := readAt(ctx, readClaude, path)
+		if errors.Is(err, ErrClaudeConversation) {
+			return // a file whose conversation cannot be rebuilt: refused, typed
+		}
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
@@ -59,7 +65,7 @@ func FuzzImportClaude(f *testing.F) {
 				t.Fatal(err)
 			}
 			hs, err := readAt(ctx, readClaude, half)
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrClaudeConversation) {
 				t.Fatalf("read: %v", err)
 			}
 			for _, p := range hs {

@@ -53,7 +53,9 @@ var (
 	ErrClaudeFileOrder = errors.New("importer: claude: lines without a parent placed in file order")
 	// ErrClaudeConversation: the tree built is not the conversation
 	// Claude Code shows (a line of the chain to the last line is not on
-	// the path to the session's leaf); the file is not imported.
+	// the path to the session's leaf, or a tool call on that path has its
+	// result in the file but not on the path: the message names the
+	// call); the file is not imported.
 	ErrClaudeConversation = errors.New("importer: claude: the import would not be the conversation Claude Code shows")
 )
 

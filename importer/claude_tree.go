@@ -29,6 +29,10 @@ type clNode struct {
 	l      *claudeLine
 	id     string
 	parent string
+	orig   string // the parent its line names, resolved (clTurns may change parent)
+	// results are the tool_use_ids of the tool_result blocks of a user
+	// line (set by clTurns).
+	results []string
 }
 
 // clOrder returns the graph lines of lines, their ids unique and their
