@@ -99,6 +99,10 @@ func clOrder(lines []*claudeLine, key string, bad *[]LineError) ([]*clNode, map[
 			n.parent = nodes[i-1].id
 			if !boundary {
 				fileOrder = append(fileOrder, n)
+			} else if lp := n.l.str("logicalParentUuid"); lp != "" {
+				// The line before the compaction is not in this file:
+				// placed after the line before it, and said.
+				*bad = append(*bad, LineError{Path: n.l.path, Line: n.l.n, Err: fmt.Errorf("%w: the compact boundary's logicalParentUuid %.80q: attached to %.100q", ErrClaudeMissingParent, lp, nodes[i-1].id)})
 			}
 		case pn != nil && pn != n:
 			n.parent = pn.id
