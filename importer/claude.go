@@ -82,9 +82,10 @@ package importer
 //     fixtures, early transcripts), and a compact boundary whose
 //     logicalParentUuid is not in the file, continue from the graph line
 //     before it too, as every viewer shows the conversation: the file
-//     is one tree, never a root per line (reported once a file,
-//     ErrClaudeFileOrder). A cycle is broken at its first line
-//     (ErrClaudeCycle).
+//     is one tree, never a root per line (the lines reported once a
+//     file, ErrClaudeFileOrder; each such boundary, unless it is the
+//     first line, ErrClaudeMissingParent). A cycle is broken at its
+//     first line (ErrClaudeCycle).
 //   - Turns (claude_turns.go): Claude Code 2.1 writes parallel tool
 //     calls as one line per call (one message.id) and hangs each call's
 //     result from its own call's line (sourceToolAssistantUUID), hook
