@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-	"unicode/utf8"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/redact"
@@ -268,15 +267,14 @@ func gatherBlobs(ctx context.Context, env *Envelope, store session.Store, max in
 }
 
 // withholdBlobs leaves out of env the blobs whose data is text that the
-// redactor would change, and lists them in WithheldBlobs.
+// redactor would change, and lists them in WithheldBlobs. Text is told
+// by its bytes (redact.Redactor.Bytes: UTF-8, UTF-16, Latin-1; binary by
+// its magic numbers), not by UTF-8 alone: a Latin-1 or UTF-16 file was
+// exported in clear.
 func withholdBlobs(env *Envelope, opts *Options) {
 	for _, ref := range slices.Sorted(maps.Keys(env.Blobs)) {
 		data := env.Blobs[ref]
-		if !utf8.Valid(data) {
-			continue // binary: an image
-		}
-		text := string(data)
-		if out, rep := opts.Redactor.String(text); out != text {
+		if out, rep := opts.Redactor.Bytes(data, ""); !bytes.Equal(out, data) {
 			delete(env.Blobs, ref)
 			env.WithheldBlobs = append(env.WithheldBlobs, ref)
 			env.Redacted.Add(rep)

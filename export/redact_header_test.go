@@ -88,16 +88,27 @@ func TestRedactWithholdsTextBlobs(t *testing.T) {
 	store := session.NewMemoryStore()
 	text, err := store.PutBlob(ctx, []byte("config.yml\ndb_password: Hd8BlobPassw0rd\n"))
 	require.NoError(t, err)
+	// The same in Latin-1 (not UTF-8) and in UTF-16 with its BOM.
+	latin1, err := store.PutBlob(ctx, []byte("# configuraci\xf3n\ndb_password: Hd8BlobPassw0rd\n"))
+	require.NoError(t, err)
+	u16 := []byte{0xff, 0xfe}
+	for _, c := range "db_password: Hd8BlobPassw0rd\r\n" {
+		u16 = append(u16, byte(c), 0)
+	}
+	utf16, err := store.PutBlob(ctx, u16)
+	require.NoError(t, err)
 	img, err := store.PutBlob(ctx, []byte("\x89PNG\r\n\x1a\n\x00\x00\xff\xfe image"))
 	require.NoError(t, err)
 	s, err := session.Create(ctx, store, nil)
 	require.NoError(t, err)
-	_, err = s.AppendCustom(ctx, "app.snapshot", map[string]any{"files": []string{text, img}})
+	_, err = s.AppendCustom(ctx, "app.snapshot", map[string]any{"files": []string{text, latin1, utf16, img}})
 	require.NoError(t, err)
 	env, err := export.Build(ctx, s, &export.Options{Blobs: true, Redactor: redact.New(&redact.Options{Home: []string{}})})
 	require.NoError(t, err)
-	assert.Equal(t, []string{text}, env.WithheldBlobs)
+	assert.ElementsMatch(t, []string{text, latin1, utf16}, env.WithheldBlobs)
 	assert.NotContains(t, env.Blobs, text)
+	assert.NotContains(t, env.Blobs, latin1)
+	assert.NotContains(t, env.Blobs, utf16)
 	assert.Contains(t, env.Blobs, img)
 	var b bytes.Buffer
 	_, err = env.WriteTo(&b)
