@@ -78,9 +78,8 @@ func (s *FileStore) foreignAt(id, rel string) error {
 	if err != nil {
 		return nil
 	}
-	line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	format, fid := sniffFormat(f, s.opts.Limits.MaxLineBytes)
 	f.Close()
-	format, fid := formatOf(line)
 	if format == "unknown" || fid != id {
 		return nil
 	}
@@ -94,7 +93,9 @@ func (s *FileStore) foreignAt(id, rel string) error {
 // another agent wrote (in the flat layout <id>.jsonl is where Dive keeps
 // its own): a delete would drop it and a move hide it from its agent.
 // Callers hold fsess.mu and the file's lock. A file whose first line
-// names no agent (ours, damaged) is the store's to delete.
+// is a JSON object other than our header (another program's, whatever
+// it names) is not the store's; one whose first line is no JSON object
+// (ours, damaged) is.
 func (s *FileStore) ownFile(fsess *fileSession) error {
 	if fsess.compressed {
 		return nil // only this store compresses a log
@@ -108,9 +109,9 @@ func (s *FileStore) ownFile(fsess *fileSession) error {
 		defer f.Close()
 		r = f
 	}
-	line, _ := bufio.NewReaderSize(io.NewSectionReader(r, 0, 64<<10), 64<<10).ReadSlice('\n')
-	switch format, _ := formatOf(line); format {
-	case "agentsession", "unknown":
+	format, _ := sniffFormat(io.NewSectionReader(r, 0, 1<<62), s.opts.Limits.MaxLineBytes)
+	switch format {
+	case "agentsession", "":
 		return nil
 	default:
 		return &ForeignError{ID: fsess.id, Path: s.path(fsess.rel), Format: format}
@@ -120,31 +121,140 @@ func (s *FileStore) ownFile(fsess *fileSession) error {
 // formatOf names the agent whose session file starts with line, and the
 // id of the session it holds ("" when it names none).
 func formatOf(line []byte) (format, id string) {
-	var v struct {
-		Type      string `json:"type"`
-		ID        string `json:"id"`
-		LineType  string `json:"line_type"`
-		UUID      string `json:"uuid"`
-		SessionID string `json:"sessionId"`
-		Data      struct {
-			ID string `json:"id"`
-		} `json:"data"`
-		Payload struct {
-			ID string `json:"id"`
-		} `json:"payload"`
+	f, id := sniffFormat(bytes.NewReader(line), int64(len(line)))
+	if f == "" {
+		f = "unknown"
 	}
-	if json.Unmarshal(bytes.TrimSpace(line), &v) != nil {
-		return "unknown", ""
+	return f, id
+}
+
+// sniffFormat names the agent whose session file r is, from the members
+// of its first JSON value, read as a stream (at most max bytes, one
+// string at a time held: a header of megabytes, as a suspended Dive
+// session's holding its pending calls' inputs, is read to its end), and
+// the id of the session it holds. It is "" when the file does not start
+// with a JSON object (ours, damaged; or empty), "unknown" for an object
+// no agent this package knows writes.
+func sniffFormat(r io.Reader, max int64) (format, id string) {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(io.LimitReader(r, max), 64<<10))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	var v struct{ typ, id, lineType, uuid, sessionID, dataID, payloadID string }
+	str := map[string]*string{"type": &v.typ, "id": &v.id, "line_type": &v.lineType, "uuid": &v.uuid, "sessionId": &v.sessionID}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", ""
+		}
+		key, _ := k.(string)
+		switch {
+		case str[key] != nil:
+			t, err := dec.Token()
+			if err != nil {
+				return "", ""
+			}
+			if s, ok := t.(string); ok {
+				*str[key] = s
+			} else if d, ok := t.(json.Delim); ok && !skipRest(dec, d) {
+				return "", ""
+			}
+		case key == "data" || key == "payload":
+			into := &v.dataID
+			if key == "payload" {
+				into = &v.payloadID
+			}
+			if !memberID(dec, into) {
+				return "", ""
+			}
+		default:
+			if !skipValue(dec) {
+				return "", ""
+			}
+		}
 	}
 	switch {
-	case v.Type == "session":
-		return "agentsession", v.ID
-	case strings.HasPrefix(v.LineType, "header"):
-		return "Dive", v.Data.ID // {"line_type":"header","data":{...}}
-	case v.Type == "session_meta":
-		return "Codex", v.Payload.ID
-	case v.UUID != "" || v.SessionID != "":
-		return "Claude Code", v.SessionID
+	case v.typ == "session":
+		return "agentsession", v.id
+	case strings.HasPrefix(v.lineType, "header"):
+		return "Dive", v.dataID // {"line_type":"header","data":{...}}
+	case v.typ == "session_meta":
+		return "Codex", v.payloadID
+	case v.uuid != "" || v.sessionID != "" || v.typ == "summary" || v.typ == "file-history-snapshot":
+		return "Claude Code", v.sessionID
 	}
 	return "unknown", ""
+}
+
+// memberID reads a value; when it is an object, its "id" string goes in
+// into. It reports whether the value was read whole.
+func memberID(dec *json.Decoder, into *string) bool {
+	t, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	if t != json.Delim('{') {
+		if d, ok := t.(json.Delim); ok {
+			return skipRest(dec, d)
+		}
+		return true
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k == "id" {
+			t, err := dec.Token()
+			if err != nil {
+				return false
+			}
+			if s, ok := t.(string); ok {
+				*into = s
+			} else if d, ok := t.(json.Delim); ok && !skipRest(dec, d) {
+				return false
+			}
+			continue
+		}
+		if !skipValue(dec) {
+			return false
+		}
+	}
+	_, err = dec.Token() // '}'
+	return err == nil
+}
+
+// skipValue reads one value, a token at a time.
+func skipValue(dec *json.Decoder) bool {
+	t, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	if d, ok := t.(json.Delim); ok {
+		return skipRest(dec, d)
+	}
+	return true
+}
+
+// skipRest reads the rest of the array or object that d opened.
+func skipRest(dec *json.Decoder, d json.Delim) bool {
+	if d != '{' && d != '[' {
+		return false
+	}
+	for depth := 1; depth > 0; {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,11 +94,20 @@ func TestFileStoreForeignOtherID(t *testing.T) {
 // as it is, byte for byte.
 func TestFileStoreForeignFileNotDropped(t *testing.T) {
 	ctx := context.Background()
+	// First lines longer than any buffer (a suspended Dive session's
+	// header holds its pending calls' inputs), and first lines that name
+	// no agent but are another program's JSON.
+	big := strings.Repeat("x", 300<<10)
 	foreign := map[string]string{
-		"Dive":        `{"line_type":"header","data":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}` + "\n",
-		"Codex":       `{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}` + "\n",
-		"Claude Code": `{"parentUuid":null,"uuid":"u","sessionId":"s1","type":"user"}` + "\n",
+		"Dive":            `{"line_type":"header","data":{"id":"s1","created_at":"2026-01-01T00:00:00Z"}}` + "\n",
+		"Dive long":       `{"line_type":"header","data":{"title":"` + big + `","id":"s1","pending_tool_calls":[{"input":{"content":"` + big + `"}}]}}` + "\n",
+		"Codex":           `{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1"}}` + "\n",
+		"Codex old":       `{"id":"s1","timestamp":"2025-04-01T00:00:00Z","instructions":"` + big + `"}` + "\n",
+		"Claude Code":     `{"parentUuid":null,"uuid":"u","sessionId":"s1","type":"user"}` + "\n",
+		"Claude summary":  `{"type":"summary","summary":"` + big + `","leafUuid":"u"}` + "\n" + `{"parentUuid":null,"uuid":"u","sessionId":"s1","type":"user"}` + "\n",
+		"Claude snapshot": `{"type":"file-history-snapshot","messageId":"m","snapshot":{}}` + "\n",
 	}
+	formatOf := map[string]string{"Dive long": "Dive", "Codex old": "unknown", "Claude summary": "Claude Code", "Claude snapshot": "Claude Code"}
 	ops := map[string]func(fs *session.FileStore) error{
 		"Delete":  func(fs *session.FileStore) error { return fs.Delete(ctx, "s1") },
 		"Archive": func(fs *session.FileStore) error { return fs.Archive(ctx, "s1") },
@@ -117,7 +127,11 @@ func TestFileStoreForeignFileNotDropped(t *testing.T) {
 				defer fs.Close()
 				err = op(fs)
 				var fe *session.ForeignError
-				if !errors.As(err, &fe) || fe.Format != format {
+				want := format
+				if f, ok := formatOf[format]; ok {
+					want = f
+				}
+				if !errors.As(err, &fe) || fe.Format != want {
 					t.Errorf("%s of a %s file: %v", name, format, err)
 				}
 				if b, err := os.ReadFile(p); err != nil || string(b) != data {

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,43 @@ func TestFileStoreImportDiveOfAnotherID(t *testing.T) {
 	}
 	if page, err := store.Unwrap().List(ctx, as.ListOptions{}); err != nil || len(page.Sessions) != 0 {
 		t.Fatalf("stored %v (%v)", page, err)
+	}
+}
+
+// A Dive file whose header is longer than any buffer (a long title, a
+// suspended turn's pending calls with their inputs) is Dive's all the
+// same: listed as Dive's, imported on open, never taken for an empty or
+// damaged session of this package.
+func TestFileStoreDiveLongHeader(t *testing.T) {
+	ctx := context.Background()
+	for _, size := range []int{100, 92 << 10, 2 << 20} {
+		for _, id := range []string{"s1", "chat 7"} {
+			t.Run(fmt.Sprintf("%d/%s", size, id), func(t *testing.T) {
+				dir := t.TempDir()
+				// As Dive's FileStore writes it: a header line, an event.
+				title := strings.Repeat("t", size)
+				file := `{"line_type":"header","data":{"id":"` + id + `","title":"` + title + `","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:01Z"}}` + "\n" +
+					`{"line_type":"event","data":{"id":"e1","type":"turn","timestamp":"2026-01-01T00:00:01Z","messages":[{"role":"user","content":[{"type":"text","text":"LONG-HEADER question"}]},{"role":"assistant","content":[{"type":"text","text":"answer"}]}]}}` + "\n"
+				if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				store := reopen(t, dir)
+				if _, err := store.Open(ctx, id); !errors.Is(err, as.ErrForeignFormat) {
+					t.Fatalf("Open: %v, want ErrForeignFormat", err)
+				}
+				store.ImportOnOpen(true)
+				s, err := store.Open(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Title() != title {
+					t.Errorf("title of %d bytes, want %d", len(s.Title()), len(title))
+				}
+				msgs, err := s.Messages(ctx)
+				if err != nil || len(msgs) != 2 {
+					t.Errorf("%d messages after the import (%v)", len(msgs), err)
+				}
+			})
+		}
 	}
 }

@@ -388,12 +388,7 @@ func (s *FileStore) diveFileAt(id string) error {
 		return nil // Dive's FileStore refuses these ids
 	}
 	dive := filepath.Join(s.fs.Root(), id+".jsonl")
-	first, err := firstLine(dive)
-	if err != nil {
-		return nil
-	}
-	var l diveLine
-	if json.Unmarshal(first, &l) != nil || l.LineType == "" {
+	if lt, err := lineType(dive); err != nil || lt == "" {
 		return nil // agentsession's file, or none of Dive's
 	}
 	return foreign(&as.ForeignError{ID: id, Path: dive, Format: "Dive"})
@@ -415,30 +410,62 @@ func foreign(err error) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
-	var l diveLine
-	if first, ferr := firstLine(fe.Path); ferr == nil && json.Unmarshal(first, &l) == nil && l.LineType != "" {
-		if l.LineType == "header" {
+	if lt, ferr := lineType(fe.Path); ferr == nil && lt != "" {
+		if lt == "header" {
 			return fmt.Errorf("dive session: %s holds session %q as Dive's own FileStore wrote it; import it with FileStore.ImportDive, or set FileStore.ImportOnOpen: %w", fe.Path, fe.ID, err)
 		}
-		return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, l.LineType, err)
+		return fmt.Errorf("dive session: session file %s: unrecognized first line type %q: %w", fe.Path, lt, err)
 	}
 	return err
 }
 
-// firstLine returns the first line of a regular file, up to 1 MiB of it
-// (a FIFO put at a session's name is refused, not waited on).
-func firstLine(path string) ([]byte, error) {
+// lineType returns the "line_type" of the first line of a regular file
+// ("" when it has none: agentsession's, or no JSON), read as a stream:
+// a Dive header can be megabytes long (a suspended session's holds its
+// pending calls' inputs). A FIFO put at a session's name is refused,
+// not waited on.
+func lineType(path string) (string, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("dive session: %s is not a regular file", path)
+		return "", fmt.Errorf("dive session: %s is not a regular file", path)
 	}
-	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	dec := json.NewDecoder(bufio.NewReader(io.LimitReader(f, MaxDiveFileBytes)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", nil
 	}
-	return line, nil
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", nil
+		}
+		if k == "line_type" {
+			if t, err := dec.Token(); err == nil {
+				s, _ := t.(string)
+				return s, nil
+			}
+			return "", nil
+		}
+		// Another member: passed over a token at a time (one string
+		// held at most, never the whole value).
+		for depth := 0; ; {
+			t, err := dec.Token()
+			if err != nil {
+				return "", nil
+			}
+			switch t {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	return "", nil
 }
