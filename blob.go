@@ -253,7 +253,7 @@ func (d *BlobDir) put(ctx context.Context, data []byte, later bool) (string, err
 // that the new reference does not point at garbage), or taken away by a
 // collection while this put looked at it.
 func (d *BlobDir) reuse(r *os.Root, name, ref string, later bool) (found bool, err error) {
-	f, err := r.Open(name)
+	f, err := openRegular(r, name, os.O_RDONLY)
 	if err != nil {
 		return false, nil
 	}
@@ -307,7 +307,7 @@ func (d *BlobDir) makeDurable(r *os.Root, name string, ino uint64) error {
 	if done && had == ino {
 		return nil
 	}
-	f, err := r.Open(name)
+	f, err := openRegular(r, name, os.O_RDONLY)
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (d *BlobDir) getFallback(name, ref string) ([]byte, error) {
 
 // get reads and checks the blob name of reference ref in r.
 func (d *BlobDir) get(r *os.Root, name, ref string) ([]byte, error) {
-	f, err := r.Open(name)
+	f, err := openRegular(r, name, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: blob %s", ErrNotFound, name)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 )
@@ -72,7 +73,7 @@ func (d *BlobDir) SyncBlobs(ctx context.Context) error {
 			defer wg.Done()
 			for i := range next {
 				n := names[i]
-				f, err := r.Open(n)
+				f, err := openRegular(r, n, os.O_RDONLY)
 				if err == nil {
 					_, inos[i], _, err = fileState(f)
 					if err == nil {

@@ -239,7 +239,7 @@ func (d *BlobDir) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time
 // then the name aside removed, so that a crash at any point leaves the
 // blob under its name or aside, to be put back again.
 func (d *BlobDir) putBack(r *os.Root, aside, name string) error {
-	f, err := r.Open(aside)
+	f, err := openRegular(r, aside, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // put back by another

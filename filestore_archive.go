@@ -63,11 +63,11 @@ var testHookMoveWait func()
 // file if need be, and returns what lets it go. Callers hold the moving
 // session's file lock.
 func (s *FileStore) lockMoves() (unlock func(), err error) {
-	f, err := s.r.OpenFile(movesRel, os.O_RDWR, 0)
+	f, err := openRegular(s.r, movesRel, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = mkdirRoot(s.r, archiveDir); err == nil {
 			if f, err = createIn(s.r, movesRel); errors.Is(err, fs.ErrExist) {
-				f, err = s.r.OpenFile(movesRel, os.O_RDWR, 0) // made by another meanwhile
+				f, err = openRegular(s.r, movesRel, os.O_RDWR) // made by another meanwhile
 			}
 		}
 	}
@@ -97,14 +97,14 @@ func (s *FileStore) whileNoMove(look func() error) error {
 	if s.fileOnly {
 		return look()
 	}
-	f, err := s.r.Open(movesRel)
+	f, err := openRegular(s.r, movesRel, os.O_RDONLY)
 	if err != nil {
 		if lerr := look(); lerr != nil || !errors.Is(err, fs.ErrNotExist) {
 			return lerr
 		}
 		// Nothing was moved when it looked; if a first move has begun
 		// since, look again under the lock.
-		if f, err = s.r.Open(movesRel); err != nil {
+		if f, err = openRegular(s.r, movesRel, os.O_RDONLY); err != nil {
 			return nil
 		}
 	}
@@ -158,7 +158,7 @@ func isArchiveMark(base string) bool {
 // readArchiveMark returns the time in the mark of the archived file rel,
 // zero when there is none or it cannot be read.
 func readArchiveMark(r *os.Root, rel string) time.Time {
-	f, err := r.Open(archiveMark(rel))
+	f, err := openRegular(r, archiveMark(rel), os.O_RDONLY)
 	if err != nil {
 		return time.Time{}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,4 +80,75 @@ func TestFileStoreFIFOIsNotWaitedOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A FIFO where the store keeps a file of its own (the moves lock, a
+// blob, a state file) is not waited on either.
+func TestFileStoreOwnFilesFIFO(t *testing.T) {
+	ctx := context.Background()
+	within := func(t *testing.T, what string, do func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { defer close(done); do() }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute): // a hang, not a slow machine
+			t.Fatalf("%s waits on the FIFO", what)
+		}
+	}
+	t.Run("moves lock", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, ".archive"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(filepath.Join(dir, ".archive", ".moves"), 0o600); err != nil {
+			t.Skip(err)
+		}
+		within(t, "open, list, load", func() {
+			store, err := session.OpenFileStore(dir, nil)
+			if err != nil {
+				return
+			}
+			defer store.Close()
+			s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s1", Cwd: "/w"})
+			if err == nil {
+				s.Append(ctx, session.UserText("hi"))
+			}
+			store.List(ctx, session.ListOptions{Archived: true})
+			store.Load(ctx, "s1")
+			store.Archive(ctx, "s1")
+		})
+	})
+	t.Run("blob", func(t *testing.T) {
+		dir := t.TempDir()
+		store, err := session.OpenFileStore(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		data := []byte(strings.Repeat("blob bytes ", 200))
+		ref, err := store.PutBlob(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var path string
+		filepath.WalkDir(filepath.Join(dir, ".blobs"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				path = p
+			}
+			return nil
+		})
+		if path == "" {
+			t.Fatal("no blob file")
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Skip(err)
+		}
+		within(t, "GetBlob", func() { store.GetBlob(ctx, ref) })
+		within(t, "PutBlob", func() { store.PutBlob(ctx, data) })
+		within(t, "CollectBlobs", func() { session.CollectBlobs(ctx, store, nil) })
+	})
 }

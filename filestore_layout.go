@@ -319,16 +319,31 @@ func (s *FileStore) openRel(rel string) (*os.File, error) {
 // that never comes.
 var errNotRegular = errors.New("not a regular file")
 
-// openRegular opens the regular file rel below r, without waiting on a
-// FIFO (refused, as any file that is not regular, with errNotRegular).
-func openRegular(r *os.Root, rel string, flag int) (*os.File, error) {
-	f, err := r.OpenFile(rel, flag|oNonblock, 0)
+// openRegularPath is openRegular of a path the caller named (a link
+// followed, as the caller's own path).
+func openRegularPath(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|oNonblock, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	return regularOnly(f, path)
+}
+
+// openRegular opens the regular file rel below r, without waiting on a
+// FIFO (refused, as any file that is not regular, with errNotRegular).
+func openRegular(r *os.Root, rel string, flag int) (*os.File, error) {
+	f, err := r.OpenFile(rel, flag|oNonblock, 0o600) // the mode of a file O_CREATE makes
+	if err != nil {
+		return nil, err
+	}
+	return regularOnly(f, rel)
+}
+
+// regularOnly returns f if it is a regular file, else closes it.
+func regularOnly(f *os.File, name string) (*os.File, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: rel, Err: errNotRegular}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}
 	return f, nil
 }
@@ -434,7 +449,7 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 // readHeader reads the header of the log at path as every reader does,
 // with the same limits (a header line of any size the writer accepts).
 func readHeader(path string, lim Limits) (Header, error) {
-	f, err := os.Open(path)
+	f, err := openRegularPath(path, os.O_RDONLY)
 	if err != nil {
 		return Header{}, fmt.Errorf("session: open %s: %w", path, err)
 	}

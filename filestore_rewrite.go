@@ -243,7 +243,7 @@ func MigrateFile(ctx context.Context, path string, opts *MigrateFileOptions) (fr
 	}
 	defer r.Close()
 	name := filepath.Base(path)
-	f, err := r.OpenFile(name, os.O_RDWR, 0)
+	f, err := openRegular(r, name, os.O_RDWR)
 	if err != nil {
 		return 0, err
 	}

@@ -110,7 +110,7 @@ func (s *FileStore) UpdateState(ctx context.Context, scope StateScope, owner str
 	if err := mkdirRoot(s.r, dir); err != nil {
 		return fmt.Errorf("session: update state: %w", err)
 	}
-	lf, err := s.r.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := openRegular(s.r, base+".lock", os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("session: update state: %w", err)
 	}

@@ -496,7 +496,7 @@ func (w *watcher) publish(id string, c Change) {
 // whole line, the entries counted when the file is small enough to read.
 func (w *watcher) atEnd(rel string) *cursor {
 	c := &cursor{rel: rel, count: -1}
-	f, err := w.s.r.Open(rel)
+	f, err := openRegular(w.s.r, rel, os.O_RDONLY)
 	if err != nil {
 		return c
 	}
