@@ -311,7 +311,9 @@ func readDiveFile(path string) ([]byte, os.FileInfo, error) {
 	if st.Size() > MaxDiveFileBytes {
 		return nil, nil, fmt.Errorf("dive session: %s: %w (%d bytes, the cap is %d)", path, as.ErrTooLarge, st.Size(), int64(MaxDiveFileBytes))
 	}
-	f, err := os.Open(path)
+	// Not blocking, and no link followed: what is opened is checked
+	// against what was looked at (sameState below).
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock|oNofollow, 0)
 	if err != nil {
 		return nil, nil, err
 	}
