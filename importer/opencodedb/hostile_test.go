@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,16 @@ func TestDatabaseHostile(t *testing.T) {
 			`INSERT INTO session VALUES ('s1')`,
 			`CREATE TABLE part (id text, message_id text, session_id text, data text)`,
 			`CREATE VIEW message AS SELECT 'm' || x AS id, 's1' AS session_id, zeroblob(1000000000) AS data FROM (SELECT 1 AS x UNION ALL SELECT 2)`,
+		}},
+		{"a default of a megabyte, copied out for every row", []string{
+			`CREATE TABLE session (id text primary key)`,
+			`INSERT INTO session VALUES ('s1')`,
+			`CREATE TABLE message (id text, session_id text, data text)`,
+			`INSERT INTO message VALUES ('m1', 's1', '{"role":"user"}')`,
+			`CREATE TABLE part (message_id text, data text)`,
+			`INSERT INTO part VALUES ('m1', NULL), ('m1', NULL), ('m1', NULL)`,
+			`PRAGMA writable_schema = ON`,
+			`UPDATE sqlite_master SET sql = 'CREATE TABLE part (message_id text, data text, id text DEFAULT ''` + strings.Repeat("x", 1<<20) + `'')' WHERE name = 'part'`,
 		}},
 		{"a generated column", []string{
 			`CREATE TABLE session (id text primary key)`,

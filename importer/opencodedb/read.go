@@ -50,25 +50,21 @@ func (d *db) has(table string, cols ...string) bool {
 // read opens the database at path read-only (a copy importer.Import
 // made) and yields its sessions, parents before their children.
 func read(ctx context.Context, path string, yield func(export []byte, problems []error) error) error {
-	if err := index(ctx, path); err != nil {
-		return err
-	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	if !exists(path+"-wal") && !exists(path+"-journal") {
-		q.Set("immutable", "1") // nothing to apply: no lock, no -shm
-	}
-	q.Add("_pragma", "query_only(1)")
-	h, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	// The schema is checked before anything runs on the tables; then
+	// they are indexed in the copy (read-write), and read through a
+	// read-only handle opened after.
+	d, err := openDB(ctx, path)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	h.SetMaxOpenConns(1)
-	d := &db{sql: h, cols: map[string]map[string]bool{}}
-	if err := d.schema(ctx); err != nil {
+	d.sql.Close()
+	if err := index(ctx, path); err != nil {
 		return err
 	}
+	if d, err = openDB(ctx, path); err != nil {
+		return err
+	}
+	defer d.sql.Close()
 	order, err := d.order(ctx)
 	if err != nil {
 		return err
@@ -82,7 +78,7 @@ func read(ctx context.Context, path string, yield func(export []byte, problems [
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			doc, problems = nil, append(problems, fmt.Errorf("session %q: %w", id, err))
+			doc, problems = nil, append(problems, fmt.Errorf("session %.100q: %w", id, err))
 		}
 		if err := yield(doc, problems); err != nil {
 			return err
@@ -112,6 +108,27 @@ func index(ctx context.Context, path string) error {
 		}
 	}
 	return nil
+}
+
+// openDB opens the database at path read-only and reads its schema.
+func openDB(ctx context.Context, path string) (*db, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	if !exists(path+"-wal") && !exists(path+"-journal") {
+		q.Set("immutable", "1") // nothing to apply: no lock, no -shm
+	}
+	q.Add("_pragma", "query_only(1)")
+	h, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	h.SetMaxOpenConns(1)
+	d := &db{sql: h, cols: map[string]map[string]bool{}}
+	if err := d.schema(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return d, nil
 }
 
 func exists(path string) bool {
@@ -178,8 +195,20 @@ func (d *db) plainTable(ctx context.Context, t string) error {
 	if generated > 0 {
 		return fmt.Errorf("%w: %s has generated columns", ErrNotOpenCode, t)
 	}
+	// A column a row does not store takes its default, copied out again
+	// for every row read: OpenCode's are a few bytes.
+	var dflt sql.NullInt64
+	if err := d.sql.QueryRowContext(ctx, `SELECT max(length(dflt_value)) FROM pragma_table_xinfo(?)`, t).Scan(&dflt); err != nil {
+		return fmt.Errorf("opencodedb: reading the schema: %w", err)
+	}
+	if dflt.Valid && dflt.Int64 > maxDefault {
+		return fmt.Errorf("%w: a column of %s has a default value of %d bytes", ErrNotOpenCode, t, dflt.Int64)
+	}
 	return nil
 }
+
+// maxDefault bounds the default value of a column of the tables read.
+const maxDefault = 4 << 10
 
 // order lists the sessions' ids: each session of its own (in the order
 // of creation) followed by its children's, depth first. A session in a
@@ -330,7 +359,7 @@ func (d *db) session(ctx context.Context, id string) ([]byte, []error, error) {
 		}
 		m, err := record(data, "id", mid.String, "sessionID", id)
 		if err != nil {
-			problems = append(problems, fmt.Errorf("message %q: %w", mid.String, err))
+			problems = append(problems, fmt.Errorf("message %.100q: %w", mid.String, err))
 			continue
 		}
 		if size += len(m); size > importer.OpenCodeMaxFileBytes {
@@ -395,7 +424,7 @@ func (d *db) parts(ctx context.Context, id string, problems *[]error) (map[strin
 		}
 		p, err := record(data, "id", pid.String, "sessionID", id, "messageID", mid.String)
 		if err != nil {
-			*problems = append(*problems, fmt.Errorf("part %q of message %q: %w", pid.String, mid.String, err))
+			*problems = append(*problems, fmt.Errorf("part %.100q of message %.100q: %w", pid.String, mid.String, err))
 			continue
 		}
 		if size += len(p); size > importer.OpenCodeMaxFileBytes {
@@ -445,7 +474,7 @@ func (d *db) info(ctx context.Context, id string, problems *[]error) ([]byte, er
 	v := map[string]*cell{}
 	for i, c := range cols {
 		if cells[i].over() {
-			*problems = append(*problems, fmt.Errorf("session %q: its %s holds %d bytes, over the cap of %d", id, c, cells[i].size.Int64, maxRecord))
+			*problems = append(*problems, fmt.Errorf("session %.100q: its %s holds %d bytes, over the cap of %d", id, c, cells[i].size.Int64, maxRecord))
 			continue
 		}
 		if cells[i].v != nil {
@@ -461,7 +490,7 @@ func (d *db) info(ctx context.Context, id string, problems *[]error) ([]byte, er
 			if s, ok := x.text(); ok && json.Valid([]byte(s)) {
 				return json.RawMessage(s), true
 			}
-			*problems = append(*problems, fmt.Errorf("session %q: its %s is not JSON", id, c))
+			*problems = append(*problems, fmt.Errorf("session %.100q: its %s is not JSON", id, c))
 			return nil, false
 		}
 		switch n := x.v.(type) {
@@ -535,7 +564,7 @@ func (d *db) todo(ctx context.Context, id string, problems *[]error) []byte {
 	rows, err := d.sql.QueryContext(ctx, `SELECT `+capped("content")+`, `+capped("status")+`, `+capped("priority")+
 		` FROM todo WHERE session_id = ?`+by+` LIMIT 100000`, id)
 	if err != nil {
-		*problems = append(*problems, fmt.Errorf("session %q: reading its to-do list: %w", id, err))
+		*problems = append(*problems, fmt.Errorf("session %.100q: reading its to-do list: %w", id, err))
 		return nil
 	}
 	defer rows.Close()
@@ -544,7 +573,7 @@ func (d *db) todo(ctx context.Context, id string, problems *[]error) []byte {
 	for rows.Next() {
 		var c [3]cell
 		if err := rows.Scan(&c[0].v, &c[0].size, &c[1].v, &c[1].size, &c[2].v, &c[2].size); err != nil {
-			*problems = append(*problems, fmt.Errorf("session %q: reading its to-do list: %w", id, err))
+			*problems = append(*problems, fmt.Errorf("session %.100q: reading its to-do list: %w", id, err))
 			return nil
 		}
 		var ms []member
@@ -554,13 +583,13 @@ func (d *db) todo(ctx context.Context, id string, problems *[]error) []byte {
 		}
 		item := object(ms)
 		if size += len(item); size > maxRecord {
-			*problems = append(*problems, fmt.Errorf("session %q: its to-do list passes %d bytes", id, maxRecord))
+			*problems = append(*problems, fmt.Errorf("session %.100q: its to-do list passes %d bytes", id, maxRecord))
 			return nil
 		}
 		items = append(items, item)
 	}
 	if err := rows.Err(); err != nil {
-		*problems = append(*problems, fmt.Errorf("session %q: reading its to-do list: %w", id, err))
+		*problems = append(*problems, fmt.Errorf("session %.100q: reading its to-do list: %w", id, err))
 		return nil
 	}
 	if len(items) == 0 {
