@@ -266,15 +266,13 @@ func gatherBlobs(ctx context.Context, env *Envelope, store session.Store, max in
 	return nil
 }
 
-// withholdBlobs leaves out of env the blobs whose data is text that the
-// redactor would change, and lists them in WithheldBlobs. Text is told
-// by its bytes (redact.Redactor.Bytes: UTF-8, UTF-16, Latin-1; binary by
-// its magic numbers), not by UTF-8 alone: a Latin-1 or UTF-16 file was
-// exported in clear.
+// withholdBlobs leaves out of env the blobs whose data holds text in
+// which the redactor finds a secret (see withhold: every text the bytes
+// may be, not UTF-8 alone), and lists them in WithheldBlobs.
 func withholdBlobs(env *Envelope, opts *Options) {
 	for _, ref := range slices.Sorted(maps.Keys(env.Blobs)) {
 		data := env.Blobs[ref]
-		if out, rep := opts.Redactor.Bytes(data, ""); !bytes.Equal(out, data) {
+		if hold, rep := withhold(opts.Redactor, data); hold {
 			delete(env.Blobs, ref)
 			env.WithheldBlobs = append(env.WithheldBlobs, ref)
 			env.Redacted.Add(rep)
