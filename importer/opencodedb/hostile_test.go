@@ -111,8 +111,8 @@ func TestDatabaseSparseNotCopied(t *testing.T) {
 // busy machine; a scan per session took two): it fails on the
 // quadratic reader only.
 func TestDatabaseManySessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a database of 20,000 sessions")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds a database of 20,000 sessions; timed (the race detector slows SQLite tenfold)")
 	}
 	path := filepath.Join(t.TempDir(), "opencode.db")
 	db := openDB(t, path)

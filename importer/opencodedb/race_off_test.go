@@ -1,0 +1,5 @@
+//go:build !race
+
+package opencodedb_test
+
+const raceEnabled = false
