@@ -225,9 +225,10 @@ func mavenEncrypted(v string) bool {
 // wget's, browsers' exports): domain, TRUE|FALSE, path, TRUE|FALSE,
 // expiry, name, value, separated by tabs.
 func findCookieJar(s string, add func(start, end int)) {
+	trues, falses := foldCursor{w: "\ttrue\t"}, foldCursor{w: "\tfalse\t"}
 	for i := 0; ; {
-		k := indexFold(s, "\ttrue\t", i)
-		if f := indexFold(s, "\tfalse\t", i); f >= 0 && (k < 0 || f < k) {
+		k := trues.from(s, i)
+		if f := falses.from(s, i); f >= 0 && (k < 0 || f < k) {
 			k = f
 		}
 		if k < 0 {
@@ -255,9 +256,10 @@ func isBool(s string) bool { return strings.EqualFold(s, "true") || strings.Equa
 // ... [WITH] [ENCRYPTED] PASSWORD 'x', IDENTIFIED BY 'x' (or unquoted,
 // Oracle's), IDENTIFIED WITH plugin BY 'x', SET PASSWORD = PASSWORD('x').
 func findSQLPasswords(s string, add func(start, end int)) {
+	pw, id := foldCursor{w: "password"}, foldCursor{w: "identified "}
 	for i := 0; ; {
-		k := indexFold(s, "password", i)
-		b := indexFold(s, "identified ", i)
+		k := pw.from(s, i)
+		b := id.from(s, i)
 		if k < 0 && b < 0 {
 			return
 		}

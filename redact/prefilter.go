@@ -244,3 +244,23 @@ func indexFold(s, w string, from int) int {
 	}
 	return -1
 }
+
+// foldCursor finds a word (folded) in s ignoring ASCII case, from
+// positions that never decrease, and remembers the last one it found: a
+// finder that looks for the first of several words reads s once for each
+// word, not once for each occurrence of another (which was quadratic on
+// text dense with one of them and without the other).
+type foldCursor struct {
+	w       string
+	at      int // the last occurrence found, -1 when there is none left
+	started bool
+}
+
+// from returns the index of the first w in s at or after i, or -1; i
+// must not be less than in the call before.
+func (c *foldCursor) from(s string, i int) int {
+	if !c.started || c.at >= 0 && c.at < i {
+		c.at, c.started = indexFold(s, c.w, i), true
+	}
+	return c.at
+}

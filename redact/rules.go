@@ -39,20 +39,27 @@ var defaultRules = sync.OnceValue(func() []Rule {
 
 // privateKeyRule finds PEM private keys, also with escaped newlines and
 // cut short (without their END line), which gitleaks' private-key does
-// not.
+// not. Its Pattern (and Valid) say what it finds, to read; its finder
+// (findPrivateKeys) finds the same in one pass.
 func privateKeyRule() Rule {
 	return Rule{
 		Name:     "private-key",
 		Keywords: []string{"private key", "static key"},
-		Pattern: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-			`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)` +
-			// RFC 4716's armour (ssh.com, PuTTY's exports), and OpenVPN's
-			// static keys (tls-auth, tls-crypt).
-			`|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----` +
-			`(?:[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|[A-Za-z0-9+/=\s\\:,.\-"]*)` +
-			`|-----BEGIN OpenVPN Static key V1-----(?:[\s\S]*?-----END OpenVPN Static key V1-----|[0-9a-fA-F\s\\n]*)`),
-		Valid: pemBody,
+		find:     findPrivateKeys,
+		Pattern:  privateKeyPattern(),
+		Valid:    pemBody,
 	}
+}
+
+// privateKeyPattern is the private-key rule's expression.
+func privateKeyPattern() *regexp.Regexp {
+	return regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+		`(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.\-]*)` +
+		// RFC 4716's armour (ssh.com, PuTTY's exports), and OpenVPN's
+		// static keys (tls-auth, tls-crypt).
+		`|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----` +
+		`(?:[\s\S]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|[A-Za-z0-9+/=\s\\:,.\-"]*)` +
+		`|-----BEGIN OpenVPN Static key V1-----(?:[\s\S]*?-----END OpenVPN Static key V1-----|[0-9a-fA-F\s\\n]*)`)
 }
 
 // ownTokens are tokens of a known shape that gitleaks lacks, or that its
