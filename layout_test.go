@@ -19,7 +19,7 @@ func TestImportRules(t *testing.T) {
 		".":                          {mod + "/internal/jsonx", mod + "/internal/names", mod + "/redact", "github.com/google/uuid", "github.com/klauspost/compress/zstd", "github.com/fsnotify/fsnotify"},
 		"redact":                     {mod + "/internal/jsonx"},
 		"export":                     {mod, mod + "/internal/jsonx", mod + "/redact"},
-		"importer":                   {mod, mod + "/export", mod + "/internal/jsonx", mod + "/provider/anthropic"},
+		"importer":                   {mod, mod + "/export", mod + "/internal/jsonx", mod + "/provider/anthropic", "golang.org/x/sys/unix"}, // unix: openat with O_NOFOLLOW, element by element (root_unix.go)
 		"importer/opencodedb":        {mod + "/importer", "modernc.org/sqlite"}, // a module of its own
 		"encrypt":                    {mod, mod + "/internal/names"},
 		"internal/jsonx":             {},
