@@ -20,7 +20,7 @@ func TestImportRules(t *testing.T) {
 		"redact":                     {mod + "/internal/jsonx"},
 		"export":                     {mod, mod + "/internal/jsonx", mod + "/redact"},
 		"importer":                   {mod, mod + "/export", mod + "/internal/jsonx", mod + "/provider/anthropic", "golang.org/x/sys/unix"}, // unix: openat with O_NOFOLLOW, element by element (root_unix.go)
-		"importer/opencodedb":        {mod + "/importer", "modernc.org/sqlite"}, // a module of its own
+		"importer/opencodedb":        {mod + "/importer", "modernc.org/sqlite"},                                                             // a module of its own
 		"encrypt":                    {mod, mod + "/internal/names"},
 		"internal/jsonx":             {},
 		"internal/names":             {mod + "/internal/jsonx"},
