@@ -109,8 +109,8 @@ func longLineFile(t *testing.T, version int, n int) string {
 // limit's chunks, not of the line; a file over MaxLogBytes is refused
 // before it is read.
 func TestReadsAreBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes files of hundreds of MiB")
+	if testing.Short() || raceEnabled {
+		t.Skip("writes files of hundreds of MiB; measures memory, which the race detector multiplies")
 	}
 	const line = 320 << 20 // five times DefaultMaxLineBytes
 	const bound = 128 << 20
@@ -163,8 +163,8 @@ func TestReadsAreBounded(t *testing.T) {
 // message at a time: the process holds about a message's JSON, not the
 // whole output marshalled and then indented.
 func TestContextJSONOfImagesIsBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("prints 256 MiB")
+	if testing.Short() || raceEnabled {
+		t.Skip("measures memory, which the race detector multiplies")
 	}
 	const n, size = 96, 2 << 20
 	p := imageStore(t, n, size)
