@@ -116,7 +116,7 @@ func diveInfo(path, id string) (*SessionInfo, error) {
 		return nil, errors.New("not a regular file within the cap")
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
-	first, complete, err := readLine(br, maxDiveHeader)
+	first, complete, headLen, err := readLine(br, maxDiveHeader)
 	if err != nil || !complete {
 		return nil, fmt.Errorf("no header line: %v", err)
 	}
@@ -125,7 +125,7 @@ func diveInfo(path, id string) (*SessionInfo, error) {
 	if json.Unmarshal(first, &l) != nil || l.LineType != "header" || json.Unmarshal(l.Data, &h) != nil || h.ID != id {
 		return nil, ErrNotDiveFile
 	}
-	events, last, err := countEvents(br)
+	events, last, err := countEvents(br, f, int64(headLen))
 	if err != nil {
 		return nil, err
 	}
@@ -151,36 +151,64 @@ var (
 // members before its messages.
 const eventHead = 512
 
-// countEvents counts the event lines of the rest of a Dive file, as
-// Dive's reader does (a last line cut short, no newline and not JSON, is
-// not an event), and returns the time of the last. Only the start of
-// each line is kept.
-func countEvents(br *bufio.Reader) (n int, last time.Time, err error) {
+// countEvents counts the event lines of the rest of a Dive file, from
+// offset at, as Dive's reader does (a last line that is not JSON, cut
+// short or not, or that does not decode, is not an event), and returns
+// the time of the last.
+// Only the start of each line is kept; the last event line is read
+// again from f, whole, to be checked.
+func countEvents(br *bufio.Reader, f io.ReaderAt, at int64) (n int, last time.Time, err error) {
+	var lastAt, lastLen int64 = -1, 0 // the last event line counted
+	prev := last                      // the time before it
 	for {
-		line, complete, err := readLine(br, eventHead)
+		// A line not complete is the last one, without its newline: it
+		// is checked whole below, as every last line is.
+		line, _, size, err := readLine(br, eventHead)
 		if err == io.EOF {
-			return n, last, nil
+			break
 		}
 		if err != nil {
 			return n, last, err
 		}
-		if !complete || !bytes.HasPrefix(bytes.TrimLeft(line, " \t"), eventPrefix) {
+		at += int64(size)
+		if !bytes.HasPrefix(bytes.TrimLeft(line, " \t"), eventPrefix) {
+			lastAt = -1 // the last line is not an event: nothing to check
 			continue
 		}
 		n++
+		lastAt, lastLen = at-int64(size), int64(size)
+		prev = last
 		if m := eventTime.FindSubmatch(line); m != nil {
 			if t, err := time.Parse(time.RFC3339Nano, string(m[1])); err == nil {
 				last = t
 			}
 		}
 	}
+	if lastAt >= 0 && lastLen <= MaxDiveFileBytes {
+		b, err := io.ReadAll(io.NewSectionReader(f, lastAt, lastLen))
+		if err != nil {
+			return n, last, err
+		}
+		if !diveReads(b) {
+			n, last = n-1, prev // Dive drops it
+		}
+	}
+	return n, last, nil
+}
+
+// diveReads reports whether Dive's reader takes line as an event: JSON
+// that decodes into its types (it drops a last line that does not).
+func diveReads(line []byte) bool {
+	var l diveLine
+	var e diveEvent
+	return json.Unmarshal(bytes.TrimSpace(line), &l) == nil && json.Unmarshal(l.Data, &e) == nil
 }
 
 // readLine reads a line; it keeps at most keep bytes of it (the rest is
 // read and dropped) and says whether the line was whole: ended by a
 // newline, or, at the end of the file, valid JSON kept whole (Dive reads
 // such a line; one cut short it drops).
-func readLine(br *bufio.Reader, keep int) (line []byte, complete bool, err error) {
+func readLine(br *bufio.Reader, keep int) (line []byte, complete bool, size int, err error) {
 	var kept []byte
 	total := 0
 	for {
@@ -191,13 +219,13 @@ func readLine(br *bufio.Reader, keep int) (line []byte, complete bool, err error
 		}
 		switch {
 		case err == nil:
-			return bytes.TrimRight(kept, "\r\n"), true, nil
+			return bytes.TrimRight(kept, "\r\n"), true, total, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case err == io.EOF && total > 0:
-			return kept, total == len(kept) && json.Valid(bytes.TrimSpace(kept)), nil
+			return kept, total == len(kept) && json.Valid(bytes.TrimSpace(kept)), total, nil
 		default:
-			return nil, false, err
+			return nil, false, total, err
 		}
 	}
 }
