@@ -13,6 +13,9 @@ import (
 // branch there. Nothing is deleted. The move is persisted (see the
 // package documentation on leaf markers), so it survives a reopen.
 func (s *Session) Branch(ctx context.Context, id string) (err error) {
+	if s == nil {
+		return ErrNilSession
+	}
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	if err := s.lock(ctx); err != nil {
@@ -89,6 +92,9 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 // is the entry branched to ("root" for ""). It returns the summary entry,
 // the new leaf.
 func (s *Session) BranchWithSummary(ctx context.Context, id, summary string, details any) (e Entry, err error) {
+	if s == nil {
+		return Entry{}, ErrNilSession
+	}
 	start, left := s.begin(), 0
 	defer func() { s.report(ctx, OpBranch, start, left, err) }()
 	if err := s.lock(ctx); err != nil {

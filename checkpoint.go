@@ -55,6 +55,9 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, erro
 // it (Label renames on purpose). An entry that does not exist is
 // ErrNotFound.
 func (s *Session) CheckpointWith(ctx context.Context, name string, opts *CheckpointOptions) (cp Checkpoint, err error) {
+	if s == nil {
+		return Checkpoint{}, ErrNilSession
+	}
 	start := s.begin()
 	anchor, same := s.LeafID(), false
 	defer func() {
@@ -152,6 +155,9 @@ func isNullRaw(r json.RawMessage) bool {
 // and CheckpointWith (CheckpointOptions.At) follow; ErrNotFound when ref
 // names neither.
 func (s *Session) Resolve(ref string) (Entry, error) {
+	if s == nil {
+		return Entry{}, ErrNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -238,6 +244,9 @@ type RewindResult struct {
 // last: see Resolve), like Branch: nothing is deleted, and the path left behind stays
 // reachable from RewindResult.From.
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
+	if s == nil {
+		return RewindResult{}, ErrNilSession
+	}
 	start := s.begin()
 	defer func() {
 		s.telemetry(ctx, start, OpInfo{Op: OpRewind, Anchor: res.From, Target: res.To, Entries: res.Left,

@@ -142,8 +142,12 @@ func (o *CompactionOptions) check() error {
 // for them, so that the host hears of it), a context with nothing before
 // its latest turn (ErrNothingToCompact), or one whose latest turn alone is
 // over what the window leaves (ErrCompactionDoesNotFit), each with the
-// sizes.
+// sizes. On a nil *Session it is true, for the same reason: Compact then
+// returns ErrNilSession.
 func (s *Session) NeedsCompaction(opts *CompactionOptions) bool {
+	if s == nil {
+		return true
+	}
 	o := opts.withDefaults()
 	if o.ContextWindow <= 0 && o.MaxMessages == 0 {
 		return false
@@ -225,6 +229,9 @@ type CompactionPlan struct {
 // about opts.KeepRecentTokens of recent history. ErrNothingToCompact if
 // there is no history before what it would keep.
 func (s *Session) PlanCompaction(opts *CompactionOptions) (*CompactionPlan, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
 	o := opts.withDefaults()
 	if err := o.check(); err != nil {
 		return nil, err

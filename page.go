@@ -39,6 +39,9 @@ type MessagePage struct {
 // (ErrNotFound for an unknown Leaf, or a Before or After entry that is
 // not on the path).
 func (s *Session) MessagePage(opts PageOptions) (*MessagePage, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
 	if opts.Before != "" && opts.After != "" {
 		return nil, errors.New("session: MessagePage with both Before and After")
 	}

@@ -80,10 +80,16 @@ type Session struct {
 // after it (SaveTurn: the user's message, the replies and tool results,
 // in one append; usage, when not nil, goes on the turn's last assistant
 // message that has none), and compaction when the history outgrows the
-// model's window (NeedsCompaction, Compact). It is the point where a
+// model's window (NeedsCompaction, Compact), and Flush, which makes the
+// turns saved so far durable (a FileStore's default SyncOnFlush syncs
+// only then; call it at the end of each turn). It is the point where a
 // host plugs a session into its agent; *Session implements it, and a
 // host's test double implements all of it, so that an agent never loses
-// auto-compaction to a type assertion that fails.
+// auto-compaction or durability to a type assertion that fails.
+//
+// A nil *Session in a Conversation is not a nil Conversation: every
+// method of it that returns an error returns ErrNilSession (and
+// NeedsCompaction is true, so that Compact says so), rather than panic.
 //
 // The usual shape: the agent's options hold a default Conversation, a
 // per-call WithSession option overrides it, and with neither the agent
@@ -95,6 +101,7 @@ type Conversation interface {
 	SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error
 	NeedsCompaction(opts *CompactionOptions) bool
 	Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (*CompactionResult, error)
+	Flush(ctx context.Context) error
 }
 
 var _ Conversation = (*Session)(nil)
@@ -248,8 +255,13 @@ func (s *Session) resetTree(log *Log, t *tree) {
 	s.blobErrs = log.Unresolved
 }
 
-// ID returns the session id.
-func (s *Session) ID() string { return s.id }
+// ID returns the session id; "" for a nil *Session.
+func (s *Session) ID() string {
+	if s == nil {
+		return ""
+	}
+	return s.id
+}
 
 // Store returns the store the session lives in.
 func (s *Session) Store() Store { return s.store }
@@ -356,6 +368,9 @@ func (s *Session) Leaves() []Entry {
 // PathTo returns the entries from the root to the entry id: the current
 // branch for PathTo(LeafID()), and none for "" (before the first entry).
 func (s *Session) PathTo(id string) ([]Entry, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -462,6 +477,9 @@ func (s *Session) leafCtx() *pathCtx {
 // id; "" gives the context before the first entry, as PathTo and UsageAt
 // take it, so that ContextAt(LeafID()) is Context() whatever the leaf.
 func (s *Session) ContextAt(id string) (*Context, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -562,6 +580,9 @@ func (s *Session) Flush(ctx context.Context) error {
 // those that return no error (Context, Tree, Leaf, Log ...) keep
 // answering from what the handle holds. The session stays in its store.
 func (s *Session) Close() error {
+	if s == nil {
+		return ErrNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -623,6 +644,9 @@ func (s *Session) pathOf() string {
 // error takes it (or calls closedErr) before doing anything, a
 // summarizer's model call or a fork's new session included.
 func (s *Session) lock(ctx context.Context) error {
+	if s == nil {
+		return ErrNilSession
+	}
 	if err := lockCtx(ctx, &s.mu); err != nil {
 		return err
 	}

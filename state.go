@@ -82,6 +82,9 @@ func CheckStateOwner(scope StateScope, owner string) error {
 // on the path from the root to it. ErrNotFound for an unknown id; ""
 // gives the state before the first entry (empty).
 func (s *Session) StateAt(id string) (State, error) {
+	if s == nil {
+		return State{}, ErrNilSession
+	}
 	if id == "" {
 		return State{}, nil
 	}

@@ -378,7 +378,11 @@ var (
 	ErrCorrupt            = errors.New("session: corrupt")
 	ErrUnsupportedVersion = errors.New("session: unsupported format version")
 	ErrClosed             = errors.New("session: closed")
-	ErrInvalidID          = names.ErrInvalidID
+	// ErrNilSession is what every method of a nil *Session returns (a
+	// typed nil in a Conversation passes a != nil check): the host
+	// passed no session where it meant to.
+	ErrNilSession = errors.New("session: nil *Session (no session was given)")
+	ErrInvalidID  = names.ErrInvalidID
 	// ErrWriteFailed reports that a store could not write or sync a
 	// session's appends; a FileStore then refuses every later call on
 	// the session (see SyncPolicy).

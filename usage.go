@@ -39,6 +39,9 @@ func (s *Session) Usage() Usage {
 // for), and is cached; "" gives zero usage. It fails with ErrNotFound for
 // an unknown id.
 func (s *Session) UsageAt(id string) (Usage, error) {
+	if s == nil {
+		return Usage{}, ErrNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
