@@ -20,7 +20,7 @@ import (
 // session's own list, for a loop that only reads it). Edit them, append to them, keep them:
 // the session does not see it (what it keeps changes only by appends).
 // The copies of one call share a few allocations, so the cost is a copy
-// of the list's bytes, measured beside the agent loop in the README
+// of the list's bytes, measured beside the agent loop in docs/agent-loop.md
 // ("The copy rule"). The other slices (EntryIDs, Dangling, Orphans,
 // Unresolved) are shared with the session: read them, or append to them
 // (their capacity is capped, so appending copies).

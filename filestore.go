@@ -48,7 +48,7 @@ import (
 // notices when another process replaced the file. See the package
 // documentation for what a crash can and cannot lose. On Windows a
 // directory's entries are not synced (the system has no call for it; see
-// the README): a power loss there may lose a name a call returned.
+// docs/files-and-crashes.md, "Platforms"): a power loss there may lose a name a call returned.
 //
 // What a load or a listing takes in memory is bounded by
 // FileStoreOptions.Limits, however large a file is or a compressed one

@@ -10,7 +10,7 @@ import "os"
 // handle does not get), so the entries of a directory are left to the
 // file system: NTFS logs changes to its directories in its journal and
 // commits them within seconds. A power loss in that window may lose a new
-// file's name, or a rename, that a call had returned: the README says so.
+// file's name, or a rename, that a call had returned: docs/files-and-crashes.md says so.
 
 func fdatasync(f *os.File) error { return f.Sync() }
 

@@ -38,7 +38,7 @@
 // allocations on the project's 2-core machine, 17 ms beside two CPU hogs
 // (BenchmarkExportJSON/W10k, medians); reading it back about 0.24 s, 0.63
 // s beside the hogs (BenchmarkReadJSON), one validating pass over the
-// input. The README has the commands.
+// input. docs/export-import-search.md has the commands.
 //
 // # Versions and reading
 //

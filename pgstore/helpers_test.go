@@ -20,7 +20,7 @@ func dsn(t testing.TB) string {
 	t.Helper()
 	d := os.Getenv(dsnEnv)
 	if d == "" {
-		t.Skip(dsnEnv + " is not set: the PostgreSQL tests need a server (see the README, \"Tests\")")
+		t.Skip(dsnEnv + " is not set: the PostgreSQL tests need a server (see docs/postgresql.md, \"Tests with and without PostgreSQL\")")
 	}
 	return d
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/agentsession/session/pgstore"
 )
 
-// bench --pg: the PostgreSQL row of the README's performance table, on
+// bench --pg: the PostgreSQL row of the performance table (docs/performance.md), on
 // the user's own server. It is pgstore's BenchmarkAppend/sessions, run
 // once: pgAgents agents, each saving W10k turns to a session of its
 // own, pgTurns turns among them, with the store's group commit.

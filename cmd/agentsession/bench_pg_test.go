@@ -30,7 +30,7 @@ func benchSchemas(t *testing.T, dsn string) int {
 func TestBenchPostgres(t *testing.T) {
 	dsn := os.Getenv("AGENTSESSION_PG_DSN")
 	if dsn == "" {
-		t.Skip("AGENTSESSION_PG_DSN is not set: bench --pg needs a PostgreSQL server (see the README, \"Tests with and without PostgreSQL\")")
+		t.Skip("AGENTSESSION_PG_DSN is not set: bench --pg needs a PostgreSQL server (see docs/postgresql.md, \"Tests with and without PostgreSQL\")")
 	}
 	t.Setenv("AGENTSESSION_TEST_MAIN", "1") // bench measures the heap in a child process: this binary as main
 	wsTree := tinyWSTree(t)
