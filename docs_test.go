@@ -250,3 +250,71 @@ func workFile(t *testing.T, repo string) string {
 	}
 	return goLine + "\n\nuse (\n\t.\n" + strings.Join(uses, "\n") + "\n)\n"
 }
+
+// TestDocLinks checks the relative links of README.md and docs/*.md: the
+// file each names exists, and so does the heading its #anchor names (as
+// GitHub makes anchors of headings).
+func TestDocLinks(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append([]string{"README.md"}, files...)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			p := f
+			if path != "" {
+				p = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s: link %s: %v", f, target, err)
+					continue
+				}
+			}
+			if anchor != "" && !hasAnchor(t, p, anchor) {
+				t.Errorf("%s: link %s: no heading of %s makes the anchor %q", f, target, p, anchor)
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether a heading of the Markdown file p makes anchor.
+func hasAnchor(t *testing.T, p, anchor string) bool {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "```") {
+			fence = !fence
+		}
+		if fence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var slug strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				slug.WriteByte('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+				slug.WriteRune(r)
+			}
+		}
+		if slug.String() == anchor {
+			return true
+		}
+	}
+	return false
+}
