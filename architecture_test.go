@@ -209,3 +209,48 @@ func TestArchitectureSessionMethods(t *testing.T) {
 		t.Errorf("the method index of ARCHITECTURE.md does not list these methods of *Session; add each under its task: %s", strings.Join(missing, ", "))
 	}
 }
+
+// The package documentation is a first page: at most 150 lines, and
+// every guide and package it points to exists (a guide by its name in
+// docs/, README.md and ARCHITECTURE.md at the root; a package by its
+// directory).
+func TestPackageDocFirstPage(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if n := strings.Count(doc, "\n"); n > 150 {
+		t.Errorf("doc.go has %d lines; the package documentation is a first page of at most 150: move the rest to a guide in docs/ or to ARCHITECTURE.md", n)
+	}
+	guides := regexp.MustCompile(`[A-Za-z0-9-]+\.md\b`).FindAllString(doc, -1)
+	if len(guides) < 5 {
+		t.Fatalf("doc.go points to %d guides; it should point to the README and the guides in docs/", len(guides))
+	}
+	for _, g := range guides {
+		p := filepath.Join("docs", g)
+		if g == "README.md" || g == "ARCHITECTURE.md" {
+			p = g
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("doc.go points to %s, which does not exist: %v", g, err)
+		}
+	}
+	// The packages of the list at its end ("  - a, b: ...; c: ...").
+	pkg := regexp.MustCompile(`(?:^|[-,;:] )([a-z]+(?:/[a-z]+)*)(?: \([^)]*\))?[,:]`)
+	n := 0
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "//   - ") {
+			continue
+		}
+		for _, m := range pkg.FindAllStringSubmatch(strings.TrimPrefix(line, "//   "), -1) {
+			n++
+			if st, err := os.Stat(m[1]); err != nil || !st.IsDir() {
+				t.Errorf("doc.go names package %s, which is not a directory of the repository", m[1])
+			}
+		}
+	}
+	if n < 8 {
+		t.Errorf("doc.go's list of the packages beside this one names %d packages; is it still a list of \"  - path: what\" items?", n)
+	}
+}
