@@ -135,6 +135,13 @@ func (a *Agent) Run(ctx context.Context, input string, opts ...CallOption) (*Res
 		step = nil
 		if len(reply.ToolCalls()) == 0 {
 			res.Text = reply.Text()
+			// The turn is over: make it durable (a FileStore's default
+			// SyncOnFlush syncs only on Flush).
+			if c.session != nil {
+				if err := c.session.Flush(ctx); err != nil {
+					return nil, err
+				}
+			}
 			return res, nil
 		}
 	}

@@ -206,3 +206,47 @@ type failing struct{}
 func (failing) Generate(context.Context, *anthropic.Request) (*session.Message, error) {
 	return nil, errors.New("model down")
 }
+
+// flushCounting counts the Flush calls of the Conversation it wraps.
+type flushCounting struct {
+	session.Conversation
+	flushes int
+}
+
+func (c *flushCounting) Flush(ctx context.Context) error {
+	c.flushes++
+	return c.Conversation.Flush(ctx)
+}
+
+// TestRunFlushesEachTurn: the agent ends each turn with Flush, which a
+// FileStore's default SyncOnFlush needs to make the turn durable; the
+// agent holds only a Conversation, which has it.
+func TestRunFlushesEachTurn(t *testing.T) {
+	ctx := context.Background()
+	store, err := session.OpenFileStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := create(t, store)
+	conv := &flushCounting{Conversation: s}
+	agent, _ := newAgent(t, conv, 0)
+	for i, input := range []string{"read README.md", "bye"} {
+		if _, err := agent.Run(ctx, input); err != nil {
+			t.Fatal(err)
+		}
+		if conv.flushes != i+1 {
+			t.Fatalf("after %d turns the agent flushed %d times, want once a turn", i+1, conv.flushes)
+		}
+	}
+}
+
+// TestNilSessionIsAnError: a nil *Session given as the agent's session
+// is a non-nil Conversation; the call fails with ErrNilSession, and
+// nothing panics.
+func TestNilSessionIsAnError(t *testing.T) {
+	var s *session.Session
+	agent, _ := newAgent(t, s, 1500)
+	if _, err := agent.Run(context.Background(), "hello"); !errors.Is(err, session.ErrNilSession) {
+		t.Fatalf("Run with a nil *Session = %v, want ErrNilSession", err)
+	}
+}
