@@ -10,8 +10,8 @@ import (
 
 // Branch moves the leaf to entry id, or before the first entry for ""
 // (the next append makes a new root); the next append starts a new
-// branch there. Nothing is deleted. The move is persisted (see the
-// package documentation on leaf markers), so it survives a reopen.
+// branch there. Nothing is deleted. The move is persisted (as a leaf
+// marker entry, see ARCHITECTURE.md), so it survives a reopen.
 func (s *Session) Branch(ctx context.Context, id string) (err error) {
 	if s == nil {
 		return ErrNilSession

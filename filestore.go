@@ -45,8 +45,8 @@ import (
 // Several processes may use the same root: every append, read and
 // rewrite holds a lock on the file (flock on Unix, LockFileEx on
 // Windows), an append first learns what others appended, and a handle
-// notices when another process replaced the file. See the package
-// documentation for what a crash can and cannot lose. On Windows a
+// notices when another process replaced the file. See SyncPolicy and
+// docs/files-and-crashes.md for what a crash can and cannot lose. On Windows a
 // directory's entries are not synced (the system has no call for it; see
 // docs/files-and-crashes.md, "Platforms"): a power loss there may lose a name a call returned.
 //

@@ -314,8 +314,8 @@ func (s *Session) checkPairing(msgs []*Message) error {
 //
 // Other writers on the session never make an append fail by themselves:
 // when one got there first, the handle learns what it wrote and tries
-// again under its own leaf (see the package documentation, "Several
-// writers"). It does not give up while the others make progress, however
+// again under its own leaf (see "Several writers" in ARCHITECTURE.md).
+// It does not give up while the others make progress, however
 // many races it loses (until ctx ends); it fails with ErrConflict only
 // when the store kept refusing it with nothing new written (32 times in
 // a row, about a second), or when the entry it would append under was
@@ -339,7 +339,7 @@ func (s *Session) Append(ctx context.Context, m *Message) (Entry, error) {
 //
 // When it fails, the turn may still have been stored (the store's answer
 // was lost): calling it again with the same messages stores the turn
-// once (see the package documentation, "Retries").
+// once (see "Retries are safe" in ARCHITECTURE.md).
 func (s *Session) SaveTurn(ctx context.Context, msgs []*Message, usage *Usage) error {
 	if len(msgs) == 0 && usage == nil {
 		return s.closedErr(ctx)

@@ -102,8 +102,8 @@ func (f Finding) String() string {
 // Verify lists every problem in a log: lines that could not be read,
 // broken tree links, and tool calls and results that do not pair up, on
 // every branch. A log read leniently still works despite all of these
-// (the tree is repaired as described in the package documentation); Verify
-// says what was repaired. It returns nil for a clean log.
+// (the tree is repaired as ARCHITECTURE.md describes, "Corrupt input");
+// Verify says what was repaired. It returns nil for a clean log.
 func Verify(l *Log) []Finding {
 	var out []Finding
 	for _, m := range l.Malformed {
