@@ -112,8 +112,9 @@
 // blobs), postgresql.md, workspaces.md, lifecycle-and-events.md,
 // export-import-search.md, redaction.md, frameworks.md (Dive,
 // langchaingo), cli.md, performance.md, compatibility.md, migrating.md,
-// features.md (everything, in full). ARCHITECTURE.md maps every file and
-// the design decisions, for those who change the module.
+// features.md (everything, in full). ARCHITECTURE.md, for those who
+// change the module, maps every file, lists *Session's methods by task
+// and gives the design decisions.
 //
 // The packages beside this one:
 //

@@ -88,8 +88,9 @@ type Session struct {
 // auto-compaction or durability to a type assertion that fails.
 //
 // A nil *Session in a Conversation is not a nil Conversation: every
-// method of it that returns an error returns ErrNilSession (and
-// NeedsCompaction is true, so that Compact says so), rather than panic.
+// method of it that returns an error returns ErrNilSession (ID is "",
+// and NeedsCompaction is true, so that Compact says so), rather than
+// panic.
 //
 // The usual shape: the agent's options hold a default Conversation, a
 // per-call WithSession option overrides it, and with neither the agent
