@@ -328,7 +328,12 @@ type forcedRaces struct {
 
 func (f *forcedRaces) Append(ctx context.Context, id string, opts session.AppendOptions, entries ...session.Entry) error {
 	if len(entries) > 0 && entries[0].Type() == session.TypeMessage {
-		key := entries[0].ParentID() + "@" + entries[0].Timestamp()
+		// The attempts of one append share their message (unique to
+		// the handle and the append), parent and time; parent and time
+		// alone are shared by two handles' first appends in one
+		// millisecond.
+		msg, _ := entries[0].Field("message")
+		key := entries[0].ParentID() + "@" + entries[0].Timestamp() + "@" + string(msg)
 		f.mu.Lock()
 		try := f.tries[key]
 		f.tries[key]++
