@@ -202,10 +202,6 @@ import (
 // claudeMaxAgents bounds the subagent files read with one session.
 var claudeMaxAgents = 10_000
 
-func init() {
-	register(reader{format: Claude, sniff: claudeSniff, owned: claudeOwned, read: readClaude})
-}
-
 // claudeSniff recognises a transcript by its first lines: a top-level
 // parentUuid, or a record only Claude Code writes. A first line longer
 // than head is recognised by how Claude Code begins its lines.

@@ -129,10 +129,6 @@ const (
 	CodexMaxLines     = session.DefaultMaxEntries
 )
 
-func init() {
-	register(reader{format: Codex, sniff: sniffCodex, read: readCodex})
-}
-
 // sniffCodex recognises a rollout by its first line: a session_meta
 // envelope, or the bare meta of an old rollout.
 func sniffCodex(head []byte) bool {

@@ -173,10 +173,6 @@ var (
 	ErrDiveVersion = errors.New("importer: dive: a header of another version")
 )
 
-func init() {
-	register(reader{format: Dive, sniff: sniffDive, read: readDive, owned: diveTemp})
-}
-
 // diveTemp reports a temporary file of Dive's FileStore
 // (<id>.jsonl.tmp-<n>, the rewrite of a session, left behind when the
 // process died before renaming it): a directory walk leaves it aside, as

@@ -61,7 +61,9 @@
 //
 // # Formats
 //
-// The notes on each format (what its records are and how they map to
+// Formats lists the kinds of file Import reads, in the order Detect
+// tries them (the table of formats.go). The notes on each format (what
+// its records are and how they map to
 // entries) are in the comments of the files that read it: claude*.go,
 // codex*.go, opencode*.go, dive*.go, and json.go below.
 //

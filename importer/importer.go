@@ -126,9 +126,17 @@ type Report struct {
 	NotImported []LineError
 }
 
-// reader is one format: how to recognise its files and read them.
+// reader is one kind of file of a format: how to recognise its files
+// and read them. The readers, in detection order, are the table of
+// formats.go.
 type reader struct {
 	format Format
+	// reads says what files it reads, for a person (FormatInfo.Reads).
+	reads string
+	// available, when set, tells whether this program can read such a
+	// file (a reader of OpenCode's database is registered); a file it
+	// cannot read is still recognised, and refused with its reason.
+	available func() bool
 	// sniff tells from the first bytes of a file (up to 64 KiB) whether
 	// it is of this format.
 	sniff func(head []byte) bool
@@ -153,11 +161,6 @@ type reader struct {
 	// one), so that each is stored before the next is read.
 	each func(ctx context.Context, rt *root, rel string, yield func(*Parsed, error)) error
 }
-
-// readers, in detection order; each format's file registers itself.
-var readers []reader
-
-func register(r reader) { readers = append(readers, r) }
 
 // ErrNoSessions is the error of a directory with no session file of a
 // known format under it.

@@ -10,10 +10,6 @@ import (
 
 // The reader of this module's own export envelope (package export).
 
-func init() {
-	register(reader{format: JSON, sniff: sniffJSON, read: readJSON})
-}
-
 // envelopeFormat finds the "format" member of an envelope in the first
 // bytes of a file (the writer puts it first; a pretty-printer keeps it
 // near the start).

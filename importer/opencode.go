@@ -89,10 +89,6 @@ import (
 // whole.
 const OpenCodeMaxFileBytes = 256 << 20
 
-func init() {
-	register(reader{format: OpenCode, sniff: sniffOpenCode, read: readOpenCode})
-}
-
 var openCodeHead = regexp.MustCompile(`^\s*\[?\s*\{\s*"info"\s*:\s*\{`)
 
 // sniffOpenCode recognises an export by its opening: an object whose

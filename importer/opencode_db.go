@@ -163,11 +163,6 @@ func openCodeDB() OpenCodeDBReader {
 	return dbReader
 }
 
-func init() {
-	register(reader{format: OpenCode, sniff: sniffSQLite, claims: dbClaims, owned: dbOwned, each: readOpenCodeDB,
-		read: func(context.Context, *root, string) ([]*Parsed, error) { return nil, ErrOpenCodeDatabase }})
-}
-
 func sniffSQLite(head []byte) bool { return bytes.HasPrefix(head, []byte(sqliteMagic)) }
 
 // dbSidecars are the files SQLite keeps beside a database: the ones read

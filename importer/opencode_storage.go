@@ -120,11 +120,6 @@ const (
 // OpenCodeMaxFileBytes (smaller in tests).
 var ocMaxSessionBytes = OpenCodeMaxFileBytes
 
-func init() {
-	register(reader{format: OpenCode, sniff: sniffOpenCodeStorage, claims: ocClaims, owned: ocOwned,
-		rootOf: ocRootOf, each: eachOpenCodeStorage})
-}
-
 var ocStorageHead = regexp.MustCompile(`^\s*\{\s*"id"\s*:\s*"`)
 
 // ocKindOf tells a session's info, a message and a part of the storage
