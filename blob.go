@@ -21,17 +21,6 @@ import (
 	"github.com/agentsession/session/internal/jsonx"
 )
 
-// BlobStore is implemented by stores that keep large binary content (the
-// data of images) apart from the log, addressed by the SHA-256 of the
-// bytes. FileStore implements it.
-type BlobStore interface {
-	// PutBlob stores data and returns its reference, "blob:sha256:<hex>".
-	// Storing the same bytes again returns the same reference.
-	PutBlob(ctx context.Context, data []byte) (ref string, err error)
-	// GetBlob returns the bytes of a reference (ErrNotFound, ErrCorrupt).
-	GetBlob(ctx context.Context, ref string) ([]byte, error)
-}
-
 // BlobPrefix starts every blob reference. A reference stands where the
 // base64 data of an image block would be, as oh-my-pi writes it.
 const BlobPrefix = "blob:sha256:"

@@ -13,18 +13,6 @@ import (
 // once by SyncBlobs, so that a snapshot pays for durability once rather
 // than a file sync and a directory sync per file.
 
-// BlobBatcher is an optional BlobStore ability: PutBlobDeferred stores a
-// blob as PutBlob does but leaves making it durable to SyncBlobs, which
-// makes every blob put that way so far durable. A reference put that way
-// must not be written anywhere that outlives a crash (a manifest, an
-// entry) before SyncBlobs returned. FileStore and BlobDir have it; a
-// store whose PutBlob is durable at no extra cost need not.
-type BlobBatcher interface {
-	BlobStore
-	PutBlobDeferred(ctx context.Context, data []byte) (ref string, err error)
-	SyncBlobs(ctx context.Context) error
-}
-
 var (
 	_ BlobBatcher = (*BlobDir)(nil)
 	_ BlobBatcher = (*FileStore)(nil)

@@ -63,26 +63,6 @@ import (
 // protected by running collections on a store of their own (another
 // OpenFileStore of the root), or by PinBlobs.
 
-// BlobPinner is the BlobStore ability of pins (see CollectBlobs): a
-// collection spares a pinned blob whatever its age. FileStore, BlobDir,
-// MemoryStore and pgstore's Store have it; PutBlob pins what it puts on
-// FileStore, BlobDir and pgstore (for the collections of other stores).
-type BlobPinner interface {
-	// PinBlobs pins refs, whether the store holds them yet or not: no
-	// collection, the store's own included, deletes them until they are
-	// released (by an append, create or rewrite through the store whose
-	// entries refer to them, by ReleaseBlobs, or when the store is closed
-	// or its process ends). A pin taken while a collection is deleting
-	// the blob may come too late: put the bytes (PutBlob) after pinning,
-	// or check the blob is there (GetBlob).
-	PinBlobs(ctx context.Context, refs ...string) error
-	// ReleaseBlobs releases the pins the store holds on refs (taken by
-	// PutBlob or PinBlobs), and those of the blobs they refer to that it
-	// pinned (a manifest's contents), refreshing their time as a put
-	// does. A ref not pinned is passed over.
-	ReleaseBlobs(ctx context.Context, refs ...string) error
-}
-
 var (
 	_ BlobPinner = (*BlobDir)(nil)
 	_ BlobPinner = (*FileStore)(nil)

@@ -2,35 +2,10 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 )
-
-// ErrNothingToCompact says a compaction would summarize nothing: the
-// whole context fits in what it keeps. When the context is over the
-// window all the same (its last turn or message alone is too long), the
-// error says so, with the sizes: the host must act (trim that message,
-// keep fewer tokens, or move to a model with a larger window).
-var ErrNothingToCompact = errors.New("session: nothing to compact")
-
-// ErrCompactionSettings refuses CompactionOptions that cannot work: a
-// reserve that leaves no room in the window, or a kept part as large as
-// what the window allows, so that a compaction could never bring the
-// context under it.
-var ErrCompactionSettings = errors.New("session: compaction settings cannot work")
-
-// ErrCompactionDoesNotFit refuses a compaction made to fit a window
-// (CompactionOptions.ContextWindow set) that would not bring the context
-// under it: the history it must keep is alone over what the window leaves
-// (a turn with a huge tool output: refused before the summarizer is
-// asked), or its summary and kept history would take as many tokens as
-// the context, or more than the window leaves (a summarizer that wrote
-// more than it was asked for). Nothing is applied; the error says the
-// sizes. Without a window a compaction is applied whatever its size, and
-// its result says when it grew (CompactionResult.Grew).
-var ErrCompactionDoesNotFit = errors.New("session: the compaction would not bring the context under the window")
 
 // Compaction defaults, as pi has them for the large windows of today's
 // models; for a smaller window they scale down (see CompactionOptions).

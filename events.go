@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -172,20 +171,6 @@ type SubscribeOptions struct {
 // DefaultSubscribeBuffer is SubscribeOptions.Buffer when it is zero.
 const DefaultSubscribeBuffer = 1024
 
-// Subscriber is an optional Store ability: delivering its changes.
-// MemoryStore, FileStore (with the other processes' changes, from a
-// watcher of its root), pgstore (from the server's notifications) and
-// an ObservedStore on one of them have it.
-type Subscriber interface {
-	// Subscribe starts a subscription; it ends when ctx does or when it
-	// is closed.
-	Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error)
-}
-
-// ErrNoEvents is Subscribe's error on a store that cannot deliver
-// changes.
-var ErrNoEvents = errors.New("session: the store delivers no events")
-
 // Subscribe subscribes to the changes of store, looking through wrappers
 // (Unwrap) for a Subscriber (ErrNoEvents when there is none).
 func Subscribe(ctx context.Context, store Store, opts SubscribeOptions) (*Subscription, error) {
@@ -194,22 +179,6 @@ func Subscribe(ctx context.Context, store Store, opts SubscribeOptions) (*Subscr
 		return nil, fmt.Errorf("%w: %T", ErrNoEvents, store)
 	}
 	return sub.Subscribe(ctx, opts)
-}
-
-// findAbility returns the first of store and the stores it wraps (through
-// Unwrap) that implements T.
-func findAbility[T any](store Store) (T, bool) {
-	for {
-		if x, ok := store.(T); ok {
-			return x, true
-		}
-		u, ok := store.(interface{ Unwrap() Store })
-		if !ok {
-			var zero T
-			return zero, false
-		}
-		store = u.Unwrap()
-	}
 }
 
 // Subscription receives changes; see Subscribe.

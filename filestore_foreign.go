@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,11 +17,6 @@ import (
 // root, where other agents keep theirs (Dive's <dir>/<id>.jsonl) or
 // where one of ours was moved. Open and Create report it rather than
 // start a new, empty session beside it.
-
-// ErrForeignFormat reports that a session of the id asked for exists in a
-// file the store does not own: another agent's format, or a session file
-// outside the store's layout. The error is a *ForeignError.
-var ErrForeignFormat = errors.New("session: a session in a format or place the store does not own")
 
 // ForeignError names the file of a session the store does not own and
 // what it holds.

@@ -17,28 +17,6 @@ import (
 // DefaultCollectGrace is CollectOptions.Grace when it is zero.
 const DefaultCollectGrace = time.Hour
 
-// ErrNoBlobCollector is CollectBlobs' error for a store that keeps no
-// blobs, or keeps them where they cannot be listed and deleted (its blob
-// store is no BlobCollector).
-var ErrNoBlobCollector = errors.New("session: the store keeps no blobs it can list and delete")
-
-// BlobSweeper is the BlobCollector ability that makes a collection safe
-// beside writers: a delete that takes a blob only if it was last put
-// before a time and no writer pins it (see BlobPinner), atomically with
-// respect to PutBlob and the pins, so that a blob put again after the
-// collection listed it, whose reference the put returned and an entry
-// is about to hold, is never taken. MemoryStore, FileStore, BlobDir and
-// pgstore's Store implement it. CollectBlobs uses it when the blob store
-// has it; on a BlobCollector without it, a put that refreshes a blob
-// between the listing and the delete can lose it.
-type BlobSweeper interface {
-	// DeleteBlobIfOlder removes the blob ref if it was last put (its
-	// BlobInfo.Touched) before cutoff and no writer pins it. deleted is
-	// false, with no error, when it was put since or is pinned (it
-	// stays), or is not there.
-	DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error)
-}
-
 // CollectOptions configures CollectBlobs; nil means the zero value.
 type CollectOptions struct {
 	// Grace spares the blobs no session refers to that were put, or put
@@ -173,17 +151,6 @@ const maxCollectRounds = 32
 // them.
 func CollectBlobs(ctx context.Context, store Store, opts *CollectOptions) (*CollectResult, error) {
 	return collectBlobs(ctx, store, opts, time.Now(), nil)
-}
-
-// blobCollectorOf returns the blob store of store when it can be
-// collected.
-func blobCollectorOf(store Store) (BlobCollector, bool) {
-	blobs, ok := BlobsOf(store)
-	if !ok {
-		return nil, false
-	}
-	coll, ok := blobs.(BlobCollector)
-	return coll, ok
 }
 
 // newMarker returns a marker of store's sessions (BlobsOf(store) must
@@ -398,31 +365,25 @@ func (m *marker) log(id string, log *Log) {
 // refuses a store with session files it cannot read, which could refer
 // to anything, and reads the sessions it holds outside its listing.
 func (m *marker) unlisted(ctx context.Context) error {
-	store := m.store
-	for {
-		if u, ok := store.(interface {
-			unlistedSessions(context.Context) (unreadable, outside []string, err error)
-		}); ok {
-			unreadable, outside, err := u.unlistedSessions(ctx)
-			if err != nil {
-				return fmt.Errorf("session: collect blobs: list sessions: %w", err)
-			}
-			if len(unreadable) > 0 {
-				return fmt.Errorf("session: collect blobs: %d session files cannot be listed (no readable header, or over the store's limits), so the blobs they refer to cannot be told from garbage; nothing deleted: %s", len(unreadable), strings.Join(unreadable, ", "))
-			}
-			for _, id := range outside {
-				if err := m.session(ctx, id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		w, ok := store.(interface{ Unwrap() Store })
-		if !ok {
-			return nil
-		}
-		store = w.Unwrap()
+	u, ok := findAbility[interface {
+		unlistedSessions(context.Context) (unreadable, outside []string, err error)
+	}](m.store)
+	if !ok {
+		return nil
 	}
+	unreadable, outside, err := u.unlistedSessions(ctx)
+	if err != nil {
+		return fmt.Errorf("session: collect blobs: list sessions: %w", err)
+	}
+	if len(unreadable) > 0 {
+		return fmt.Errorf("session: collect blobs: %d session files cannot be listed (no readable header, or over the store's limits), so the blobs they refer to cannot be told from garbage; nothing deleted: %s", len(unreadable), strings.Join(unreadable, ", "))
+	}
+	for _, id := range outside {
+		if err := m.session(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // follow reads the manifests the sessions name and marks what they refer

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strconv"
 )
 
@@ -40,12 +39,6 @@ import (
 // appendKey is the member that marks the lines of a multi-entry append.
 // It is reserved: NewEntry refuses payloads that set it.
 const appendKey = "agentsession.append"
-
-// ErrZeroed is the error of a line in Log.Zeroed.
-var ErrZeroed = errors.New("zero bytes a crash left where a lost write had been")
-
-// ErrPartialAppend is the error of a line in Log.Partial.
-var ErrPartialAppend = errors.New("part of an append a crash cut short (not all of its lines reached the file); not an entry")
 
 // markSuffix is what a marked line ends with, but the value and "}.
 var markSuffix = []byte(`,"` + appendKey + `":"`)

@@ -42,25 +42,6 @@ func OpenOrCreate(ctx context.Context, store Store, opts *CreateOptions) (s *Ses
 	return nil, false, fmt.Errorf("session: open or create %s: it was created and deleted again under each attempt: %w", opts.ID, ErrConflict)
 }
 
-// Archiver is an optional Store ability: archiving sessions. An archived
-// session is left out of listings unless ListOptions.Archived (or
-// OnlyArchived) asks for it, and can still be opened and written. Every
-// store of this module has it, and so has an ObservedStore on one.
-//
-// Archiving does not change the log, nor the session's update time: a
-// store keeps when it archived the session beside it
-// (SessionInfo.ArchivedAt) and reports ChangeArchived to subscribers. A
-// FileStore moves the file under <root>/.archive, out of the seed
-// agents' sight.
-type Archiver interface {
-	// Archive archives session id (ErrNotFound); archiving an archived
-	// session changes nothing.
-	Archive(ctx context.Context, id string) error
-	// Unarchive brings it back (ErrNotFound); nothing changes for a
-	// session that is not archived.
-	Unarchive(ctx context.Context, id string) error
-}
-
 // Archive archives session id of store with its Archiver (looking
 // through wrappers); an error wrapping errors.ErrUnsupported when it has
 // none.
@@ -80,19 +61,6 @@ func Unarchive(ctx context.Context, store Store, id string) error {
 		return fmt.Errorf("session: unarchive: %T: %w", store, errors.ErrUnsupported)
 	}
 	return a.Unarchive(ctx, id)
-}
-
-// CompactionMarker is an optional Store ability: keeping beside the log
-// that a compaction is running on a session (SessionInfo.Compacting),
-// as OpenCode's session info does. Session.Compact marks the session
-// when it has planned, and clears the mark when it ends, whether it
-// appended its entry or failed; a mark that stays is a compaction whose
-// process crashed. The log is not changed. Every store of this module
-// has it; a store reports ChangeCompacting to its subscribers.
-type CompactionMarker interface {
-	// MarkCompacting records that a compaction of session id started at
-	// since, or, for a zero since, that none is running (ErrNotFound).
-	MarkCompacting(ctx context.Context, id string, since time.Time) error
 }
 
 // DeleteOptions configures DeleteSession.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -98,9 +97,6 @@ func orDefault[T int | int64](v, def, none T) T {
 	}
 	return v
 }
-
-// ErrTooLarge reports a line, a log or an append over its Limits.
-var ErrTooLarge = errors.New("session: over the size limit")
 
 // LimitError is a line, a log or a write over one of the Limits.
 type LimitError struct {

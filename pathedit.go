@@ -3,7 +3,6 @@ package session
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -41,11 +40,6 @@ type PathEdit struct {
 	// Copied is how many of Added are copies.
 	Copied int
 }
-
-// ErrPathEdit refuses a ReplacePathSegment that cannot be made: a run
-// not on the path, or a replacement that would leave a tool call without
-// its result or a result without its call.
-var ErrPathEdit = errors.New("session: path segment replacement refused")
 
 // ReplacePathSegment replaces the run of entries from first to last (ids
 // or checkpoint names, see Resolve; first may equal last) on the path to

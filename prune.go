@@ -13,11 +13,6 @@ type PruneResult struct {
 	Kept    int // entries left
 }
 
-// ErrUnclean refuses an operation that rewrites the log of a session whose
-// tree has structural problems (duplicate ids, cycles, missing parents):
-// Verify lists them.
-var ErrUnclean = errors.New("session: the tree has structural problems; see Verify")
-
 // PruneOptions configures Prune. The zero value (or nil) is the safe
 // default.
 type PruneOptions struct {

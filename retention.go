@@ -36,24 +36,6 @@ func (m LogMark) Check(id, last string, n int) error {
 	return nil
 }
 
-// ConditionalRemover is an optional Store ability: deleting or archiving
-// a session only if it is still the log the caller read, in one step
-// with respect to appends (compare and act), so that a session a writer
-// appended to after the caller decided is kept. Sweep uses it; without
-// it Sweep reads the session again right before acting, which leaves a
-// short race (see Sweep). MemoryStore, FileStore and pgstore's Store
-// have it. It is looked for on the store itself, not through wrappers,
-// which may change what a session holds.
-type ConditionalRemover interface {
-	// DeleteIfUnchanged deletes session id (as Store.Delete) if its log
-	// still matches seen; ErrConflict, changing nothing, otherwise, and
-	// ErrNotFound for an unknown session.
-	DeleteIfUnchanged(ctx context.Context, id string, seen LogMark) error
-	// ArchiveIfUnchanged archives session id (as Archiver.Archive) if its
-	// log still matches seen; ErrConflict, changing nothing, otherwise.
-	ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error
-}
-
 // SweepGroup says how Sweep groups sessions for SweepPolicy.KeepNewest.
 type SweepGroup int
 
@@ -115,24 +97,6 @@ const (
 	KeptLabeled  = "labeled"  // holds a label or named checkpoint
 	KeptArchived = "archived" // archived, and DeleteArchivedAfter is 0
 )
-
-// ArchiveCompressor is a store that can keep an archived session
-// compressed, as FileStore does (see FileStoreOptions.CompressArchive):
-// CompressArchived fails with ErrConflict for a session that is not
-// archived.
-type ArchiveCompressor interface {
-	CompressArchived(ctx context.Context, id string) error
-}
-
-// conditionalRemover returns store's ConditionalRemover, or an error
-// wrapping errors.ErrUnsupported: what the wrappers of this package
-// return when the store beneath them has none.
-func conditionalRemover(store Store) (ConditionalRemover, error) {
-	if cr, ok := store.(ConditionalRemover); ok {
-		return cr, nil
-	}
-	return nil, fmt.Errorf("session: %T: conditional delete and archive: %w", store, errors.ErrUnsupported)
-}
 
 // SweptSession is a session Sweep kept, with why.
 type SweptSession struct {

@@ -554,12 +554,6 @@ func (s *Session) leafID() string {
 	return s.t.nodes[s.leaf].e.id
 }
 
-// Flusher is implemented by stores that buffer appends (see SyncPolicy of
-// a FileStore); Session.Flush calls it.
-type Flusher interface {
-	Flush(ctx context.Context, id string) error
-}
-
 // Flush makes the appends so far durable, for stores that buffer them; a
 // no-op otherwise. Call it at the end of each turn.
 func (s *Session) Flush(ctx context.Context) error {
@@ -611,28 +605,10 @@ func (s *Session) Close() error {
 	return err
 }
 
-// SessionCloser is an optional Store ability: a store that holds
-// resources per session (a FileStore's open file and its place among
-// MaxOpenFiles) lets them go when Session.Close calls CloseSession, after
-// writing what it holds pending. What the store knows of the session
-// stays, so other handles on it go on where they were; the session stays
-// in the store. An ObservedStore passes it on.
-type SessionCloser interface {
-	CloseSession(id string) error
-}
-
 // pathOf returns the file of the session, for errors, when its store
 // keeps it in one.
 func (s *Session) pathOf() string {
-	store := s.store
-	for {
-		u, ok := store.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		store = u.Unwrap()
-	}
-	if p, ok := store.(interface{ Path(string) (string, error) }); ok {
+	if p, ok := innermost(s.store).(interface{ Path(string) (string, error) }); ok {
 		if path, err := p.Path(s.id); err == nil {
 			return path
 		}

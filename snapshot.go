@@ -100,32 +100,6 @@ func SnapshotOf(e Entry) (WorkspaceSnapshot, bool) {
 	return w, true
 }
 
-// BlobsOf returns the blob store of a store: the store itself when it is
-// a BlobStore, looking through wrappers that have an Unwrap method (an
-// ObservedStore). ok is false for a store that keeps no blobs.
-func BlobsOf(store Store) (BlobStore, bool) {
-	for {
-		if b, ok := store.(BlobStore); ok {
-			return b, true
-		}
-		u, ok := store.(interface{ Unwrap() Store })
-		if !ok {
-			return nil, false
-		}
-		store = u.Unwrap()
-	}
-}
-
-// BlobCollector is an optional BlobStore ability that garbage collection
-// (CollectBlobs) needs: listing the blobs and deleting one.
-type BlobCollector interface {
-	// ListBlobs calls fn for each blob the store holds, in no order; an
-	// error from fn ends the listing with that error.
-	ListBlobs(ctx context.Context, fn func(BlobInfo) error) error
-	// DeleteBlob removes a blob (ErrNotFound if there is none).
-	DeleteBlob(ctx context.Context, ref string) error
-}
-
 // BlobInfo describes a stored blob.
 type BlobInfo struct {
 	Ref  string // "blob:sha256:<hex>"

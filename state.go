@@ -49,23 +49,6 @@ const (
 	ScopeApp  StateScope = "app"
 )
 
-// SharedStateStore is an optional Store ability: state shared by the
-// sessions of one user, or of one app.
-type SharedStateStore interface {
-	// LoadState returns the state of owner (a user id, or an app name)
-	// in scope; an empty State when it has none.
-	LoadState(ctx context.Context, scope StateScope, owner string) (State, error)
-	// UpdateState applies delta (null values remove keys) to the state
-	// of owner in scope, atomically: concurrent updates of other keys
-	// are all kept.
-	UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error
-}
-
-// ErrNoSharedState is the error of an update of "user:" or "app:" keys
-// that cannot be kept: the store shares no state, or the session has no
-// Meta.User (or Meta.App).
-var ErrNoSharedState = errors.New("session: no shared state")
-
 // CheckStateOwner validates a shared state scope and owner: stores that
 // implement SharedStateStore call it first.
 func CheckStateOwner(scope StateScope, owner string) error {

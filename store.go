@@ -62,36 +62,6 @@ type AppendOptions struct {
 	IfEmpty bool
 }
 
-// TailLoader is an optional Store ability: loading only what was
-// appended after a point the caller knows, so that a handle catching up
-// with other writers (after ErrConflict, or in Reload) pays for what is
-// new, not for the whole log. Session uses it when its store has it, and
-// Load otherwise; an ObservedStore passes it on.
-type TailLoader interface {
-	// LoadTail returns the header and the entries after the first n
-	// entries of the log (all of them for n = 0), provided the log still
-	// starts the way the caller read it: its n-th entry has the id last.
-	// When it does not (the log was rewritten, or holds fewer entries),
-	// LoadTail fails with ErrConflict and the caller loads the whole log.
-	// Log.Malformed and Log.Torn describe the tail only, with the lines
-	// numbered as in the whole log where the store knows them.
-	LoadTail(ctx context.Context, id string, n int, last string) (*Log, error)
-}
-
-// EntryCreator is an optional Store ability: creating a session with its
-// first entries in one step, all or none (ErrExists, ErrInvalidID and the
-// append's errors as Create and Append give them). A deferred session
-// (CreateOptions.Deferred) and a fork reach their store this way, so that
-// a crash leaves the whole session or none of it. Without the ability
-// they are created, then appended to (see createWithEntries); a crash
-// between the two leaves a session with no entries, which a deferred
-// session's next try fills. CreateWithEntries must not modify entries:
-// the caller may read them meanwhile (a fork builds its tree from them
-// while the store writes them).
-type EntryCreator interface {
-	CreateWithEntries(ctx context.Context, h Header, entries []Entry) error
-}
-
 // createWithEntries creates a session holding entries on any store: in
 // one step where the store can, else Create, then Append. An append the
 // store refused outright (ErrTooLarge) leaves a session with no entries,
@@ -368,29 +338,6 @@ func repeatsID(entries []Entry) bool {
 	}
 	return false
 }
-
-// Errors returned by stores and sessions. Test with errors.Is: they are
-// usually wrapped with detail.
-var (
-	ErrNotFound           = errors.New("session: not found")
-	ErrExists             = errors.New("session: already exists")
-	ErrConflict           = errors.New("session: conflict")
-	ErrCorrupt            = errors.New("session: corrupt")
-	ErrUnsupportedVersion = errors.New("session: unsupported format version")
-	ErrClosed             = errors.New("session: closed")
-	// ErrNilSession is what every method of a nil *Session returns (a
-	// typed nil in a Conversation passes a != nil check): the host
-	// passed no session where it meant to.
-	ErrNilSession = errors.New("session: nil *Session (no session was given)")
-	ErrInvalidID  = names.ErrInvalidID
-	// ErrWriteFailed reports that a store could not write or sync a
-	// session's appends; a FileStore then refuses every later call on
-	// the session (see SyncPolicy).
-	ErrWriteFailed = errors.New("session: write failed")
-	// ErrUnpairedToolResult rejects a tool result that answers no tool
-	// call awaiting one at the end of the current path.
-	ErrUnpairedToolResult = errors.New("session: tool result answers no pending tool call")
-)
 
 // CorruptError is a log that cannot be read, or a line of one.
 type CorruptError struct {

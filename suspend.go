@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -37,10 +36,6 @@ const (
 	SuspensionCancelled = "cancelled"
 	SuspensionReplaced  = "replaced"
 )
-
-// ErrNotSuspended reports that the leaf has no suspended call to end or
-// decide on, or no pending call to suspend.
-var ErrNotSuspended = errors.New("session: no suspended tool call")
 
 // SuspendedResultText is the text of the placeholder result a suspended
 // call gets in the model view when messages must follow it before its

@@ -181,13 +181,7 @@ func (t heldTurn) release() {
 // wrappers of one store take turns too. ok is false for a store that
 // cannot be a map key (its type is not comparable).
 func writerKeyOf(store Store, id string) (writerKey, bool) {
-	for {
-		u, ok := store.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		store = u.Unwrap()
-	}
+	store = innermost(store)
 	if t := reflect.TypeOf(store); t == nil || !t.Comparable() {
 		return writerKey{}, false
 	}
