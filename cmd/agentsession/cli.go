@@ -23,6 +23,7 @@ import (
 const (
 	exitOK       = 0
 	exitFindings = 1 // verify found errors (any finding with --strict)
+	exitNoMatch  = 1 // search found no entry, as grep says it
 	exitError    = 2 // a usage error, or a file or session that cannot be read
 )
 
@@ -43,7 +44,10 @@ type command struct {
 	summary string // one line for the command list, lower case, no period
 	usage   string // the synopsis after "agentsession NAME"
 	help    string // what --help prints under the usage line: by default the package doc's section "# NAME"
-	common  common
+	// more, when set, gives what --help prints after help: what only
+	// the program knows when it runs (import: the importer's formats).
+	more   func() string
+	common common
 	// nargs is the least and the most positional arguments (-1: no most).
 	nargs [2]int
 	// setup declares the command's own flags on fs and returns what runs
@@ -70,6 +74,9 @@ func init() {
 	for _, c := range commands {
 		if c.help == "" {
 			c.help = docSection(c.name)
+		}
+		if c.more != nil {
+			c.help += "\n\n" + c.more()
 		}
 	}
 }

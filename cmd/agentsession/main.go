@@ -30,7 +30,7 @@
 //	agentsession delete [--children] [--keep-blobs] [--dry-run] [--yes] [--json] ID
 //	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--compress] [--dry-run] [--json]
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
-//	agentsession import [--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...
+//	agentsession import [--from claude|codex|dive|json|opencode] [--dry-run] [--json] FILE|DIR...
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--pg DSN] [--busy] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
@@ -60,7 +60,8 @@
 // on stderr when stderr is a terminal. Warnings and hints go to stderr.
 //
 // Exit statuses: 0 for success; 1 when verify finds an error (any
-// finding with --strict) or restore refuses to overwrite changed files;
+// finding with --strict), restore refuses to overwrite changed files or
+// search finds nothing;
 // 2 for a usage error (an unknown command or flag, a missing argument,
 // delete without --yes) or a file or session that cannot be read, which
 // gives a one-line error and is never written to.
@@ -277,6 +278,10 @@
 // agentsession/search); deleting it is safe. It writes only the index,
 // never the store. Several processes may search at once. A session that
 // cannot be read is left out with a warning, and tried again next time.
+//
+// Exit status, as grep's: 0 when an entry matches, 1 when none does
+// (said on stderr; with --json, no line), 2 for an error (a usage error,
+// a query with no words, an index that cannot be opened).
 //
 // --json prints one object per hit and line: {"sessionId", "title",
 // "cwd", "entryId", "role", "prompt", "time", "snippet", "score"}: prompt

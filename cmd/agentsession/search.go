@@ -106,11 +106,14 @@ func (c *call) search(query, indexPath string, limit int) int {
 				return c.fail("%v", err)
 			}
 		}
+		if len(hits) == 0 {
+			return exitNoMatch
+		}
 		return exitOK
 	}
 	if len(hits) == 0 {
 		fmt.Fprintf(c.stderr, "agentsession: no entry matches %q\n", query)
-		return exitOK
+		return exitNoMatch
 	}
 	c.printHits(hits)
 	return exitOK

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,9 +70,9 @@ func TestSearchCommand(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Len(t, decodeJSON(t, out), 1)
 
-	// Nothing found: nothing on stdout, a word on stderr, success.
+	// Nothing found: nothing on stdout, a word on stderr, exit status 1.
 	out, errOut, code = runCLI("search", "--root", root, "--index", index, "zebra")
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, exitNoMatch, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, `no entry matches "zebra"`)
 }
@@ -124,11 +125,50 @@ func TestSearchCommandErrors(t *testing.T) {
 			assert.Contains(t, errOut, c.want)
 		})
 	}
-	// Hostile queries are text: never an error of the engine.
+	// Hostile queries are text: never an error of the engine (a match,
+	// or none).
 	for _, q := range []string{"AND OR NOT", "col:", "(parser", `"unclosed`, "parser*", "NEAR(a b)"} {
 		_, errOut, code := runCLI("search", "--root", root, "--index", index, q)
-		assert.Equal(t, exitOK, code, "%q: %s", q, errOut)
+		assert.Contains(t, []int{exitOK, exitNoMatch}, code, "%q: %s", q, errOut)
 	}
+}
+
+// TestSearchExitStatus: as grep, 0 when an entry matches, 1 when none
+// does (with --json too: no line, status 1), 2 for an error.
+func TestSearchExitStatus(t *testing.T) {
+	root, _, _ := searchStore(t)
+	index := filepath.Join(t.TempDir(), "index.sqlite")
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"flaky"}, 0},
+		{[]string{"--json", "flaky"}, 0},
+		{[]string{"(parser"}, 0},
+		{[]string{"zebra"}, 1},
+		{[]string{"--json", "zebra"}, 1},
+		{[]string{"flaky", "zebra"}, 1}, // every word must match
+		{[]string{"AND", "OR", "NOT"}, 1},
+		{[]string{"--limit", "0", "flaky"}, 2},
+		{[]string{"--index", filepath.Join(root, "no", "such", "dir", "x")}, 2},
+	} {
+		args := append([]string{"search", "--root", root, "--index", index}, c.args...)
+		out, errOut, code := runCLI(args...)
+		assert.Equal(t, c.want, code, "%v: %s%s", c.args, out, errOut)
+		if c.want == 1 {
+			assert.Empty(t, out, c.args)
+		}
+	}
+	// A real process exits with it (the test binary runs the tool).
+	proc := func(q string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "search", "--root", root, "--index", index, q)
+		cmd.Env = append(os.Environ(), "AGENTSESSION_TEST_MAIN=1")
+		return cmd
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, proc("zebra").Run(), &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	require.NoError(t, proc("flaky").Run())
 }
 
 // Without --index the index goes under the user's cache directory.
