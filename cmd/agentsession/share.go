@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/export"
@@ -179,14 +181,41 @@ func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64,
 var cmdImport = &command{
 	name:    "import",
 	summary: "import sessions of Claude Code, Codex, OpenCode, Dive or an export into the store",
-	usage:   "[--from claude|codex|opencode|dive|json] [--dry-run] [--json] FILE|DIR...",
+	usage:   "[--from " + formatList("|") + "] [--dry-run] [--json] FILE|DIR...",
+	more:    importFormatsHelp,
 	common:  withJSON | withRoot,
 	nargs:   [2]int{1, -1},
 	setup: func(fs *flag.FlagSet, c *call) func([]string) int {
-		from := fs.String("from", "", "read every file as this format (claude, codex, opencode, dive or json); default: detected per file")
+		from := fs.String("from", "", "read every file as `FORMAT` ("+formatList(", ")+"); default: detected per file")
 		dry := fs.Bool("dry-run", false, "read and report, write nothing")
 		return func(args []string) int { return c.importSessions(args, *from, *dry) }
 	},
+}
+
+// formatList is the names import --from takes (importer.FormatNames),
+// joined by sep; with ", " the last two by " or ".
+func formatList(sep string) string {
+	var names []string
+	for _, f := range importer.FormatNames() {
+		names = append(names, string(f))
+	}
+	if sep == ", " && len(names) > 1 {
+		return strings.Join(names[:len(names)-1], sep) + " or " + names[len(names)-1]
+	}
+	return strings.Join(names, sep)
+}
+
+// importFormatsHelp lists, under import's help, the kinds of file the
+// importer reads, in the order it tries them (importer.Formats).
+func importFormatsHelp() string {
+	var b strings.Builder
+	b.WriteString("The files it reads, in the order a file's format is detected:\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, f := range importer.Formats() {
+		fmt.Fprintf(tw, "    %s\t%s\n", f.Format, f.Reads)
+	}
+	tw.Flush()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // importJSON is one line of import --json: a session imported, skipped
@@ -207,10 +236,8 @@ type importJSON struct {
 
 func (c *call) importSessions(args []string, from string, dry bool) int {
 	f := importer.Format(strings.ToLower(from))
-	switch f {
-	case "", importer.Claude, importer.Codex, importer.OpenCode, importer.Dive, importer.JSON:
-	default:
-		return c.usageError("unknown --from %q: claude, codex, opencode, dive or json", from)
+	if f != "" && !slices.Contains(importer.FormatNames(), f) {
+		return c.usageError("unknown --from %q: %s", from, formatList(", "))
 	}
 	var store session.Store
 	if _, err := os.Stat(c.root); dry && errors.Is(err, fs.ErrNotExist) {
