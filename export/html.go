@@ -18,11 +18,11 @@ import (
 // The viewer: one page template with the CSS and the scripts written
 // into it, so the page is a single file that needs no network.
 //
-//go:embed viewer/page.html viewer/viewer.css viewer/index.js viewer/render.js viewer/list.js viewer/app.js
+//go:embed viewer/page.html viewer/viewer.css viewer/index.js viewer/render.js viewer/tools.js viewer/list.js viewer/app.js
 var viewerFS embed.FS
 
 // The scripts, in the order they are written into the page.
-var viewerScripts = []string{"index.js", "render.js", "list.js", "app.js"}
+var viewerScripts = []string{"index.js", "render.js", "tools.js", "list.js", "app.js"}
 
 // page is the viewer template cut at its placeholders.
 type page struct {

@@ -80,7 +80,7 @@ func TestSmallSession(t *testing.T) {
 	for _, want := range []string{
 		"TestUpload in storage/upload_test.go fails about one run in ten",       // a user message
 		"Let me run it a few times", "claude-sonnet-4-5", "$0.0079", "in 2,150", // an assistant turn, its model and usage
-		"go test -run TestUpload -count=20", `"timeout": 120`, // a tool call and its arguments
+		"$ go test -run TestUpload -count=20", "timeout 120", // a shell call, its command and its other arguments
 		"Show all", "defer os.RemoveAll(dir)", // tool results, folded and not
 		"diagnosed",                                                       // the label
 		"Compaction summary", "48,210 tokens before", "share /tmp/upload", // the compaction
@@ -115,13 +115,13 @@ func TestSmallSession(t *testing.T) {
 	b.shot(t, "small-desktop-dark.png")
 	b.colorScheme(t, "light")
 
-	// Tool output folds and unfolds.
-	fold := `document.querySelector(".role-tool .fold pre").textContent.length`
+	// A shell call's output, shown with its call, folds and unfolds.
+	fold := `document.querySelector(".tool-bash .fold pre").textContent.length`
 	folded := b.number(t, fold)
-	b.do(t, chromedp.Click(chromedp.CSS(`.role-tool .fold-toggle`)))
+	b.do(t, chromedp.Click(chromedp.CSS(`.tool-bash .fold-toggle`)))
 	assert.Greater(t, b.number(t, fold), folded+200, "the whole output shows")
 	assert.Contains(t, b.listText(t), "parallel_20")
-	b.do(t, chromedp.Click(chromedp.CSS(`.role-tool .fold-toggle`)))
+	b.do(t, chromedp.Click(chromedp.CSS(`.tool-bash .fold-toggle`)))
 	assert.Equal(t, folded, b.number(t, fold), "and folds again")
 
 	// The side panel switches branches: Branch 1 is the older one, A.

@@ -43,7 +43,16 @@ App.prototype.meta = function () {
   add("Directory", h.cwd);
   add("Created", fmtTime(h.timestamp));
   add("Forked from", h.parentSession);
-  add("Exported", fmtTime(env.exported));
+  add("Exported", String(env.exported || "").indexOf("0001-") === 0 ? "" : fmtTime(env.exported)); // the zero time: not recorded
+  var u = this.tree.usage();
+  if (u.calls) {
+    var d = el("div", "meta-row meta-wide");
+    var dd = el("dd", null, ["input " + fmtInt(u.input), "output " + fmtInt(u.output), "cache read " + fmtInt(u.cacheRead), "cache write " + fmtInt(u.cacheWrite)].join(" \u00b7 "));
+    dd.append(el("span", "meta-note", " (summed over the usage of " + plural(u.calls, "model call", "model calls") + ", all branches)"));
+    d.append(el("dt", null, "Tokens"), dd);
+    dl.append(d);
+    add("Cost", fmtCost(u.cost) ? fmtCost(u.cost) + " (all branches)" : "");
+  }
   this.totals = el("dd");
   var d = el("div", "meta-row");
   d.append(el("dt", null, "This branch"), this.totals);
@@ -51,7 +60,7 @@ App.prototype.meta = function () {
   if (env.redacted && env.redacted.counts) {
     var n = 0;
     for (var k in env.redacted.counts) n += Number(env.redacted.counts[k]) || 0;
-    add("Redacted", fmtInt(n) + " secrets replaced");
+    add("Redacted", plural(n, "secret", "secrets") + " replaced");
   }
 };
 
@@ -73,13 +82,13 @@ App.prototype.panel = function () {
   t.leaves.slice(-MAX_NAV).forEach(function (leaf, k) {
     var u = t.lastUserBefore(leaf);
     var current = leaf === t.index(t.env.leaf) ? "current" : "";
-    var item = navButton("Branch " + (k + 1), t.snippet(u, 70) + " \u00b7 " + fmtInt(t.depth[leaf] + 1) + " entries", current);
+    var item = navButton("Branch " + (k + 1), t.snippet(u, 70) + " \u00b7 " + plural(t.depth[leaf] + 1, "entry", "entries"), current);
     item.button.dataset.leaf = String(leaf);
     item.button.addEventListener("click", function () { self.show(leaf, "end"); self.closePanel(); });
     self.branchButtons.set(leaf, item.button);
     ul.append(item.li);
   });
-  if (t.leaves.length > MAX_NAV) ul.append(el("li", "note", "and " + fmtInt(t.leaves.length - MAX_NAV) + " older branches"));
+  if (t.leaves.length > MAX_NAV) ul.append(el("li", "note", "and " + plural(t.leaves.length - MAX_NAV, "older branch", "older branches")));
 
   var labels = Array.from(t.labels.keys()).sort(function (a, b) { return a - b; });
   ul = $("labels");
@@ -92,8 +101,12 @@ App.prototype.panel = function () {
 
   ul = $("events");
   var names = { compaction: "Compaction", branch_summary: "Branch summary", model_change: "Model change", custom: "Custom", session_info: "Title" };
-  var count = 0;
-  for (var i = 0; i < t.n; i++) {
+  var count = 0, days = new Set();
+  for (var i = 0; i < t.n; i++) if (names[t.entries[i].type] && !t.hidden(i)) days.add(fmtTime(t.entries[i].timestamp).slice(0, 10));
+  // Events of one day show their time to the second, else their date
+  // too: several compactions may come within a minute.
+  var when = days.size > 1 ? function (s) { return s.slice(5, 16); } : function (s) { return s.slice(11, 19); };
+  for (i = 0; i < t.n; i++) {
     var kind = names[t.entries[i].type];
     if (!kind || t.hidden(i)) continue;
     if (++count > MAX_NAV) continue;
@@ -101,7 +114,7 @@ App.prototype.panel = function () {
       var e = t.entries[i];
       var sub = e.type === "model_change" ? [e.provider, e.modelId || e.model].filter(Boolean).join(" / ") :
         e.type === "custom" ? String(e.customType || "") : e.type === "session_info" ? String(e.name || "") : t.snippet(i, 70);
-      var item = navButton(kind, sub, fmtTime(e.timestamp).slice(11, 16));
+      var item = navButton(kind, sub, when(fmtTime(e.timestamp)));
       item.button.addEventListener("click", function () { self.jump(i); self.closePanel(); });
       ul.append(item.li);
     })(i, kind);
@@ -132,7 +145,7 @@ App.prototype.show = function (leaf, align, k) {
     }
     this.items = items;
     this.leaf = leaf;
-    this.totals.textContent = fmtInt(msgs) + " messages \u00b7 " + fmtCost(cost) + (t.leaves.length > 1 ? " \u00b7 " + fmtInt(t.leaves.length) + " branches in all" : "");
+    this.totals.textContent = [plural(msgs, "message", "messages"), fmtCost(cost), t.leaves.length > 1 ? plural(t.leaves.length, "branch", "branches") + " in all" : ""].filter(Boolean).join(" \u00b7 ");
     var seek = $("seek");
     seek.max = String(Math.max(0, items.length - 1));
     this.branchButtons.forEach(function (b, l) {

@@ -147,6 +147,84 @@ Tree.prototype.message = function (i) {
   return null;
 };
 
+// resultOf is the tool result entry that answers the tool call of id
+// callId (the first in the log), or -1. The map is built on first use.
+Tree.prototype.resultOf = function (callId) {
+  if (!this.results) {
+    this.results = new Map();
+    for (var i = 0; i < this.n; i++) {
+      var m = this.message(i);
+      if (m && m.role === "toolResult" && typeof m.toolCallId === "string" && !this.results.has(m.toolCallId)) this.results.set(m.toolCallId, i);
+    }
+  }
+  var r = typeof callId === "string" ? this.results.get(callId) : undefined;
+  return r === undefined ? -1 : r;
+};
+
+// callOf is the tool call block a tool result entry answers, found in
+// the assistant message above it on its path, or null.
+Tree.prototype.callOf = function (i) {
+  var m = this.message(i);
+  if (!m || m.role !== "toolResult" || typeof m.toolCallId !== "string") return null;
+  for (var j = this.parent[i], steps = 0; j >= 0 && steps < 64; j = this.parent[j], steps++) {
+    var a = this.message(j);
+    if (!a || a.role !== "assistant" || !Array.isArray(a.content)) continue;
+    for (var k = 0; k < a.content.length; k++) {
+      var b = a.content[k];
+      if (b && b.type === "toolCall" && b.id === m.toolCallId) return this.resultOf(b.id) === i ? b : null;
+    }
+  }
+  return null;
+};
+
+// excerpt is what sets the summary of entry i (a compaction or a branch
+// summary) apart: its lines that no other summary of the session holds
+// (summaries written by one agent start with the same preamble and
+// headings, so their first words are the same for every one), or, when
+// it has none, its first lines. Computed once for all summaries.
+Tree.prototype.excerpt = function (i) {
+  if (!this.excerpts) {
+    var lists = new Map(), counts = new Map();
+    for (var j = 0; j < this.n; j++) {
+      var e = this.entries[j];
+      if ((e.type !== "compaction" && e.type !== "branch_summary") || typeof e.summary !== "string") continue;
+      var seen = new Set();
+      e.summary.split("\n").forEach(function (l) {
+        l = l.trim();
+        if (l && !seen.has(l)) { seen.add(l); counts.set(l, (counts.get(l) || 0) + 1); }
+      });
+      lists.set(j, Array.from(seen));
+    }
+    this.excerpts = new Map();
+    var self = this;
+    lists.forEach(function (ls, j) {
+      var own = ls.filter(function (l) { return counts.get(l) === 1; });
+      self.excerpts.set(j, (own.length ? own : ls).join(" ").replace(/\s+/g, " "));
+    });
+  }
+  var x = this.excerpts.get(i);
+  return x === undefined ? "" : x;
+};
+
+// usage sums the usage of every message of the session (every branch,
+// each entry once): the tokens of input, output, cache read and cache
+// write, the cost, and the number of model calls that reported usage.
+Tree.prototype.usage = function () {
+  var s = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, calls: 0 };
+  var num = function (v) { v = Number(v); return isFinite(v) ? v : 0; };
+  for (var i = 0; i < this.n; i++) {
+    var m = this.message(i), u = m && m.usage;
+    if (!u || typeof u !== "object") continue;
+    s.calls++;
+    s.input += num(u.input);
+    s.output += num(u.output);
+    s.cacheRead += num(u.cacheRead);
+    s.cacheWrite += num(u.cacheWrite);
+    if (u.cost && typeof u.cost === "object") s.cost += num(u.cost.total);
+  }
+  return s;
+};
+
 // textOf gives the plain text of a message's content (string or blocks).
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -163,7 +241,7 @@ function textOf(content) {
 Tree.prototype.snippet = function (i, max) {
   var e = this.entries[i], m = this.message(i), s = "";
   if (m) s = textOf(m.content) || (m.role === "assistant" ? toolNames(m.content) : "") || m.command || m.role || "";
-  else if (e.summary) s = e.summary;
+  else if (e.summary) s = this.excerpt(i) || e.summary;
   else if (e.type === "custom_message") s = textOf(e.content);
   else s = e.type || "entry";
   s = String(s).replace(/\s+/g, " ").trim();

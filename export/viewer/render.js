@@ -16,9 +16,18 @@ function fmtInt(n) {
   return (isFinite(n) ? n : 0).toLocaleString("en-US");
 }
 
+// plural writes a count with its noun: "1 entry", "2 entries".
+function plural(n, one, many) {
+  n = Number(n);
+  return fmtInt(n) + " " + (n === 1 ? one : many);
+}
+
+// fmtCost writes a cost in dollars, or "" when none is known: a cost of
+// 0 is what an agent records when it knows no prices, so it shows
+// nothing rather than "$0.0000".
 function fmtCost(c) {
   c = Number(c);
-  if (!isFinite(c)) c = 0;
+  if (!isFinite(c) || c <= 0) return "";
   return "$" + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c.toFixed(4));
 }
 
@@ -55,7 +64,7 @@ Renderer.prototype.foldable = function (text, cls) {
   var preview = lines.slice(0, PREVIEW_LINES).join("\n");
   if (preview.length > FOLD_CHARS) preview = preview.slice(0, FOLD_CHARS);
   pre.textContent = preview + "\n\u2026";
-  var more = lines.length > 1 ? fmtInt(lines.length) + " lines" : fmtInt(text.length) + " characters";
+  var more = lines.length > 1 ? plural(lines.length, "line", "lines") : plural(text.length, "character", "characters");
   var btn = el("button", "fold-toggle", "Show all " + more);
   btn.type = "button";
   btn.setAttribute("aria-expanded", "false");
@@ -94,6 +103,8 @@ Renderer.prototype.block = function (b) {
       return d;
     }
     case "toolCall": {
+      var known = this.toolCall(b);
+      if (known) return known;
       var call = el("div", "tool-call");
       var head = el("div", "tool-head");
       head.append(el("span", "tool-icon", "\u2699"), el("span", "tool-name", b.name || "tool"));
@@ -130,7 +141,8 @@ Renderer.prototype.usage = function (m) {
   if (u.cacheWrite) parts.push("cache write " + fmtInt(u.cacheWrite));
   if (u.totalTokens) parts.push("total " + fmtInt(u.totalTokens));
   var line = el("div", "usage", parts.join(" \u00b7 "));
-  if (u.cost && typeof u.cost === "object" && u.cost.total !== undefined) line.append(el("span", "cost", fmtCost(u.cost.total)));
+  var cost = u.cost && typeof u.cost === "object" ? fmtCost(u.cost.total) : "";
+  if (cost) line.append(el("span", "cost", cost));
   return line;
 };
 
@@ -163,6 +175,14 @@ Renderer.prototype.message = function (i, m) {
     return art;
   }
   if (role === "toolResult") {
+    var call = this.tree.callOf(i);
+    if (call && toolView(call)) {
+      // Its output is shown with its call, in the message above.
+      art = this.card(i, "role-tool shown-above" + (m.isError ? " is-error" : ""), m.isError ? "Tool error" : "Tool result", (m.toolName || call.name) + " \u00b7 shown with its call");
+      if (Array.isArray(m.content)) for (var c = 0; c < m.content.length; c++) if (m.content[c] && m.content[c].type === "image") body.append(this.block(m.content[c]));
+      if (body.childNodes.length) art.append(body);
+      return art;
+    }
     art = this.card(i, "role-tool" + (m.isError ? " is-error" : ""), m.isError ? "Tool error" : "Tool result", m.toolName || "");
     var text = textOf(m.content);
     if (text) body.append(this.foldable(text, "output"));
@@ -177,15 +197,34 @@ Renderer.prototype.message = function (i, m) {
     return art;
   }
   art = this.card(i, "role-" + (role === "user" ? "user" : "other"), ROLE_NAMES[role] || role, m.customType || "");
-  this.content(body, m.content);
+  if (role === "custom") body.append(this.folded(m.content));
+  else this.content(body, m.content);
   art.append(body);
   return art;
+};
+
+// folded is the content of an extension's message in a fold, closed:
+// extensions inject long context a reader seldom needs.
+Renderer.prototype.folded = function (content) {
+  var d = el("details", "custom");
+  var text = typeof content === "string" ? content : textOf(content);
+  var lines = text ? text.split("\n").length : 0;
+  d.append(el("summary", null, "Content" + (lines ? " \u00b7 " + plural(lines, "line", "lines") : "")));
+  var inner = el("div", "custom-body");
+  this.content(inner, content);
+  d.append(inner);
+  return d;
 };
 
 Renderer.prototype.summary = function (i, title, extra, text) {
   var art = this.card(i, "summary", title, extra);
   var body = el("div", "entry-body");
-  body.append(this.foldable(String(text || ""), "summary-text"));
+  text = String(text || "");
+  // What sets this summary apart from the others, when it does not
+  // start with it: the folded text would show only a shared preamble.
+  var x = this.tree.excerpt(i);
+  if (x && text.replace(/\s+/g, " ").trim().indexOf(x.slice(0, 80)) !== 0) body.append(el("p", "summary-excerpt", x.length > 400 ? x.slice(0, 399) + "\u2026" : x));
+  body.append(this.foldable(text, "summary-text"));
   art.append(body);
   return art;
 };
@@ -199,7 +238,7 @@ Renderer.prototype.marker = function (i, text, data) {
   if (label !== undefined) div.append(el("span", "badge label", "\u2691 " + label));
   div.append(el("time", null, fmtTime(e.timestamp)));
   if (data !== undefined) {
-    var d = el("details", "marker-data");
+    var d = el("details", "marker-data custom");
     d.append(el("summary", null, "data"), this.foldable(JSON.stringify(data, null, 2), "raw"));
     div.append(d);
   }
@@ -212,7 +251,7 @@ Renderer.prototype.entry = function (i) {
   if (m) return this.message(i, m);
   switch (e.type) {
     case "compaction":
-      return this.summary(i, "Compaction summary", e.tokensBefore ? fmtInt(e.tokensBefore) + " tokens before" : "", e.summary);
+      return this.summary(i, "Compaction summary", e.tokensBefore ? plural(e.tokensBefore, "token", "tokens") + " before" : "", e.summary);
     case "branch_summary": {
       var from = t.index(e.fromId);
       return this.summary(i, "Branch summary", from >= 0 ? "of: " + t.snippet(from, 60) : "", e.summary);
@@ -220,7 +259,7 @@ Renderer.prototype.entry = function (i) {
     case "custom_message": {
       var art = this.card(i, "role-other", "Extension message", e.customType || "");
       var body = el("div", "entry-body");
-      this.content(body, e.content);
+      body.append(this.folded(e.content));
       art.append(body);
       return art;
     }
@@ -241,7 +280,7 @@ Renderer.prototype.entry = function (i) {
 Renderer.prototype.fork = function (i, kids, onPath) {
   var nav = el("nav", "fork");
   nav.setAttribute("aria-label", "Branches from here");
-  nav.append(el("span", "fork-title", kids.length + " branches from here"));
+  nav.append(el("span", "fork-title", plural(kids.length, "branch", "branches") + " from here"));
   var self = this;
   kids.forEach(function (c) {
     var b = el("button", "fork-btn" + (onPath(c) ? " active" : ""), self.tree.snippet(self.tree.shownFrom(c), 48));
