@@ -4,21 +4,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/agentsession/session/internal/jsonx"
 )
 
 // BlobPrefix starts every blob reference. A reference stands where the
@@ -435,13 +431,6 @@ func (d *BlobDir) getFile(f *os.File, name, ref string) ([]byte, error) {
 	return body, nil
 }
 
-// frameBound is the most a zstd frame of n bytes takes.
-func frameBound(n int64) int64 { return n + n>>7 + 1<<10 }
-
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-func hasZstdMagic(b []byte) bool { return bytes.HasPrefix(b, zstdMagic) }
-
 // decode decompresses one blob with the output capped at MaxBytes.
 func (d *BlobDir) decode(body []byte) ([]byte, error) {
 	d.init()
@@ -521,170 +510,3 @@ func (d *BlobDir) openRoot(create bool) (*os.Root, error) {
 }
 
 // ---- Size controls on entries ----
-
-// sizeLimits are what a store applies to the entries it writes: strings
-// longer than maxChars UTF-16 code units are cut with TruncationNotice
-// (see prepper), and the base64 data of images from minBlob bytes on goes
-// to blobs.
-type sizeLimits struct {
-	maxChars int // <0: no limit
-	minBlob  int // <0: images stay inline
-	blobs    BlobStore
-}
-
-// cutAt is the length strings are cut to, notice included: maxChars, or
-// the notice's own length when maxChars is less (a shorter cut would make
-// a string longer); <0 for no limit.
-func (z *sizeLimits) cutAt() int {
-	if z.maxChars < 0 {
-		return -1
-	}
-	return max(z.maxChars, noticeUnits)
-}
-
-// edit replaces raw[start:end] with repl; lost, for a string cut, is
-// the UTF-16 code units it leaves out.
-type edit struct {
-	start, end int
-	repl       []byte
-	lost       int
-}
-
-// limit returns raw as it is to be stored: raw itself when nothing is
-// over the limits (the common case, decided without parsing for small
-// entries), else a new encoding.
-func (z *sizeLimits) limit(ctx context.Context, raw []byte) ([]byte, cutCount, error) {
-	if z.small(raw, false) {
-		return raw, cutCount{}, nil
-	}
-	p := prepper{raw: raw, limit: z.cutAt(), z: z, ctx: ctx}
-	out, _, err := p.run()
-	var n cutCount
-	for _, e := range p.edits {
-		if e.lost > 0 {
-			n.strings++
-			n.dropped += e.lost
-		}
-	}
-	return out, n, err
-}
-
-// cutCount is what limit cut: strings, and the UTF-16 code units lost.
-type cutCount struct{ strings, dropped int }
-
-// externalize moves the base64 image data of member m to the blob store
-// and returns the edit that puts its reference in place. Data that is not
-// canonical base64 stays inline: a reference must give back exactly the
-// same string.
-func (z *sizeLimits) externalize(ctx context.Context, raw []byte, m jsonMember) (*edit, error) {
-	tok := raw[m.start:m.end]
-	s, err := jsonx.Unquote(tok)
-	if err != nil || isBlobRef([]byte(s)) {
-		return nil, nil
-	}
-	data, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || base64.StdEncoding.EncodedLen(len(data)) != len(s) {
-		return nil, nil
-	}
-	ref, err := z.blobs.PutBlob(ctx, data)
-	if err != nil {
-		return nil, err
-	}
-	return &edit{m.start, m.end, jsonx.AppendString(nil, ref), 0}, nil
-}
-
-func applyEdits(raw []byte, edits []edit) []byte {
-	if len(edits) == 0 {
-		return raw
-	}
-	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
-	n := len(raw)
-	for _, e := range edits {
-		n += len(e.repl) - (e.end - e.start)
-	}
-	out := make([]byte, 0, n)
-	at := 0
-	for _, e := range edits {
-		out = append(out, raw[at:e.start]...)
-		out = append(out, e.repl...)
-		at = e.end
-	}
-	return append(out, raw[at:]...)
-}
-
-// jsonMember is a string member of an object: its key and the span of
-// its value token in the input.
-type jsonMember struct {
-	key        string
-	start, end int
-}
-
-// jsonObject is what walkObjects reports of one object.
-type jsonObject struct {
-	image   bool // its "type" is "image"
-	strings []jsonMember
-}
-
-// walkObjects calls fn for every object in the JSON value v, innermost
-// first, with its string members. Invalid JSON ends the walk quietly:
-// what is stored is already known to be valid.
-func walkObjects(v []byte, fn func(*jsonObject)) {
-	var c jsonx.Cursor
-	c.Reset(v)
-	walkValue(&c, fn)
-}
-
-func walkValue(c *jsonx.Cursor, fn func(*jsonObject)) {
-	switch c.Kind() {
-	case jsonx.KindObject:
-		ms, _ := c.Object()
-		obj := jsonObject{}
-		for {
-			kb, esc, more := ms.Next()
-			if !more {
-				break
-			}
-			key := string(kb)
-			if esc {
-				key = ms.Key()
-			}
-			switch c.Kind() {
-			case jsonx.KindString:
-				start := c.Pos()
-				tok := c.Skip()
-				if key == "type" && string(tok) == `"image"` {
-					obj.image = true
-				}
-				obj.strings = append(obj.strings, jsonMember{key, start, start + len(tok)})
-			case jsonx.KindObject, jsonx.KindArray:
-				walkValue(c, fn)
-			default:
-				c.Skip()
-			}
-		}
-		fn(&obj)
-	case jsonx.KindArray:
-		as, _ := c.Array()
-		for as.Next() {
-			walkValue(c, fn)
-		}
-	default:
-		c.Skip()
-	}
-}
-
-// small reports whether raw is certainly within the limits, without
-// parsing it: no string in it can be longer than the limit (a string's
-// token has at least as many bytes as the string has UTF-16 code units),
-// and it holds no image data large enough for a blob (noImage says the
-// caller knows it holds none).
-func (z *sizeLimits) small(raw []byte, noImage bool) bool {
-	return z.smallSized(len(raw), raw, noImage)
-}
-
-// smallSized is small for a line of n bytes whose JSON tokens raw holds
-// (the line, or a compact entry's template).
-func (z *sizeLimits) smallSized(n int, raw []byte, noImage bool) bool {
-	return (z.maxChars < 0 || n <= z.cutAt()) &&
-		(noImage || z.minBlob < 0 || z.blobs == nil || n < z.minBlob || !bytes.Contains(raw, []byte(`"image"`)))
-}

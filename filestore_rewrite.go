@@ -10,9 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 // Replacing a session file: Rewrite, the migration of old file format
@@ -100,28 +98,6 @@ func (s *FileStore) rewriteChecked(fsess *fileSession, opts RewriteOptions, data
 		}
 	}
 	return s.rewriteLocked(fsess, h, entries, data)
-}
-
-// unreadableError is the *CorruptError that refuses an operation (what)
-// that would drop the lines of log that are not entries, or nil if it
-// has none.
-func unreadableError(path string, log *Log, what string) error {
-	bad := append(slices.Clone(log.Malformed), log.Partial...)
-	if len(bad) == 0 {
-		return nil
-	}
-	slices.SortFunc(bad, func(a, b LineError) int { return cmp.Compare(a.Line, b.Line) })
-	lines := make([]string, 0, min(len(bad), 10))
-	for i, m := range bad {
-		if i == 10 {
-			lines = append(lines, "...")
-			break
-		}
-		lines = append(lines, strconv.Itoa(m.Line))
-	}
-	return &CorruptError{Path: path, Line: bad[0].Line, Err: fmt.Errorf(
-		"%s would drop %d line(s) that are not entries (line %s: malformed, or of an append a crash cut short); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
-		what, len(bad), strings.Join(lines, ", "))}
 }
 
 // rewriteLocked replaces the file with h and entries. The caller holds

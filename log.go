@@ -2,9 +2,13 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentsession/session/internal/jsonx"
@@ -520,4 +524,26 @@ func (p *logParser) join(chunks []*lineChunk) (*Log, error) {
 	l := p.finish(p.resolve(entries))
 	l.refs = refs
 	return l, nil
+}
+
+// unreadableError is the *CorruptError that refuses an operation (what)
+// that would drop the lines of log that are not entries, or nil if it
+// has none.
+func unreadableError(path string, log *Log, what string) error {
+	bad := append(slices.Clone(log.Malformed), log.Partial...)
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.SortFunc(bad, func(a, b LineError) int { return cmp.Compare(a.Line, b.Line) })
+	lines := make([]string, 0, min(len(bad), 10))
+	for i, m := range bad {
+		if i == 10 {
+			lines = append(lines, "...")
+			break
+		}
+		lines = append(lines, strconv.Itoa(m.Line))
+	}
+	return &CorruptError{Path: path, Line: bad[0].Line, Err: fmt.Errorf(
+		"%s would drop %d line(s) that are not entries (line %s: malformed, or of an append a crash cut short); run \"agentsession verify\" on it, and pass DropUnreadable to drop them",
+		what, len(bad), strings.Join(lines, ", "))}
 }
