@@ -14,8 +14,9 @@ import (
 // The text of the entries is kept deflated in docs, and the FTS5 table
 // reads it through the view text_content (an external content table):
 // the index is then about a third of the size it has when FTS5 keeps its
-// own copy of the text. inflateFunc is the SQL function the view calls;
-// it is registered with the driver for every connection, under a name
+// own copy of the text. inflateFunc is the SQL function that inflates
+// it (the view calls indexedFunc, which segments it too: segment.go);
+// both are registered with the driver for every connection, under names
 // no one else uses.
 const inflateFunc = "agentsession_search_inflate"
 

@@ -45,8 +45,13 @@
 //
 // A query is words and "quoted phrases", all of which must match; a word
 // ending in * is a prefix. Matching ignores case and diacritics (FTS5's
-// unicode61 tokenizer: words are runs of letters and digits, so text in
-// scripts written without spaces is matched by whole runs only). Every
+// unicode61 tokenizer: words are runs of letters and digits). Chinese,
+// Japanese and Korean text, written without spaces between words, is
+// indexed a character a token, and a CJK word in a query is the phrase
+// of its characters: 会话 finds 保存会话状态, and only where 会 and 话
+// stand side by side (segment.go). Text of other scripts written
+// without spaces (Thai, Lao, Khmer, Burmese) is matched by whole runs
+// only. Every
 // other character is text: the query is rewritten into FTS5 strings, so
 // no input is an FTS5 syntax error (FuzzQuery checks it). Hits in user
 // prompts come first, then the others, each group ranked by BM25.

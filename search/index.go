@@ -32,9 +32,12 @@ var (
 	ErrNotIndex = errors.New("search: not a search index")
 )
 
-// schemaVersion is the version of the tables below. An index of another
-// version is a cache made by another release: Open drops and rebuilds it.
-const schemaVersion = 1
+// schemaVersion is the version of the tables below and of the text
+// they index. An index of another version is a cache made by another
+// release: Open drops and rebuilds it. Version 2 segments CJK text
+// (segment.go): an index of version 1 holds whole CJK runs as tokens,
+// and would miss the words inside them.
+const schemaVersion = 2
 
 // appID marks the SQLite file as this package's (PRAGMA application_id).
 const appID = 0x41535358 // "ASSX"
@@ -63,7 +66,7 @@ var schema = []string{
 	)`,
 	`CREATE INDEX IF NOT EXISTS docs_session ON docs(session)`,
 	`CREATE VIEW IF NOT EXISTS text_content (rowid, prompt, body) AS
-		SELECT rowid, ` + inflateFunc + `(prompt), ` + inflateFunc + `(body) FROM docs`,
+		SELECT rowid, ` + indexedFunc + `(prompt), ` + indexedFunc + `(body) FROM docs`,
 	// text is the full-text index; its text is read from text_content
 	// (for snippets, and for deletes) and is not kept twice.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(

@@ -58,7 +58,9 @@ type Hit struct {
 //
 // The query is words and "quoted phrases", all of which must match; a
 // word ending in * matches the words it begins (pars* finds parser).
-// Matching ignores case and diacritics. Every other character is taken
+// Matching ignores case and diacritics. A word in Chinese, Japanese or
+// Korean matches wherever its characters stand side by side, inside a
+// longer run too (会话 finds 保存会话状态). Every other character is taken
 // as text, never as operator syntax: any query is valid, but one with no
 // letter or digit fails with ErrEmptyQuery, and one over MaxQueryBytes
 // or MaxQueryTerms with ErrQueryTooLong.
@@ -129,7 +131,7 @@ func (x *Index) searchColumn(ctx context.Context, column, expr string, o SearchO
 		}
 		h.Time = time.UnixMilli(ms).UTC()
 		h.Prompt = column == "prompt"
-		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")
+		h.Snippet = strings.Join(strings.Fields(unsegment(h.Snippet)), " ")
 		h.Score = -h.Score // bm25() is lower for better matches
 		hits = append(hits, h)
 	}
@@ -151,7 +153,9 @@ func matchExpr(query string) (expr string, n int) {
 		if !hasToken(t.text) {
 			continue
 		}
-		s := `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
+		// A CJK word becomes the phrase of its characters, as the
+		// text was segmented (segment.go).
+		s := `"` + strings.ReplaceAll(segment(t.text), `"`, `""`) + `"`
 		if t.prefix {
 			s += " *"
 		}

@@ -272,7 +272,7 @@ func (x *Index) write(ctx context.Context, fn func(*sql.Tx) error) error {
 func dropSession(ctx context.Context, tx *sql.Tx, id string) error {
 	// An external content table is told what it indexed, to remove it.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO text (text, rowid, prompt, body)
-		SELECT 'delete', rowid, `+inflateFunc+`(prompt), `+inflateFunc+`(body) FROM docs WHERE session = ?`, id); err != nil {
+		SELECT 'delete', rowid, `+indexedFunc+`(prompt), `+indexedFunc+`(body) FROM docs WHERE session = ?`, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE session = ?`, id); err != nil {
@@ -306,7 +306,7 @@ func insertDocs(ctx context.Context, tx *sql.Tx, id string, docs []doc) error {
 		if err != nil {
 			return err
 		}
-		if _, err := text.ExecContext(ctx, rowid, d.prompt, d.body); err != nil {
+		if _, err := text.ExecContext(ctx, rowid, segment(d.prompt), segment(d.body)); err != nil {
 			return err
 		}
 	}
