@@ -302,3 +302,24 @@ func ExampleHTML() {
 	// true
 	// true
 }
+
+// Every script and style sheet of the viewer directory is in the page:
+// a script added there but not to the embedded list would leave the
+// viewer calling what is not defined.
+func TestHTMLCarriesEveryViewerFile(t *testing.T) {
+	doc := page(t, hostileSession(t, "hi"))
+	files, err := os.ReadDir("viewer")
+	require.NoError(t, err)
+	n := 0
+	for _, f := range files {
+		if ext := filepath.Ext(f.Name()); ext != ".js" && ext != ".css" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("viewer", f.Name()))
+		require.NoError(t, err)
+		first, _, _ := strings.Cut(string(b), "\n")
+		assert.True(t, strings.Contains(doc, first), "%s is written into the page", f.Name())
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 6)
+}

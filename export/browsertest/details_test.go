@@ -238,3 +238,71 @@ func commas(n int) string {
 	}
 	return s
 }
+
+// The line diff is right and minimal: on thousands of random pairs of
+// texts of a few letters a line, its kept and removed lines give back
+// the old text, its kept and added lines the new one, and it keeps as
+// many lines as the longest common subsequence (computed here by the
+// textbook quadratic table), in the page itself.
+func TestViewerLineDiff(t *testing.T) {
+	path, _, _, _, _ := detailPage(t)
+	b := newBrowser(t)
+	b.do(t, chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)))
+	bad := eval[string](t, b, `(() => {
+		let seed = 7;
+		const rnd = n => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+		const text = () => Array.from({length: rnd(14)}, () => "abcd"[rnd(4)]).join("\n");
+		const lcs = (a, b) => {
+			const t = Array.from({length: a.length + 1}, () => new Int32Array(b.length + 1));
+			for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--)
+				t[i][j] = a[i] === b[j] ? t[i + 1][j + 1] + 1 : Math.max(t[i + 1][j], t[i][j + 1]);
+			return t[0][0];
+		};
+		for (let k = 0; k < 3000; k++) {
+			const x = text(), y = text();
+			const ops = agentsessionViewer.lineDiff(x, y);
+			const old = ops.filter(o => o[0] !== "+").map(o => o[1]).join("\n");
+			const neu = ops.filter(o => o[0] !== "-").map(o => o[1]).join("\n");
+			const kept = ops.filter(o => o[0] === " ").length;
+			const lines = s => s === "" ? [] : s.split("\n");
+			if (old !== x || neu !== y || kept !== lcs(lines(x), lines(y))) return JSON.stringify({x, y, ops});
+		}
+		// Past its budget (two long texts with nothing in common) it
+		// still answers, every line removed then added.
+		const big = n => Array.from({length: n}, (_, i) => "line " + i + " " + n).join("\n");
+		const ops = agentsessionViewer.lineDiff(big(3000), big(3001));
+		if (ops.length !== 6001 || ops[0][0] !== "-" || ops[6000][0] !== "+") return "over budget: " + ops.length;
+		return "";
+	})()`)
+	assert.Empty(t, bad, "a diff that does not give back its texts, or is not minimal")
+	b.noErrors(t)
+}
+
+// Tool calls of pi's names with arguments of the wrong shapes fall back
+// to their arguments as JSON, or show what they can; nothing in them
+// runs, and the page throws nothing.
+func TestViewerToolCallsHostile(t *testing.T) {
+	b := newBrowser(t)
+	lines := []string{
+		`{"type":"message","id":"h1","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":[` +
+			`{"type":"toolCall","id":"x1","name":"bash","arguments":{"command":{"not":"a string"}}},` +
+			`{"type":"toolCall","id":"x2","name":"edit","arguments":{"path":"a.go","edits":[null,5,{"oldText":3,"newText":"</script><img src=x onerror=window.pwned=1>"}]}},` +
+			`{"type":"toolCall","id":"x3","name":"write","arguments":["path","content"]},` +
+			`{"type":"toolCall","id":"x4","name":"edit","arguments":{"path":"b.go","oldText":"a","newText":"b"}},` +
+			`{"type":"toolCall","id":"x5","name":"bash","arguments":{"command":"<b>echo</b>"}}]}}`,
+		`{"type":"message","id":"h2","parentId":"h1","timestamp":"2026-01-01T00:00:01Z","message":{"role":"toolResult","toolCallId":"x4","toolName":"edit","content":"not blocks","details":{"diff":{"not":"text"}},"isError":true}}`,
+		`{"type":"message","id":"h3","parentId":"h2","timestamp":"2026-01-01T00:00:02Z","message":{"role":"toolResult","toolCallId":"x5","toolName":"bash","content":[{"type":"text","text":"<script>window.pwned=2</script>"}],"details":null}}`,
+	}
+	env := &export.Envelope{Format: export.Format, Version: export.Version, Leaf: "h3"}
+	env.Header.ID = "hostile-tools"
+	path := envelopePage(t, env, "", lines)
+	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
+	assert.Equal(t, "undefined", eval[string](t, b, `typeof window.pwned`), "no text of the session ran")
+	text := b.listText(t)
+	assert.Contains(t, text, `"not": "a string"`, "a command that is not text: its arguments as JSON")
+	assert.Contains(t, text, "+</script><img src=x onerror=window.pwned=1>", "an edit's text shows as text")
+	assert.Contains(t, text, "$ <b>echo</b>")
+	assert.Contains(t, text, "<script>window.pwned=2</script>")
+	assert.Equal(t, 0, b.number(t, `document.querySelectorAll("#list img, #list b, #list script").length`))
+	b.noErrors(t)
+}

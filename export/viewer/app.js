@@ -250,6 +250,7 @@ function start() {
   // When the first entries were on screen, in ms from the navigation:
   // the browser test reports it.
   document.body.dataset.readyMs = String(Math.round(performance.now()));
+  app.lineDiff = lineDiff; // for the browser test, which checks it
   window.agentsessionViewer = app;
 }
 
