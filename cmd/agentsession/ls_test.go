@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,4 +198,69 @@ func TestParseSinceOrAgo(t *testing.T) {
 		require.NoError(t, err, tc.in)
 		assert.True(t, tc.want.Equal(got), "%s: %v, want %v", tc.in, got, tc.want)
 	}
+}
+
+// TestLsSaysWhatItCannotRead: a session file of the store that cannot be
+// read is not left out in silence: each is named on stderr with the
+// reason, as stats names them, and the exit status is stats' (0: the
+// others are listed). Only the files of the directories listed count.
+func TestLsSaysWhatItCannotRead(t *testing.T) {
+	root := testStore(t, "s1", "s2")
+	dir := filepath.Join(root, "--w--")
+	garbage := filepath.Join(dir, "2026-01-01T00-00-00-000Z_bad.jsonl")
+	require.NoError(t, os.WriteFile(garbage, []byte("\x00\x01binary"), 0o600))
+	newer := filepath.Join(dir, "2026-01-01T00-00-01-000Z_future.jsonl")
+	require.NoError(t, os.WriteFile(newer, []byte(`{"type":"session","version":9,"id":"future"}`+"\n"), 0o600))
+	elsewhere := filepath.Join(root, "--v--", "2026-01-01T00-00-02-000Z_other.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(elsewhere), 0o700))
+	require.NoError(t, os.WriteFile(elsewhere, nil, 0o600))
+	archived := filepath.Join(root, ".archive", "--w--", "2026-01-01T00-00-03-000Z_old.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(archived), 0o700))
+	require.NoError(t, os.WriteFile(archived, []byte("{not json\n"), 0o600))
+
+	warnGarbage := "agentsession: warning: " + garbage + ": not a session file: line 1: no session header (it is not valid JSON); left out\n"
+	warnNewer := "agentsession: warning: " + newer + ": not a session file: format version 9 is newer than this tool supports (3); left out\n"
+	warnElsewhere := "agentsession: warning: " + elsewhere + ": not a session file: empty file; left out\n"
+	warnArchived := "agentsession: warning: " + archived + ": not a session file"
+
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		listed     []string
+		warned     []string
+		not        []string
+		stdoutText bool
+	}{
+		{"all", []string{"--all"}, []string{"s1", "s2"}, []string{warnGarbage, warnNewer, warnElsewhere}, []string{warnArchived}, true},
+		{"json", []string{"--all", "--json"}, []string{"s1", "s2"}, []string{warnGarbage, warnNewer, warnElsewhere}, []string{warnArchived}, false},
+		{"cwd", []string{"--cwd", "/w"}, []string{"s1", "s2"}, []string{warnGarbage, warnNewer}, []string{warnElsewhere, warnArchived}, true},
+		{"other cwd", []string{"--cwd", "/v"}, nil, []string{warnElsewhere}, []string{warnGarbage, warnNewer}, true},
+		{"archived", []string{"--all", "--archived"}, []string{"s1", "s2"}, []string{warnGarbage, warnArchived}, nil, true},
+		{"only archived", []string{"--all", "--only-archived"}, nil, []string{warnArchived}, []string{warnGarbage}, true},
+		{"filtered", []string{"--all", "--user", "nobody"}, nil, []string{warnGarbage, warnNewer, warnElsewhere}, nil, true},
+		{"limit", []string{"--all", "--limit", "1"}, []string{"s"}, []string{warnGarbage, warnNewer, warnElsewhere}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"ls", "--root", root}, tc.args...)...)
+			assert.Equal(t, exitOK, code, errOut)
+			for _, id := range tc.listed {
+				assert.Contains(t, out, id)
+			}
+			for _, w := range tc.warned {
+				assert.Contains(t, errOut, w)
+			}
+			for _, w := range tc.not {
+				assert.NotContains(t, errOut, w)
+			}
+			assert.NotContains(t, out, "warning", "warnings go to stderr")
+		})
+	}
+	// Nothing readable to list: both said.
+	_, errOut, _ := runCLI("ls", "--root", root, "--cwd", "/v")
+	assert.Contains(t, errOut, "no sessions in "+root+" for /v")
+	assert.Contains(t, errOut, "1 unreadable left out")
+	// The files are left as they were.
+	data, err := os.ReadFile(garbage)
+	require.NoError(t, err)
+	assert.Equal(t, "\x00\x01binary", string(data))
 }

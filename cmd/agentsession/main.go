@@ -175,7 +175,11 @@
 // and --since those updated on or after DATE (as stats reads it:
 // YYYY-MM-DD from local midnight, or an RFC 3339 time) or within the
 // DURATION before now (90m, 12h, 7d); all the filters given must match.
-// A PROJECT column is shown when a session listed has a project.
+// A PROJECT column is shown when a session listed has a project. A
+// session file of the directories listed that cannot be read (damaged,
+// of a newer format version, over the size limits) is left out with a
+// warning on stderr that names it and says why, as stats warns; the exit
+// status stays 0, as stats'.
 //
 // --json prints one object per session and line: {"id", "title",
 // "titleDerived", "cwd", "created", "updated", "parentSession",

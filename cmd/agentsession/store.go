@@ -181,7 +181,20 @@ func (c *call) ls(opts session.ListOptions) int {
 		}
 		opts.Cursor = p.Next
 	}
+	var all []session.SessionInfo // the whole scope, when infos is
+	if !filtered(opts) && (c.limit == 0 || len(infos) <= c.limit) {
+		all = infos
+	}
+	scope := opts
+	scope.Cursor = ""
+	bad, err := c.unlistable(ctx, store, scope, all)
+	if err != nil {
+		return c.fail("%v", err)
+	}
 	prog.end()
+	for _, b := range bad {
+		fmt.Fprintf(c.stderr, "agentsession: warning: %s; left out\n", b)
+	}
 	more := false
 	if n := c.limited(len(infos)); n < len(infos) {
 		infos, more = infos[:n], true
@@ -201,6 +214,9 @@ func (c *call) ls(opts session.ListOptions) int {
 				hints = append(hints, "--archived archived ones")
 			}
 			msg := "no sessions in " + c.root + where
+			if len(bad) > 0 {
+				msg += fmt.Sprintf(" (%d unreadable left out)", len(bad))
+			}
 			if len(hints) > 0 {
 				msg += "; " + strings.Join(hints, ", ")
 			}
