@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/longtest"
 )
 
 // deferredShape is what the child writes per session: a prompt, two
@@ -63,6 +64,7 @@ func TestDeferredChild(t *testing.T) {
 // header and the entries before the reply are one write), and every
 // session whose reply returned is there.
 func TestDeferredCrash(t *testing.T) {
+	longtest.Skip(t, "kills a child persisting deferred sessions")
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/longtest"
 )
 
 // bombID is the session of every bomb.
@@ -163,6 +164,7 @@ func runBomb(t *testing.T, root, op string, lim session.Limits) bombResult {
 // the limits, not by what it decompresses to: the line, over
 // MaxLineBytes, is skipped as it streams past, never held.
 func TestCompressedBomb(t *testing.T) {
+	longtest.Skip(t, "decompresses 900 MiB in child processes")
 	if testing.Short() || session.RaceEnabled {
 		t.Skip("decompresses 900 MiB in child processes")
 	}
@@ -196,6 +198,7 @@ func TestCompressedBomb(t *testing.T) {
 // the read stops there with a *LimitError and holds no more than the
 // limit.
 func TestCompressedBombLines(t *testing.T) {
+	longtest.Skip(t, "decompresses hundreds of MiB in child processes")
 	if testing.Short() || session.RaceEnabled {
 		t.Skip("decompresses hundreds of MiB in child processes")
 	}
@@ -234,6 +237,7 @@ func TestCompressedBombLines(t *testing.T) {
 // larger than any this package writes is refused as too large (a
 // *LimitError, ErrTooLarge), without allocating the window.
 func TestCompressedBombWindow(t *testing.T) {
+	longtest.Skip(t, "decompression bombs in child processes")
 	if testing.Short() {
 		t.Skip("child processes")
 	}

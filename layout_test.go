@@ -26,6 +26,7 @@ func TestImportRules(t *testing.T) {
 		"internal/names":             {mod + "/internal/jsonx"},
 		"internal/workload":          {mod},
 		"internal/codecgen":          {},
+		"internal/longtest":          {}, // the AGENTSESSION_LONG switch, for tests only
 		"storekit":                   {mod, mod + "/internal/names"},
 		"storetest":                  {mod, mod + "/storekit"},
 		"provider/anthropic":         {mod, mod + "/provider/internal/wire"},

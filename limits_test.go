@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/longtest"
 )
 
 // TestWrittenIsReadable: what a store accepts, every reader reads back
@@ -304,6 +305,7 @@ func maxOpenCost(size int) uint64 { return 20*uint64(size) + 32<<20 }
 // lines, cut appends, deep chains, wide trees) and checks that the memory
 // an open session holds stays within maxOpenCost of the file.
 func TestOpenCostBound(t *testing.T) {
+	longtest.Skip(t, "writes and opens megabytes of random logs")
 	if testing.Short() || session.RaceEnabled {
 		t.Skip("writes and opens megabytes of random logs (run without -short and the race detector)")
 	}
