@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	session "github.com/agentsession/session"
 )
@@ -76,6 +77,9 @@ func write(ctx context.Context, store session.Store, p *Parsed, parent string, o
 	}
 	if err != nil {
 		return err
+	}
+	if !opts.DryRun {
+		keepTimes(ctx, store, p, &s)
 	}
 	if skipped {
 		rep.Skipped = append(rep.Skipped, s)
@@ -307,4 +311,40 @@ func putBlobs(ctx context.Context, store session.Store, p *Parsed, s *Session) e
 		s.Blobs++
 	}
 	return nil
+}
+
+// keepTimes sets when the stored session was last updated to the
+// source's last activity (its latest entry, or its header's time), not
+// the time of the import, so that listings and sweeps by age see an old
+// session as old (session.SetUpdated). The session must be the one the
+// import wrote, entry for entry: one skipped because the store held it
+// all (imported before) gets its time too, one written to since does
+// not. A store that cannot set the time keeps the import's, with a
+// warning.
+func keepTimes(ctx context.Context, store session.Store, p *Parsed, s *Session) {
+	if len(p.Entries) == 0 {
+		return
+	}
+	last := lastActivity(p)
+	seen := session.LogMark{Last: p.Entries[len(p.Entries)-1].ID(), Entries: len(p.Entries)}
+	err := session.SetUpdated(ctx, store, p.Header.ID, seen, last)
+	switch {
+	case err == nil:
+	case errors.Is(err, errors.ErrUnsupported):
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the store cannot keep the source's time: the session is listed as updated at the import, not at %s", last.UTC().Format(time.RFC3339)))
+	default:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the session is listed as updated at the import, not at the source's last activity (%s): %v", last.UTC().Format(time.RFC3339), err))
+	}
+}
+
+// lastActivity is the time of the latest entry of p, or of its header
+// when that is later.
+func lastActivity(p *Parsed) time.Time {
+	last := p.Header.Timestamp
+	for _, e := range p.Entries {
+		if t := e.Time(); t.After(last) {
+			last = t
+		}
+	}
+	return last
 }
