@@ -16,6 +16,7 @@ import (
 	"github.com/agentsession/session/export"
 	"github.com/agentsession/session/importer"
 	"github.com/agentsession/session/internal/compattest"
+	"github.com/agentsession/session/internal/longtest"
 	"github.com/agentsession/session/internal/workload"
 )
 
@@ -75,6 +76,7 @@ func TestRoundTripCorpus(t *testing.T) {
 
 // TestRoundTripW10k does the same on the standard 10,000-turn workload.
 func TestRoundTripW10k(t *testing.T) {
+	longtest.Skip(t, "round-trips the 10,000-entry workload through every store")
 	if testing.Short() || raceEnabled {
 		t.Skip("W10k round trip: not in -short nor under the race detector (it runs in go test without them)")
 	}
