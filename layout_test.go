@@ -4,6 +4,7 @@ import (
 	"go/build"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -138,6 +139,83 @@ func TestFuzzTargetsInCI(t *testing.T) {
 	for key := range inCI {
 		if !found[key] {
 			t.Errorf(".ci/run's fuzz table has a row for %s, which is not a fuzz target", key)
+		}
+	}
+}
+
+// TestLongSuitesInCI: every test that internal/longtest switches off in
+// go test ./... has its row in .ci/run's table of long suites (<<'LONG'),
+// so that CI runs it, and every row names such a test.
+func TestLongSuitesInCI(t *testing.T) {
+	longtestCall := regexp.MustCompile(`(^|[^"])longtest\.(Skip|Enabled)\(`)
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal("the module's CI script: ", err)
+	}
+	_, table, ok := strings.Cut(string(ci), "<<'LONG'\n")
+	table, _, ok2 := strings.Cut(table, "\nLONG\n")
+	if !ok || !ok2 {
+		t.Fatal(".ci/run has no table of long suites (<<'LONG' ... LONG)")
+	}
+	inCI := map[string]bool{} // "dir TestX"
+	for _, row := range strings.Split(table, "\n") {
+		f := strings.Fields(row)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 2 {
+			t.Errorf(".ci/run: long row %q is not package, tests (A|B)", row)
+			continue
+		}
+		for _, name := range strings.Split(f[1], "|") {
+			inCI[filepath.Clean(f[0])+" "+name] = true
+		}
+	}
+	found := map[string]bool{}
+	err = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && p != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		test := ""
+		for _, line := range strings.Split(string(src), "\n") {
+			if strings.HasPrefix(line, "func ") {
+				test = ""
+				if name, ok := strings.CutPrefix(line, "func Test"); ok {
+					name, _, _ = strings.Cut(name, "(")
+					test = "Test" + name
+				}
+			}
+			if !longtestCall.MatchString(line) {
+				continue
+			}
+			if test == "" {
+				t.Errorf("%s: longtest used outside a Test function's own body (%q): CI cannot name it", p, strings.TrimSpace(line))
+				continue
+			}
+			key := filepath.Dir(p) + " " + test
+			found[key] = true
+			if !inCI[key] {
+				t.Errorf("%s: %s is a long suite with no row in .ci/run's table of long suites", p, test)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range inCI {
+		if !found[key] {
+			t.Errorf(".ci/run's table of long suites names %s, which does not use internal/longtest", key)
 		}
 	}
 }
