@@ -72,8 +72,14 @@ func detailLines(t *testing.T) (lines []string, in, out, cacheRead, cacheWrite i
 	assistant(1700, 60, 1700, 0, call("c4", "write", map[string]any{"path": "NOTES.md", "content": "# Notes\nloadConfig is now LoadConfig.\n"}))
 	result("c4", "write", "Successfully wrote 38 bytes to NOTES.md", nil)
 	for k := 1; k <= 7; k++ {
+		// Claude Code's preamble, or pi's structured checkpoint with a
+		// heading of its own.
+		summary := "This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\nAnalysis:\n"
+		if k%2 == 0 {
+			summary = fmt.Sprintf("# Context Checkpoint: the rename\n\n## Goal\nRename loadConfig.\n\n## Done in part %d\n", k)
+		}
 		add("compaction", map[string]any{
-			"summary":      "This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\nAnalysis:\n" + fmt.Sprintf("Step %d of the rename: compacted part %d.", k, k),
+			"summary":      summary + fmt.Sprintf("Step %d of the rename: compacted part %d.", k, k),
 			"tokensBefore": 40000 + k, "firstKeptEntryId": "d01"})
 		msg(map[string]any{"role": "user", "content": fmt.Sprintf("Go on with step %d.", k+1)})
 	}
@@ -135,9 +141,12 @@ func TestViewerCompactionsDistinct(t *testing.T) {
 	b.do(t, viewport(1200, 800, false), chromedp.Navigate(fileURL(path)), chromedp.WaitVisible(chromedp.CSS(`#list .entry`)), settle())
 	events := eval[[]string](t, b, `Array.from(document.querySelectorAll("#events .nav-item"), e => e.innerText).filter(s => s.includes("Compaction"))`)
 	require.Len(t, events, 7)
+	subs := eval[[]string](t, b, `Array.from(document.querySelectorAll("#events .nav-item"), e => e.innerText.includes("Compaction") ? e.querySelector(".nav-sub").textContent : null).filter(s => s !== null)`)
+	require.Len(t, subs, 7)
 	seen := map[string]bool{}
 	for k, e := range events {
 		assert.Contains(t, e, fmt.Sprintf("Step %d of the rename", k+1), "the excerpt says what this summary holds")
+		assert.True(t, strings.HasPrefix(subs[k], fmt.Sprintf("Step %d of the rename", k+1)), "the excerpt starts with it, not a shared preamble or a heading: %q", subs[k])
 		seen[e] = true
 	}
 	assert.Len(t, seen, 7, "no two events look the same")

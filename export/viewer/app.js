@@ -105,7 +105,7 @@ App.prototype.panel = function () {
   for (var i = 0; i < t.n; i++) if (names[t.entries[i].type] && !t.hidden(i)) days.add(fmtTime(t.entries[i].timestamp).slice(0, 10));
   // Events of one day show their time to the second, else their date
   // too: several compactions may come within a minute.
-  var when = days.size > 1 ? function (s) { return s.slice(5, 16); } : function (s) { return s.slice(11, 19); };
+  var when = days.size > 1 ? function (s) { return s.slice(5, 19); } : function (s) { return s.slice(11, 19); };
   for (i = 0; i < t.n; i++) {
     var kind = names[t.entries[i].type];
     if (!kind || t.hidden(i)) continue;

@@ -180,8 +180,9 @@ Tree.prototype.callOf = function (i) {
 // excerpt is what sets the summary of entry i (a compaction or a branch
 // summary) apart: its lines that no other summary of the session holds
 // (summaries written by one agent start with the same preamble and
-// headings, so their first words are the same for every one), or, when
-// it has none, its first lines. Computed once for all summaries.
+// headings, so their first words are the same for every one), headings
+// left out when it has other lines, or, when it has none of its own, its
+// first lines. Computed once for all summaries.
 Tree.prototype.excerpt = function (i) {
   if (!this.excerpts) {
     var lists = new Map(), counts = new Map();
@@ -199,7 +200,8 @@ Tree.prototype.excerpt = function (i) {
     var self = this;
     lists.forEach(function (ls, j) {
       var own = ls.filter(function (l) { return counts.get(l) === 1; });
-      self.excerpts.set(j, (own.length ? own : ls).join(" ").replace(/\s+/g, " "));
+      var prose = own.filter(function (l) { return !/^#{1,6}\s/.test(l); }); // a heading says less than what is under it
+      self.excerpts.set(j, (prose.length ? prose : own.length ? own : ls).join(" ").replace(/\s+/g, " "));
     });
   }
   var x = this.excerpts.get(i);
