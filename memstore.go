@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentsession/session/internal/names"
+	"github.com/agentsession/session/internal/storerule"
 )
 
 // MemoryStore keeps sessions in memory. It is the store behind New and
@@ -204,48 +204,17 @@ func lastID(entries []Entry) string {
 	return entries[len(entries)-1].id
 }
 
-// checkEntries rejects zero entries and ids repeated within one append.
+// checkEntries rejects zero entries and ids repeated within one append
+// (the rule storekit.CheckEntries gives other stores).
 func checkEntries(entries []Entry) error {
-	// A turn is a few entries: compare them pairwise. A fork or an import
-	// appends thousands: use a set.
-	var seen map[string]struct{}
-	if len(entries) > 16 {
-		seen = make(map[string]struct{}, len(entries))
-	}
-	for i, e := range entries {
-		if e.IsZero() {
-			return fmt.Errorf("session: append of zero Entry at %d", i)
-		}
-		dup := false
-		if seen != nil {
-			n := len(seen)
-			seen[e.id] = struct{}{} // one look-up: the set grows unless the id was there
-			dup = len(seen) == n
-		} else {
-			for _, f := range entries[:i] {
-				dup = dup || f.id == e.id
-			}
-		}
-		if dup {
-			return fmt.Errorf("%w: entry id %s appears twice in one append", ErrConflict, e.id)
-		}
-	}
-	return nil
+	return storerule.CheckEntries(ErrConflict, entries, Entry.IsZero, func(e Entry) string { return e.id })
 }
 
 // checkAppend applies the AppendOptions conditions; shared by the stores
-// of this package, which check the ids first (retried).
+// of this package, which check the ids first (retried), and given other
+// stores as storekit.CheckAppend.
 func checkAppend(opts AppendOptions, last string) error {
-	if opts.IfEmpty && last != "" {
-		return fmt.Errorf("%w: session is not empty (last entry %s)", ErrConflict, last)
-	}
-	if opts.IfLast != "" && opts.IfLast != last {
-		if last == "" {
-			return fmt.Errorf("%w: expected last entry %s, session is empty", ErrConflict, opts.IfLast)
-		}
-		return fmt.Errorf("%w: expected last entry %s, found %s", ErrConflict, opts.IfLast, last)
-	}
-	return nil
+	return storerule.CheckAppend(ErrConflict, opts.IfEmpty, opts.IfLast, last)
 }
 
 // Load implements Store.
@@ -517,55 +486,36 @@ func matchesMeta(info SessionInfo, opts ListOptions) bool {
 	return true
 }
 
-// compareInfo orders sessions most recently updated first, then by id.
+// compareInfo orders sessions most recently updated first, then by id
+// (storekit.CompareInfo for other stores).
 func compareInfo(a, b SessionInfo) int {
-	if c := b.Updated.Compare(a.Updated); c != 0 {
-		return c
-	}
-	return cmp.Compare(b.ID, a.ID)
+	return storerule.Compare(a.Updated, a.ID, b.Updated, b.ID)
 }
 
-// listCursor is the position after which a page starts.
-type listCursor struct {
-	set     bool
-	updated time.Time
-	id      string
-}
+// listCursor is the position after which a page starts: a cursor
+// parseCursor accepted.
+type listCursor string
 
 func parseCursor(c string) (listCursor, error) {
-	if c == "" {
-		return listCursor{}, nil
+	if c != "" {
+		if _, _, err := names.ParseCursor(c); err != nil {
+			return "", err
+		}
 	}
-	t, id, err := names.ParseCursor(c)
-	if err != nil {
-		return listCursor{}, err
-	}
-	return listCursor{set: true, updated: t, id: id}, nil
+	return listCursor(c), nil
 }
 
-// page cuts one page out of sessions sorted by compareInfo.
+// page cuts one page out of sessions sorted by compareInfo
+// (storekit.Page for other stores).
 func page(all []SessionInfo, after listCursor, limit int) *ListPage {
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
-	start := 0
-	if after.set {
-		start = len(all)
-		pos := SessionInfo{ID: after.id, Updated: after.updated}
-		for i, info := range all {
-			if compareInfo(pos, info) < 0 {
-				start = i
-				break
-			}
-		}
-	}
-	end := min(start+limit, len(all))
-	p := &ListPage{Sessions: all[start:end:end]}
-	if end < len(all) && end > start {
-		p.Next = names.Cursor(all[end-1].Updated, all[end-1].ID)
-	}
-	return p
+	sessions, next, _ := storerule.Page(all, infoKey, string(after), limit) // after is a valid cursor
+	return &ListPage{Sessions: sessions, Next: next}
 }
+
+func infoKey(info SessionInfo) (time.Time, string) { return info.Updated, info.ID }
 
 var (
 	_ BlobStore     = (*MemoryStore)(nil)

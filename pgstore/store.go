@@ -322,20 +322,8 @@ func created(h session.Header) *time.Time {
 }
 
 // check rejects zero entries and ids repeated within one append, as the
-// other stores do, before anything is sent.
-func check(entries []session.Entry) error {
-	seen := make(map[string]struct{}, len(entries))
-	for i, e := range entries {
-		if e.IsZero() {
-			return fmt.Errorf("pgstore: append of zero Entry at %d", i)
-		}
-		if _, dup := seen[e.ID()]; dup {
-			return fmt.Errorf("%w: entry id %s appears twice in one append", session.ErrConflict, e.ID())
-		}
-		seen[e.ID()] = struct{}{}
-	}
-	return nil
-}
+// other stores do (storekit.CheckEntries), before anything is sent.
+func check(entries []session.Entry) error { return storekit.CheckEntries(entries) }
 
 // titleOf returns the name of the last session_info entry that sets one,
 // as the title_utf8 column keeps it (storekit.StoredString).
@@ -479,13 +467,14 @@ func (s *Store) refusal(id string, opts session.AppendOptions, res string) error
 		return nil
 	case "notfound":
 		return fmt.Errorf("%w: session %s", session.ErrNotFound, id)
-	case "notempty":
-		return fmt.Errorf("%w: session is not empty (last entry %s)", session.ErrConflict, arg)
-	case "last":
-		if arg == "" {
-			return fmt.Errorf("%w: expected last entry %s, session is empty", session.ErrConflict, opts.IfLast)
+	case "notempty": // arg is the last entry
+		if err := storekit.CheckAppend(session.AppendOptions{IfEmpty: true}, arg); err != nil {
+			return err
 		}
-		return fmt.Errorf("%w: expected last entry %s, found %s", session.ErrConflict, opts.IfLast, arg)
+	case "last": // arg is the last entry ("" for none), not opts.IfLast
+		if err := storekit.CheckAppend(session.AppendOptions{IfLast: opts.IfLast}, arg); err != nil {
+			return err
+		}
 	case "dup":
 		return fmt.Errorf("%w: entry id %s is already in the session", session.ErrConflict, arg)
 	case "toolarge":

@@ -19,7 +19,7 @@ func subscribe(t *testing.T, s session.Store, opts session.SubscribeOptions) *se
 	t.Helper()
 	sub, err := session.Subscribe(context.Background(), s, opts)
 	if errors.Is(err, session.ErrNoEvents) {
-		t.Skip("the store delivers no events")
+		t.Skipf("%T delivers no events (session.ErrNoEvents: no session.Subscriber): events not checked", s)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +84,9 @@ func testEvents(t *testing.T, s session.Store) {
 		t.Fatal(err)
 	}
 	_, archives := session.Store(s).(session.Archiver)
+	if !archives {
+		without(t, s, "session.Archiver", "the changes of Archive and Unarchive")
+	}
 	if archives {
 		if err := session.Archive(ctx, s, "s-ev"); err != nil {
 			t.Fatal(err)

@@ -235,13 +235,20 @@ func testStateAtEntry(t *testing.T, s session.Store) {
 		t.Fatalf("plan %v %v %v", plan, ok, err)
 	}
 
-	// Shared scopes, where the store keeps them.
+	// Shared scopes, where the store keeps them: a subtest of their own,
+	// skipped with a message on a store without them.
+	t.Run("SharedScopes", func(t *testing.T) { testSharedScopes(t, s, sess) })
+}
+
+// testSharedScopes checks the "user:" and "app:" keys of a store that is
+// a session.SharedStateStore; it skips on one that is not.
+func testSharedScopes(t *testing.T, s session.Store, sess *session.Session) {
+	ctx := context.Background()
 	other := check(session.Create(ctx, s, &session.CreateOptions{ID: "s-state-2", Cwd: "/work", User: "u1", App: "a1"}))(t)
 	stranger := check(session.Create(ctx, s, &session.CreateOptions{ID: "s-state-3", Cwd: "/work", User: "u2", App: "a1"}))(t)
-	err = sess.UpdateState(ctx, map[string]any{"user:theme": "dark", "app:model": "m1"})
+	err := sess.UpdateState(ctx, map[string]any{"user:theme": "dark", "app:model": "m1"})
 	if errors.Is(err, session.ErrNoSharedState) {
-		t.Log("the store keeps no shared state")
-		return
+		t.Skipf("%T keeps no shared state (no session.SharedStateStore): the \"user:\" and \"app:\" scopes are not checked", s)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +301,7 @@ func testArchive(t *testing.T, s session.Store) {
 	before, _ := infoOf(t, s, "s-arch", session.ListOptions{})
 	err := session.Archive(ctx, s, "s-arch")
 	if errors.Is(err, errors.ErrUnsupported) {
-		t.Skip("the store cannot archive")
+		t.Skipf("%T cannot archive (no session.Archiver, or errors.ErrUnsupported): archive and unarchive not checked", s)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +363,7 @@ func testCompacting(t *testing.T, s session.Store) {
 		t.Fatal(err)
 	}
 	if _, ok := session.Store(s).(session.CompactionMarker); !ok && during.Compacting.IsZero() {
-		t.Skip("the store keeps no compaction marks")
+		t.Skipf("%T keeps no compaction marks (no session.CompactionMarker): Compacting not checked", s)
 	}
 	if during.Compacting.IsZero() {
 		t.Fatal("no Compacting time while the summarizer ran")
@@ -404,6 +411,9 @@ func testDeleteWithBlobsAndChildren(t *testing.T, s session.Store) {
 	bystander := check(session.Create(ctx, s, &session.CreateOptions{ID: "s-bystander", Cwd: "/work"}))(t)
 
 	b, hasBlobs := session.BlobsOf(s)
+	if !hasBlobs {
+		without(t, s, "blobs (session.BlobsOf)", "the deletion of a deleted session's own blobs")
+	}
 	var own, shared, childOwn string
 	if hasBlobs {
 		own = put(t, b, []byte("the parent's own image"))
@@ -452,7 +462,9 @@ func testDeleteWithBlobsAndChildren(t *testing.T, s session.Store) {
 		t.Fatalf("bystander: %v", err)
 	}
 	if hasBlobs {
-		if _, ok := b.(session.BlobCollector); ok {
+		if _, ok := b.(session.BlobCollector); !ok {
+			without(t, b, "session.BlobCollector", "the deletion of a deleted session's own blobs")
+		} else {
 			mustNotHave(t, b, "the deleted sessions' own blobs", own, childOwn)
 			if res.Blobs != 2 {
 				t.Fatalf("%d blobs deleted, want 2", res.Blobs)
@@ -548,7 +560,9 @@ func testTenantIsolation(t *testing.T, s session.Store) {
 	if kids := check(session.ListChildren(ctx, alice, "chat"))(t); len(kids) != 0 {
 		t.Fatalf("alice sees bob's fork: %v", infoIDs(kids))
 	}
-	if _, ok := session.BlobsOf(alice); ok {
+	if _, ok := session.BlobsOf(alice); !ok {
+		without(t, alice, "blobs (session.BlobsOf)", "a collection through one user's view")
+	} else {
 		if _, err := session.CollectBlobs(ctx, alice, nil); !errors.Is(err, session.ErrNoBlobCollector) {
 			t.Fatalf("a collection through one user's view: %v", err)
 		}

@@ -128,7 +128,7 @@ func testSweepWithWriters(t *testing.T, s session.Store) {
 func testSweepArchive(t *testing.T, s session.Store) {
 	ctx := context.Background()
 	if _, ok := s.(session.Archiver); !ok {
-		t.Skip("no Archiver")
+		t.Skipf("%T is no session.Archiver: Sweep with ArchiveAfter not checked", s)
 	}
 	for _, id := range []string{"sa-1", "sa-2"} {
 		create(t, s, id)
@@ -177,7 +177,7 @@ func testSweepArchive(t *testing.T, s session.Store) {
 func testConditionalRemover(t *testing.T, s session.Store) {
 	cr, ok := s.(session.ConditionalRemover)
 	if !ok {
-		t.Skip("no ConditionalRemover")
+		t.Skipf("%T is no session.ConditionalRemover: DeleteIfUnchanged and ArchiveIfUnchanged not checked", s)
 	}
 	ctx := context.Background()
 	create(t, s, "cr-1")
@@ -189,7 +189,7 @@ func testConditionalRemover(t *testing.T, s session.Store) {
 		t.Fatal(err)
 	}
 	if err := cr.DeleteIfUnchanged(ctx, "cr-1", seen); errors.Is(err, errors.ErrUnsupported) {
-		t.Skip("a wrapper over a store without ConditionalRemover")
+		t.Skipf("%T wraps a store that is no session.ConditionalRemover (errors.ErrUnsupported): DeleteIfUnchanged and ArchiveIfUnchanged not checked", s)
 	} else {
 		wantErr(t, err, session.ErrConflict, "delete of a changed session")
 	}

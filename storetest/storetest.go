@@ -57,6 +57,14 @@ import (
 	"github.com/agentsession/session/storekit"
 )
 
+// without says in the test's log what a case leaves unchecked because
+// the store (or its blob store) x lacks an ability. A case that checks
+// nothing without it skips instead (t.Skipf), with the same message.
+func without(t *testing.T, x any, ability, unchecked string) {
+	t.Helper()
+	t.Logf("%T has no %s: %s not checked", x, ability, unchecked)
+}
+
 // Run runs the whole suite against stores made by newStore.
 func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 	tests := []struct {
@@ -1163,7 +1171,7 @@ func testPruneRacingAppends(t *testing.T, s session.Store) {
 func testLoadTail(t *testing.T, s session.Store) {
 	tl, ok := s.(session.TailLoader)
 	if !ok {
-		t.Skip("the store has no LoadTail")
+		t.Skipf("%T is no session.TailLoader: LoadTail not checked (sessions load whole)", s)
 	}
 	ctx := context.Background()
 	if _, err := tl.LoadTail(ctx, "s-missing", 0, ""); !errors.Is(err, session.ErrNotFound) {
