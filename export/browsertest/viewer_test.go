@@ -235,6 +235,13 @@ func TestW10k(t *testing.T) {
 	// On a phone, its long lines of code wrap.
 	b.do(t, viewport(390, 844, true), chromedp.Sleep(400*time.Millisecond), settle())
 	assert.LessOrEqual(t, b.number(t, `document.documentElement.scrollWidth`), 390, "no horizontal overflow at 390px")
+	// The passes over the whole session the header, the tool calls and
+	// the summaries need, each timed alone (median of 5, in ms).
+	passes := eval[string](t, b, `(() => {
+		const tr = agentsessionViewer.tree, med = f => { const v = []; for (let k = 0; k < 5; k++) { const t0 = performance.now(); f(); v.push(performance.now() - t0); } v.sort((a, b) => a - b); return v[2].toFixed(1); };
+		return "usage " + med(() => tr.usage()) + ", tool results " + med(() => { tr.results = undefined; tr.resultOf(""); }) + ", summary excerpts " + med(() => { tr.excerpts = undefined; tr.excerpt(0); });
+	})()`)
+	t.Logf("W10k: passes over the session's %d entries (median of 5): %s ms", b.number(t, `agentsessionViewer.tree.n`), passes)
 	b.noErrors(t)
 
 	t.Logf("W10k: HTML %.1f MB; first entries on screen %d ms after navigation start (Navigate+WaitVisible %v; viewer marks %s: "+
