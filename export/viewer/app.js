@@ -119,7 +119,7 @@ App.prototype.panel = function () {
       ul.append(item.li);
     })(i, kind);
   }
-  if (count > MAX_NAV) ul.append(el("li", "note", "and " + fmtInt(count - MAX_NAV) + " more"));
+  if (count > MAX_NAV) ul.append(el("li", "note", "and " + plural(count - MAX_NAV, "more event", "more events")));
   if (!count) ul.append(el("li", "note", "none"));
 };
 
