@@ -90,6 +90,7 @@ func (s *FileStore) setFileTime(fsess *fileSession, t time.Time) error {
 	if err != nil {
 		return fmt.Errorf("session: set the updated time of %s: %w", fsess.id, err)
 	}
+	s.loadIndex()         // the index file read first: its entry is replaced, not loaded over this one
 	s.refreshIndex(fsess) // the listing entry made from what the store holds
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -164,3 +164,49 @@ func TestImportKeepsSourceTimesMemoryStore(t *testing.T) {
 		t.Fatalf("listed %+v, want updated %s", p.Sessions, last)
 	}
 }
+
+// TestImportAgainRepairsTimes: a session an earlier version imported,
+// listed as updated at the import, gets the source's time when it is
+// imported again (skipped: the store holds it all).
+func TestImportAgainRepairsTimes(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store, err := session.OpenFileStore(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Import(ctx, store, oldTranscripts[0].path, nil)
+	if err != nil || len(rep.Imported) != 1 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	id := rep.Imported[0].ID
+	_, last := sourceTimes(t, store, id)
+	// What an earlier version left: the session updated at the import,
+	// in the file's time and in the listing index on disk.
+	log, err := store.Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := session.SetUpdated(ctx, store, id, session.MarkOf(log), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store, err = session.OpenFileStore(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rep, err = Import(ctx, store, oldTranscripts[0].path, nil)
+	if err != nil || len(rep.Skipped) != 1 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	p, err := store.List(ctx, session.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sessions) != 1 || !p.Sessions[0].Updated.Equal(last) {
+		t.Fatalf("listed %+v, want updated %s", p.Sessions, last)
+	}
+}
