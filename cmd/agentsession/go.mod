@@ -9,11 +9,13 @@ require (
 	github.com/agentsession/session/search v0.0.0
 	github.com/agentsession/session/workspace v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/mattn/go-runewidth v0.0.31
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect

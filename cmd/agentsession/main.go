@@ -51,7 +51,8 @@
 // thing prints one object, a command that lists prints one object per
 // item and line (JSON Lines), as it goes. Each command's shape is below.
 //
-// Text output is for people: tables are aligned, colors are used only
+// Text output is for people: tables are aligned by the columns a
+// terminal gives each character (a CJK character two), colors are used only
 // when stdout is a terminal and neither NO_COLOR (non-empty) nor
 // TERM=dumb is set, and long output to a terminal goes through $PAGER
 // (default "less -FRX"; --no-pager or PAGER=cat to not). Commands that
@@ -175,7 +176,9 @@
 // and --since those updated on or after DATE (as stats reads it:
 // YYYY-MM-DD from local midnight, or an RFC 3339 time) or within the
 // DURATION before now (90m, 12h, 7d); all the filters given must match.
-// A PROJECT column is shown when a session listed has a project. A
+// A PROJECT column is shown when a session listed has a project; a
+// title longer than 60 columns is cut with an ellipsis (never inside a
+// character or an emoji; --json gives it whole). A
 // session file of the directories listed that cannot be read (damaged,
 // of a newer format version, over the size limits) is left out with a
 // warning on stderr that names it and says why, as stats warns; the exit
@@ -491,9 +494,15 @@
 // anything is written, and says on stderr how many of each rule it
 // replaced, never what.
 //
-// --json (with -o FILE) prints one object: {"id", "format", "out",
-// "bytes", "branch", "redacted"}: redacted (with --redact) counts the
-// replacements by rule.
+// --json makes what goes to standard output JSON, and never conflicts
+// with --format json. Without -o (or with -o -) the export is the
+// output, so --json prints it in the json format, the same bytes as
+// --format json (and as no flag at all); --json with --format md or html
+// and no -o is a usage error, as JSON and Markdown or HTML cannot share
+// standard output. With -o FILE the export goes to the file, and --json
+// describes it, as other commands' --json describe what they did: one
+// object {"id", "format", "out", "bytes", "branch", "redacted"}, where
+// redacted (with --redact) counts the replacements by rule.
 //
 // # import
 //

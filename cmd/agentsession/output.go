@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // What every command's output goes through: JSON, aligned tables,
@@ -191,13 +193,16 @@ func (c *call) printJSONLine(v any) error {
 	return err
 }
 
-// table collects rows and prints them aligned in columns; colors are
-// put on whole lines after the alignment, so that they do not shift it.
+// table collects rows and prints them aligned in columns, by the width
+// a terminal gives each character (a CJK character takes two columns, a
+// combining accent none: go-runewidth, by grapheme); colors are put on
+// whole lines after the alignment, so that they do not shift it.
 type table struct {
 	c      *call
 	rows   [][]string
 	styles []style
-	indent string // put before each line
+	indent string      // put before each line
+	widths map[int]int // the most display columns of a column, by index: longer cells are cut
 }
 
 // table starts a table with its header row.
@@ -222,25 +227,75 @@ func (t *table) styled(st style, cells ...string) {
 	t.styles = append(t.styles, st)
 }
 
-func (t *table) flush() {
-	var b bytes.Buffer
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+// limit cuts the cells of column col (the header's too) to at most w
+// display columns, with an ellipsis.
+func (t *table) limit(col, w int) {
+	if t.widths == nil {
+		t.widths = map[int]int{}
 	}
-	tw.Flush()
-	lines := strings.SplitAfter(b.String(), "\n")
-	for i, l := range lines {
-		if l == "" {
-			continue
+	t.widths[col] = w
+}
+
+func (t *table) flush() {
+	// Each column but a row's last is padded to the widest of its cells,
+	// then two spaces, as text/tabwriter pads (which counts bytes' runes,
+	// not the columns a terminal shows).
+	var colw []int
+	for _, r := range t.rows {
+		for i := range r {
+			if w, ok := t.widths[i]; ok {
+				r[i] = truncateWidth(r[i], w)
+			}
+			if i == len(r)-1 {
+				continue
+			}
+			for len(colw) <= i {
+				colw = append(colw, 0)
+			}
+			colw[i] = max(colw[i], displayWidth(r[i]))
 		}
-		l = strings.TrimRight(l, " \n") // an empty last column leaves padding
+	}
+	var b strings.Builder
+	for i, r := range t.rows {
+		b.Reset()
+		for j, cell := range r {
+			b.WriteString(cell)
+			if j < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", colw[j]-displayWidth(cell)+2))
+			}
+		}
+		l := strings.TrimRight(b.String(), " ") // an empty last column leaves padding
 		if i < len(t.styles) {
 			l = t.c.paint(t.styles[i], l)
 		}
-		l = t.indent + l + "\n"
-		io.WriteString(t.c.stdout, l)
+		io.WriteString(t.c.stdout, t.indent+l+"\n")
 	}
+}
+
+// displayWidth is the columns a terminal gives s, its escape sequences
+// (a search hit's marks in color) taking none.
+func displayWidth(s string) int {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return runewidth.StringWidth(s)
+	}
+	return runewidth.StringWidth(ansiEscape.ReplaceAllString(s, ""))
+}
+
+// ansiEscape matches a CSI escape sequence (colors).
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// truncateWidth cuts s to at most w display columns, ending it with an
+// ellipsis when it is cut; it cuts between graphemes (never inside a
+// character, an emoji of several code points or a letter and its
+// accent), so it may be a column short.
+func truncateWidth(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if runewidth.StringWidth(s) <= w {
+		return s
+	}
+	return runewidth.Truncate(s, w, "…")
 }
 
 // truncated tells on stderr that --limit left items out.

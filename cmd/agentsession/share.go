@@ -80,8 +80,14 @@ func (c *call) export(arg, format, branch string, red bool, out string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	if c.json && (out == "-" || out == "") {
-		return c.usageError("--json describes the export written to -o FILE; without -o the export itself goes to standard output")
+	// --json: what goes to standard output is JSON. To standard output
+	// that is the export itself, in the json format; written to a file,
+	// the export is described. JSON and Markdown or HTML cannot share
+	// standard output.
+	toStdout := out == "-" || out == ""
+	if c.json && toStdout && f != "json" {
+		return c.usageError("--json prints JSON, and --format %s without -o would print %s to standard output: "+
+			"write it to -o FILE (--json then describes the file), or drop --json", f, map[string]string{"md": "Markdown", "html": "HTML"}[f])
 	}
 	s, _, ok := c.openRead(arg)
 	if !ok {
@@ -108,7 +114,7 @@ func (c *call) export(arg, format, branch string, red bool, out string) int {
 			o.Redacted = map[string]int{}
 		}
 	}
-	if c.json {
+	if c.json && !toStdout {
 		return c.printJSON(o)
 	}
 	if red {
@@ -141,7 +147,7 @@ type exportJSON struct {
 // returns the size of the file.
 func writeOut(out string, stdout io.Writer, write func(io.Writer) error) (int64, error) {
 	if out == "-" || out == "" {
-		return 0, write(stdout) // --json, the only reader of the size, needs -o
+		return 0, write(stdout) // the size is --json's, which describes a file only
 	}
 	// An existing -o file keeps its mode, and a symlink its target (the
 	// file it names is the one replaced); a new file is the user's only

@@ -81,7 +81,7 @@ func TestExportUsage(t *testing.T) {
 	lc := newLCFixture(t)
 	for _, args := range [][]string{
 		{"export", "--root", lc.root, "--format", "pdf", "p-parent"},
-		{"export", "--root", lc.root, "--json", "p-parent"}, // --json needs -o
+		{"export", "--root", lc.root, "--json", "--format", "md", "p-parent"}, // JSON and Markdown on one stdout
 		{"import", "--root", lc.root, "--from", "cursor", "x"},
 	} {
 		_, errOut, code := runCLI(args...)
@@ -138,5 +138,57 @@ func TestExportOutKeepsModeAndLink(t *testing.T) {
 	require.NoError(t, err)
 	if runtime.GOOS != "windows" {
 		assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
+	}
+}
+
+// TestExportJSONFlags: --json never conflicts with --format json. To
+// standard output the export is the command's output, and --json makes
+// it JSON (the envelope, as --format json and the default write it);
+// written to -o FILE, --json describes it, as other commands' --json
+// describe what they did. --json beside a Markdown or HTML export to
+// standard output is a usage error that says how to have both.
+func TestExportJSONFlags(t *testing.T) {
+	lc := newLCFixture(t)
+	envelope := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := runCLI(append([]string{"export", "--root", lc.root}, append(args, "p-parent")...)...)
+		require.Equal(t, exitOK, code, "%v: %s", args, errOut)
+		var env map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &env), "%v: %s", args, out)
+		assert.Equal(t, "agentsession.export", env["format"], args)
+		return out
+	}
+	plain := envelope()
+	assert.Equal(t, plain, envelope("--format", "json"))
+	assert.Equal(t, plain, envelope("--json"))
+	assert.Equal(t, plain, envelope("--json", "--format", "json"))
+	assert.Equal(t, plain, envelope("--json", "-o", "-"))
+
+	// To a file: --json describes it, whatever its format.
+	dir := t.TempDir()
+	for _, c := range []struct{ file, format string }{{"p.json", "json"}, {"p.md", "md"}, {"p.html", "html"}, {"p.out", "json"}} {
+		p := filepath.Join(dir, c.file)
+		out, errOut, code := runCLI("export", "--json", "--root", lc.root, "-o", p, "p-parent")
+		require.Equal(t, exitOK, code, errOut)
+		var o map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, "p-parent", o["id"])
+		assert.Equal(t, c.format, o["format"])
+		assert.Equal(t, p, o["out"])
+		assert.Equal(t, float64(st.Size()), o["bytes"])
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "p.json"))
+	require.NoError(t, err)
+	assert.Equal(t, plain, string(data))
+
+	// Markdown or HTML to standard output with --json: refused, nothing
+	// written, and the message says how.
+	for _, f := range []string{"md", "html"} {
+		out, errOut, code := runCLI("export", "--json", "--format", f, "--root", lc.root, "p-parent")
+		assert.Equal(t, exitError, code)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "-o FILE")
 	}
 }

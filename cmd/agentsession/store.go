@@ -231,6 +231,7 @@ func (c *call) ls(opts session.ListOptions) int {
 		head = slices.Insert(head, 4, "PROJECT")
 	}
 	t := c.table(head...)
+	t.limit(len(head)-1, lsTitleWidth)
 	for _, info := range infos {
 		if c.json {
 			path, _ := store.Path(info.ID)
@@ -260,6 +261,10 @@ func (c *call) ls(opts session.ListOptions) int {
 	}
 	return exitOK
 }
+
+// lsTitleWidth is the most display columns of ls's TITLE column: a
+// longer title is cut, with an ellipsis (--json gives it whole).
+const lsTitleWidth = 60
 
 func size(n int64) string {
 	switch {
