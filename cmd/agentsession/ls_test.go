@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,4 +264,65 @@ func TestLsSaysWhatItCannotRead(t *testing.T) {
 	data, err := os.ReadFile(garbage)
 	require.NoError(t, err)
 	assert.Equal(t, "\x00\x01binary", string(data))
+}
+
+// BenchmarkLs measures ls over a store of 2,000 sessions (the listing
+// index warm): "list" the store's listing alone, "unlistable" the check
+// ls adds for files it cannot read (a directory read; with filters, a
+// second listing of the scope), "ls" the whole command.
+func BenchmarkLs(b *testing.B) {
+	ctx := context.Background()
+	root := filepath.Join(b.TempDir(), "sessions")
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(b, err)
+	for i := range 2000 {
+		s, err := session.Create(ctx, store, &session.CreateOptions{ID: fmt.Sprintf("s-%04d", i), Cwd: fmt.Sprintf("/w/%d", i%20)})
+		require.NoError(b, err)
+		_, err = s.Append(ctx, session.UserText("hello"))
+		require.NoError(b, err)
+		require.NoError(b, s.Close())
+	}
+	defer store.Close()
+	all := session.ListOptions{Limit: 1000}
+	list := func() []session.SessionInfo {
+		var infos []session.SessionInfo
+		o := all
+		for {
+			p, err := store.List(ctx, o)
+			require.NoError(b, err)
+			infos = append(infos, p.Sessions...)
+			if p.Next == "" {
+				return infos
+			}
+			o.Cursor = p.Next
+		}
+	}
+	infos := list()
+	require.Len(b, infos, 2000)
+	c := &call{root: root}
+	b.Run("list", func(b *testing.B) {
+		for b.Loop() {
+			list()
+		}
+	})
+	b.Run("unlistable", func(b *testing.B) {
+		for b.Loop() {
+			bad, err := c.unlistable(ctx, store, all, infos)
+			require.NoError(b, err)
+			require.Empty(b, bad)
+		}
+	})
+	b.Run("unlistable-filtered", func(b *testing.B) {
+		for b.Loop() {
+			bad, err := c.unlistable(ctx, store, all, nil)
+			require.NoError(b, err)
+			require.Empty(b, bad)
+		}
+	})
+	b.Run("ls", func(b *testing.B) {
+		for b.Loop() {
+			_, errOut, code := runCLI("ls", "--all", "--root", root)
+			require.Equal(b, exitOK, code, errOut)
+		}
+	})
 }
