@@ -18,7 +18,14 @@ package session
 // wrapper: a wrapper that transforms content must have no Unwrap method
 // (TestAbilitiesDoNotBypassWrappers checks the package's).
 //
-// A missing ability is answered the same way everywhere: an operation
+// An Unwrap method therefore means "I change nothing an ability reads or
+// writes". Two abilities are asked of the store itself only, never
+// beneath a wrapper: TailLoader and EntryCreator are other ways to do
+// Store's own Load and Append, which a wrapper may watch or change; a
+// wrapper without them gets the plain Load and Create-then-Append.
+//
+// A missing ability is answered the same way everywhere (the helpers
+// below, one per ability that is passed on): an operation
 // that cannot be done fails with an error wrapping errors.ErrUnsupported
 // (or the ability's sentinel: ErrNoEvents, ErrNoSharedState,
 // ErrNoBlobCollector); one that only helps (Flush, CloseSession,
@@ -57,6 +64,68 @@ func innermost(store Store) Store {
 		}
 		store = u.Unwrap()
 	}
+}
+
+// ---- One helper per ability, with its answer when the ability is
+// missing. The package's wrappers and Session call these, never a type
+// assertion of their own, so that every one looks through Unwrap alike.
+
+// flushStore flushes session id in store's Flusher; nothing to do
+// without one.
+func flushStore(ctx context.Context, store Store, id string) error {
+	if f, ok := findAbility[Flusher](store); ok {
+		return f.Flush(ctx, id)
+	}
+	return nil
+}
+
+// closeStoreSession lets store's SessionCloser go of session id; nothing
+// to do without one.
+func closeStoreSession(store Store, id string) error {
+	if c, ok := findAbility[SessionCloser](store); ok {
+		return c.CloseSession(id)
+	}
+	return nil
+}
+
+// markCompacting records the compacting mark in store's
+// CompactionMarker; nothing is recorded without one.
+func markCompacting(ctx context.Context, store Store, id string, since time.Time) error {
+	if m, ok := findAbility[CompactionMarker](store); ok {
+		return m.MarkCompacting(ctx, id, since)
+	}
+	return nil
+}
+
+// compressArchived compresses archived session id with store's
+// ArchiveCompressor, or fails with an error wrapping
+// errors.ErrUnsupported.
+func compressArchived(ctx context.Context, store Store, id string) error {
+	c, ok := findAbility[ArchiveCompressor](store)
+	if !ok {
+		return fmt.Errorf("session: %T: compress: %w", store, errors.ErrUnsupported)
+	}
+	return c.CompressArchived(ctx, id)
+}
+
+// sharedStateOf returns store's SharedStateStore, or an error wrapping
+// ErrNoSharedState.
+func sharedStateOf(store Store) (SharedStateStore, error) {
+	ss, ok := findAbility[SharedStateStore](store)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, store)
+	}
+	return ss, nil
+}
+
+// blobStoreOf returns store's BlobStore, or an error wrapping
+// errors.ErrUnsupported.
+func blobStoreOf(store Store) (BlobStore, error) {
+	b, ok := BlobsOf(store)
+	if !ok {
+		return nil, fmt.Errorf("session: %T keeps no blobs: %w", store, errors.ErrUnsupported)
+	}
+	return b, nil
 }
 
 // ---- Keeping sessions ----
@@ -171,7 +240,7 @@ type ArchiveCompressor interface {
 // wrapping errors.ErrUnsupported: what the wrappers of this package
 // return when the store beneath them has none.
 func conditionalRemover(store Store) (ConditionalRemover, error) {
-	if cr, ok := store.(ConditionalRemover); ok {
+	if cr, ok := findAbility[ConditionalRemover](store); ok {
 		return cr, nil
 	}
 	return nil, fmt.Errorf("session: %T: conditional delete and archive: %w", store, errors.ErrUnsupported)

@@ -107,3 +107,64 @@ func TestSharedStateThroughWrappersIsRedacted(t *testing.T) {
 		t.Fatalf("the store beneath keeps the secret: %s", got["k"])
 	}
 }
+
+// hostWrapper is a host's own wrapper: it changes nothing and says so
+// with Unwrap, implementing no ability itself.
+type hostWrapper struct{ Store }
+
+func (h hostWrapper) Unwrap() Store { return h.Store }
+
+// countingStore stands for a store that buffers appends: it counts the
+// Flush and CloseSession calls that reach it, and passes them on.
+type countingStore struct {
+	*FileStore
+	flushes, closes int
+}
+
+func (c *countingStore) Flush(ctx context.Context, id string) error {
+	c.flushes++
+	return c.FileStore.Flush(ctx, id)
+}
+
+func (c *countingStore) CloseSession(id string) error {
+	c.closes++
+	return c.FileStore.CloseSession(id)
+}
+
+// A Session over a wrapper with Unwrap flushes and closes the store
+// beneath it, as it finds every other ability: a Flush that stopped at
+// the wrapper would leave the appends of SyncOnFlush not durable.
+func TestSessionFlushesThroughUnwrap(t *testing.T) {
+	ctx := context.Background()
+	fs, err := OpenFileStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	c := &countingStore{FileStore: fs}
+	for name, store := range map[string]Store{
+		"hostWrapper":          hostWrapper{c},
+		"Observe(hostWrapper)": Observe(hostWrapper{c}, ObserverFunc(func(context.Context, Event) {})),
+	} {
+		c.flushes, c.closes = 0, 0
+		s, err := Create(ctx, store, &CreateOptions{Cwd: "/work"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, UserText("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c.flushes != 1 {
+			t.Errorf("%s: Session.Flush reached the store beneath %d times, want 1", name, c.flushes)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if c.flushes != 2 || c.closes != 1 {
+			t.Errorf("%s: Session.Close: %d flushes, %d CloseSession beneath, want 2 and 1", name, c.flushes, c.closes)
+		}
+	}
+}

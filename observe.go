@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 )
@@ -180,20 +178,12 @@ func (o *ObservedStore) Delete(ctx context.Context, id string) error {
 // Flush implements Flusher, for stores that buffer appends; for others it
 // does nothing.
 func (o *ObservedStore) Flush(ctx context.Context, id string) error {
-	if f, ok := o.store.(Flusher); ok {
-		return f.Flush(ctx, id)
-	}
-	return nil
+	return flushStore(ctx, o.store, id)
 }
 
 // CloseSession implements SessionCloser: it calls the wrapped store's,
 // if it has one.
-func (o *ObservedStore) CloseSession(id string) error {
-	if c, ok := o.store.(SessionCloser); ok {
-		return c.CloseSession(id)
-	}
-	return nil
-}
+func (o *ObservedStore) CloseSession(id string) error { return closeStoreSession(o.store, id) }
 
 func entriesBytes(entries []Entry) int64 {
 	var n int64
@@ -303,10 +293,7 @@ var (
 // MarkCompacting implements CompactionMarker with the wrapped store's;
 // nothing is recorded on a store without one.
 func (o *ObservedStore) MarkCompacting(ctx context.Context, id string, since time.Time) error {
-	if m, ok := findAbility[CompactionMarker](o.store); ok {
-		return m.MarkCompacting(ctx, id, since)
-	}
-	return nil
+	return markCompacting(ctx, o.store, id, since)
 }
 
 // Archive implements Archiver with the wrapped store's (an error wrapping
@@ -348,11 +335,7 @@ func (o *ObservedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen 
 // CompressArchived implements ArchiveCompressor with the wrapped
 // store's (an error wrapping errors.ErrUnsupported when it has none).
 func (o *ObservedStore) CompressArchived(ctx context.Context, id string) error {
-	c, ok := findAbility[ArchiveCompressor](o.store)
-	if !ok {
-		return fmt.Errorf("session: %T: compress: %w", o.store, errors.ErrUnsupported)
-	}
-	return c.CompressArchived(ctx, id)
+	return compressArchived(ctx, o.store, id)
 }
 
 // Unarchive implements Archiver like Archive; reported as an
@@ -373,18 +356,18 @@ func (o *ObservedStore) Subscribe(ctx context.Context, opts SubscribeOptions) (*
 // LoadState implements SharedStateStore with the wrapped store's
 // (ErrNoSharedState when it has none).
 func (o *ObservedStore) LoadState(ctx context.Context, scope StateScope, owner string) (State, error) {
-	ss, ok := findAbility[SharedStateStore](o.store)
-	if !ok {
-		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, o.store)
+	ss, err := sharedStateOf(o.store)
+	if err != nil {
+		return nil, err
 	}
 	return ss.LoadState(ctx, scope, owner)
 }
 
 // UpdateState implements SharedStateStore like LoadState.
 func (o *ObservedStore) UpdateState(ctx context.Context, scope StateScope, owner string, delta State) error {
-	ss, ok := findAbility[SharedStateStore](o.store)
-	if !ok {
-		return fmt.Errorf("%w: %T keeps none", ErrNoSharedState, o.store)
+	ss, err := sharedStateOf(o.store)
+	if err != nil {
+		return err
 	}
 	return ss.UpdateState(ctx, scope, owner, delta)
 }

@@ -523,13 +523,7 @@ func (rs *RedactStore) UpdateState(ctx context.Context, scope StateScope, owner 
 	return nil
 }
 
-func (rs *RedactStore) shared() (SharedStateStore, error) {
-	ss, ok := findAbility[SharedStateStore](rs.inner)
-	if !ok {
-		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, rs.inner)
-	}
-	return ss, nil
-}
+func (rs *RedactStore) shared() (SharedStateStore, error) { return sharedStateOf(rs.inner) }
 
 // PutBlob implements BlobStore with the store's (errors.ErrUnsupported
 // when it keeps none). The bytes are not redacted.
@@ -583,13 +577,7 @@ func (rs *RedactStore) DeleteBlobIfOlder(ctx context.Context, ref string, cutoff
 	return s.DeleteBlobIfOlder(ctx, ref, cutoff)
 }
 
-func (rs *RedactStore) blobs() (BlobStore, error) {
-	b, ok := BlobsOf(rs.inner)
-	if !ok {
-		return nil, fmt.Errorf("session: %T keeps no blobs: %w", rs.inner, errors.ErrUnsupported)
-	}
-	return b, nil
-}
+func (rs *RedactStore) blobs() (BlobStore, error) { return blobStoreOf(rs.inner) }
 
 func (rs *RedactStore) collector() (BlobCollector, error) {
 	c, ok := blobCollectorOf(rs.inner)

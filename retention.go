@@ -256,7 +256,7 @@ func Sweep(ctx context.Context, store Store, policy *SweepPolicy) (*SweepResult,
 	if _, ok := blobCollectorOf(store); ok && !p.KeepBlobs && !p.DryRun {
 		m = newMarker(store)
 	}
-	cr, _ := store.(ConditionalRemover)
+	cr, _ := findAbility[ConditionalRemover](store)
 	done := len(infos) - len(work)
 	if p.Progress != nil {
 		p.Progress(done, len(infos))

@@ -561,10 +561,10 @@ func (s *Session) Flush(ctx context.Context) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if f, ok := s.store.(Flusher); ok && !s.deferred {
-		return f.Flush(ctx, s.id)
+	if s.deferred {
+		return nil
 	}
-	return nil
+	return flushStore(ctx, s.store, s.id)
 }
 
 // Close flushes and releases the handle, and lets go of what the store
@@ -587,17 +587,12 @@ func (s *Session) Close() error {
 	if s.deferred {
 		return nil // nothing reached the store: nothing to flush or let go
 	}
-	var err error
-	if f, ok := s.store.(Flusher); ok {
-		err = f.Flush(context.Background(), s.id)
-	}
+	err := flushStore(context.Background(), s.store, s.id)
 	// Whatever happened before, the store lets go of what it holds for
 	// the session (a FileStore's open file and its place among
 	// MaxOpenFiles).
-	if c, ok := s.store.(SessionCloser); ok {
-		if cerr := c.CloseSession(s.id); cerr != nil && (err == nil || cerr.Error() != err.Error()) {
-			err = errors.Join(err, cerr)
-		}
+	if cerr := closeStoreSession(s.store, s.id); cerr != nil && (err == nil || cerr.Error() != err.Error()) {
+		err = errors.Join(err, cerr)
 	}
 	if errors.Is(err, ErrClosed) {
 		return nil // the store was closed first

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -206,11 +205,7 @@ func (w *WrappedStore) Unarchive(ctx context.Context, id string) error {
 // error wrapping errors.ErrUnsupported when it has none): the sealed or
 // redacted log is compressed as it is stored.
 func (w *WrappedStore) CompressArchived(ctx context.Context, id string) error {
-	c, ok := findAbility[ArchiveCompressor](w.inner)
-	if !ok {
-		return fmt.Errorf("session: %T: compress: %w", w.inner, errors.ErrUnsupported)
-	}
-	return c.CompressArchived(ctx, id)
+	return compressArchived(ctx, w.inner, id)
 }
 
 // DeleteIfUnchanged implements ConditionalRemover with the store's (an
@@ -237,24 +232,13 @@ func (w *WrappedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen L
 // MarkCompacting implements CompactionMarker with the store's (nothing
 // is recorded on a store without one).
 func (w *WrappedStore) MarkCompacting(ctx context.Context, id string, since time.Time) error {
-	if m, ok := findAbility[CompactionMarker](w.inner); ok {
-		return m.MarkCompacting(ctx, id, since)
-	}
-	return nil
+	return markCompacting(ctx, w.inner, id, since)
 }
 
 // Flush implements Flusher with the store's (nothing to do without one).
 func (w *WrappedStore) Flush(ctx context.Context, id string) error {
-	if f, ok := findAbility[Flusher](w.inner); ok {
-		return f.Flush(ctx, id)
-	}
-	return nil
+	return flushStore(ctx, w.inner, id)
 }
 
 // CloseSession implements SessionCloser with the store's.
-func (w *WrappedStore) CloseSession(id string) error {
-	if c, ok := findAbility[SessionCloser](w.inner); ok {
-		return c.CloseSession(id)
-	}
-	return nil
-}
+func (w *WrappedStore) CloseSession(id string) error { return closeStoreSession(w.inner, id) }

@@ -50,10 +50,7 @@ func (u *UserStore) MarkCompacting(ctx context.Context, id string, since time.Ti
 	if err != nil {
 		return err
 	}
-	if m, ok := findAbility[CompactionMarker](u.store); ok {
-		return u.notFound(m.MarkCompacting(ctx, in, since), id)
-	}
-	return nil
+	return u.notFound(markCompacting(ctx, u.store, in, since), id)
 }
 
 // ForUser returns the view of store for user, whose name must be a valid
@@ -264,11 +261,7 @@ func (u *UserStore) CompressArchived(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	c, ok := findAbility[ArchiveCompressor](u.store)
-	if !ok {
-		return fmt.Errorf("session: %T: compress: %w", u.store, errors.ErrUnsupported)
-	}
-	return u.notFound(c.CompressArchived(ctx, in), id)
+	return u.notFound(compressArchived(ctx, u.store, in), id)
 }
 
 // DeleteIfUnchanged implements ConditionalRemover with the store's (an
@@ -372,29 +365,25 @@ func (u *UserStore) shared(scope StateScope, owner string) (SharedStateStore, er
 	if scope == ScopeUser && owner != u.user {
 		return nil, fmt.Errorf("%w: the state of user %q through the view of %q", ErrNotFound, owner, u.user)
 	}
-	ss, ok := findAbility[SharedStateStore](u.store)
-	if !ok {
-		return nil, fmt.Errorf("%w: %T keeps none", ErrNoSharedState, u.store)
-	}
-	return ss, nil
+	return sharedStateOf(u.store)
 }
 
 // PutBlob implements BlobStore with the store's (errors.ErrUnsupported
 // otherwise). Blobs are content-addressed and shared by every user: a
 // reference tells nothing but the content it names.
 func (u *UserStore) PutBlob(ctx context.Context, data []byte) (string, error) {
-	b, ok := BlobsOf(u.store)
-	if !ok {
-		return "", fmt.Errorf("session: %T keeps no blobs: %w", u.store, errors.ErrUnsupported)
+	b, err := blobStoreOf(u.store)
+	if err != nil {
+		return "", err
 	}
 	return b.PutBlob(ctx, data)
 }
 
 // GetBlob implements BlobStore like PutBlob.
 func (u *UserStore) GetBlob(ctx context.Context, ref string) ([]byte, error) {
-	b, ok := BlobsOf(u.store)
-	if !ok {
-		return nil, fmt.Errorf("session: %T keeps no blobs: %w", u.store, errors.ErrUnsupported)
+	b, err := blobStoreOf(u.store)
+	if err != nil {
+		return nil, err
 	}
 	return b.GetBlob(ctx, ref)
 }
@@ -405,10 +394,7 @@ func (u *UserStore) Flush(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if f, ok := findAbility[Flusher](u.store); ok {
-		return u.notFound(f.Flush(ctx, in), id)
-	}
-	return nil
+	return u.notFound(flushStore(ctx, u.store, in), id)
 }
 
 // CloseSession implements SessionCloser.
@@ -417,8 +403,5 @@ func (u *UserStore) CloseSession(id string) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := findAbility[SessionCloser](u.store); ok {
-		return c.CloseSession(in)
-	}
-	return nil
+	return closeStoreSession(u.store, in)
 }
