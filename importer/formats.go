@@ -2,7 +2,9 @@ package importer
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 )
 
 // The formats Import reads, in one table: the order in which Detect and
@@ -82,4 +84,17 @@ func FormatNames() []Format {
 		}
 	}
 	return out
+}
+
+// checkFormat refuses an Options.Format that names no format, before
+// anything is read.
+func checkFormat(f Format) error {
+	if f == "" || slices.ContainsFunc(readers, func(r reader) bool { return r.format == f }) {
+		return nil
+	}
+	names := make([]string, 0, len(readers))
+	for _, n := range FormatNames() {
+		names = append(names, string(n))
+	}
+	return fmt.Errorf("%w: no format %q (the formats: %s)", ErrUnknownFormat, f, strings.Join(names, ", "))
 }

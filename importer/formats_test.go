@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	session "github.com/agentsession/session"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,5 +69,22 @@ func TestFormatsIsTheDetectionTable(t *testing.T) {
 		got, err := Detect(p)
 		require.NoError(t, err, f)
 		assert.Equal(t, f, got)
+	}
+}
+
+// TestImportRefusesAnUnknownFormat: an Options.Format that names no
+// format is refused before anything is read, as ErrUnknownFormat, and
+// the error names the formats there are.
+func TestImportRefusesAnUnknownFormat(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(`{"format":"agentsession.export","version":1}`), 0o600))
+	store := session.NewMemoryStore()
+	for _, path := range []string{p, dir} {
+		rep, err := Import(context.Background(), store, path, &Options{Format: "cursor"})
+		require.ErrorIs(t, err, ErrUnknownFormat, path)
+		assert.Nil(t, rep, path)
+		assert.Contains(t, err.Error(), `"cursor"`)
+		assert.Contains(t, err.Error(), "claude, codex, dive, json, opencode")
 	}
 }

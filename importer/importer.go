@@ -26,8 +26,9 @@ const (
 // Options configures Import. The zero value (or nil) detects the format
 // and writes.
 type Options struct {
-	// Format, when set, reads every file as this format; "" detects it
-	// per file.
+	// Format, when set, reads every file as this format (one of
+	// FormatNames; another is refused with ErrUnknownFormat); "" detects
+	// it per file.
 	Format Format
 	// DryRun reads and reports but writes nothing.
 	DryRun bool
@@ -203,6 +204,9 @@ func (e errOtherFormat) Error() string {
 func Import(ctx context.Context, store session.Store, path string, opts *Options) (*Report, error) {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if err := checkFormat(opts.Format); err != nil {
+		return nil, err
 	}
 	// What the user named is followed when it is a symbolic link (they
 	// named it), and nothing below it.
