@@ -100,3 +100,46 @@ func TestTruncateWidth(t *testing.T) {
 	}
 	assert.Equal(t, s, truncateWidth(s, runewidth.StringWidth(s)))
 }
+
+// TestLsTitleFitsTheTerminal: on a terminal whose width is known, the
+// title takes what the line leaves of it (not less than 20 columns);
+// every line fits.
+func TestLsTitleFitsTheTerminal(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "sessions")
+	store, err := session.OpenFileStore(root, nil)
+	require.NoError(t, err)
+	long := strings.Repeat("漢字とかな ", 40)
+	for _, id := range []string{"s-long", "s-short"} {
+		title := long
+		if id == "s-short" {
+			title = "short"
+		}
+		sess, err := session.Create(ctx, store, &session.CreateOptions{ID: id, Cwd: "/w", Title: title})
+		require.NoError(t, err)
+		require.NoError(t, sess.Close())
+	}
+	require.NoError(t, store.Close())
+	for _, cols := range []int{100, 150, 200} {
+		out, errOut, code := runTTY(terminal{outTTY: true, cols: cols, rows: 1000}, "ls", "--no-pager", "--all", "--root", root)
+		require.Equal(t, exitOK, code, errOut)
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		require.Len(t, lines, 3, out)
+		for _, l := range lines {
+			assert.LessOrEqual(t, runewidth.StringWidth(l), cols, "%d columns: %q", cols, l)
+		}
+		assert.Contains(t, out, "…")
+		for _, l := range lines {
+			if strings.Contains(l, " s-long ") {
+				assert.GreaterOrEqual(t, runewidth.StringWidth(l), cols-2, "the long title fills the line: %q", l)
+			}
+		}
+	}
+	// Too narrow a terminal: the title keeps 20 columns.
+	out, _, _ := runTTY(terminal{outTTY: true, cols: 40, rows: 1000}, "ls", "--no-pager", "--all", "--root", root)
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, "漢"); i >= 0 {
+			assert.Equal(t, 20, runewidth.StringWidth(l[i:]), l)
+		}
+	}
+}

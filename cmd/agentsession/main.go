@@ -176,9 +176,11 @@
 // and --since those updated on or after DATE (as stats reads it:
 // YYYY-MM-DD from local midnight, or an RFC 3339 time) or within the
 // DURATION before now (90m, 12h, 7d); all the filters given must match.
-// A PROJECT column is shown when a session listed has a project; a
-// title longer than 60 columns is cut with an ellipsis (never inside a
-// character or an emoji; --json gives it whole). A
+// A PROJECT column is shown when a session listed has a project. A
+// long title is cut with an ellipsis (never inside a character or an
+// emoji; --json gives it whole): on a terminal to what the line leaves of
+// its width ($COLUMNS, else the terminal's), 20 columns at least;
+// elsewhere to 60 columns. A
 // session file of the directories listed that cannot be read (damaged,
 // of a newer format version, over the size limits) is left out with a
 // warning on stderr that names it and says why, as stats warns; the exit

@@ -27,6 +27,7 @@ type terminal struct {
 	errTTY bool // stderr is a terminal: the progress line
 	color  bool // outTTY, and neither NO_COLOR nor TERM=dumb says no
 	rows   int  // its height: output this long or longer is paged
+	cols   int  // its width, when known ($COLUMNS, or the terminal's): ls fits titles to it
 }
 
 // detectTerminal looks at stdout and stderr and the environment.
@@ -36,8 +37,15 @@ func detectTerminal(stdout, stderr io.Writer) terminal {
 	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
 		t.rows = n
 	} else if f, ok := stdout.(*os.File); ok && t.outTTY {
-		if n, ok := terminalRows(f); ok {
+		if n, _, ok := terminalSize(f); ok {
 			t.rows = n
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 && t.outTTY {
+		t.cols = n
+	} else if f, ok := stdout.(*os.File); ok && t.outTTY {
+		if _, n, ok := terminalSize(f); ok && n > 0 {
+			t.cols = n
 		}
 	}
 	return t
@@ -203,6 +211,9 @@ type table struct {
 	styles []style
 	indent string      // put before each line
 	widths map[int]int // the most display columns of a column, by index: longer cells are cut
+	// fitTo, when set, cuts the last column so that a line is at most
+	// fitTo columns wide, the column keeping fitMin at least.
+	fitTo, fitMin int
 }
 
 // table starts a table with its header row.
@@ -226,6 +237,10 @@ func (t *table) styled(st style, cells ...string) {
 	t.rows = append(t.rows, cells)
 	t.styles = append(t.styles, st)
 }
+
+// fit cuts the last column's cells so that each line fits in width
+// display columns, leaving that column min columns at least.
+func (t *table) fit(width, min int) { t.fitTo, t.fitMin = width, min }
 
 // limit cuts the cells of column col (the header's too) to at most w
 // display columns, with an ellipsis.
@@ -253,6 +268,18 @@ func (t *table) flush() {
 				colw = append(colw, 0)
 			}
 			colw[i] = max(colw[i], displayWidth(r[i]))
+		}
+	}
+	if t.fitTo > 0 {
+		used := displayWidth(t.indent)
+		for _, w := range colw {
+			used += w + 2
+		}
+		last := max(t.fitMin, t.fitTo-used)
+		for _, r := range t.rows {
+			if n := len(r) - 1; n >= 0 && n == len(colw) {
+				r[n] = truncateWidth(r[n], last)
+			}
 		}
 	}
 	var b strings.Builder

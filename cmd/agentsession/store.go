@@ -231,7 +231,11 @@ func (c *call) ls(opts session.ListOptions) int {
 		head = slices.Insert(head, 4, "PROJECT")
 	}
 	t := c.table(head...)
-	t.limit(len(head)-1, lsTitleWidth)
+	if c.term.outTTY && c.term.cols > 0 {
+		t.fit(c.term.cols, lsMinTitleWidth) // the title takes what the terminal leaves
+	} else {
+		t.limit(len(head)-1, lsTitleWidth)
+	}
 	for _, info := range infos {
 		if c.json {
 			path, _ := store.Path(info.ID)
@@ -262,9 +266,14 @@ func (c *call) ls(opts session.ListOptions) int {
 	return exitOK
 }
 
-// lsTitleWidth is the most display columns of ls's TITLE column: a
-// longer title is cut, with an ellipsis (--json gives it whole).
-const lsTitleWidth = 60
+// lsTitleWidth is the most display columns of ls's TITLE column but on
+// a terminal of known width, where the title takes what the line leaves
+// (lsMinTitleWidth at least): a longer title is cut, with an ellipsis
+// (--json gives it whole).
+const (
+	lsTitleWidth    = 60
+	lsMinTitleWidth = 20
+)
 
 func size(n int64) string {
 	switch {

@@ -4,9 +4,10 @@ package main
 
 import "os"
 
-// terminalRows is not known here (Windows and the rest): the pager's
-// threshold comes from $LINES, else 24 rows.
-func terminalRows(f *os.File) (int, bool) { return 0, false }
+// terminalSize is not known here (Windows and the rest): the pager's
+// threshold comes from $LINES, else 24 rows, and ls's width from
+// $COLUMNS.
+func terminalSize(f *os.File) (rows, cols int, ok bool) { return 0, 0, false }
 
 // isTTY takes a character device for a terminal here (the console on
 // Windows).

@@ -8,11 +8,12 @@ import (
 	"unsafe"
 )
 
-// terminalRows returns the height of the terminal f is, if it is one.
-func terminalRows(f *os.File) (int, bool) {
+// terminalSize returns the height and width of the terminal f is, if
+// it is one.
+func terminalSize(f *os.File) (rows, cols int, ok bool) {
 	var ws struct{ rows, cols, x, y uint16 }
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
-	return int(ws.rows), errno == 0 && ws.rows > 0
+	return int(ws.rows), int(ws.cols), errno == 0 && ws.rows > 0
 }
 
 // isTTY reports whether f is a terminal: one that answers the terminal
