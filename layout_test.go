@@ -17,7 +17,7 @@ import (
 func TestImportRules(t *testing.T) {
 	const mod = "github.com/agentsession/session"
 	allowed := map[string][]string{
-		".":                          {mod + "/internal/jsonx", mod + "/internal/names", mod + "/redact", "github.com/google/uuid", "github.com/klauspost/compress/zstd", "github.com/fsnotify/fsnotify"},
+		".":                          {mod + "/internal/jsonx", mod + "/internal/names", mod + "/internal/storerule", mod + "/redact", "github.com/google/uuid", "github.com/klauspost/compress/zstd", "github.com/fsnotify/fsnotify"},
 		"redact":                     {mod + "/internal/jsonx"},
 		"export":                     {mod, mod + "/internal/jsonx", mod + "/redact"},
 		"importer":                   {mod, mod + "/export", mod + "/internal/jsonx", mod + "/provider/anthropic", "golang.org/x/sys/unix"}, // unix: openat with O_NOFOLLOW, element by element (root_unix.go)
@@ -27,8 +27,9 @@ func TestImportRules(t *testing.T) {
 		"internal/names":             {mod + "/internal/jsonx"},
 		"internal/workload":          {mod},
 		"internal/codecgen":          {},
-		"internal/longtest":          {}, // the AGENTSESSION_LONG switch, for tests only
-		"storekit":                   {mod, mod + "/internal/names"},
+		"internal/longtest":          {},                        // the AGENTSESSION_LONG switch, for tests only
+		"internal/storerule":         {mod + "/internal/names"}, // the rules the stores share, on plain values (storekit exports them)
+		"storekit":                   {mod, mod + "/internal/names", mod + "/internal/storerule"},
 		"storetest":                  {mod, mod + "/storekit"},
 		"provider/anthropic":         {mod, mod + "/provider/internal/wire"},
 		"provider/openai":            {mod, mod + "/provider/internal/wire"},
