@@ -95,8 +95,8 @@ type ClearStats struct {
 	TokensAfter  int64
 }
 
-// ClearedResultText is the text that stands for a cleared tool result.
-func ClearedResultText(tool string, tokens int64) string {
+// clearedResultText is the text that stands for a cleared tool result.
+func clearedResultText(tool string, tokens int64) string {
 	if tool == "" {
 		tool = "the tool"
 	}
@@ -104,7 +104,7 @@ func ClearedResultText(tool string, tokens int64) string {
 }
 
 // ClearedMessages returns Messages with the tool results of older turns
-// replaced by a placeholder (ClearedResultText, the call's id, name and
+// replaced by a placeholder (clearedResultText, the call's id, name and
 // error flag kept), per o (nil for the defaults), and what it cleared.
 // Nothing is written. Like SharedMessages, the list and its messages are
 // the session's own: read them only. Converters take it as they take
@@ -204,6 +204,6 @@ func (s *Session) clearedLocked(o ClearOptions) ([]*Message, ClearStats) {
 func clearedResult(m *Message, tokens int64) *Message {
 	return &Message{
 		Role: RoleToolResult, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError,
-		Content: []Block{Text(ClearedResultText(m.ToolName, tokens))}, Timestamp: m.Timestamp,
+		Content: []Block{Text(clearedResultText(m.ToolName, tokens))}, Timestamp: m.Timestamp,
 	}
 }

@@ -126,7 +126,7 @@ func (s *FileStore) UpdateState(ctx context.Context, scope StateScope, owner str
 	if err != nil {
 		return err // never written over
 	}
-	ApplyState(st, delta)
+	applyState(st, delta)
 	data, err := json.Marshal(stateFile{Owner: owner, State: st})
 	if err != nil {
 		return fmt.Errorf("session: update state: %w", err)

@@ -411,7 +411,7 @@ func (s *MemoryStore) UpdateState(ctx context.Context, scope StateScope, owner s
 		s.state[scope][owner] = st
 	}
 	for k, v := range delta {
-		ApplyState(st, State{k: cloneRaw(v)})
+		applyState(st, State{k: cloneRaw(v)})
 	}
 	return nil
 }

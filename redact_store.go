@@ -125,7 +125,7 @@ func (rs *RedactStore) note(rep redact.Report) {
 type redactCodec struct{ rs *RedactStore }
 
 func (c redactCodec) EncodeHeader(_ context.Context, h Header) (Header, error) {
-	h, rep, err := RedactHeader(c.rs.r, h)
+	h, rep, err := redactHeader(c.rs.r, h)
 	c.rs.note(rep)
 	return h, err
 }
@@ -142,11 +142,11 @@ func (redactCodec) DecodeEntry(_ context.Context, _ string, e Entry) (Entry, err
 
 func (redactCodec) DecodeInfo(context.Context, *SessionInfo) error { return nil }
 
-// RedactHeader returns h with its title and the members of Extra
+// redactHeader returns h with its title and the members of Extra
 // redacted by r, its working directory and metadata by r without its
 // rules of home directories (see RedactStore: listings filter by them),
 // and what r replaced. RedactStore redacts headers with it.
-func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
+func redactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 	var rep redact.Report
 	out, n := r.String(h.Title)
 	rep.Add(n)
@@ -180,7 +180,7 @@ func RedactHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 // and every member of Extra, the metadata given at creation (Meta:
 // project, user, app, version, the free pairs) included. Exports, which
 // leave the machine, redact the header with it; a store keeps what it
-// lists and filters by (see RedactHeader).
+// lists and filters by (see redactHeader).
 func RedactWholeHeader(r *redact.Redactor, h Header) (Header, redact.Report, error) {
 	var rep redact.Report
 	h.Extra = slices.Clone(h.Extra) // the caller's header is not changed

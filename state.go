@@ -191,14 +191,14 @@ func foldState(path []Entry) State {
 		if json.Unmarshal(raw, &delta) != nil {
 			continue
 		}
-		ApplyState(st, delta)
+		applyState(st, delta)
 	}
 	return st
 }
 
-// ApplyState applies delta to st: null values remove their keys. Stores
+// applyState applies delta to st: null values remove their keys. Stores
 // that keep shared state use it.
-func ApplyState(st, delta State) {
+func applyState(st, delta State) {
 	for k, v := range delta {
 		if string(v) == "null" {
 			delete(st, k)
