@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,4 +85,25 @@ func (s *Store) whyUnchanged(ctx context.Context, id string, seen session.LogMar
 	// Changed and changed back between the two statements: as good as
 	// changed.
 	return fmt.Errorf("%w: session %s changed during the %s", session.ErrConflict, id, what)
+}
+
+var _ session.UpdatedSetter = (*Store)(nil)
+
+// SetUpdated implements session.UpdatedSetter: one UPDATE of the row's
+// updated_at, with DeleteIfUnchanged's condition, so an append that
+// committed first makes it change nothing (session.ErrConflict). The
+// next append sets updated_at from the clock again.
+func (s *Store) SetUpdated(ctx context.Context, id string, seen session.LogMark, t time.Time) error {
+	if err := session.ValidateID(id); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE agentsession_sessions SET updated_at = $2
+		WHERE id = $1 AND last_entry = $3 AND entry_count = $4`, id, t, seen.Last, seen.Entries)
+	if err != nil {
+		return mapErr(ctx, err, "set the updated time of "+id)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.whyUnchanged(ctx, id, seen, "update")
+	}
+	return nil
 }
