@@ -96,6 +96,14 @@ func segment(s string) string {
 // hasCJK reports whether s holds a CJK character.
 func hasCJK(s string) bool {
 	for i := 0; i < len(s); {
+		// Eight ASCII bytes at a time: most text of a session is.
+		for i+8 <= len(s) && (uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56)&0x8080808080808080 == 0 {
+			i += 8
+		}
+		if i >= len(s) {
+			return false
+		}
 		if s[i] < utf8.RuneSelf {
 			i++
 			continue
