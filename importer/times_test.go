@@ -210,3 +210,35 @@ func TestImportAgainRepairsTimes(t *testing.T) {
 		t.Fatalf("listed %+v, want updated %s", p.Sessions, last)
 	}
 }
+
+// TestImportTimesNeverAhead: a source whose clock was ahead is listed
+// as updated no later than the import; one without times keeps the
+// import's.
+func TestImportTimesNeverAhead(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		when time.Time
+	}{{"ahead", time.Now().AddDate(1, 0, 0)}, {"no time", time.Time{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := session.NewMemoryStore()
+			e, err := messageEntry("e1", "", tc.when, session.UserText("hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &Parsed{Format: "test", Source: "x", Header: session.Header{ID: "s1", Timestamp: tc.when}, Entries: []session.Entry{e}}
+			start := time.Now()
+			rep := &Report{}
+			if err := write(ctx, store, p, "", &Options{}, rep); err != nil {
+				t.Fatal(err)
+			}
+			pg, err := store.List(ctx, session.ListOptions{})
+			if err != nil || len(pg.Sessions) != 1 {
+				t.Fatalf("%+v, %v", pg, err)
+			}
+			if u := pg.Sessions[0].Updated; u.Before(start) || u.After(time.Now()) {
+				t.Fatalf("listed as updated %s, want the time of the import", u)
+			}
+		})
+	}
+}

@@ -326,6 +326,12 @@ func keepTimes(ctx context.Context, store session.Store, p *Parsed, s *Session) 
 		return
 	}
 	last := lastActivity(p)
+	if now := time.Now(); last.After(now) {
+		last = now // a source's clock ahead: no later than the import
+	}
+	if last.IsZero() {
+		return // a source without times: the import's stays
+	}
 	seen := session.LogMark{Last: p.Entries[len(p.Entries)-1].ID(), Entries: len(p.Entries)}
 	err := session.SetUpdated(ctx, store, p.Header.ID, seen, last)
 	switch {
