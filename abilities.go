@@ -357,3 +357,18 @@ type BlobSweeper interface {
 	// stays), or is not there.
 	DeleteBlobIfOlder(ctx context.Context, ref string, cutoff time.Time) (deleted bool, err error)
 }
+
+// UpdatedSetter is a store that can set when a session was last updated
+// (SessionInfo.Updated), which stores otherwise take from their own
+// clock at each write. An import uses it to keep its source's time of
+// last activity: a session two years old is listed, and swept by age
+// (SweepPolicy.OlderThan), as two years old, not as new on the day it
+// was imported. The FileStore, the MemoryStore and pgstore implement it.
+type UpdatedSetter interface {
+	// SetUpdated sets the session's Updated to t, if its log is still
+	// the one seen (ErrConflict otherwise: a writer came in between,
+	// and the session keeps the time of that write). A write after it
+	// moves Updated to the time of that write, as always. It fails with
+	// ErrNotFound for a session the store does not hold.
+	SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error
+}

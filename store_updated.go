@@ -9,21 +9,6 @@ import (
 	"time"
 )
 
-// UpdatedSetter is a store that can set when a session was last updated
-// (SessionInfo.Updated), which stores otherwise take from their own
-// clock at each write. An import uses it to keep its source's time of
-// last activity: a session two years old is listed, and swept by age
-// (SweepPolicy.OlderThan), as two years old, not as new on the day it
-// was imported. The FileStore, the MemoryStore and pgstore implement it.
-type UpdatedSetter interface {
-	// SetUpdated sets the session's Updated to t, if its log is still
-	// the one seen (ErrConflict otherwise: a writer came in between,
-	// and the session keeps the time of that write). A write after it
-	// moves Updated to the time of that write, as always. It fails with
-	// ErrNotFound for a session the store does not hold.
-	SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error
-}
-
 // SetUpdated sets when session id of store was last updated to t, if its
 // log is still the one seen (see UpdatedSetter), through the first store
 // of the chain of wrappers (Unwrap) that implements UpdatedSetter. It
@@ -43,6 +28,8 @@ func SetUpdated(ctx context.Context, store Store, id string, seen LogMark, t tim
 var (
 	_ UpdatedSetter = (*FileStore)(nil)
 	_ UpdatedSetter = (*MemoryStore)(nil)
+	_ UpdatedSetter = (*WrappedStore)(nil)
+	_ UpdatedSetter = (*UserStore)(nil)
 )
 
 // SetUpdated implements UpdatedSetter: the session's file gets t as its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/redact"
 )
 
 // listedUpdated returns the Updated session id is listed with.
@@ -112,5 +113,73 @@ func TestSetUpdatedUnsupported(t *testing.T) {
 	err := session.SetUpdated(context.Background(), store, "x", session.LogMark{}, time.Now())
 	if !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("%v, want errors.ErrUnsupported", err)
+	}
+}
+
+// TestSetUpdatedThroughWrappers: the time passes through every wrapper
+// of the package (a redacting store, a tenant's view, an observer) to
+// the store beneath, the listing through the wrapper shows it, and a
+// stale mark is still refused there.
+func TestSetUpdatedThroughWrappers(t *testing.T) {
+	ctx := context.Background()
+	old := time.Date(2024, 3, 1, 12, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		wrap func(t *testing.T, s session.Store) session.Store
+	}{
+		{"redact", func(t *testing.T, s session.Store) session.Store { return session.Redact(s, redact.New(nil)) }},
+		{"user", func(t *testing.T, s session.Store) session.Store {
+			u, err := session.ForUser(s, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}},
+		{"observed", func(t *testing.T, s session.Store) session.Store {
+			return session.Observe(s, session.ObserverFunc(func(context.Context, session.Event) {}))
+		}},
+		{"user-over-redact", func(t *testing.T, s session.Store) session.Store {
+			u, err := session.ForUser(session.Redact(s, redact.New(nil)), "bob")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}},
+	} {
+		for _, base := range []string{"file", "memory"} {
+			t.Run(tc.name+"/"+base, func(t *testing.T) {
+				var inner session.Store = session.NewMemoryStore()
+				if base == "file" {
+					fs, err := session.OpenFileStore(filepath.Join(t.TempDir(), "s"), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer fs.Close()
+					inner = fs
+				}
+				store := tc.wrap(t, inner)
+				s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SaveTurn(ctx, []*session.Message{session.UserText("hi"), session.AssistantText("hello")}, nil); err != nil {
+					t.Fatal(err)
+				}
+				log, err := store.Load(ctx, s.ID())
+				if err != nil {
+					t.Fatal(err)
+				}
+				stale := session.LogMark{Last: log.Entries[0].ID(), Entries: 1}
+				if err := session.SetUpdated(ctx, store, s.ID(), stale, old); !errors.Is(err, session.ErrConflict) {
+					t.Fatalf("a stale mark: %v, want ErrConflict", err)
+				}
+				if err := session.SetUpdated(ctx, store, s.ID(), session.MarkOf(log), old); err != nil {
+					t.Fatal(err)
+				}
+				if got := listedUpdated(t, store, s.ID()); !got.Equal(old) {
+					t.Fatalf("listed as updated %s, want %s", got, old)
+				}
+			})
+		}
 	}
 }

@@ -219,6 +219,12 @@ func (w *WrappedStore) DeleteIfUnchanged(ctx context.Context, id string, seen Lo
 	return cr.DeleteIfUnchanged(ctx, id, seen)
 }
 
+// SetUpdated implements UpdatedSetter by passing on to the store
+// beneath (a time carries no content).
+func (w *WrappedStore) SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error {
+	return SetUpdated(ctx, w.inner, id, seen, t)
+}
+
 // ArchiveIfUnchanged implements ConditionalRemover like
 // DeleteIfUnchanged.
 func (w *WrappedStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {

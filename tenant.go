@@ -279,6 +279,15 @@ func (u *UserStore) DeleteIfUnchanged(ctx context.Context, id string, seen LogMa
 	return u.notFound(cr.DeleteIfUnchanged(ctx, in, seen), id)
 }
 
+// SetUpdated implements UpdatedSetter for the user's session id.
+func (u *UserStore) SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error {
+	in, err := u.inner(id)
+	if err != nil {
+		return err
+	}
+	return u.notFound(SetUpdated(ctx, u.store, in, seen, t), id)
+}
+
 // ArchiveIfUnchanged implements ConditionalRemover like
 // DeleteIfUnchanged.
 func (u *UserStore) ArchiveIfUnchanged(ctx context.Context, id string, seen LogMark) error {
