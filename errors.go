@@ -46,6 +46,11 @@ var ErrForeignFormat = errors.New("session: a session in a format or place the s
 // ErrTooLarge reports a line, a log or an append over its Limits.
 var ErrTooLarge = errors.New("session: over the size limit")
 
+// ErrBadTime refuses a time no store can keep as a session's Updated
+// (SetUpdated): the zero time, or one a file's clock cannot hold (before
+// 1678 or after 2262, which would wrap to another century).
+var ErrBadTime = errors.New("session: not a time a store can keep")
+
 // ErrZeroed is the error of a line in Log.Zeroed.
 var ErrZeroed = errors.New("zero bytes a crash left where a lost write had been")
 

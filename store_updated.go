@@ -18,6 +18,9 @@ import (
 // (CollectBlobs): the blobs of a session written while a collection
 // runs were put after its start, and are kept for that.
 func SetUpdated(ctx context.Context, store Store, id string, seen LogMark, t time.Time) error {
+	if err := checkUpdatedTime(id, t); err != nil {
+		return err
+	}
 	u, ok := findAbility[UpdatedSetter](store)
 	if !ok {
 		return fmt.Errorf("session: set the updated time of %s: %T: %w", id, store, errors.ErrUnsupported)
@@ -37,6 +40,9 @@ var (
 // holds back are written; the listing, and the listing index other
 // processes read, show t.
 func (s *FileStore) SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error {
+	if err := checkUpdatedTime(id, t); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -98,6 +104,9 @@ func (s *FileStore) setFileTime(fsess *fileSession, t time.Time) error {
 
 // SetUpdated implements UpdatedSetter.
 func (s *MemoryStore) SetUpdated(ctx context.Context, id string, seen LogMark, t time.Time) error {
+	if err := checkUpdatedTime(id, t); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -111,5 +120,17 @@ func (s *MemoryStore) SetUpdated(ctx context.Context, id string, seen LogMark, t
 		return err
 	}
 	ms.updated = t
+	return nil
+}
+
+// checkUpdatedTime returns an error wrapping ErrBadTime when t cannot be
+// session id's Updated: the zero time, or a time outside what a file's
+// clock holds (nanoseconds since 1970 in 64 bits: 1678 to 2262), which a
+// file would keep as a time of another century. An UpdatedSetter calls
+// it first.
+func checkUpdatedTime(id string, t time.Time) error {
+	if t.IsZero() || !time.Unix(0, t.UnixNano()).Equal(t) {
+		return fmt.Errorf("session: set the updated time of %s to %v: %w", id, t, ErrBadTime)
+	}
 	return nil
 }

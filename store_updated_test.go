@@ -183,3 +183,50 @@ func TestSetUpdatedThroughWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestSetUpdatedRefusesTimesAStoreCannotKeep: the zero time and times a
+// file's clock cannot hold (before 1678, after 2262: the time would wrap
+// to another century, a session from 1600 listed as from 2184) are
+// refused by every store, and the session keeps its time.
+func TestSetUpdatedRefusesTimesAStoreCannotKeep(t *testing.T) {
+	ctx := context.Background()
+	for _, base := range []string{"file", "memory"} {
+		for _, bad := range []time.Time{{}, time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)} {
+			t.Run(base+"/"+bad.Format("2006"), func(t *testing.T) {
+				var store session.Store = session.NewMemoryStore()
+				if base == "file" {
+					fs, err := session.OpenFileStore(filepath.Join(t.TempDir(), "s"), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer fs.Close()
+					store = fs
+				}
+				s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/w"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SaveTurn(ctx, []*session.Message{session.UserText("hi"), session.AssistantText("hello")}, nil); err != nil {
+					t.Fatal(err)
+				}
+				before := listedUpdated(t, store, s.ID())
+				log, err := store.Load(ctx, s.ID())
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = session.SetUpdated(ctx, store, s.ID(), session.MarkOf(log), bad)
+				if !errors.Is(err, session.ErrBadTime) {
+					t.Fatalf("SetUpdated(%v): %v, want ErrBadTime", bad, err)
+				}
+				if u, ok := store.(session.UpdatedSetter); ok {
+					if err := u.SetUpdated(ctx, s.ID(), session.MarkOf(log), bad); !errors.Is(err, session.ErrBadTime) {
+						t.Fatalf("the store's own SetUpdated(%v): %v, want ErrBadTime", bad, err)
+					}
+				}
+				if got := listedUpdated(t, store, s.ID()); !got.Equal(before) {
+					t.Fatalf("listed as updated %s after a refused time, want %s", got, before)
+				}
+			})
+		}
+	}
+}

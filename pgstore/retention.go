@@ -97,6 +97,9 @@ func (s *Store) SetUpdated(ctx context.Context, id string, seen session.LogMark,
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
+	if t.IsZero() { // the rest of the range session.SetUpdated refuses fits in a timestamptz
+		return fmt.Errorf("pgstore: set the updated time of %s to the zero time: %w", id, session.ErrBadTime)
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE agentsession_sessions SET updated_at = $2
 		WHERE id = $1 AND last_entry = $3 AND entry_count = $4`, id, t, seen.Last, seen.Entries)
 	if err != nil {
