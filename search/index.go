@@ -36,8 +36,12 @@ var (
 // they index. An index of another version is a cache made by another
 // release: Open drops and rebuilds it. Version 2 segments CJK text
 // (segment.go): an index of version 1 holds whole CJK runs as tokens,
-// and would miss the words inside them.
-const schemaVersion = 2
+// and would miss the words inside them. Version 3 also segments a CJK
+// character from a symbol beside it (an emoji), which version 2 left in
+// one token with it; the deletes of an external content table must name
+// the tokens the text was indexed with, so an index of version 2 is
+// rebuilt too.
+const schemaVersion = 3
 
 // appID marks the SQLite file as this package's (PRAGMA application_id).
 const appID = 0x41535358 // "ASSX"

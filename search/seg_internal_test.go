@@ -49,6 +49,10 @@ func TestSegment(t *testing.T) {
 		"セッションー":     "セ\u200bッ\u200bシ\u200bョ\u200bン\u200bー",
 		"12会":        "12\u200b会",
 		"Ünïcödé 会议": "Ünïcödé 会\u200b议",
+		"话🦀状":        "话\u200b🦀\u200b状",
+		"生成🤖\ufe0f完": "生\u200b成\u200b🤖\ufe0f\u200b完",
+		"会€话":        "会\u200b€\u200b话",
+		"a🦀b":        "a🦀b",
 	} {
 		if got := segment(in); got != want {
 			t.Errorf("segment(%q) = %q, want %q", in, got, want)

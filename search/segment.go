@@ -22,8 +22,9 @@ import (
 // that is not CJK is tokenized as before.
 //
 // The segmentation is a zero-width space (U+200B, a separator to
-// unicode61) put between two letters or digits when either is CJK; the
-// text stays readable, and snippets drop the mark again.
+// unicode61) put between a CJK character and any neighbour that is not
+// already a separator (a letter, a digit, an emoji, ...); the text stays
+// readable, and snippets drop the mark again.
 
 // segmentMark separates the characters of a CJK run.
 const segmentMark = '\u200b'
@@ -61,34 +62,43 @@ func isCJK(r rune) bool {
 		r == 'ー' || r == 'ｰ' || r == '々' || r == '〆'
 }
 
-// isWordChar reports whether the unicode61 tokenizer keeps r in a
-// token: a letter, a number or a private-use character (see hasToken).
-func isWordChar(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+// isSeparator reports whether r parts tokens for the unicode61 tokenizer
+// whatever its Unicode tables say: white space, the segment mark itself
+// and ASCII other than letters and digits.
+func isSeparator(r rune) bool {
+	if r < utf8.RuneSelf {
+		return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	}
+	return r == segmentMark || unicode.IsSpace(r)
 }
 
-// segment returns s with segmentMark between two adjacent word
-// characters of which one is CJK (combining marks stay with the
-// character before them); s itself when it has no CJK character.
+// segment returns s with segmentMark between a CJK character and any
+// character beside it that is not a separator (isSeparator): a letter,
+// a digit, and also a symbol such as an emoji, which the tokenizer may
+// keep in a token (its Unicode tables are older than Go's, and take a
+// character they do not know, an emoji of Unicode 8 or later, for a
+// token character). A combining mark stays with the character before
+// it. s itself when it has no CJK character. A mark where the tokenizer
+// would have parted the text anyway is harmless.
 func segment(s string) string {
 	if !hasCJK(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/2)
-	prev, prevCJK := false, false // the character before is a word character, a CJK one
+	prev, prevCJK := false, false // the character before is one a token may hold, a CJK one
 	for _, r := range s {
-		if unicode.Is(unicode.Mn, r) {
+		if prev && unicode.Is(unicode.M, r) {
 			b.WriteRune(r) // a combining mark stays with its character
 			continue
 		}
-		word := isWordChar(r)
-		cjk := word && isCJK(r)
-		if word && prev && (cjk || prevCJK) {
+		tok := !isSeparator(r)
+		cjk := tok && isCJK(r)
+		if tok && prev && (cjk || prevCJK) {
 			b.WriteRune(segmentMark)
 		}
 		b.WriteRune(r)
-		prev, prevCJK = word, cjk
+		prev, prevCJK = tok, cjk
 	}
 	return b.String()
 }
