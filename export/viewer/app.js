@@ -17,6 +17,7 @@ function App(env) {
   this.onPathOf = new Int32Array(this.tree.n).fill(-1); // entry -> item index, on the current path
   this.leaf = -1;
   this.items = [];
+  this.tree.onPath = function (i) { return self.onPathOf[i] >= 0 || self.hiddenOnPath(i); };
   this.renderer = new Renderer(this.tree, { branch: function (c) { self.branch(c); } });
   this.list = new List(this.renderer, {
     onPath: function (i) { return self.onPathOf[i] >= 0 || self.hiddenOnPath(i); },
@@ -43,15 +44,17 @@ App.prototype.meta = function () {
   add("Directory", h.cwd);
   add("Created", fmtTime(h.timestamp));
   add("Forked from", h.parentSession);
-  add("Exported", String(env.exported || "").indexOf("0001-") === 0 ? "" : fmtTime(env.exported)); // the zero time: not recorded
+  add("Exported", str(env.exported).indexOf("0001-") === 0 ? "" : fmtTime(env.exported)); // the zero time: not recorded
   var u = this.tree.usage();
-  if (u.calls) {
+  if (u.calls) try {
     var d = el("div", "meta-row meta-wide");
     var dd = el("dd", null, ["input " + fmtInt(u.input), "output " + fmtInt(u.output), "cache read " + fmtInt(u.cacheRead), "cache write " + fmtInt(u.cacheWrite)].join(" \u00b7 "));
     dd.append(el("span", "meta-note", " (summed over the usage of " + plural(u.calls, "model call", "model calls") + ", all branches)"));
     d.append(el("dt", null, "Tokens"), dd);
     dl.append(d);
     add("Cost", fmtCost(u.cost) ? fmtCost(u.cost) + " (all branches)" : "");
+  } catch (err) {
+    add("Tokens", "cannot be summed: " + str(err && err.message));
   }
   this.totals = el("dd");
   var d = el("div", "meta-row");
@@ -59,7 +62,7 @@ App.prototype.meta = function () {
   dl.append(d);
   if (env.redacted && env.redacted.counts) {
     var n = 0;
-    for (var k in env.redacted.counts) n += Number(env.redacted.counts[k]) || 0;
+    for (var k in env.redacted.counts) if (Object.prototype.hasOwnProperty.call(env.redacted.counts, k)) n += num(env.redacted.counts[k]) || 0;
     add("Redacted", plural(n, "secret", "secrets") + " replaced");
   }
 };
@@ -100,20 +103,20 @@ App.prototype.panel = function () {
   if (!labels.length) ul.append(el("li", "note", "none"));
 
   ul = $("events");
-  var names = { compaction: "Compaction", branch_summary: "Branch summary", model_change: "Model change", custom: "Custom", session_info: "Title" };
+  var names = new Map([["compaction", "Compaction"], ["branch_summary", "Branch summary"], ["model_change", "Model change"], ["custom", "Custom"], ["session_info", "Title"]]);
   var count = 0, days = new Set();
-  for (var i = 0; i < t.n; i++) if (names[t.entries[i].type] && !t.hidden(i)) days.add(fmtTime(t.entries[i].timestamp).slice(0, 10));
+  for (var i = 0; i < t.n; i++) if (names.has(t.entries[i].type) && !t.hidden(i)) days.add(fmtTime(t.entries[i].timestamp).slice(0, 10));
   // Events of one day show their time to the second, else their date
   // too: several compactions may come within a minute.
   var when = days.size > 1 ? function (s) { return s.slice(5, 19); } : function (s) { return s.slice(11, 19); };
   for (i = 0; i < t.n; i++) {
-    var kind = names[t.entries[i].type];
+    var kind = names.get(t.entries[i].type);
     if (!kind || t.hidden(i)) continue;
     if (++count > MAX_NAV) continue;
     (function (i, kind) {
       var e = t.entries[i];
-      var sub = e.type === "model_change" ? [e.provider, e.modelId || e.model].filter(Boolean).join(" / ") :
-        e.type === "custom" ? String(e.customType || "") : e.type === "session_info" ? String(e.name || "") : t.snippet(i, 70);
+      var sub = e.type === "model_change" ? modelName(e) :
+        e.type === "custom" ? str(e.customType) : e.type === "session_info" ? str(e.name) : t.snippet(i, 70);
       var item = navButton(kind, sub, when(fmtTime(e.timestamp)));
       item.button.addEventListener("click", function () { self.jump(i); self.closePanel(); });
       ul.append(item.li);
@@ -140,7 +143,7 @@ App.prototype.show = function (leaf, align, k) {
       var m = t.message(i);
       if (m) {
         msgs++;
-        if (m.usage && m.usage.cost) cost += Number(m.usage.cost.total) || 0;
+        if (m.usage && m.usage.cost) cost += num(m.usage.cost.total) || 0;
       }
     }
     this.items = items;

@@ -63,7 +63,7 @@ Tree.prototype.readLabels = function () {
   for (var i = 0; i < this.n; i++) { // no tree given: fold the label entries
     var e = this.entries[i];
     if (e.type !== "label" || !this.byId.has(e.targetId)) continue;
-    if (e.label) out.set(this.byId.get(e.targetId), String(e.label)); else out.delete(this.byId.get(e.targetId));
+    if (e.label) out.set(this.byId.get(e.targetId), str(e.label)); else out.delete(this.byId.get(e.targetId));
   }
   return out;
 };
@@ -147,34 +147,71 @@ Tree.prototype.message = function (i) {
   return null;
 };
 
-// resultOf is the tool result entry that answers the tool call of id
-// callId (the first in the log), or -1. The map is built on first use.
-Tree.prototype.resultOf = function (callId) {
-  if (!this.results) {
-    this.results = new Map();
-    for (var i = 0; i < this.n; i++) {
-      var m = this.message(i);
-      if (m && m.role === "toolResult" && typeof m.toolCallId === "string" && !this.results.has(m.toolCallId)) this.results.set(m.toolCallId, i);
-    }
+// Tool results and their calls. A result answers a call of the nearest
+// assistant message above it on its path (the one that made the calls
+// its results answer); only a result under a call is ever shown with
+// it, so a call on one branch never shows another branch's result of
+// the same id. Built once, in O(n), on first use.
+Tree.prototype.readResults = function () {
+  var n = this.n, asst = new Int32Array(n).fill(-1), order = new Int32Array(n), count = new Int32Array(n + 1);
+  // Entries by depth (a counting sort), so each one's parent is settled first.
+  for (var i = 0; i < n; i++) count[this.depth[i] + 1]++;
+  for (var d = 1; d <= n; d++) count[d] += count[d - 1];
+  for (i = 0; i < n; i++) order[count[this.depth[i]]++] = i;
+  this.results = new Map(); // assistant entry -> Map(call id -> result entries, in log order)
+  this.answers = new Map(); // result entry -> [assistant entry, call block]
+  for (var o = 0; o < n; o++) {
+    i = order[o];
+    var p = this.parent[i], m = this.message(i);
+    asst[i] = m && m.role === "assistant" ? i : p >= 0 ? asst[p] : -1;
   }
-  var r = typeof callId === "string" ? this.results.get(callId) : undefined;
-  return r === undefined ? -1 : r;
+  for (i = 0; i < n; i++) {
+    m = this.message(i);
+    if (!m || m.role !== "toolResult" || typeof m.toolCallId !== "string" || this.parent[i] < 0) continue;
+    var a = asst[this.parent[i]], call = a >= 0 ? this.callIn(a, m.toolCallId) : null;
+    if (!call) continue;
+    var byId = this.results.get(a);
+    if (!byId) this.results.set(a, byId = new Map());
+    var list = byId.get(m.toolCallId);
+    if (!list) byId.set(m.toolCallId, list = []);
+    list.push(i);
+    this.answers.set(i, [a, call]);
+  }
 };
 
-// callOf is the tool call block a tool result entry answers, found in
-// the assistant message above it on its path, or null.
-Tree.prototype.callOf = function (i) {
-  var m = this.message(i);
-  if (!m || m.role !== "toolResult" || typeof m.toolCallId !== "string") return null;
-  for (var j = this.parent[i], steps = 0; j >= 0 && steps < 64; j = this.parent[j], steps++) {
-    var a = this.message(j);
-    if (!a || a.role !== "assistant" || !Array.isArray(a.content)) continue;
-    for (var k = 0; k < a.content.length; k++) {
-      var b = a.content[k];
-      if (b && b.type === "toolCall" && b.id === m.toolCallId) return this.resultOf(b.id) === i ? b : null;
-    }
+// callIn is the first tool call block of id callId in the message of
+// entry a, or null.
+Tree.prototype.callIn = function (a, callId) {
+  var m = this.message(a);
+  if (!m || !Array.isArray(m.content)) return null;
+  for (var k = 0; k < m.content.length; k++) {
+    var b = m.content[k];
+    if (b && typeof b === "object" && b.type === "toolCall" && b.id === callId) return b;
   }
   return null;
+};
+
+// onPath says whether entry i is on the path shown; the app sets it.
+Tree.prototype.onPath = function () { return true; };
+
+// resultOf is the tool result entry that answers the call of id callId
+// made by the message of entry at: the first of its results on the path
+// shown, or -1.
+Tree.prototype.resultOf = function (callId, at) {
+  if (!this.results) this.readResults();
+  var byId = this.results.get(at), list = byId && typeof callId === "string" ? byId.get(callId) : undefined;
+  if (!list) return -1;
+  for (var k = 0; k < list.length; k++) if (this.onPath(list[k])) return list[k];
+  return -1;
+};
+
+// callOf is the tool call block result entry i is shown with, or null:
+// its call, when i is the result that call shows.
+Tree.prototype.callOf = function (i) {
+  if (!this.results) this.readResults();
+  var ans = this.answers.get(i);
+  if (!ans) return null;
+  return this.resultOf(ans[1].id, ans[0]) === i ? ans[1] : null;
 };
 
 // excerpt is what sets the summary of entry i (a compaction or a branch
@@ -213,16 +250,16 @@ Tree.prototype.excerpt = function (i) {
 // write, the cost, and the number of model calls that reported usage.
 Tree.prototype.usage = function () {
   var s = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, calls: 0 };
-  var num = function (v) { v = Number(v); return isFinite(v) ? v : 0; };
+  var n = function (v) { v = num(v); return isFinite(v) ? v : 0; };
   for (var i = 0; i < this.n; i++) {
     var m = this.message(i), u = m && m.usage;
     if (!u || typeof u !== "object") continue;
     s.calls++;
-    s.input += num(u.input);
-    s.output += num(u.output);
-    s.cacheRead += num(u.cacheRead);
-    s.cacheWrite += num(u.cacheWrite);
-    if (u.cost && typeof u.cost === "object") s.cost += num(u.cost.total);
+    s.input += n(u.input);
+    s.output += n(u.output);
+    s.cacheRead += n(u.cacheRead);
+    s.cacheWrite += n(u.cacheWrite);
+    if (u.cost && typeof u.cost === "object") s.cost += n(u.cost.total);
   }
   return s;
 };
@@ -246,14 +283,14 @@ Tree.prototype.snippet = function (i, max) {
   else if (e.summary) s = this.excerpt(i) || e.summary;
   else if (e.type === "custom_message") s = textOf(e.content);
   else s = e.type || "entry";
-  s = String(s).replace(/\s+/g, " ").trim();
+  s = str(s).replace(/\s+/g, " ").trim();
   return s.length > max ? s.slice(0, max - 1) + "\u2026" : s;
 };
 
 function toolNames(content) {
   if (!Array.isArray(content)) return "";
   var names = [];
-  for (var k = 0; k < content.length; k++) if (content[k] && content[k].type === "toolCall") names.push(String(content[k].name));
+  for (var k = 0; k < content.length; k++) if (content[k] && content[k].type === "toolCall") names.push(str(content[k].name));
   return names.length ? "tool: " + names.join(", ") : "";
 }
 

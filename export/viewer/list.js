@@ -46,7 +46,9 @@ List.prototype.node = function (k) {
   div.dataset.k = String(k);
   div.append(this.r.entry(i));
   var kids = tree.branchesAt(i);
-  if (kids.length > 1) div.append(this.r.fork(i, kids, this.hooks.onPath));
+  if (kids.length > 1) {
+    try { div.append(this.r.fork(i, kids, this.hooks.onPath)); } catch (err) { div.append(el("div", "note", plural(kids.length, "branch", "branches") + " from here")); }
+  }
   return div;
 };
 

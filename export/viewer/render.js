@@ -4,21 +4,65 @@
 
 var FOLD_CHARS = 1200, FOLD_LINES = 20, PREVIEW_LINES = 8;
 
+var JSON_DEPTH = 64;
+
+// str gives any value of the session as text without calling anything
+// of it: a string as it is, a number or a boolean as written, null or
+// undefined as "", anything else as its JSON. (String() and + call an
+// object's toString, which the data may have set to anything.)
+function str(v) {
+  switch (typeof v) {
+    case "string": return v;
+    case "number": case "boolean": case "bigint": return String(v);
+    case "undefined": return "";
+  }
+  return v === null ? "" : toJSON(v, false);
+}
+
+// num gives a value of the session as a number: a number or the text of
+// one, else NaN.
+function num(v) {
+  return typeof v === "number" ? v : typeof v === "string" ? Number(v) : NaN;
+}
+
+// toJSON writes v as JSON (indented when indent), cut at a depth when it
+// is nested too deep to write whole.
+function toJSON(v, indent) {
+  try {
+    var s = JSON.stringify(v, null, indent ? 2 : undefined);
+    return s === undefined ? str(v === undefined ? "" : typeof v) : s;
+  } catch (err) {
+    try { return JSON.stringify(cutDepth(v, JSON_DEPTH), null, indent ? 2 : undefined); } catch (err2) { return "[value that cannot be written]"; }
+  }
+}
+
+// cutDepth copies v down to depth levels, what is deeper as "\u2026".
+function cutDepth(v, depth) {
+  if (!v || typeof v !== "object") return v;
+  if (depth <= 0) return "\u2026";
+  var out = Array.isArray(v) ? [] : {}, keys = Object.keys(v);
+  for (var k = 0; k < keys.length; k++) {
+    var c = cutDepth(v[keys[k]], depth - 1);
+    if (Array.isArray(out)) out.push(c); else Object.defineProperty(out, keys[k], { value: c, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
 function el(tag, cls, text) {
   var n = document.createElement(tag);
   if (cls) n.className = cls;
-  if (text !== undefined && text !== null) n.textContent = String(text);
+  if (text !== undefined && text !== null) n.textContent = str(text);
   return n;
 }
 
 function fmtInt(n) {
-  n = Number(n);
+  n = num(n);
   return (isFinite(n) ? n : 0).toLocaleString("en-US");
 }
 
 // plural writes a count with its noun: "1 entry", "2 entries".
 function plural(n, one, many) {
-  n = Number(n);
+  n = num(n);
   return fmtInt(n) + " " + (n === 1 ? one : many);
 }
 
@@ -26,7 +70,7 @@ function plural(n, one, many) {
 // 0 is what an agent records when it knows no prices, so it shows
 // nothing rather than "$0.0000".
 function fmtCost(c) {
-  c = Number(c);
+  c = num(c);
   if (!isFinite(c) || c <= 0) return "";
   return "$" + (c >= 1 ? c.toFixed(2) : c >= 0.01 ? c.toFixed(3) : c.toFixed(4));
 }
@@ -35,15 +79,16 @@ function fmtCost(c) {
 // on every machine.
 function fmtTime(ts) {
   if (ts === undefined || ts === null || ts === "") return "";
-  var d = new Date(typeof ts === "number" ? ts : String(ts));
-  if (isNaN(d.getTime())) return String(ts);
+  if (typeof ts !== "number" && typeof ts !== "string") return str(ts);
+  var d = new Date(ts);
+  if (isNaN(d.getTime())) return str(ts);
   return d.toISOString().slice(0, 19).replace("T", " ") + " UTC";
 }
 
 function imageSrc(block, blobs) {
-  var mime = String(block.mimeType || "");
+  var mime = str(block.mimeType);
   var data = typeof block.data === "string" ? block.data : "";
-  if (data.indexOf("blob:sha256:") === 0) data = blobs && typeof blobs[data] === "string" ? blobs[data] : "";
+  if (data.indexOf("blob:sha256:") === 0) data = blobs && Object.prototype.hasOwnProperty.call(blobs, data) && typeof blobs[data] === "string" ? blobs[data] : "";
   if (!data || !/^image\/[a-z0-9.+-]+$/i.test(mime) || !/^[A-Za-z0-9+/=\s]+$/.test(data)) return "";
   return "data:" + mime + ";base64," + data.replace(/\s+/g, "");
 }
@@ -56,7 +101,7 @@ function Renderer(tree, actions) {
 
 // foldable shows long text folded to its first lines, with a toggle.
 Renderer.prototype.foldable = function (text, cls) {
-  text = String(text);
+  text = str(text);
   var lines = text.split("\n");
   var pre = el("pre", cls);
   if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) { pre.textContent = text; return pre; }
@@ -82,7 +127,7 @@ Renderer.prototype.foldable = function (text, cls) {
 // text renders prose, with ``` fences as code blocks.
 Renderer.prototype.text = function (s) {
   var box = el("div", "text");
-  var parts = String(s).split(/^```[^\n]*\n?/m);
+  var parts = str(s).split(/^```[^\n]*\n?/m);
   for (var k = 0; k < parts.length; k++) {
     if (!parts[k]) continue;
     if (k % 2 === 1) box.append(this.foldable(parts[k].replace(/\n$/, ""), "code"));
@@ -92,7 +137,7 @@ Renderer.prototype.text = function (s) {
 };
 
 Renderer.prototype.block = function (b) {
-  if (!b || typeof b !== "object") return el("pre", "raw", JSON.stringify(b));
+  if (!b || typeof b !== "object") return el("pre", "raw", toJSON(b, false));
   switch (b.type) {
     case "text":
       return this.text(b.text || "");
@@ -110,21 +155,21 @@ Renderer.prototype.block = function (b) {
       head.append(el("span", "tool-icon", "\u2699"), el("span", "tool-name", b.name || "tool"));
       if (b.id) head.append(el("span", "muted", b.id));
       var args = b.arguments;
-      var argText = typeof args === "string" ? args : JSON.stringify(args === undefined ? {} : args, null, 2);
+      var argText = typeof args === "string" ? args : toJSON(args === undefined ? {} : args, true);
       call.append(head, this.foldable(argText, "args"));
       return call;
     }
     case "image": {
       var src = imageSrc(b, this.blobs);
-      if (!src) return el("div", "note", "[image " + (b.mimeType || "") + " not included in this export]");
+      if (!src) return el("div", "note", "[image " + str(b.mimeType) + " not included in this export]");
       var img = el("img", "image");
-      img.alt = "image (" + b.mimeType + ")";
+      img.alt = "image (" + str(b.mimeType) + ")";
       img.loading = "lazy";
       img.src = src;
       return img;
     }
   }
-  return this.foldable(JSON.stringify(b, null, 2), "raw");
+  return this.foldable(toJSON(b, true), "raw");
 };
 
 Renderer.prototype.content = function (body, content) {
@@ -146,7 +191,7 @@ Renderer.prototype.usage = function (m) {
   return line;
 };
 
-var ROLE_NAMES = { user: "User", assistant: "Assistant", toolResult: "Tool result", bashExecution: "Shell", custom: "Extension" };
+var ROLE_NAMES = new Map([["user", "User"], ["assistant", "Assistant"], ["toolResult", "Tool result"], ["bashExecution", "Shell"], ["custom", "Extension"]]);
 
 Renderer.prototype.card = function (i, kind, role, extra) {
   var e = this.tree.entries[i];
@@ -163,12 +208,12 @@ Renderer.prototype.card = function (i, kind, role, extra) {
 };
 
 Renderer.prototype.message = function (i, m) {
-  var role = String(m.role || "message");
+  var role = typeof m.role === "string" && m.role ? m.role : m.role ? str(m.role) : "message";
   var art, body = el("div", "entry-body");
   if (role === "assistant") {
     art = this.card(i, "role-assistant", "Assistant", m.model ? m.model : "");
     this.content(body, m.content);
-    if (m.stopReason === "error" || m.stopReason === "aborted" || m.errorMessage) body.append(el("div", "error", (m.stopReason || "error") + (m.errorMessage ? ": " + m.errorMessage : "")));
+    if (m.stopReason === "error" || m.stopReason === "aborted" || m.errorMessage) body.append(el("div", "error", (str(m.stopReason) || "error") + (m.errorMessage ? ": " + str(m.errorMessage) : "")));
     art.append(body);
     var u = this.usage(m);
     if (u) art.append(u);
@@ -178,7 +223,7 @@ Renderer.prototype.message = function (i, m) {
     var call = this.tree.callOf(i);
     if (call && toolView(call)) {
       // Its output is shown with its call, in the message above.
-      art = this.card(i, "role-tool shown-above" + (m.isError ? " is-error" : ""), m.isError ? "Tool error" : "Tool result", (m.toolName || call.name) + " \u00b7 shown with its call");
+      art = this.card(i, "role-tool shown-above" + (m.isError ? " is-error" : ""), m.isError ? "Tool error" : "Tool result", (str(m.toolName) || str(call.name)) + " \u00b7 shown with its call");
       if (Array.isArray(m.content)) for (var c = 0; c < m.content.length; c++) if (m.content[c] && m.content[c].type === "image") body.append(this.block(m.content[c]));
       if (body.childNodes.length) art.append(body);
       return art;
@@ -191,12 +236,12 @@ Renderer.prototype.message = function (i, m) {
     return art;
   }
   if (role === "bashExecution") {
-    art = this.card(i, "role-bash", "Shell", m.exitCode !== undefined && m.exitCode !== null ? "exit " + m.exitCode : "");
-    body.append(el("pre", "command", "$ " + (m.command || "")), this.foldable(m.output || "", "output"));
+    art = this.card(i, "role-bash", "Shell", m.exitCode !== undefined && m.exitCode !== null ? "exit " + str(m.exitCode) : "");
+    body.append(this.foldable("$ " + str(m.command), "command"), this.foldable(m.output || "", "output"));
     art.append(body);
     return art;
   }
-  art = this.card(i, "role-" + (role === "user" ? "user" : "other"), ROLE_NAMES[role] || role, m.customType || "");
+  art = this.card(i, "role-" + (role === "user" ? "user" : "other"), ROLE_NAMES.get(role) || role, m.customType || "");
   if (role === "custom") body.append(this.folded(m.content));
   else this.content(body, m.content);
   art.append(body);
@@ -219,7 +264,7 @@ Renderer.prototype.folded = function (content) {
 Renderer.prototype.summary = function (i, title, extra, text) {
   var art = this.card(i, "summary", title, extra);
   var body = el("div", "entry-body");
-  text = String(text || "");
+  text = str(text);
   // What sets this summary apart from the others, when it does not
   // start with it: the folded text would show only a shared preamble.
   var x = this.tree.excerpt(i);
@@ -239,14 +284,37 @@ Renderer.prototype.marker = function (i, text, data) {
   div.append(el("time", null, fmtTime(e.timestamp)));
   if (data !== undefined) {
     var d = el("details", "marker-data custom");
-    d.append(el("summary", null, "data"), this.foldable(JSON.stringify(data, null, 2), "raw"));
+    d.append(el("summary", null, "data"), this.foldable(toJSON(data, true), "raw"));
     div.append(d);
   }
   return div;
 };
 
-// entry renders entry i.
+// entry renders entry i; an entry that cannot be shown (of a shape no
+// writer makes) shows as its JSON, so it costs no other entry.
 Renderer.prototype.entry = function (i) {
+  this.at = i;
+  try {
+    return this.entryOf(i);
+  } catch (err) {
+    return this.fallback(i, err);
+  }
+};
+
+// fallback is the card of an entry the viewer cannot show otherwise.
+Renderer.prototype.fallback = function (i, err) {
+  var art = el("article", "entry role-other is-error");
+  art.dataset.pos = String(i);
+  var head = el("div", "entry-head");
+  head.append(el("span", "role", "Entry"), el("span", "muted", "shown as stored: " + (err && typeof err.message === "string" ? err.message : "it cannot be shown")));
+  art.append(head);
+  var body = el("div", "entry-body");
+  try { body.append(this.foldable(toJSON(this.tree.entries[i], true), "raw")); } catch (err2) { body.append(el("div", "note", "[entry that cannot be written]")); }
+  art.append(body);
+  return art;
+};
+
+Renderer.prototype.entryOf = function (i) {
   var t = this.tree, e = t.entries[i], m = t.message(i);
   if (m) return this.message(i, m);
   switch (e.type) {
@@ -264,15 +332,15 @@ Renderer.prototype.entry = function (i) {
       return art;
     }
     case "model_change":
-      return this.marker(i, "Model \u2192 " + [e.provider, e.modelId || e.model].filter(Boolean).join(" / "));
+      return this.marker(i, "Model \u2192 " + modelName(e));
     case "thinking_level_change":
-      return this.marker(i, "Thinking level \u2192 " + e.thinkingLevel);
+      return this.marker(i, "Thinking level \u2192 " + str(e.thinkingLevel));
     case "session_info":
-      return this.marker(i, "Title \u2192 " + (e.name || ""));
+      return this.marker(i, "Title \u2192 " + str(e.name));
     case "custom":
-      return this.marker(i, "Custom \u00b7 " + (e.customType || ""), e.data);
+      return this.marker(i, "Custom \u00b7 " + str(e.customType), e.data);
   }
-  return this.marker(i, String(e.type || "entry"), e);
+  return this.marker(i, str(e.type) || "entry", e);
 };
 
 // fork renders the branch switch shown under an entry with more than one
@@ -290,3 +358,8 @@ Renderer.prototype.fork = function (i, kids, onPath) {
   });
   return nav;
 };
+
+// modelName is "provider / model" of a model change.
+function modelName(e) {
+  return [e.provider, e.modelId || e.model].filter(Boolean).map(str).join(" / ");
+}
