@@ -89,6 +89,11 @@ func TestViewerDeepJSON(t *testing.T) {
 	assert.Contains(t, text, "something_new")
 	assert.Contains(t, text, "$ ls")
 	assert.Contains(t, text, "\u2026", "the cut shows")
+	// An entry that cannot be shown otherwise shows as its JSON, cut too.
+	card := eval[string](t, b, `agentsessionViewer.renderer.fallback(agentsessionViewer.tree.index("a4"), new Error("BOOM")).textContent`)
+	assert.Contains(t, card, "BOOM")
+	assert.Contains(t, card, `"type": "something_new"`)
+	assert.Contains(t, card, "\u2026")
 	b.noErrors(t)
 }
 
@@ -184,7 +189,7 @@ func TestViewerLongDiffsFolded(t *testing.T) {
 	old, neu := numbered(20000, "o"), numbered(20000, "n")
 	small1, small2 := numbered(2000, "p"), numbered(2000, "q")
 	var eds []string
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 200; i++ {
 		eds = append(eds, `{"oldText":"`+small1+`","newText":"`+small2+`"}`)
 	}
 	lines := []string{
@@ -199,13 +204,15 @@ func TestViewerLongDiffsFolded(t *testing.T) {
 	per := eval[[]float64](t, b, `Array.from(document.querySelectorAll("#list .item"), e => e.querySelectorAll("*").length)`)
 	require.Len(t, per, 6)
 	for k, n := range per {
-		assert.Less(t, n, 1000.0, "nodes of item %d", k)
+		assert.Less(t, n, 400.0, "nodes of item %d", k)
 	}
 	assert.Contains(t, b.listText(t), "LAST-ENTRY")
 	// Opening the first diff shows all of it.
 	b.do(t, chromedp.Evaluate[chromedp.Void](`document.querySelector("#list .tool-edit .fold-toggle").click()`), settle())
 	assert.Equal(t, 20000, b.number(t, `document.querySelector("#list .tool-edit .diff").querySelectorAll(".diff-add").length`))
 	assert.Equal(t, 20000, b.number(t, `document.querySelector("#list .tool-edit .diff").querySelectorAll(".diff-del").length`))
+	// The edits past the first ones are one button until opened.
+	assert.Equal(t, 200, b.number(t, `(() => { const c = document.querySelectorAll("#list .tool-edit")[1]; const btn = Array.from(c.querySelectorAll("button")).find(x => /more edits/.test(x.textContent)); btn.click(); return c.querySelectorAll(".diff").length; })()`))
 	// The command opens whole too.
 	b.do(t, chromedp.Evaluate[chromedp.Void](`document.querySelector("#list .tool-bash .fold-toggle").click()`), settle())
 	assert.Contains(t, eval[string](t, b, `document.querySelector("#list .tool-bash pre.command").textContent`), "line19999\nEOF")

@@ -184,10 +184,22 @@ Renderer.prototype.toolCall = function (b) {
       var budget = { left: DIFF_SHOWN * 2 };
       if (recorded) call.append(this.diffBox(function () { return recordedRows(recorded); }, budget));
       else {
-        var edits = Array.isArray(a.edits) ? a.edits : [a];
-        for (var k = 0; k < edits.length; k++) {
+        var edits = Array.isArray(a.edits) ? a.edits : [a], self = this;
+        var addEdit = function (k) {
           var ed = edits[k] && typeof edits[k] === "object" ? edits[k] : {};
-          call.append(this.diffBox(diffOf(ed), budget));
+          return self.diffBox(diffOf(ed), budget);
+        };
+        for (var k = 0; k < edits.length && (budget.left > 0 || k === 0); k++) call.append(addEdit(k));
+        // The edits past the budget: one button, which builds them.
+        if (k < edits.length) {
+          var from = k, more = el("button", "fold-toggle", "Show " + plural(edits.length - from, "more edit", "more edits"));
+          more.type = "button";
+          more.addEventListener("click", function () {
+            var frag = document.createDocumentFragment();
+            for (var j = from; j < edits.length; j++) frag.append(addEdit(j));
+            more.replaceWith(frag);
+          });
+          call.append(more);
         }
       }
       this.resultNote(call, r, out);
