@@ -190,10 +190,10 @@ func (c *call) printPlan(p *session.CompactionPlan, path string) {
 		fmt.Fprintf(w, "  updates:       the previous compaction's summary (%s)\n", plural(len(p.PreviousSummary), "byte"))
 	}
 	if len(p.Files.Read) > 0 {
-		fmt.Fprintf(w, "  files read:    %s\n", strings.Join(p.Files.Read, " "))
+		fmt.Fprintf(w, "  files read:    %s\n", cell(strings.Join(p.Files.Read, " ")))
 	}
 	if len(p.Files.Modified) > 0 {
-		fmt.Fprintf(w, "  files changed: %s\n", strings.Join(p.Files.Modified, " "))
+		fmt.Fprintf(w, "  files changed: %s\n", cell(strings.Join(p.Files.Modified, " ")))
 	}
 }
 

@@ -157,10 +157,10 @@ func (c *call) printGC(out gcJSON) {
 		del, arch = "would delete", "would archive"
 	}
 	for _, id := range out.Archived {
-		fmt.Fprintf(c.stdout, "%s %s\n", arch, id)
+		fmt.Fprintf(c.stdout, "%s %s\n", arch, cell(id))
 	}
 	for _, id := range out.Deleted {
-		fmt.Fprintf(c.stdout, "%s %s\n", del, id)
+		fmt.Fprintf(c.stdout, "%s %s\n", del, cell(id))
 	}
 	why := map[string]int{}
 	for _, k := range out.Kept {

@@ -239,7 +239,7 @@ func (c *call) printDeleted(out deleteJSON) {
 		verb = "would delete"
 	}
 	for _, d := range out.Sessions {
-		fmt.Fprintf(c.stdout, "%s %s  %s  %s\n", verb, d.ID, titleOr(d.Title), d.Path)
+		fmt.Fprintf(c.stdout, "%s %s  %s  %s\n", verb, cell(d.ID), cell(titleOr(d.Title)), cell(d.Path))
 	}
 	if !out.DryRun {
 		fmt.Fprintf(c.stdout, "%s, %s freed\n", plural(len(out.Sessions), "session")+" deleted", plural(out.Blobs, "blob"))

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -95,9 +96,32 @@ func (c *call) paint(st style, s string) string {
 	return "\x1b[" + string(st) + "m" + s + "\x1b[0m"
 }
 
+// jsonMarshal is json.Marshal with the characters termSafe escapes that
+// encoding/json leaves as they are (DEL, the C1 controls, the bidi
+// overrides; it escapes the C0 controls) written as \u escapes: the same
+// JSON once decoded, and nothing a terminal acts on. They can stand only
+// inside a JSON string, so each is replaced where it is.
+func jsonMarshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil || !bytes.ContainsFunc(raw, func(r rune) bool { return r >= 0x7f && unsafeForTerminal(r) }) {
+		return raw, err
+	}
+	out := make([]byte, 0, len(raw)+16)
+	for len(raw) > 0 {
+		r, n := utf8.DecodeRune(raw)
+		if r >= 0x7f && unsafeForTerminal(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, raw[:n]...)
+		}
+		raw = raw[n:]
+	}
+	return out, nil
+}
+
 // printJSON prints v as one indented JSON document.
 func (c *call) printJSON(v any) int {
-	raw, err := json.Marshal(v)
+	raw, err := jsonMarshal(v)
 	if err == nil {
 		var b bytes.Buffer
 		if err = json.Indent(&b, raw, "", "  "); err == nil {
@@ -138,7 +162,7 @@ func (c *call) printJSONObject(fields []jsonField) int {
 	w := bufio.NewWriterSize(c.stdout, 64<<10)
 	var buf bytes.Buffer
 	put := func(v any, prefix string) error {
-		raw, err := json.Marshal(v)
+		raw, err := jsonMarshal(v)
 		if err != nil {
 			return err
 		}
@@ -155,7 +179,7 @@ func (c *call) printJSONObject(fields []jsonField) int {
 			if i > 0 {
 				w.WriteString(",")
 			}
-			name, _ := json.Marshal(f.name)
+			name, _ := jsonMarshal(f.name)
 			fmt.Fprintf(w, "\n  %s: ", name)
 			a, ok := f.value.(interface{ elements(func(any) error) error })
 			if !ok {
@@ -193,7 +217,7 @@ func (c *call) printJSONObject(fields []jsonField) int {
 // printJSONLine prints v as one line of JSON: the commands that list
 // print one such line per item (JSON Lines), as they go.
 func (c *call) printJSONLine(v any) error {
-	raw, err := json.Marshal(v)
+	raw, err := jsonMarshal(v)
 	if err != nil {
 		return err
 	}
@@ -225,17 +249,76 @@ func (c *call) table(headers ...string) *table {
 
 func (t *table) row(cells ...string) { t.styled("", cells...) }
 
+// styled adds a row in a style; its cells are text from data, made safe
+// for a terminal (cell).
 func (t *table) styled(st style, cells ...string) {
-	for i, cell := range cells {
-		cells[i] = strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
-			}
-			return r
-		}, cell)
+	for i, c := range cells {
+		cells[i] = cell(c)
 	}
 	t.rows = append(t.rows, cells)
 	t.styles = append(t.styles, st)
+}
+
+// safeRow adds a row whose cells the caller made safe for a terminal
+// (with termSafe) and may hold this tool's own escape codes.
+func (t *table) safeRow(cells ...string) {
+	t.rows = append(t.rows, cells)
+	t.styles = append(t.styles, "")
+}
+
+// cell is s made safe for a terminal (termSafe) on one line: a tab, a
+// newline or a carriage return becomes a space.
+func cell(s string) string {
+	return termSafe(strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s))
+}
+
+// termSafe returns s with every character a terminal would act on
+// rather than show replaced by a visible escape: the C0 controls but
+// the newline and the tab (ESC, which starts the CSI and OSC sequences
+// that clear the screen, set the window title or leave a colour on, is
+// shown as \x1b), DEL, the C1 controls (\u009b) and the bidi overrides
+// and isolates that turn the rest of a line around (\u202e). Every piece
+// of text from data that the commands print goes through it; the
+// colours this tool adds (paint) are put on after. s itself when it
+// has none of them.
+func termSafe(s string) string {
+	i := strings.IndexFunc(s, unsafeForTerminal)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		switch {
+		case !unsafeForTerminal(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// unsafeForTerminal reports whether a terminal acts on r rather than
+// show it (termSafe).
+func unsafeForTerminal(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r < 0x80:
+		return false
+	}
+	return r <= 0x9f || 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069
 }
 
 // fit cuts the last column's cells so that each line fits in width

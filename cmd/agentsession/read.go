@@ -90,6 +90,7 @@ func (c *call) transcript(s *session.Session, ctx *session.Context, msgs []*sess
 	if ctx.Mode != "none" {
 		head += " · mode " + ctx.Mode
 	}
+	head = cell(head)
 	fmt.Fprintln(w, c.paint(bold, head))
 	fmt.Fprint(w, plural(len(msgs)+omitted, "message"))
 	if forModel {
@@ -100,12 +101,12 @@ func (c *call) transcript(s *session.Session, ctx *session.Context, msgs []*sess
 	}
 	fmt.Fprintln(w)
 	for i, m := range msgs {
-		fmt.Fprintf(w, "\n%s\n", c.paint(roleStyle(m.Role), fmt.Sprintf("[%d] %s", omitted+i+1, heading(m))))
+		fmt.Fprintf(w, "\n%s\n", c.paint(roleStyle(m.Role), fmt.Sprintf("[%d] %s", omitted+i+1, cell(heading(m)))))
 		for _, line := range body(m) {
 			// Written as it is: a message's text can be long, and fmt
 			// would copy it (a garbage of the transcript's size).
 			io.WriteString(w, "    ")
-			io.WriteString(w, line)
+			io.WriteString(w, termSafe(line))
 			io.WriteString(w, "\n")
 		}
 	}
@@ -199,11 +200,11 @@ func (c *call) tree(s *session.Session, compact bool) int {
 		var b strings.Builder
 		b.WriteString(strings.Repeat(" ", at-len(mark)))
 		b.WriteString(mark)
-		b.WriteString(n.Entry.ID())
+		b.WriteString(cell(n.Entry.ID()))
 		b.WriteByte(' ')
-		b.WriteString(describeEntry(n.Entry))
+		b.WriteString(cell(describeEntry(n.Entry)))
 		if n.Label != "" {
-			b.WriteString(c.paint(yellow, fmt.Sprintf("  [%s]", n.Label)))
+			b.WriteString(c.paint(yellow, fmt.Sprintf("  [%s]", cell(n.Label))))
 		}
 		if n.Leaf {
 			b.WriteString(c.paint(green, "  <- leaf"))
@@ -355,7 +356,7 @@ func (c *call) verify(args []string, strict bool) int {
 			if c.json {
 				out.Findings = append(out.Findings, findingJSON{sev.String(), string(f.Kind), f.Line, f.EntryID, f.Detail})
 			} else {
-				fmt.Fprintf(c.stdout, "%s: %s: %s\n", path, c.paint(severityStyle[sev], sev.String()), f)
+				fmt.Fprintf(c.stdout, "%s: %s: %s\n", cell(path), c.paint(severityStyle[sev], sev.String()), cell(fmt.Sprint(f)))
 			}
 		}
 		out.Errors, out.Warnings, out.Infos = count[session.SeverityError], count[session.SeverityWarning], count[session.SeverityInfo]

@@ -98,7 +98,7 @@ func (c *call) search(query, indexPath string, limit int) int {
 		start, end = "\x1b[1;33m", "\x1b[0m"
 	}
 	for i := range hits {
-		hits[i].Snippet = markText(hits[i].Snippet, start, end)
+		hits[i].Snippet = markText(hits[i].Snippet, start, end, !c.json)
 	}
 	if c.json {
 		for _, h := range hits {
@@ -135,17 +135,19 @@ func (c *call) printHits(hits []search.Hit) {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
 		}
-		head := c.paint(bold, id)
+		head := c.paint(bold, termSafe(id))
 		if t := group[0].Title; t != "" {
-			head += "  " + t
+			head += "  " + cell(t)
 		}
 		if cwd := group[0].Cwd; cwd != "" {
-			head += "  " + c.paint(dim, cwd)
+			head += "  " + c.paint(dim, cell(cwd))
 		}
 		fmt.Fprintln(c.stdout, head)
 		t := &table{c: c, indent: "  "} // no header row
 		for _, h := range group {
-			t.row(h.EntryID, h.Role, h.Time.Local().Format(time.DateTime), h.Snippet)
+			// The snippet was made safe by markText, and may hold the
+			// marks' colours.
+			t.safeRow(cell(h.EntryID), cell(h.Role), h.Time.Local().Format(time.DateTime), h.Snippet)
 		}
 		t.flush()
 	}
@@ -153,8 +155,9 @@ func (c *call) printHits(hits []search.Hit) {
 
 // markText replaces the marks \x02 and \x03 of a snippet with start and
 // end, and every other control character (an escape sequence in a tool's
-// output must not reach the terminal) with a space.
-func markText(s, start, end string) string {
+// output must not reach the terminal) with a space; for a terminal
+// (visible), with the escape termSafe shows it as, bidi overrides too.
+func markText(s, start, end string, visible bool) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -162,6 +165,8 @@ func markText(s, start, end string) string {
 			b.WriteString(start)
 		case r == '\x03':
 			b.WriteString(end)
+		case visible && unsafeForTerminal(r):
+			b.WriteString(termSafe(string(r)))
 		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
 			b.WriteByte(' ')
 		default:

@@ -326,21 +326,21 @@ func (c *call) printImport(rep *importer.Report, dry bool) int {
 			if l.Resumed > 0 {
 				resumed = fmt.Sprintf(", %d of them stored before: the rest appended", l.Resumed)
 			}
-			fmt.Fprintf(c.stdout, "%s %s (%s, %s%s) from %s\n", verb, l.ID, l.Format, plural(l.Entries, "entry"), resumed, l.Source)
+			fmt.Fprintf(c.stdout, "%s %s (%s, %s%s) from %s\n", verb, cell(l.ID), cell(l.Format), plural(l.Entries, "entry"), resumed, cell(l.Source))
 			for _, w := range l.Warnings {
 				fmt.Fprintf(c.stderr, "  warning: %s\n", w)
 			}
 			// Under its session, on stdout: what was read with a
 			// repair or not at all, and records of types not modelled.
 			for _, m := range l.Malformed {
-				fmt.Fprintf(c.stdout, "  reported: %s\n", m)
+				fmt.Fprintf(c.stdout, "  reported: %s\n", cell(fmt.Sprint(m)))
 			}
 			kept, counted := splitUnknown(l.Unknown)
 			if len(kept) > 0 {
-				fmt.Fprintf(c.stdout, "  kept as custom entries, types it does not model: %s\n", countList(kept))
+				fmt.Fprintf(c.stdout, "  kept as custom entries, types it does not model: %s\n", cell(countList(kept)))
 			}
 			if len(counted) > 0 {
-				fmt.Fprintf(c.stdout, "  counted, not stored (the reason in parentheses): %s\n", countList(counted))
+				fmt.Fprintf(c.stdout, "  counted, not stored (the reason in parentheses): %s\n", cell(countList(counted)))
 			}
 		case "error":
 			fmt.Fprintf(c.stderr, "agentsession: %s: %s\n", l.Source, l.Error)

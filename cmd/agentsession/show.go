@@ -194,7 +194,7 @@ func (c *call) printShow(o *showJSON) {
 		}
 		return t.Local().Format(time.DateTime)
 	}
-	title := o.Title
+	title := cell(o.Title)
 	switch {
 	case title == "":
 		title = c.paint(dim, "(no title)")
@@ -213,29 +213,29 @@ func (c *call) printShow(o *showJSON) {
 		compacting = c.paint(yellow, "since "+when(*o.Compacting)) + " (a compaction runs, or its process died)"
 	}
 	kv := c.keyValues()
-	kv.add("session", o.ID)
+	kv.add("session", cell(o.ID))
 	kv.add("title", title)
-	kv.add("cwd", o.Cwd)
+	kv.add("cwd", cell(o.Cwd))
 	kv.add("created", when(o.Created))
 	kv.add("updated", when(o.Updated))
 	kv.add("archived", archived)
 	kv.add("compacting", compacting)
-	kv.add("entries", fmt.Sprintf("%d, leaf %s", o.Entries, orDash(o.LeafID)))
+	kv.add("entries", fmt.Sprintf("%d, leaf %s", o.Entries, cell(orDash(o.LeafID))))
 	kv.add("size", size(o.Size))
 	if o.ParentSession != "" {
-		kv.add("parent", o.ParentSession)
+		kv.add("parent", cell(o.ParentSession))
 	}
-	kv.add("path", o.Path)
+	kv.add("path", cell(o.Path))
 	kv.flush()
 
 	fmt.Fprintf(w, "\n%s\n", c.paint(bold, "metadata"))
 	kv = c.keyValues()
-	kv.add("  project", orDash(o.Meta.ProjectID))
-	kv.add("  app version", orDash(o.Meta.AppVersion))
-	kv.add("  user", orDash(o.Meta.User))
-	kv.add("  app", orDash(o.Meta.App))
+	kv.add("  project", cell(orDash(o.Meta.ProjectID)))
+	kv.add("  app version", cell(orDash(o.Meta.AppVersion)))
+	kv.add("  user", cell(orDash(o.Meta.User)))
+	kv.add("  app", cell(orDash(o.Meta.App)))
 	for _, k := range slices.Sorted(maps.Keys(o.Meta.Metadata)) {
-		kv.add("  "+k, o.Meta.Metadata[k])
+		kv.add("  "+cell(k), cell(o.Meta.Metadata[k]))
 	}
 	kv.flush()
 
@@ -245,7 +245,7 @@ func (c *call) printShow(o *showJSON) {
 	} else {
 		kv = c.keyValues()
 		for _, k := range slices.Sorted(maps.Keys(o.State)) {
-			kv.add("  "+k, snippet(compactJSON(o.State[k])))
+			kv.add("  "+cell(k), cell(snippet(compactJSON(o.State[k]))))
 		}
 		kv.flush()
 	}
@@ -289,6 +289,8 @@ type keyValues struct {
 
 func (c *call) keyValues() *keyValues { return &keyValues{c: c} }
 
+// add adds a line; k and v are safe for a terminal already (cell,
+// termSafe), v may hold this tool's colours.
 func (kv *keyValues) add(k, v string) { kv.rows = append(kv.rows, [2]string{k, v}) }
 
 func (kv *keyValues) flush() {

@@ -151,7 +151,7 @@ func (c *call) printChange(ch session.Change) {
 		at = time.Now()
 	}
 	kind := fmt.Sprintf("%-10s", ch.Kind)
-	line := fmt.Sprintf("%s  %-36s  %s  %s", at.Local().Format("15:04:05.000"), ch.Session, c.paint(kindStyle[ch.Kind], kind), changeDetail(ch))
+	line := fmt.Sprintf("%s  %-36s  %s  %s", at.Local().Format("15:04:05.000"), cell(ch.Session), c.paint(kindStyle[ch.Kind], kind), cell(changeDetail(ch)))
 	fmt.Fprintln(c.stdout, strings.TrimRight(line, " "))
 }
 

@@ -445,7 +445,7 @@ func (c *call) printFileDiff(f *workspace.FileDiff) {
 		head = append(head, "# "+f.Note)
 	}
 	for _, h := range head {
-		fmt.Fprintln(out, c.paint(bold, h))
+		fmt.Fprintln(out, c.paint(bold, cell(h)))
 	}
 	inHunk := false
 	for line := range strings.SplitAfterSeq(f.Unified, "\n") {
@@ -466,7 +466,7 @@ func (c *call) printFileDiff(f *workspace.FileDiff) {
 		case strings.HasPrefix(text, `\`):
 			st = dim
 		}
-		fmt.Fprintln(out, c.paint(st, text))
+		fmt.Fprintln(out, c.paint(st, termSafe(text)))
 	}
 }
 
