@@ -155,7 +155,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer, te
 
 // run parses the command's flags and runs it.
 func (cmd *command) run(ctx context.Context, args []string, stdout, stderr io.Writer, term terminal) int {
-	c := &call{ctx: ctx, cmd: cmd, stdout: stdout, stderr: stderr, term: term}
+	// Messages on stderr are plain text, and name paths, ids and titles
+	// from data: all of it goes through termSafe.
+	c := &call{ctx: ctx, cmd: cmd, stdout: stdout, stderr: &safeWriter{stderr}, term: term}
 	fs := cmd.flagSet(c)
 	runFn := cmd.setup(fs, c)
 	pos, err := parseInterspersed(fs, args)

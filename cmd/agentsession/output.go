@@ -484,18 +484,40 @@ type progress struct {
 	once  sync.Once
 }
 
+// safeWriter writes plain text (stderr's messages) made safe for a
+// terminal by termSafe.
+type safeWriter struct{ w io.Writer }
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	if !bytes.ContainsFunc(p, unsafeForTerminal) {
+		return s.w.Write(p)
+	}
+	if _, err := io.WriteString(s.w, termSafe(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // lineWriter is stderr shared by the progress line and the messages: a
 // message first clears the progress line, which is drawn again after.
+// With safe, a message is made safe for a terminal (safeWriter).
 type lineWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	shown bool
+	safe  bool
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clear()
+	if l.safe && bytes.ContainsFunc(p, unsafeForTerminal) {
+		if _, err := io.WriteString(l.w, termSafe(string(p))); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return l.w.Write(p)
 }
 
@@ -514,6 +536,9 @@ func (c *call) progress(label string) *progress {
 	lw, ok := c.stderr.(*lineWriter)
 	if !ok {
 		lw = &lineWriter{w: c.stderr}
+		if sw, ok := c.stderr.(*safeWriter); ok {
+			lw = &lineWriter{w: sw.w, safe: true} // the progress line's own escapes go to the terminal
+		}
 		c.stderr = lw
 	}
 	p := &progress{w: lw, label: label, start: time.Now(), stop: make(chan struct{})}
@@ -553,7 +578,7 @@ func (p *progress) draw() {
 	p.mu.Unlock()
 	line += fmt.Sprintf(" (%ds)", int(time.Since(p.start).Seconds()))
 	p.w.mu.Lock()
-	io.WriteString(p.w.w, "\r\x1b[K"+line)
+	io.WriteString(p.w.w, "\r\x1b[K"+cell(line))
 	p.w.shown = true
 	p.w.mu.Unlock()
 }

@@ -78,6 +78,13 @@ func TestTerminalNeverGetsControlsFromData(t *testing.T) {
 			}
 		}
 	}
+	// Messages on stderr name titles and paths too.
+	_, errOut, code := runCLI("delete", "--root", root, id)
+	require.Equal(t, exitError, code, errOut)
+	require.Contains(t, errOut, "needle a\\x1b]0;pwned")
+	if r, bad := unsafeRune(errOut); bad {
+		t.Errorf("delete without --yes: stderr holds %U:\n%q", r, errOut)
+	}
 	// --json escapes them the JSON way: the same text once decoded.
 	for _, args := range [][]string{
 		{"ls", "--all", "--json", "--root", root},
@@ -100,7 +107,7 @@ func TestTerminalNeverGetsControlsFromData(t *testing.T) {
 	out, _, _ := runCLI("ls", "--all", "--root", root)
 	require.Contains(t, out, `needle a\x1b]0;pwned\x07b\x1b[2J`)
 	// With colours on, only this tool's own escapes reach the terminal.
-	out, _, code := runTTY(terminal{outTTY: true, color: true, rows: 1000}, "ls", "--all", "--root", root)
+	out, _, code = runTTY(terminal{outTTY: true, color: true, rows: 1000}, "ls", "--all", "--root", root)
 	require.Equal(t, exitOK, code)
 	require.NotContains(t, out, "\x1b]")
 	require.NotContains(t, out, "\x1b[2J")
