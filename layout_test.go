@@ -81,32 +81,15 @@ func TestImportRules(t *testing.T) {
 // included, has its row in .ci/run's table of fuzz targets (package,
 // target, inputs), so that none is left to its seed corpus alone.
 func TestFuzzTargetsInCI(t *testing.T) {
-	ci, err := os.ReadFile(".ci/run")
-	if err != nil {
-		t.Fatal("the module's CI script: ", err)
-	}
-	_, table, ok := strings.Cut(string(ci), "<<'TARGETS'\n")
-	table, _, ok2 := strings.Cut(table, "\nTARGETS\n")
-	if !ok || !ok2 {
-		t.Fatal(".ci/run has no table of fuzz targets (<<'TARGETS' ... TARGETS)")
-	}
 	inCI := map[string]bool{} // "dir target"
-	for _, row := range strings.Split(table, "\n") {
-		f := strings.Fields(row)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if len(f) != 3 {
-			t.Errorf(".ci/run: fuzz row %q is not package, target, inputs", row)
-			continue
-		}
+	for _, f := range ciTable(t, "TARGETS", 3, "fuzz targets (package, target, inputs)") {
 		if _, err := os.Stat(f[0]); err != nil {
 			continue // a sub-module not beside this one (a module's zip)
 		}
 		inCI[filepath.Clean(f[0])+" "+f[1]] = true
 	}
 	found := map[string]bool{}
-	err = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -149,31 +132,14 @@ func TestFuzzTargetsInCI(t *testing.T) {
 // so that CI runs it, and every row names such a test.
 func TestLongSuitesInCI(t *testing.T) {
 	longtestCall := regexp.MustCompile(`(^|[^"])longtest\.(Skip|Enabled)\(`)
-	ci, err := os.ReadFile(".ci/run")
-	if err != nil {
-		t.Fatal("the module's CI script: ", err)
-	}
-	_, table, ok := strings.Cut(string(ci), "<<'LONG'\n")
-	table, _, ok2 := strings.Cut(table, "\nLONG\n")
-	if !ok || !ok2 {
-		t.Fatal(".ci/run has no table of long suites (<<'LONG' ... LONG)")
-	}
 	inCI := map[string]bool{} // "dir TestX"
-	for _, row := range strings.Split(table, "\n") {
-		f := strings.Fields(row)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if len(f) != 2 {
-			t.Errorf(".ci/run: long row %q is not package, tests (A|B)", row)
-			continue
-		}
+	for _, f := range ciTable(t, "LONG", 2, "long suites (package, tests A|B)") {
 		for _, name := range strings.Split(f[1], "|") {
 			inCI[filepath.Clean(f[0])+" "+name] = true
 		}
 	}
 	found := map[string]bool{}
-	err = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -219,4 +185,33 @@ func TestLongSuitesInCI(t *testing.T) {
 			t.Errorf(".ci/run's table of long suites names %s, which does not use internal/longtest", key)
 		}
 	}
+}
+
+// ciTable returns the rows of .ci/run's here-document <<'END' ... END,
+// each split into its n fields; comment and blank rows are left out, and
+// a row of another width is an error.
+func ciTable(t *testing.T, end string, n int, what string) [][]string {
+	t.Helper()
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal("the module's CI script: ", err)
+	}
+	_, table, ok := strings.Cut(string(ci), "<<'"+end+"'\n")
+	table, _, ok2 := strings.Cut(table, "\n"+end+"\n")
+	if !ok || !ok2 {
+		t.Fatalf(".ci/run has no table of %s (<<'%s' ... %s)", what, end, end)
+	}
+	var rows [][]string
+	for _, row := range strings.Split(table, "\n") {
+		f := strings.Fields(row)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != n {
+			t.Errorf(".ci/run: row %q of the table of %s has %d fields", row, what, len(f))
+			continue
+		}
+		rows = append(rows, f)
+	}
+	return rows
 }
