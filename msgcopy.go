@@ -48,7 +48,7 @@ func (c *copier) count(m *Message) {
 	c.countFields(m.Extra)
 	c.nBytes += len(m.Details)
 	for i := range m.Content {
-		c.nBytes += len(m.Content[i].Arguments)
+		c.nBytes += len(m.Content[i].Arguments) + len(m.Content[i].Citations)
 		c.countFields(m.Content[i].Extra)
 	}
 	if m.Usage != nil {
@@ -89,6 +89,7 @@ func (c *copier) message(m *Message) *Message {
 			b := &cp.Content[i]
 			*b = m.Content[i]
 			b.Arguments = c.raw(b.Arguments)
+			b.Citations = c.raw(b.Citations)
 			b.Extra = c.copyFields(b.Extra)
 		}
 	}
