@@ -1,0 +1,54 @@
+// Package eino keeps the checkpoints of CloudWeGo Eino
+// (github.com/cloudwego/eino) in agentsession: Store implements Eino's
+// compose.CheckPointStore, the interface its graphs (compose) and agent
+// runners (adk.RunnerConfig.CheckPointStore) save their interrupt and
+// resume state through, over any agentsession store.
+//
+//	files, _ := session.OpenFileStore(dir, nil)
+//	cps, _ := eino.New(files, nil)
+//	defer cps.Close()
+//	run, _ := graph.Compile(ctx, compose.WithCheckPointStore(cps))
+//	_, err := run.Invoke(ctx, in, compose.WithCheckPointID("thread-7"))
+//
+// It is a module of its own
+// (github.com/agentsession/session/integrations/eino), and needs nothing
+// of Eino to build: the interface is two methods, which Store has.
+//
+// # How checkpoints are stored
+//
+// Each checkpoint id has a session of its own, whose id is the prefix
+// (Options.Prefix, DefaultPrefix "eino:") and the checkpoint id, created
+// by its first Set. Set is one session state update
+// (Session.UpdateState) of the key StateKey: one custom entry appended
+// under the leaf, durable as every append of the store is. Get is the
+// value of StateKey in the state at the leaf (Session.State). So every
+// earlier value stays in the log, on the path to the leaf: History lists
+// them, Session.StateAt(entry) gives the state at any of them, and the
+// agentsession CLI shows them.
+//
+// The bytes are kept exactly. Eino's serializer writes JSON: a checkpoint
+// that is JSON which encoding/json writes back unchanged (compact, with
+// no '<', '>' or '&' to escape) is kept as that JSON, {"json": ...},
+// readable in the log; any other bytes (another Serializer's, or JSON
+// with spaces) as {"base64": "..."}. A stored value of any other shape
+// fails Get with an error wrapping ErrCorruptCheckPoint.
+//
+// # Checkpoint ids
+//
+// Any id a session can have, prefixed, is a checkpoint id: 1 to
+// session.MaxIDLength bytes of UTF-8 without control characters. An
+// empty id or any other fails Get and Set with an error wrapping
+// ErrInvalidCheckPointID and session.ErrInvalidID, before the store is
+// asked. Other ids are kept byte for byte: "../../etc/passwd" or "a/b"
+// name sessions like any other, and a FileStore's file names escape what
+// a name cannot hold, so that no id reaches outside its directory.
+//
+// # Handles
+//
+// A Store opens each checkpoint's session once and keeps the handle
+// until Close: Get then costs a state read, not a load of the session.
+// A Store sees what it wrote; a checkpoint written meanwhile by another
+// process is seen by a Store opened after it (Eino's own stores are
+// per-process maps; give a checkpoint id one writer at a time, as Eino
+// does within a run).
+package eino
