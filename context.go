@@ -17,13 +17,19 @@ import (
 //
 // The copy rule: Messages (and what ForModel builds from them) are deep
 // copies that belong to the caller (Session.SharedMessages is the
-// session's own list, for a loop that only reads it). Edit them, append to them, keep them:
-// the session does not see it (what it keeps changes only by appends).
-// The copies of one call share a few allocations, so the cost is a copy
-// of the list's bytes, measured beside the agent loop in docs/agent-loop.md
-// ("The copy rule"). The other slices (EntryIDs, Dangling, Orphans,
-// Unresolved) are shared with the session: read them, or append to them
-// (their capacity is capped, so appending copies).
+// session's own list, for a loop that only reads it). Edit them, append
+// to them, keep them: the session does not see it (what it keeps changes
+// only by appends), and no later answer carries the edit. A session makes
+// the copy of a message once and hands it out again, from Session.Context,
+// ContextAt at the leaf and Session.Messages, while it still equals the
+// session's message (an edited copy is replaced by a fresh one), so
+// asking after every append costs a read of the list plus a copy of what
+// is new, measured beside the agent loop in docs/agent-loop.md ("The copy
+// rule"). Two answers may therefore share messages: edit a list before
+// you ask again and in the goroutine that asked, and Clone a message you
+// mean to edit after a later call. The other slices (EntryIDs, Dangling,
+// Orphans, Unresolved) are shared with the session: read them, or append
+// to them (their capacity is capped, so appending copies).
 type Context struct {
 	// LeafID is the entry the context was built at ("" for an empty path).
 	LeafID string
@@ -863,14 +869,22 @@ func entryMillis(e Entry) int64 {
 	return t.UnixMilli()
 }
 
-// snapshot returns the public view of pc: its messages are copies (see
-// copyMessages); the other slices are shared, with their capacity capped.
-func (pc *pathCtx) snapshot(t *tree) *Context {
+// snapshot returns the public view of pc: its messages are copies, from
+// cc when it is the cache of the leaf's context (msgreuse.go), made anew
+// when nil (copyMessages); the other slices are shared, with their
+// capacity capped.
+func (pc *pathCtx) snapshot(t *tree, cc *copyCache) *Context {
+	var msgs []*Message
+	if cc != nil {
+		msgs = cc.copies(pc.msgs)
+	} else {
+		msgs = copyMessages(pc.msgs)
+	}
 	c := &Context{
 		ThinkingLevel: pc.thinking,
 		Mode:          pc.mode,
 		ModeData:      cloneRaw(pc.modeData),
-		Messages:      copyMessages(pc.msgs),
+		Messages:      msgs,
 		EntryIDs:      pc.ids[:len(pc.ids):len(pc.ids)],
 		Dangling:      pc.pair.dangling[:len(pc.pair.dangling):len(pc.pair.dangling)],
 		Orphans:       pc.pair.orphans[:len(pc.pair.orphans):len(pc.pair.orphans)],

@@ -5,14 +5,16 @@ import "encoding/json"
 // The copy rule: what Messages, Context and ContextAt return belongs to
 // the caller. The session keeps its messages to itself and hands out deep
 // copies, so a host may edit, append to or keep what it got without
-// changing the session (a change goes in through an append).
+// changing the session (a change goes in through an append), and no later
+// answer carries its edits.
 //
-// Copying must stay cheap beside what a host does next with the list
-// (convert it to a request and marshal it, which reads every byte): the
-// copies of one call share a handful of allocations, one per kind of
-// thing copied (messages, blocks, usages, fields, bytes), sized by a
-// first pass. Strings are immutable and stay shared.
-
+// A copy is made once per message and handed out again by later calls
+// while it still equals the session's message (msgreuse.go checks it, in
+// a read of the copy without allocating; an edited copy is replaced), so a
+// turn of an agent loop pays for the copies of its new messages, not of
+// the whole history. What is copied shares a handful of allocations per
+// call, one per kind of thing copied (messages, blocks, usages, fields,
+// bytes), sized by a first pass. Strings are immutable and stay shared.
 // copyMessages returns deep copies of msgs in a slice without spare
 // capacity.
 func copyMessages(msgs []*Message) []*Message {

@@ -120,19 +120,20 @@ func TestReturnedMessagesAreCopies(t *testing.T) {
 	}
 }
 
-// TestCopiesAreIndependent: two answers never share a message, and
-// appending to one copy's content does not reach the next message.
+// TestCopiesAreIndependent: an edit to one answer never shows in the
+// next (the edited copy is not handed out again), and appending to one
+// copy's content does not reach the next message.
 func TestCopiesAreIndependent(t *testing.T) {
 	s := copyRuleSession(t)
-	a, b := s.Context().Messages, s.Context().Messages
-	require.Equal(t, len(a), len(b))
-	for i := range a {
-		assert.NotSame(t, a[i], b[i])
-	}
+	want := encodeAll(t, s.Context().Messages)
+	a := s.Context().Messages
 	first := encodeAll(t, a[1:])
 	a[0].Content = append(a[0].Content, session.Text("x"))
 	a[0].Content[len(a[0].Content)-1].Text = "y"
 	assert.Equal(t, first, encodeAll(t, a[1:]), "an append to one copy's blocks stays in it")
+	b := s.Context().Messages
+	assert.NotSame(t, a[0], b[0], "the edited copy is not handed out again")
+	assert.Equal(t, want, encodeAll(t, b))
 }
 
 // TestSharedMessages: the shared list is the session's own (the same

@@ -214,10 +214,10 @@ func TestReuseNeverReturnsEdits(t *testing.T) {
 				e.apply(at(reflect.ValueOf(got[0]).Elem(), e.path))
 				again := g.get(t, s)
 				if !reflect.DeepEqual(want[0], again[0]) {
-					t.Errorf("%s: the next answer carries the edit", e.name)
+					t.Fatalf("%s: the next answer carries the edit", e.name)
 				}
 				if !reflect.DeepEqual(want[1], again[1]) {
-					t.Errorf("%s: the next message changed", e.name)
+					t.Fatalf("%s: the next message changed", e.name)
 				}
 				now, err := s.SharedMessages(ctx)
 				require.NoError(t, err)
@@ -308,6 +308,48 @@ func TestReuseFollowsTheSession(t *testing.T) {
 			same("append after the compaction")
 			require.NoError(t, s.Reload(ctx))
 			same("reload")
+		})
+	}
+}
+
+// TestReuseHandsOutUneditedCopiesAgain: what a turn costs follows what is
+// new. After appends, the copies of the messages that were there already
+// are handed out again; after a branch, those of the path the branch
+// shares; an edited copy is replaced, and only it.
+func TestReuseHandsOutUneditedCopiesAgain(t *testing.T) {
+	ctx := context.Background()
+	for _, g := range reuseGetters(ctx) {
+		t.Run(g.name, func(t *testing.T) {
+			s := session.New()
+			var ids []string
+			for i := range 5 {
+				es := appendAll(t, s, session.UserText(fmt.Sprintf("q%d", i)), reply(fmt.Sprintf("a%d", i)))
+				ids = append(ids, es[1].ID())
+			}
+			a := g.get(t, s)
+			appendAll(t, s, session.UserText("q5"), reply("a5"))
+			b := g.get(t, s)
+			require.Len(t, b, len(a)+2)
+			for i := range a {
+				assert.Same(t, a[i], b[i], "message %d is copied once", i)
+			}
+			b[3].Content[0].Text = "edited"
+			c := g.get(t, s)
+			for i := range b {
+				if i == 3 {
+					assert.NotSame(t, b[i], c[i], "the edited copy is replaced")
+					assert.Equal(t, "a1", c[i].Text())
+				} else {
+					assert.Same(t, b[i], c[i], "message %d is copied once", i)
+				}
+			}
+			require.NoError(t, s.Branch(ctx, ids[3]))
+			appendAll(t, s, session.UserText("other"), reply("way"))
+			d := g.get(t, s)
+			require.Len(t, d, 10)
+			for i := range 8 {
+				assert.Same(t, c[i], d[i], "message %d, on both paths, is copied once", i)
+			}
 		})
 	}
 }

@@ -41,6 +41,7 @@ type Session struct {
 	usage  usageCache
 	turns  turnCount  // the number of turns at a leaf (resume.go)
 	clear  clearCache // the cleared model view (clearing.go)
+	copies copyCaches // the copies Messages and Context hand out (msgreuse.go)
 	// deferred: the session is not in its store yet (CreateOptions.Deferred).
 	deferred bool
 	obs      Observer // from an ObservedStore; nil: nothing is measured
@@ -460,11 +461,13 @@ func (s *Session) Labels() map[string]string {
 // ---- Context ----
 
 // Context returns the context at the leaf. It is kept up to date as
-// entries are appended, so calling it after every append is cheap.
+// entries are appended, and its messages are copies made once and handed
+// out again while unedited (the copy rule, see Context), so calling it
+// after every append costs a read of the list and a copy of what is new.
 func (s *Session) Context() *Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leafCtx().snapshot(s.t)
+	return s.leafCtx().snapshot(s.t, &s.copies.ctx)
 }
 
 func (s *Session) leafCtx() *pathCtx {
@@ -494,16 +497,19 @@ func (s *Session) ContextAt(id string) (*Context, error) {
 		}
 	}
 	if i == s.leaf {
-		return s.leafCtx().snapshot(s.t), nil
+		return s.leafCtx().snapshot(s.t, &s.copies.ctx), nil
 	}
-	return s.t.buildContext(i).snapshot(s.t), nil
+	return s.t.buildContext(i).snapshot(s.t, nil), nil
 }
 
 // Messages returns the messages to send to the model at the leaf: the
 // context's messages with tool pairing repaired (see Context.ForModel). It
 // implements Conversation. The slice and the messages are the caller's:
-// deep copies, made in a few allocations, so editing them changes
-// nothing in the session (see Context for the rule).
+// editing them changes nothing in the session, and no later answer
+// carries the edit (see Context for the copy rule). The copy of a message
+// is made once and handed out again while it equals the session's, so a
+// call costs a read of the list and a copy of what is new or was edited;
+// edit a list before asking again, and Clone a message to edit it later.
 func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -512,7 +518,7 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	return copyMessages(s.leafCtx().forModel()), nil
+	return s.copies.model.copies(s.leafCtx().forModel()), nil
 }
 
 // SharedMessages is Messages without the copy, for the hot path of an
