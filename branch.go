@@ -13,6 +13,9 @@ import (
 // branch there. Nothing is deleted. The move is persisted (as a leaf
 // marker entry, see ARCHITECTURE.md), so it survives a reopen.
 func (s *Session) Branch(ctx context.Context, id string) (err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if s == nil {
 		return ErrNilSession
 	}
@@ -92,6 +95,9 @@ func (s *Session) moveLeaf(ctx context.Context, target int32) error {
 // is the entry branched to ("root" for ""). It returns the summary entry,
 // the new leaf.
 func (s *Session) BranchWithSummary(ctx context.Context, id, summary string, details any) (e Entry, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Entry{}, err
+	}
 	if s == nil {
 		return Entry{}, ErrNilSession
 	}

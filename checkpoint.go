@@ -55,6 +55,9 @@ func (s *Session) Checkpoint(ctx context.Context, name string) (Checkpoint, erro
 // it (Label renames on purpose). An entry that does not exist is
 // ErrNotFound.
 func (s *Session) CheckpointWith(ctx context.Context, name string, opts *CheckpointOptions) (cp Checkpoint, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Checkpoint{}, err
+	}
 	if s == nil {
 		return Checkpoint{}, ErrNilSession
 	}
@@ -155,6 +158,9 @@ func isNullRaw(r json.RawMessage) bool {
 // and CheckpointWith (CheckpointOptions.At) follow; ErrNotFound when ref
 // names neither.
 func (s *Session) Resolve(ref string) (Entry, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return Entry{}, err
+	}
 	if s == nil {
 		return Entry{}, ErrNilSession
 	}
@@ -190,6 +196,7 @@ func (s *Session) resolveLocked(ref string) (int32, bool) {
 // Checkpoints lists the named entries (labels), oldest label first.
 func (s *Session) Checkpoints() []Checkpoint {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	cps := s.checkpoints()
 	out := make([]Checkpoint, len(cps))
@@ -244,6 +251,9 @@ type RewindResult struct {
 // last: see Resolve), like Branch: nothing is deleted, and the path left behind stays
 // reachable from RewindResult.From.
 func (s *Session) Rewind(ctx context.Context, to string) (res RewindResult, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return RewindResult{}, err
+	}
 	if s == nil {
 		return RewindResult{}, ErrNilSession
 	}

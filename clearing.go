@@ -111,6 +111,9 @@ func clearedResultText(tool string, tokens int64) string {
 // Messages; when it is still too long, compact (CompactionOptions.Clear
 // makes NeedsCompaction measure the cleared list).
 func (s *Session) ClearedMessages(ctx context.Context, o *ClearOptions) ([]*Message, ClearStats, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, ClearStats{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, ClearStats{}, err
 	}

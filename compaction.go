@@ -204,6 +204,9 @@ type CompactionPlan struct {
 // about opts.KeepRecentTokens of recent history. ErrNothingToCompact if
 // there is no history before what it would keep.
 func (s *Session) PlanCompaction(opts *CompactionOptions) (*CompactionPlan, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, ErrNilSession
 	}
@@ -510,6 +513,9 @@ type CompactionResult struct {
 // two summaries joined. The session is not locked while sum runs; appends
 // made meanwhile are kept.
 func (s *Session) Compact(ctx context.Context, sum Summarizer, opts *CompactionOptions) (res *CompactionResult, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return nil, err
 	}
@@ -595,6 +601,9 @@ func summarizePlan(ctx context.Context, sum Summarizer, plan *CompactionPlan, in
 // leaf moved off the path the plan was made on, it fails with
 // ErrConflict.
 func (s *Session) ApplyCompaction(ctx context.Context, plan *CompactionPlan, summary string) (res *CompactionResult, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return nil, err
 	}

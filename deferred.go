@@ -44,6 +44,9 @@ func (s *Session) Persisted() bool {
 // (pi's ensureOnDisk): the header and every entry appended so far, in one
 // step. It does nothing for a session already in its store.
 func (s *Session) Persist(ctx context.Context) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if err := s.lock(ctx); err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ type ForkOptions struct {
 // parentSession names this session (by id); the source is not changed.
 // It works on every Store, and between stores.
 func (s *Session) Fork(ctx context.Context, opts *ForkOptions) (f *Session, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, ErrNilSession
 	}

@@ -96,6 +96,9 @@ type metaData struct {
 // UpdateMeta appends a CustomMeta entry with the change. It fails on an
 // empty change.
 func (s *Session) UpdateMeta(ctx context.Context, u MetaUpdate) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return err
 	}
@@ -341,6 +344,9 @@ type Titler func(ctx context.Context, firstUserMessage string) (string, error)
 // calls it after the first turn, in a goroutine of its own when titler
 // asks a model.
 func (s *Session) AutoTitle(ctx context.Context, titler Titler) (string, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return "", err
+	}
 	if err := s.lock(ctx); err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -39,6 +40,9 @@ type MessagePage struct {
 // (ErrNotFound for an unknown Leaf, or a Before or After entry that is
 // not on the path).
 func (s *Session) MessagePage(opts PageOptions) (*MessagePage, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, ErrNilSession
 	}

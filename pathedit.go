@@ -60,6 +60,9 @@ type PathEdit struct {
 // next copy, as in a Fork. The edit is refused (ErrPathEdit) when it would
 // unpair a tool call and its result that the path had paired.
 func (s *Session) ReplacePathSegment(ctx context.Context, first, last string, rep SegmentReplacement) (*PathEdit, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	details, err := marshalRaw(rep.SummaryDetails)
 	if err != nil {
 		return nil, fmt.Errorf("session: summary details: %w", err)

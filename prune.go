@@ -49,6 +49,9 @@ type PruneOptions struct {
 // opened again. A handle that has appended keeps its branch, as every
 // branch end is kept; a checkpoint (Checkpoint) keeps a place for good.
 func (s *Session) Prune(ctx context.Context, opts *PruneOptions) (PruneResult, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return PruneResult{}, err
+	}
 	var o PruneOptions
 	if opts != nil {
 		o = *opts

@@ -61,6 +61,9 @@ type ResumeView struct {
 // handle's lock; only the shared user and app state is read from the
 // store after it (that state is not the session's, and has no history).
 func (s *Session) Resume(ctx context.Context) (*ResumeView, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -137,6 +140,7 @@ func (s *Session) roleOf(i int32) string {
 // added.
 func (s *Session) Turns() int {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return s.turnsLocked()
 }
@@ -196,6 +200,9 @@ type Replay struct {
 // message's parent; the compaction keeps what it kept from before the
 // message), so the context stays compacted.
 func (s *Session) ReplayLastTurn(ctx context.Context) (*Replay, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}

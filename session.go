@@ -38,6 +38,9 @@ type Session struct {
 	leaf   int32    // -1: before the first entry
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
+	// part is set while the handle holds the current path alone
+	// (pathload.go); nil once it holds the whole history.
+	part   *partInfo
 	usage  usageCache
 	turns  turnCount  // the number of turns at a leaf (resume.go)
 	clear  clearCache // the cleared model view (clearing.go)
@@ -205,11 +208,10 @@ func newHeader(store Store, opts *CreateOptions) (Header, error) {
 // Open opens an existing session of store.
 func Open(ctx context.Context, store Store, id string) (*Session, error) {
 	start := time.Now()
-	log, err := store.Load(ctx, id)
+	s, log, err := openPath(ctx, store, id)
 	if err != nil {
 		return nil, err
 	}
-	s := newSession(store, log)
 	s.telemetry(ctx, start, OpInfo{Op: OpResume, Entries: len(log.Entries), Target: s.LeafID(), Idempotent: true})
 	return s, nil
 }
@@ -248,6 +250,7 @@ func (s *Session) reset(log *Log) { s.resetTree(log, newTree(log.Entries)) }
 func (s *Session) resetTree(log *Log, t *tree) {
 	s.header = log.Header
 	s.t = t
+	s.part = nil
 	s.leaf = s.t.defaultLeaf()
 	s.last = lastID(log.Entries)
 	s.pc = nil
@@ -279,6 +282,7 @@ func (s *Session) Header() Header {
 // else the header's title.
 func (s *Session) Title() string {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return s.titleLocked()
 }
@@ -289,6 +293,7 @@ func (s *Session) Title() string {
 // Malformed, Partial, Zeroed, Torn, Unresolved.
 func (s *Session) Log() *Log {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	entries := make([]Entry, len(s.t.nodes))
 	for i := range s.t.nodes {
@@ -306,6 +311,7 @@ func (s *Session) Log() *Log {
 // Len returns the number of entries in the log.
 func (s *Session) Len() int {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return len(s.t.nodes)
 }
@@ -324,6 +330,7 @@ func (s *Session) LeafID() string {
 // Entry returns the entry with this id (for a duplicated id, the later).
 func (s *Session) Entry(id string) (Entry, bool) {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	i, ok := s.t.lookup(id)
 	if !ok {
@@ -336,6 +343,7 @@ func (s *Session) Entry(id string) (Entry, bool) {
 // unknown id). Leaf markers are not listed.
 func (s *Session) Children(id string) []Entry {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	i, ok := s.t.lookup(id)
 	if !ok {
@@ -349,6 +357,7 @@ func (s *Session) Children(id string) []Entry {
 // root).
 func (s *Session) Roots() []Entry {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return s.entries(s.t.children(-1))
 }
@@ -357,6 +366,7 @@ func (s *Session) Roots() []Entry {
 // of every branch.
 func (s *Session) Leaves() []Entry {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	var out []Entry
 	for i := range s.t.nodes {
@@ -370,6 +380,9 @@ func (s *Session) Leaves() []Entry {
 // PathTo returns the entries from the root to the entry id: the current
 // branch for PathTo(LeafID()), and none for "" (before the first entry).
 func (s *Session) PathTo(id string) ([]Entry, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, ErrNilSession
 	}
@@ -401,6 +414,7 @@ func (s *Session) entries(idx []int32) []Entry {
 func (s *Session) Entries() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
 		s.mu.Lock()
+		s.wholeNoCtx()
 		nodes := s.t.nodes[:len(s.t.nodes):len(s.t.nodes)]
 		s.mu.Unlock()
 		for i := range nodes {
@@ -425,6 +439,7 @@ type TreeNode struct {
 func (s *Session) Tree() iter.Seq[TreeNode] {
 	return func(yield func(TreeNode) bool) {
 		s.mu.Lock()
+		s.wholeNoCtx()
 		var nodes []TreeNode
 		s.t.walk(func(i int32, depth, kids int) bool {
 			e := s.t.nodes[i].e
@@ -443,6 +458,7 @@ func (s *Session) Tree() iter.Seq[TreeNode] {
 // LabelOf returns the label of an entry, "" if none.
 func (s *Session) LabelOf(id string) string {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return s.t.labels[id]
 }
@@ -450,6 +466,7 @@ func (s *Session) LabelOf(id string) string {
 // Labels returns every label, by entry id.
 func (s *Session) Labels() map[string]string {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	out := make(map[string]string, len(s.t.labels))
 	for k, v := range s.t.labels {
@@ -481,6 +498,9 @@ func (s *Session) leafCtx() *pathCtx {
 // id; "" gives the context before the first entry, as PathTo and UsageAt
 // take it, so that ContextAt(LeafID()) is Context() whatever the leaf.
 func (s *Session) ContextAt(id string) (*Context, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, ErrNilSession
 	}
@@ -545,6 +565,9 @@ func (s *Session) SharedMessages(ctx context.Context) ([]*Message, error) {
 // Reload rereads the session from its store, to see what other handles
 // wrote. The leaf stays where it is if that entry still exists.
 func (s *Session) Reload(ctx context.Context) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if err := s.lock(ctx); err != nil {
 		return err
 	}

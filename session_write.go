@@ -457,6 +457,12 @@ func (s *Session) AppendEntry(ctx context.Context, typ string, payload any) (Ent
 		return Entry{}, err
 	}
 	defer s.mu.Unlock()
+	if typ == TypeCompaction {
+		// Its first kept entry may lie before what a partial handle holds.
+		if err := s.whole(ctx); err != nil {
+			return Entry{}, err
+		}
+	}
 	return s.appendEntryLocked(ctx, typ, payload)
 }
 
@@ -619,6 +625,9 @@ func (s *Session) SetTitle(ctx context.Context, title string) error {
 // Label sets the label of entry id, or clears it when label is empty. As
 // in the seed format the label entry is appended under the leaf.
 func (s *Session) Label(ctx context.Context, id, label string) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	return s.label(ctx, id, Label{TargetID: id, Label: label})
 }
 

@@ -54,6 +54,9 @@ type WorkspaceSnapshot struct {
 // entry of type CustomSnapshot). The workspace package's Record takes the
 // snapshot and calls it.
 func (s *Session) AppendSnapshot(ctx context.Context, w WorkspaceSnapshot) (Entry, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Entry{}, err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}

@@ -82,6 +82,9 @@ func (s *Session) StateAt(id string) (State, error) {
 // it, and, when the store shares state and the session has a user or an
 // app, the user and app state under their prefixed keys.
 func (s *Session) State(ctx context.Context) (State, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -126,6 +129,9 @@ func (s *Session) withShared(ctx context.Context, st State, m Meta) (State, erro
 // the store's shared state (ErrNoSharedState when it cannot take them;
 // then nothing is changed). The shared part is written first.
 func (s *Session) UpdateState(ctx context.Context, delta map[string]any) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return err
 	}

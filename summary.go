@@ -367,6 +367,9 @@ type BranchSummaryOptions struct {
 // sum runs; if the leaf moved meanwhile (an append), nothing is done and
 // the error is ErrConflict.
 func (s *Session) SummarizeBranch(ctx context.Context, target string, sum Summarizer, opts *BranchSummaryOptions) (_ Entry, err error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Entry{}, err
+	}
 	if err := s.closedErr(ctx); err != nil {
 		return Entry{}, err
 	}

@@ -133,6 +133,9 @@ func decodeCustom[T any](e Entry, typ string) (T, bool) {
 // Calls, every pending call is. It fails with ErrNotSuspended when no call
 // is pending.
 func (s *Session) Suspend(ctx context.Context, sp *Suspension) (Entry, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Entry{}, err
+	}
 	if sp == nil {
 		sp = &Suspension{}
 	}
@@ -177,6 +180,7 @@ func (s *Session) appendCustomLocked(ctx context.Context, typ string, data any) 
 // suspended call is pending there.
 func (s *Session) Suspended() *SuspensionView {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	return s.suspendedLocked()
 }
@@ -234,6 +238,9 @@ func (s *Session) suspendedLocked() *SuspensionView {
 
 // Decide records a decision about a suspended call of the leaf.
 func (s *Session) Decide(ctx context.Context, d Decision) (Entry, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return Entry{}, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return Entry{}, err
 	}
@@ -252,6 +259,9 @@ func (s *Session) Decide(ctx context.Context, d Decision) (Entry, error) {
 // EndSuspensionOptions), ErrNotSuspended when there is none (also for
 // the retry of a call whose first attempt landed though it failed).
 func (s *Session) EndSuspension(ctx context.Context, o *EndSuspensionOptions) error {
+	if err := s.makeWhole(ctx); err != nil {
+		return err
+	}
 	if o == nil {
 		o = &EndSuspensionOptions{}
 	}

@@ -82,6 +82,7 @@ func (s *Session) SaveTurnWith(ctx context.Context, msgs []*Message, o *TurnOpti
 // leaf, oldest first. It walks the path.
 func (s *Session) TurnRecords() []TurnRecord {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	var out []TurnRecord
 	for _, i := range s.leafCtx().path {

@@ -67,6 +67,9 @@ type TurnSettings struct {
 // session's is appended first (its error is returned, and no settings).
 // A nil req is the zero TurnRequest.
 func (s *Session) TurnSettings(ctx context.Context, req *TurnRequest) (TurnSettings, error) {
+	if err := s.makeWhole(ctx); err != nil {
+		return TurnSettings{}, err
+	}
 	var r TurnRequest
 	if req != nil {
 		r = *req

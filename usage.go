@@ -1,6 +1,9 @@
 package session
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // usageCache holds a session's usage totals once asked for, kept up to
 // date by appends so that asking after each turn costs nothing.
@@ -20,6 +23,7 @@ type usageCache struct {
 // appends and cost nothing.
 func (s *Session) Usage() Usage {
 	s.mu.Lock()
+	s.wholeNoCtx()
 	defer s.mu.Unlock()
 	if !s.usage.totalOK {
 		var u Usage
@@ -39,6 +43,9 @@ func (s *Session) Usage() Usage {
 // for), and is cached; "" gives zero usage. It fails with ErrNotFound for
 // an unknown id.
 func (s *Session) UsageAt(id string) (Usage, error) {
+	if err := s.makeWhole(context.Background()); err != nil {
+		return Usage{}, err
+	}
 	if s == nil {
 		return Usage{}, ErrNilSession
 	}
