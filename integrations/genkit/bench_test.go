@@ -2,6 +2,8 @@ package genkitstore_test
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,8 +22,9 @@ import (
 // The benchmarks measure Save and Get of a 16 KiB session data after
 // 1,000 and 10,000 Saves of it (the cost of state that grows with its
 // history), on a MemoryStore and a FileStore (its default sync policy:
-// each Save flushed), and Resume: a new FileStore and Store, and the
-// first Get, as a restarted server does. The FileStore benchmarks report
+// each Save flushed); StateFold, the fold of the session state that a
+// Get pays when it cannot use the value it knows; and Resume: a new
+// FileStore and Store, and the first Get, as a restarted server does. The FileStore benchmarks report
 // the session file's size (file-MB).
 //
 //	go test -run '^$' -bench . -benchmem -count 6 > bench.txt
@@ -41,7 +44,14 @@ func checkpointAt(turn int) *gksession.Data[checkpoint] {
 	return &gksession.Data[checkpoint]{ID: "bench", State: checkpoint{Turn: turn, Notes: notes}}
 }
 
-var depths = []int{1000, 10000}
+// depths are the numbers of Saves the benchmarks measure after; a smoke
+// run (-benchtime 1x, as .ci/run's) measures after 1,000 only.
+func depths() []int {
+	if f := flag.Lookup("test.benchtime"); f != nil && f.Value.String() == "1x" {
+		return []int{1000}
+	}
+	return []int{1000, 10000}
+}
 
 // fileTemplates holds, by depth, a directory whose FileStore holds the
 // session "bench" after that many Saves: made once per process, copied
@@ -167,7 +177,7 @@ func benchStore(b *testing.B, backend string, depth int) (*genkitstore.Store[che
 
 func BenchmarkSave(b *testing.B) {
 	for _, backend := range []string{"MemoryStore", "FileStore"} {
-		for _, depth := range depths {
+		for _, depth := range depths() {
 			b.Run(fmt.Sprintf("store=%s/after=%d", backend, depth), func(b *testing.B) {
 				st, root := benchStore(b, backend, depth)
 				ctx := context.Background()
@@ -188,7 +198,7 @@ func BenchmarkSave(b *testing.B) {
 
 func BenchmarkGet(b *testing.B) {
 	for _, backend := range []string{"MemoryStore", "FileStore"} {
-		for _, depth := range depths {
+		for _, depth := range depths() {
 			b.Run(fmt.Sprintf("store=%s/after=%d", backend, depth), func(b *testing.B) {
 				st, root := benchStore(b, backend, depth)
 				ctx := context.Background()
@@ -207,10 +217,48 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkStateFold: agentsession's session.GetState of the data's key
+// on the open session after the Saves: what Get costs when it cannot
+// use the value it knows (the first Get of an opened session, or after
+// another writer's Save), and what an incremental fold improves.
+func BenchmarkStateFold(b *testing.B) {
+	for _, backend := range []string{"MemoryStore", "FileStore"} {
+		for _, depth := range depths() {
+			b.Run(fmt.Sprintf("store=%s/after=%d", backend, depth), func(b *testing.B) {
+				var backing session.Store = session.NewMemoryStore()
+				if backend == "FileStore" {
+					dir := b.TempDir()
+					copyTree(b, fileTemplate(b, depth), dir)
+					fs, err := session.OpenFileStore(filepath.Join(dir, "sessions"), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { _ = fs.Close() })
+					backing = fs
+				} else {
+					fill(b, backing, depth)
+				}
+				ctx := context.Background()
+				s, err := session.Open(ctx, backing, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, ok, err := session.GetState[json.RawMessage](ctx, s, genkitstore.DefaultStateKey); err != nil || !ok {
+						b.Fatal(ok, err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkResume: a new FileStore and Store over the directory, and the
 // first Get: what a restarted server pays for a session.
 func BenchmarkResume(b *testing.B) {
-	for _, depth := range depths {
+	for _, depth := range depths() {
 		b.Run(fmt.Sprintf("store=FileStore/after=%d", depth), func(b *testing.B) {
 			dir := b.TempDir()
 			copyTree(b, fileTemplate(b, depth), dir)

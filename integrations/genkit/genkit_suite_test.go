@@ -106,11 +106,15 @@ func runGenkitSuite(t *testing.T, backend string, env ...string) {
 	}
 }
 
-// TestGenkitSuite: Genkit's tests, on each backend. On the MemoryStore
-// they also run in this process, as the tests they are.
+// TestGenkitSuite: Genkit's tests, on each backend, each in a child
+// process. On the MemoryStore they also run in this process, as the
+// tests they are (with -short, only there).
 func TestGenkitSuite(t *testing.T) {
 	if os.Getenv(backendEnv) != "" {
 		t.Skip("the child itself")
+	}
+	if testing.Short() {
+		t.Skip("-short: Genkit's tests ran in this process, on the MemoryStore")
 	}
 	t.Run("MemoryStore", func(t *testing.T) { runGenkitSuite(t, "memory") })
 	t.Run("FileStore", func(t *testing.T) { runGenkitSuite(t, "file") })

@@ -80,6 +80,33 @@ type handle struct {
 	refs int // callers holding or waiting for mu (guarded by Store.mu)
 	elem *list.Element
 	dead bool // closed by Store.Close (guarded by mu)
+
+	// The value under the state key at the entry leaf, as the fold of
+	// the path gave it or as this Store saved it (nil: none), when known:
+	// while s holds what it held then and its leaf is still leaf, Get
+	// needs no fold.
+	known bool
+	leaf  string
+	raw   json.RawMessage
+}
+
+// remember notes raw as the value at the leaf of h.s.
+func (h *handle) remember(raw json.RawMessage) {
+	h.known, h.leaf, h.raw = true, h.s.LeafID(), raw
+}
+
+// value returns the value under key at the leaf of h.s: the one it
+// knows, or the fold's.
+func (h *handle) value(ctx context.Context, key string) (json.RawMessage, error) {
+	if h.known && h.leaf == h.s.LeafID() {
+		return h.raw, nil
+	}
+	raw, _, err := session.GetState[json.RawMessage](ctx, h.s, key)
+	if err != nil {
+		return nil, err
+	}
+	h.remember(raw)
+	return raw, nil
 }
 
 // New returns a Store of Genkit session data of state type S over
@@ -123,8 +150,8 @@ func (st *Store[S]) Get(ctx context.Context, sessionID string) (*gksession.Data[
 		}
 		return nil, err
 	}
-	raw, ok, err := session.GetState[json.RawMessage](ctx, h.s, st.key)
-	if err != nil || !ok {
+	raw, err := h.value(ctx, st.key)
+	if err != nil || raw == nil {
 		return nil, err
 	}
 	return st.decode(sessionID, raw)
@@ -153,8 +180,10 @@ func (st *Store[S]) Save(ctx context.Context, sessionID string, data *gksession.
 	err = h.s.UpdateState(ctx, map[string]any{st.key: json.RawMessage(raw)})
 	h.n = h.s.Len()
 	if err != nil {
+		h.known = false
 		return fmt.Errorf("genkitstore: saving session %q: %w", sessionID, err)
 	}
+	h.remember(raw)
 	if err := h.s.Flush(ctx); err != nil {
 		return fmt.Errorf("genkitstore: flushing session %q: %w", sessionID, err)
 	}
@@ -291,6 +320,6 @@ func (st *Store[S]) sync(ctx context.Context, h *handle, create bool) error {
 		}
 		return fmt.Errorf("genkitstore: opening session %q: %w", h.id, err)
 	}
-	h.s, h.n = s, s.Len()
+	h.s, h.n, h.known = s, s.Len(), false
 	return nil
 }

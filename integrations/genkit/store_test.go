@@ -400,3 +400,44 @@ func equal[T comparable](a, b []T) bool {
 	}
 	return true
 }
+
+// TestHostChangesSeen: what the host does to the session through
+// agentsession (a state update of the key, a move of the leaf back to an
+// earlier Save) is what Get returns next, though the Store knows the
+// value it saved last.
+func TestHostChangesSeen(t *testing.T) {
+	for name, mk := range backings(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			backing := mk(t)
+			st := newAdapter[chat](t, backing, nil)
+			save(t, st, "s", 1)
+			save(t, st, "s", 2)
+			wantTurn(t, st, "s", 2)
+
+			host, err := session.Open(ctx, backing, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			if err := session.SetState(ctx, host, genkitstore.DefaultStateKey, gksession.Data[chat]{ID: "s", State: chat{Turn: 3}}); err != nil {
+				t.Fatal(err)
+			}
+			wantTurn(t, st, "s", 3)
+
+			hist, err := st.History(ctx, "s")
+			if err != nil || len(hist) != 3 {
+				t.Fatalf("History = %v, %v", hist, err)
+			}
+			if err := host.Branch(ctx, hist[0].EntryID); err != nil {
+				t.Fatal(err)
+			}
+			wantTurn(t, st, "s", 1)
+			save(t, st, "s", 4)
+			wantTurn(t, st, "s", 4)
+			if hist, err = st.History(ctx, "s"); err != nil || len(hist) != 2 || hist[0].Data.State.Turn != 1 {
+				t.Fatalf("History after the rewind = %v, %v; want turns 1 and 4", hist, err)
+			}
+		})
+	}
+}
