@@ -167,3 +167,41 @@ func BenchmarkAgentTurn(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMessages is an agent loop's read of the history through Dive's
+// API, on a session in memory of 100, 1,000 or 10,000 turns: turn saves
+// one more turn (four messages) then reads the window, as Dive's agent
+// does before each call of the model; read reads it again with nothing
+// new. Each stored message is converted once (pieceCache): what a turn
+// costs beyond the copy of the window follows its own messages.
+func BenchmarkMessages(b *testing.B) {
+	ctx := context.Background()
+	for _, mode := range []string{"turn", "read"} {
+		for _, depth := range []int{100, 1000, 10000} {
+			b.Run(fmt.Sprintf("%s/depth=%d", mode, depth), func(b *testing.B) {
+				s := session.New("bench")
+				fill(b, s, depth)
+				if _, err := s.Messages(ctx); err != nil {
+					b.Fatal(err)
+				}
+				turns := make([][]*llm.Message, 64)
+				for i := range turns {
+					turns[i] = benchTurn(depth + i)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if mode == "turn" {
+						if err := s.SaveTurn(ctx, turns[i%len(turns)], benchUsage); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+					if msgs, err := s.Messages(ctx); err != nil || len(msgs) < 4*depth {
+						b.Fatalf("%d messages, %v", len(msgs), err)
+					}
+				}
+			})
+		}
+	}
+}

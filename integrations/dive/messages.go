@@ -626,8 +626,106 @@ func opaqueBlock(c llm.Content) (as.Block, error) {
 
 // ---- agentsession → Dive ----
 
+// piece is what one agentsession message becomes in Dive's view,
+// converted once (see pieceCache): a message or its part, a tool result
+// with the blocks before it, a compaction summary's messages, or nothing
+// (a suspended call's placeholder). A piece is never changed once made:
+// the reader hands out copies of its messages and content blocks.
+type piece struct {
+	kind    pieceKind
+	info    msgInfo
+	role    llm.Role       // pieceMessage, pieceOther
+	content []llm.Content  // pieceMessage, pieceOther, pieceResult (before, then the tool_result)
+	msgs    []*llm.Message // pieceSummary
+}
+
+type pieceKind uint8
+
+const (
+	pieceSkip    pieceKind = iota // left out of Dive's view
+	pieceMessage                  // a user or assistant message, or a part of one
+	pieceResult                   // a tool result
+	pieceSummary                  // a compaction summary, as Dive messages
+	pieceOther                    // any other role: a user message of its content
+)
+
+// convertPiece converts m. summary converts compaction summaries (nil:
+// as text, like any other role).
+func convertPiece(m *as.Message, summary func(*as.Message) ([]*llm.Message, error)) (*piece, error) {
+	switch m.Role {
+	case as.RoleCompactionSummary:
+		if summary != nil {
+			msgs, err := summary(m)
+			if err != nil {
+				return nil, err
+			}
+			return &piece{kind: pieceSummary, msgs: msgs}, nil
+		}
+	case as.RoleToolResult:
+		if m.Synthetic() && !m.IsError && joinText(m.Content) == as.SuspendedResultText {
+			// The placeholder agentsession's model view gives a suspended
+			// call that messages follow: Dive keeps the turn as it was
+			// saved, and merges the results itself when it resumes.
+			return &piece{kind: pieceSkip}, nil
+		}
+		return resultPiece(m)
+	case as.RoleUser, as.RoleAssistant:
+		d, err := infoOf(m)
+		if err != nil {
+			return nil, err
+		}
+		content, err := fromBlocks(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		role := llm.User
+		if m.Role == as.RoleAssistant {
+			role = llm.Assistant
+		}
+		if d.Role != "" {
+			role = llm.Role(d.Role)
+		}
+		return &piece{kind: pieceMessage, info: d, role: role, content: content}, nil
+	}
+	blocks, ok := as.UserContent(m)
+	if !ok {
+		blocks = m.Content
+	}
+	content, err := fromBlocks(blocks)
+	if err != nil {
+		return nil, err
+	}
+	return &piece{kind: pieceOther, role: llm.User, content: content}, nil
+}
+
+func resultPiece(m *as.Message) (*piece, error) {
+	d, err := infoOf(m)
+	if err != nil {
+		return nil, err
+	}
+	content := make([]llm.Content, 0, 1+len(d.Before))
+	for _, raw := range d.Before {
+		c, err := llm.UnmarshalContent(raw)
+		if err != nil {
+			return nil, err
+		}
+		content = append(content, c)
+	}
+	tr, err := toolResultContent(m, &d)
+	if err != nil {
+		return nil, err
+	}
+	content = append(content, tr)
+	role := llm.User
+	if d.Role != "" {
+		role = llm.Role(d.Role)
+	}
+	return &piece{kind: pieceResult, info: d, role: role, content: content}, nil
+}
+
 // reader turns a list of agentsession messages back into Dive messages,
-// putting split messages back together.
+// putting split messages back together. What it returns is the caller's:
+// new messages, content lists and content blocks (copies of the pieces').
 type reader struct {
 	out []*llm.Message
 	// open is the Dive message the pieces being read belong to (nil when
@@ -638,42 +736,22 @@ type reader struct {
 	// read from toolResult messages, which a result without a piece mark
 	// joins.
 	results bool
-	// summary converts a compaction summary message (nil: its text).
-	summary func(m *as.Message) ([]*llm.Message, error)
 }
 
-func (r *reader) add(m *as.Message) error {
-	switch m.Role {
-	case as.RoleCompactionSummary:
-		if r.summary != nil {
-			msgs, err := r.summary(m)
-			if err != nil {
-				return err
-			}
-			r.push(msgs...)
-			return nil
+func (r *reader) add(p *piece) {
+	switch p.kind {
+	case pieceSkip:
+	case pieceSummary:
+		for _, m := range p.msgs {
+			r.push(copyMessage(m))
 		}
-	case as.RoleToolResult:
-		if m.Synthetic() && !m.IsError && joinText(m.Content) == as.SuspendedResultText {
-			// The placeholder agentsession's model view gives a suspended
-			// call that messages follow: Dive keeps the turn as it was
-			// saved, and merges the results itself when it resumes.
-			return nil
-		}
-		return r.addResult(m)
-	case as.RoleUser, as.RoleAssistant:
-		return r.addMessage(m)
+	case pieceResult:
+		r.addResult(p)
+	case pieceMessage:
+		r.addMessage(p)
+	case pieceOther:
+		r.push(&llm.Message{Role: p.role, Content: copyContents(p.content)})
 	}
-	blocks, ok := as.UserContent(m)
-	if !ok {
-		blocks = m.Content
-	}
-	content, err := fromBlocks(blocks)
-	if err != nil {
-		return err
-	}
-	r.push(&llm.Message{Role: llm.User, Content: content})
-	return nil
 }
 
 func (r *reader) push(msgs ...*llm.Message) {
@@ -681,65 +759,30 @@ func (r *reader) push(msgs ...*llm.Message) {
 	r.open, r.results = nil, false
 }
 
-func (r *reader) addMessage(m *as.Message) error {
-	d, err := infoOf(m)
-	if err != nil {
-		return err
-	}
-	content, err := fromBlocks(m.Content)
-	if err != nil {
-		return err
-	}
+func (r *reader) addMessage(p *piece) {
+	d := &p.info
 	if d.Part != nil && r.continues(d.Part) {
-		r.open.Content = append(r.open.Content, content...)
+		r.open.Content = appendContents(r.open.Content, p.content)
 		r.advance(d.Part)
 		r.results = false
-		return nil
+		return
 	}
-	role := llm.User
-	if m.Role == as.RoleAssistant {
-		role = llm.Assistant
-	}
-	if d.Role != "" {
-		role = llm.Role(d.Role)
-	}
-	dm := &llm.Message{ID: d.ID, Role: role, Content: content}
+	dm := &llm.Message{ID: d.ID, Role: p.role, Content: copyContents(p.content)}
 	r.push(dm)
 	if d.Part != nil {
 		r.open = dm
 		r.advance(d.Part)
 	}
-	return nil
 }
 
-func (r *reader) addResult(m *as.Message) error {
-	d, err := infoOf(m)
-	if err != nil {
-		return err
-	}
-	content := make([]llm.Content, 0, 1+len(d.Before))
-	for _, raw := range d.Before {
-		c, err := llm.UnmarshalContent(raw)
-		if err != nil {
-			return err
-		}
-		content = append(content, c)
-	}
-	tr, err := toolResultContent(m, &d)
-	if err != nil {
-		return err
-	}
-	content = append(content, tr)
+func (r *reader) addResult(p *piece) {
+	d := &p.info
 	switch {
 	case d.Part != nil && r.continues(d.Part):
-		r.open.Content = append(r.open.Content, content...)
+		r.open.Content = appendContents(r.open.Content, p.content)
 		r.advance(d.Part)
 	case d.Part != nil:
-		role := llm.User
-		if d.Role != "" {
-			role = llm.Role(d.Role)
-		}
-		dm := &llm.Message{ID: d.ID, Role: role, Content: content}
+		dm := &llm.Message{ID: d.ID, Role: p.role, Content: copyContents(p.content)}
 		r.push(dm)
 		r.open = dm
 		r.advance(d.Part)
@@ -748,12 +791,11 @@ func (r *reader) addResult(m *as.Message) error {
 		// synthesized for a call left unanswered) joins the tool results
 		// before it: Dive sends the results of one reply in one message.
 		last := r.out[len(r.out)-1]
-		last.Content = append(last.Content, content...)
+		last.Content = appendContents(last.Content, p.content)
 	default:
-		r.push(&llm.Message{Role: llm.User, Content: content})
+		r.push(&llm.Message{Role: llm.User, Content: copyContents(p.content)})
 	}
 	r.results = true
-	return nil
 }
 
 // continues tells whether piece part continues the open message.
@@ -1005,13 +1047,25 @@ func decodeWith(rest json.RawMessage, ms ...member) (llm.Content, error) {
 // any other agent) to Dive messages. summary converts compaction
 // summaries (nil: as text).
 func fromAgent(msgs []*as.Message, summary func(*as.Message) ([]*llm.Message, error)) ([]*llm.Message, error) {
-	r := reader{out: make([]*llm.Message, 0, len(msgs)), summary: summary}
-	for _, m := range msgs {
-		if err := r.add(m); err != nil {
+	pieces := make([]*piece, len(msgs))
+	for i, m := range msgs {
+		p, err := convertPiece(m, summary)
+		if err != nil {
 			return nil, err
 		}
+		pieces[i] = p
 	}
-	return r.out, nil
+	return fromPieces(pieces), nil
+}
+
+// fromPieces puts converted pieces together as Dive messages, new ones
+// the caller owns.
+func fromPieces(pieces []*piece) []*llm.Message {
+	r := reader{out: make([]*llm.Message, 0, len(pieces))}
+	for _, p := range pieces {
+		r.add(p)
+	}
+	return r.out
 }
 
 // ---- usage ----

@@ -74,6 +74,10 @@ type Session struct {
 	// unsaved holds title and metadata changes whose write failed; the
 	// next write stores them first.
 	unsaved *infoChange
+
+	// pieces holds each message of the model view converted once, for
+	// Messages (pieces.go).
+	pieces pieceCache
 }
 
 // New creates a session kept in memory only, with the given id: on a
@@ -130,7 +134,11 @@ func (s *Session) check(ctx context.Context) error {
 
 // Messages returns the active conversation window: the most recent
 // compaction summary (if any) plus every message recorded after it, as
-// the agent sends it to the model. The messages are the caller's.
+// the agent sends it to the model. The messages are the caller's: new
+// messages, content lists and content blocks on every call. Each stored
+// message is converted to Dive's form once and kept, so a call costs a
+// copy of the window's blocks, and a turn the conversion of its own
+// messages (see pieceCache for what the copies share).
 func (s *Session) Messages(ctx context.Context) ([]*llm.Message, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -145,7 +153,13 @@ func (s *Session) messagesLocked(ctx context.Context) ([]*llm.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromAgent(msgs, s.leafSummary)
+	pieces, err := s.pieces.pieces(msgs, func(m *as.Message) (*piece, error) {
+		return convertPiece(m, s.leafSummary)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fromPieces(pieces), nil
 }
 
 // leafSummary converts the compaction summary that starts the context at
