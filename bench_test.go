@@ -55,22 +55,29 @@ func BenchmarkAppendW10k(b *testing.B) {
 
 // BenchmarkAgentLoop measures one turn of an agent loop (save the turn's
 // three messages, then ask for the messages to send to the model) when
-// the session already holds 100 or 1,000 turns, two ways: Messages,
-// which hands out deep copies (the copy rule: the cost grows with the
-// history, BenchmarkMessagesCopy measures it per message), and
-// SharedMessages, the session's own list, whose cost must not grow with
-// the history: compare the sizes with benchstat.
+// the session already holds 100, 1,000 or 10,000 turns, three ways:
+// Messages (copy), whose copies are made once per message and handed out
+// again while unedited (the copy rule, msgreuse.go); SharedMessages
+// (shared), the session's own list; and Context (context), the context's
+// copies. The cost per turn must follow the new messages, not the
+// history, but for the read of the list: compare the sizes with
+// benchstat.
 func BenchmarkAgentLoop(b *testing.B) {
 	ctx := context.Background()
 	const extra = 200 // turns added before the session is rebuilt at its size
-	for _, mode := range []string{"copy", "shared"} {
-		for _, turns := range []int{100, 1000} {
+	for _, mode := range []string{"copy", "shared", "context"} {
+		for _, turns := range []int{100, 1000, 10000} {
 			b.Run(fmt.Sprintf("%s/turn=%d", mode, turns), func(b *testing.B) {
 				history := workload.Messages(0, turns)
 				next := workload.Messages(turns, turns+extra)
 				get := (*session.Session).Messages
-				if mode == "shared" {
+				switch mode {
+				case "shared":
 					get = (*session.Session).SharedMessages
+				case "context":
+					get = func(s *session.Session, _ context.Context) ([]*session.Message, error) {
+						return s.Context().Messages, nil
+					}
 				}
 				var s *session.Session
 				k := extra
