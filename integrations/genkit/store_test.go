@@ -441,3 +441,28 @@ func TestHostChangesSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedElsewhere: a session deleted through agentsession while the
+// Store holds it open reads as none, and the next Save starts it again.
+func TestDeletedElsewhere(t *testing.T) {
+	for name, mk := range backings(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			backing := mk(t)
+			st := newAdapter[chat](t, backing, nil)
+			save(t, st, "s", 1)
+			wantTurn(t, st, "s", 1)
+			if _, err := session.DeleteSession(ctx, backing, "s", nil); err != nil {
+				t.Fatal(err)
+			}
+			if d, err := st.Get(ctx, "s"); d != nil || err != nil {
+				t.Fatalf("Get of a deleted session = %v, %v; want none", d, err)
+			}
+			save(t, st, "s", 2)
+			wantTurn(t, newAdapter[chat](t, backing, nil), "s", 2)
+			if hist, err := st.History(ctx, "s"); err != nil || len(hist) != 1 {
+				t.Fatalf("History = %v, %v; want the one Save since the delete", hist, err)
+			}
+		})
+	}
+}
