@@ -326,8 +326,12 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	// filestore_compress.go) is read as the decoder streams it, a line
 	// at a time, never decompressed whole: the header first, and the
 	// scan stops at the limits a Load stops at.
+	// One decoder reads the header and then the entries, its buffers
+	// taken from a pool.
 	ne.compressed = isCompressedLog(f, ne.size)
-	h, err := NewDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim}).Header()
+	d := newPooledDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim})
+	defer d.release()
+	h, err := d.Header()
 	if err != nil {
 		var le *LimitError
 		return &indexEntry{size: ne.size, limited: errors.As(err, &le)}
@@ -339,7 +343,10 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 	ne.hmeta, _ = h.Extra.Get(headerMetaKey)
 	ne.info = SessionInfo{ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, ParentSession: h.ParentSession}
 	ne.end, ne.lines = 0, 0
-	if !ne.scan(f, 0, ne.size, lim) {
+	listReadBytes.Add(ne.size)
+	end, lines, ok := scanDecoder(d, 0, 0, lim, true, ne.add)
+	ne.end, ne.lines = end, lines
+	if !ok {
 		return &indexEntry{size: ne.size, limited: true}
 	}
 	if ne.compressed {
@@ -384,14 +391,44 @@ func isArchived(rel string) bool {
 // a Load would refuse (more lines than the limit).
 func (ie *indexEntry) scan(f io.ReaderAt, from, size int64, lim Limits) bool {
 	listReadBytes.Add(size - from)
-	end, lines, ok := scanAppends(f, from, size, ie.lines, lim, func(run []Entry) {
-		for _, e := range run {
-			ie.entries++
-			ie.fold.Add(e)
+	d := newPooledDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
+	defer d.release()
+	d.p.gotHeader = from > 0 // a scan from 0 reads the header first
+	if from == 0 {
+		if _, err := d.Header(); err != nil {
+			ie.end = 0
+			return false
 		}
-	})
+	}
+	end, lines, ok := scanDecoder(d, from, ie.lines, lim, true, ie.add)
 	ie.end, ie.lines = end, lines
 	return ok
+}
+
+// add counts the entries of an append into ie. They are borrowed (see
+// scanDecoder): what the fold keeps of one (a name, a title, metadata)
+// is taken from a copy of its own.
+func (ie *indexEntry) add(run []Entry) {
+	for _, e := range run {
+		ie.entries++
+		if foldKeeps(&ie.fold, e) {
+			e = ownEntry(e)
+		}
+		ie.fold.Add(e)
+	}
+}
+
+// foldKeeps reports whether InfoFold.Add may keep something of e: the
+// entries it reads (session names, the first user message, custom
+// metadata); it ignores the others.
+func foldKeeps(f *InfoFold, e Entry) bool {
+	switch e.kind {
+	case kindSessionInfo, kindCustom:
+		return true
+	case kindMessage:
+		return f.FirstUser == "" && messageRole(e) == RoleUser
+	}
+	return false
 }
 
 // loadIndex reads the index file into the store's index, once; entries

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"io"
+	"strings"
 )
 
 // scanAppends reads the lines of f in [from, size) the way Load reads
@@ -28,13 +29,27 @@ import (
 // (filestore_watch.go) both read through it, so that what a listing
 // counts and what subscribers are told are the entries a Load returns.
 func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each func(run []Entry)) (end int64, nlines int, ok bool) {
-	d := NewDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
+	d := newPooledDecoder(io.NewSectionReader(f, from, size-from), &ReadOptions{Limits: lim})
+	defer d.release()
 	d.p.gotHeader = from > 0 // a scan from 0 reads the header first
 	if from == 0 {
 		if _, err := d.Header(); err != nil {
 			return 0, lines, false
 		}
 	}
+	return scanDecoder(d, from, lines, lim, false, each)
+}
+
+// scanDecoder is scanAppends over d, a decoder of the bytes from from on
+// whose header, when from is 0, has been read. With borrowed, the
+// entries of a one-entry append given to each are views of d's buffer,
+// valid until each returns (each keeps none of them, or copies what it
+// keeps: see ownEntry). The entries held for an append of several are
+// their own all the same: each is marked, and a marked line is read
+// from a copy without its marker (cutMark). A listing folds most
+// entries into counts and keeps nothing of them: copying every line
+// cost it as much as reading it.
+func scanDecoder(d *Decoder, from int64, lines int, lim Limits, borrowed bool, each func(run []Entry)) (end int64, nlines int, ok bool) {
 	var (
 		run      []Entry // the entries of an append of several, so far
 		runMark  appendMark
@@ -61,8 +76,11 @@ func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each fu
 			continue // a line over the limit: no entry
 		}
 		// The entry keeps its line (see parseEntryMode): the decoder's
-		// buffer is reused.
-		e, ok, _ := d.p.entryLine(bytes.Clone(line), true)
+		// buffer is reused, so the line is copied unless borrowed.
+		if !borrowed {
+			line = bytes.Clone(line)
+		}
+		e, ok, _ := d.p.entryLine(line, true)
 		if !ok {
 			continue
 		}
@@ -91,4 +109,23 @@ func scanAppends(f io.ReaderAt, from, size int64, lines int, lim Limits, each fu
 		return runStart, runLines, true
 	}
 	return pos, lines, true
+}
+
+// ownEntry returns e with bytes of its own, for an entry read from a
+// buffer that is reused (scanDecoder's borrowed entries): its strings
+// are views of the bytes it was parsed from.
+func ownEntry(e Entry) Entry {
+	if e.h != nil {
+		return e // a template's strings are its holes', never the line's
+	}
+	o, err := parseEntryMode(bytes.Clone(e.raw), true)
+	if err != nil {
+		// Cannot happen: the same bytes parsed a moment ago. Keep the
+		// entry's own copy of its fields rather than views.
+		o = e
+		o.raw = bytes.Clone(e.raw)
+		o.typ, o.id, o.parent, o.ts = strings.Clone(e.typ), strings.Clone(e.id), strings.Clone(e.parent), strings.Clone(e.ts)
+	}
+	o.idh, o.parh = e.idh, e.parh
+	return o
 }

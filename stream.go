@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 )
 
 // Logs as streams: Decoder reads one line at a time (holding only the
@@ -35,7 +36,8 @@ func ReadLog(r io.Reader, opts *ReadOptions) (*Log, error) {
 // read, never held.
 type Decoder struct {
 	r       *bufio.Reader
-	sniffed bool // whether the start was looked at for compression
+	pooled  *scanBufs // the buffers to give back (newPooledDecoder), or nil
+	sniffed bool      // whether the start was looked at for compression
 	p       logParser
 	err     error
 	buf     []byte
@@ -55,6 +57,47 @@ type Decoder struct {
 // compressed) is decompressed as it is read.
 func NewDecoder(r io.Reader, opts *ReadOptions) *Decoder {
 	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), p: opts.parser()}
+}
+
+// scanBufs are the buffers of a decoder a listing or a watcher makes
+// and gives back when done (newPooledDecoder, release): listing a
+// thousand files no index describes allocated and cleared 128 KiB a file
+// for them.
+type scanBufs struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+var scanBufPool = sync.Pool{New: func() any { return &scanBufs{r: bufio.NewReaderSize(nil, 64<<10)} }}
+
+// maxPooledLine bounds the line buffer kept for the next decoder: a
+// rare long line's buffer is left to the collector.
+const maxPooledLine = 1 << 20
+
+// newPooledDecoder is NewDecoder with buffers taken from a pool; the
+// caller calls release when done, after which nothing the decoder
+// returned may refer to its buffers (entries and lines the caller keeps
+// must be its own copies; the header always is).
+func newPooledDecoder(r io.Reader, opts *ReadOptions) *Decoder {
+	b := scanBufPool.Get().(*scanBufs)
+	b.r.Reset(r)
+	return &Decoder{r: b.r, pooled: b, buf: b.buf[:0], p: opts.parser()}
+}
+
+// release gives the buffers of a decoder newPooledDecoder made back; the
+// decoder is not used again.
+func (d *Decoder) release() {
+	b := d.pooled
+	if b == nil {
+		return
+	}
+	b.buf = d.buf[:0] // grown, perhaps, since it was taken
+	d.pooled, d.r, d.buf = nil, nil, nil
+	b.r.Reset(nil)
+	if cap(b.buf) > maxPooledLine {
+		b.buf = nil
+	}
+	scanBufPool.Put(b)
 }
 
 // sniff looks, before the first line is read (not before: a reader on
