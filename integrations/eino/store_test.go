@@ -41,7 +41,9 @@ func backends(t testing.TB) []backend {
 			func(_ testing.TB, old session.Store) session.Store { return old }},
 		{"file",
 			func(t testing.TB) session.Store { return openFiles(t, t.TempDir()) },
-			func(t testing.TB, old session.Store) session.Store { return openFiles(t, old.(*session.FileStore).Root()) }},
+			func(t testing.TB, old session.Store) session.Store {
+				return openFiles(t, old.(*session.FileStore).Root())
+			}},
 	}
 }
 
