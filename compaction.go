@@ -662,6 +662,9 @@ func (s *Session) applyCompaction(ctx context.Context, plan *CompactionPlan, sum
 		TokensAfter: after, Details: plan.Files.details()}
 	es, err := s.commit(ctx, s.leafID, func(d *draft) ([]Entry, error) {
 		e, err := NewEntry(TypeCompaction, d.newID(), d.parent, d.now, c)
+		if err == nil {
+			e, err = s.withStateSnapshot(e) // the state at its point (statefold.go)
+		}
 		if err != nil {
 			return nil, err
 		}

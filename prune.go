@@ -28,10 +28,13 @@ type PruneOptions struct {
 // that a later compaction summarized on every branch that reaches them.
 // The contexts of every end of a branch, of the leaf and of every labeled
 // entry (checkpoints) stay exactly as they were, and so does the leaf;
-// other entries (settings, labels, titles, extension state, unknown
-// types) are all kept; the children of dropped entries move up to the
-// nearest kept ancestor (their parentId is rewritten, the rest of their
-// bytes kept).
+// session state updates (UpdateState) go when a later update sets or
+// removes each of their keys again on every path to those entries, so
+// the state at each of them stays as it was (the state between them is
+// the history dropped); other entries (settings, labels, titles,
+// extension state, unknown types) are all kept; the children of dropped
+// entries move up to the nearest kept ancestor (their parentId is
+// rewritten, the rest of their bytes kept).
 //
 // The rewrite is atomic and conditional (Store.Rewrite with the last
 // entry and the number of entries this handle knows of): if another
@@ -97,6 +100,7 @@ func (s *Session) prune(ctx context.Context, o PruneOptions) (PruneResult, error
 		}
 	}
 	needed := s.t.neededEntries(s.leaf)
+	s.t.dropSupersededState(needed, s.leaf) // state updates overridden later (stateprune.go)
 	n := len(s.t.nodes)
 	drop := 0
 	for i := range needed {

@@ -85,7 +85,7 @@ func (s *Session) Resume(ctx context.Context) (*ResumeView, error) {
 		v.AssistantAfterUser = asstAt > userAt
 	}
 	v.LastUser, v.LastAssistant = s.messageCopy(user), s.messageCopy(asst)
-	st, m := foldState(s.entries(s.t.pathTo(s.leaf))), HeaderMeta(s.header)
+	st, m := s.leafState(), HeaderMeta(s.header)
 	s.mu.Unlock()
 	st, err := s.withShared(ctx, st, m)
 	if err != nil {

@@ -44,6 +44,7 @@ type Session struct {
 	usage  usageCache
 	turns  turnCount  // the number of turns at a leaf (resume.go)
 	clear  clearCache // the cleared model view (clearing.go)
+	sf     stateFold  // the session state at the leaf and along paths (statefold.go)
 	copies copyCaches // the copies Messages and Context hand out (msgreuse.go)
 	// deferred: the session is not in its store yet (CreateOptions.Deferred).
 	deferred bool

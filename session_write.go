@@ -476,6 +476,9 @@ func (s *Session) appendEntryLocked(ctx context.Context, typ string, payload any
 		if e.kind == kindCustom && isLeafMarker(e) {
 			return nil, fmt.Errorf("session: custom type %q is reserved for leaf moves", leafMarkerType)
 		}
+		if e, err = s.withStateSnapshot(e); err != nil { // a compaction records the state (statefold.go)
+			return nil, err
+		}
 		return []Entry{prepEntry(e)}, nil
 	}, nil, nil)
 	if err != nil {

@@ -63,35 +63,68 @@ func CheckStateOwner(scope StateScope, owner string) error {
 
 // StateAt returns the session state at entry id: the fold of the updates
 // on the path from the root to it. ErrNotFound for an unknown id; ""
-// gives the state before the first entry (empty).
+// gives the state before the first entry (empty). The fold starts from
+// the nearest point of the path whose state is known (see statefold.go),
+// not from the root each time.
 func (s *Session) StateAt(id string) (State, error) {
 	if s == nil {
 		return State{}, ErrNilSession
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
 	if id == "" {
 		return State{}, nil
 	}
-	path, err := s.PathTo(id)
-	if err != nil {
-		return nil, err
+	s.wholeNoCtx() // any entry: the whole history
+	i, ok := s.t.lookup(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: entry %s", ErrNotFound, id)
 	}
-	return foldState(path), nil
+	st, _ := s.foldAt(i)
+	return cloneState(st), nil
 }
 
 // State returns the state at the leaf: the session state of the path to
 // it, and, when the store shares state and the session has a user or an
-// app, the user and app state under their prefixed keys.
+// app, the user and app state under their prefixed keys. The state at
+// the leaf is kept as entries are appended: a call costs the copy it
+// returns, and the entries appended or moved past since the last.
 func (s *Session) State(ctx context.Context) (State, error) {
-	if err := s.makeWhole(ctx); err != nil {
-		return nil, err
-	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
-	st := foldState(s.entries(s.t.pathTo(s.leaf)))
+	if !s.leafStateKnown() {
+		if err := s.whole(ctx); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	st := s.leafState()
 	m := HeaderMeta(s.header)
 	s.mu.Unlock()
 	return s.withShared(ctx, st, m)
+}
+
+// leafState returns a copy of the session state at the leaf. Callers
+// hold mu.
+func (s *Session) leafState() State {
+	st, _ := s.foldAt(s.leaf)
+	return cloneState(st)
+}
+
+// leafStateKnown reports whether the handle knows the state at its leaf:
+// always when it holds the whole history; when it holds the current path
+// alone (pathload.go), when the fold rests on a compaction's recorded
+// state. Callers hold mu.
+func (s *Session) leafStateKnown() bool {
+	if s.part == nil {
+		return true
+	}
+	_, _, based := s.foldAtFrom(s.leaf)
+	return based
 }
 
 // withShared adds to st, the session state, the shared user and app
@@ -185,23 +218,6 @@ func (s *Session) UpdateState(ctx context.Context, delta map[string]any) error {
 	return err
 }
 
-// foldState folds the CustomState entries of path.
-func foldState(path []Entry) State {
-	st := State{}
-	for _, e := range path {
-		raw, ok := customData(e, CustomState)
-		if !ok {
-			continue
-		}
-		var delta State
-		if json.Unmarshal(raw, &delta) != nil {
-			continue
-		}
-		applyState(st, delta)
-	}
-	return st
-}
-
 // applyState applies delta to st: null values remove their keys. Stores
 // that keep shared state use it.
 func applyState(st, delta State) {
@@ -236,8 +252,26 @@ func Get[T any](st State, key string) (v T, ok bool, err error) {
 	return v, true, nil
 }
 
-// GetState reads key from the state at the session's leaf into a T.
+// GetState reads key from the state at the session's leaf into a T. A
+// key of the session state costs the copy of its value only.
 func GetState[T any](ctx context.Context, s *Session, key string) (v T, ok bool, err error) {
+	if !strings.HasPrefix(key, UserStatePrefix) && !strings.HasPrefix(key, AppStatePrefix) {
+		if err := s.lock(ctx); err != nil {
+			return v, false, err
+		}
+		if !s.leafStateKnown() {
+			if err := s.whole(ctx); err != nil {
+				s.mu.Unlock()
+				return v, false, err
+			}
+		}
+		raw, ok := s.stateValue(key)
+		s.mu.Unlock()
+		if !ok {
+			return v, false, nil
+		}
+		return Get[T](State{key: raw}, key)
+	}
 	st, err := s.State(ctx)
 	if err != nil {
 		return v, false, err
