@@ -97,6 +97,10 @@ type FileStore struct {
 	// wholeReads counts the whole-file reads, for the tests that check
 	// that catching up does without them.
 	wholeReads atomic.Int64
+
+	// bg counts the path indexes being built (filestore_loadpath.go);
+	// Close waits for them.
+	bg sync.WaitGroup
 }
 
 var (
@@ -294,6 +298,7 @@ func (s *FileStore) Close() error {
 		fsess.mu.Unlock()
 	}
 	s.saveIndex()
+	s.bg.Wait()
 	errs = append(errs, s.r.Close(), s.blobs.Close()) // its pins end with it
 	s.mu.Lock()
 	return errors.Join(errs...)
@@ -583,6 +588,7 @@ func (s *FileStore) deleteLocked(id string, fsess *fileSession) error {
 	}
 	if err == nil {
 		_ = removeIn(s.r, compactingRel(id)) // none, mostly
+		_ = removeIn(s.r, s.pathIndexName(id))
 	}
 	s.forget(fsess) // closes the file, which lets the lock go
 	if err == nil {

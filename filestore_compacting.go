@@ -31,12 +31,16 @@ const compactingDir = ".compacting"
 // one's mark is named by a hash and holds the id on its second line.
 const maxHexMark = 100
 
-func compactingRel(id string) string {
+func compactingRel(id string) string { return filepath.Join(compactingDir, idFileName(id)) }
+
+// idFileName names a file kept for session id (a compaction's mark, a
+// path index): the id in hexadecimal, or for a long one "~" and a hash.
+func idFileName(id string) string {
 	if len(id) <= maxHexMark {
-		return filepath.Join(compactingDir, hex.EncodeToString([]byte(id)))
+		return hex.EncodeToString([]byte(id))
 	}
 	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(compactingDir, "~"+hex.EncodeToString(sum[:16]))
+	return "~" + hex.EncodeToString(sum[:16])
 }
 
 // compactingID returns the session id of the mark named base, "" if it

@@ -161,10 +161,26 @@ type fileSession struct {
 // is taken. Two ids with one hash (about one chance in 10^10 for a
 // session of a million entries) would make an append of the second fail
 // with ErrConflict, which a Session answers by retrying with new ids.
-type idSet map[uint64]struct{}
+//
+// A session opened through its path index (filestore_loadpath.go) keeps
+// the index's sorted hashes as base and adds the ids appended since.
+type idSet struct {
+	m    map[uint64]struct{}
+	base []hashRef // sorted by hash
+}
 
-func (s idSet) add(e Entry)      { s[e.idHash()] = struct{}{} }
-func (s idSet) has(e Entry) bool { _, ok := s[e.idHash()]; return ok }
+func newIDSet(n int) idSet { return idSet{m: make(map[uint64]struct{}, n)} }
+
+func (s idSet) add(e Entry) { s.m[e.idHash()] = struct{}{} }
+
+func (s idSet) has(e Entry) bool {
+	h := e.idHash()
+	if _, ok := s.m[h]; ok {
+		return true
+	}
+	_, ok := slices.BinarySearchFunc(s.base, hashRef{h: h}, cmpHashRef)
+	return ok
+}
 
 // file returns the state of session id, finding its file if needed.
 //
@@ -409,7 +425,7 @@ func (s *FileStore) closeFile(fsess *fileSession) {
 func (fsess *fileSession) reset(log *Log, end fileEnd) {
 	fsess.size, fsess.cut, fsess.needNL = goodEnd(end, log.Torn != nil)
 	fsess.compressed = end.compressed
-	fsess.ids = make(idSet, len(log.Entries))
+	fsess.ids = newIDSet(len(log.Entries))
 	fsess.fold = InfoFold{}
 	for _, e := range log.Entries {
 		fsess.ids.add(e)

@@ -24,9 +24,15 @@ import (
 // the store and its id.
 func compactedSession(t *testing.T, shape string) (*session.MemoryStore, string) {
 	t.Helper()
-	ctx := context.Background()
 	ms := session.NewMemoryStore()
-	s, err := session.Create(ctx, ms, &session.CreateOptions{Title: "partial"})
+	return ms, buildCompacted(t, ms, shape)
+}
+
+// buildCompacted is compactedSession in store.
+func buildCompacted(t *testing.T, store session.Store, shape string) string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := session.Create(ctx, store, &session.CreateOptions{Title: "partial"})
 	require.NoError(t, err)
 	opts := &session.CompactionOptions{ContextWindow: 4000, KeepRecentTokens: 600}
 	var labelled string
@@ -72,6 +78,13 @@ func compactedSession(t *testing.T, shape string) (*session.MemoryStore, string)
 		}
 	}
 	switch shape {
+	case "longTail":
+		// Turns after the last compaction, more than the 4 KiB the
+		// path index sums at the end of the file.
+		for i := range 20 {
+			a := session.AssistantText(fmt.Sprintf("late answer %d %s", i, strings.Repeat("z ", 200)))
+			require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText(fmt.Sprintf("late %d here", i)), a}, nil))
+		}
 	case "branched":
 		// Back to an entry after the last compaction, then a new turn:
 		// the old branch is history the path does not hold.
@@ -84,7 +97,7 @@ func compactedSession(t *testing.T, shape string) (*session.MemoryStore, string)
 		require.NoError(t, s.Branch(ctx, msgs[len(msgs)-3]))
 	}
 	require.NoError(t, s.Close())
-	return ms, s.ID()
+	return s.ID()
 }
 
 // views are the questions asked of both handles.
@@ -154,12 +167,13 @@ func entryIDs(es []session.Entry) []string {
 
 // checkPartial opens id in store twice, by its path and whole, and
 // compares every view, each asked of a fresh partial handle.
-func checkPartial(t *testing.T, store *session.MemoryStore, id string, wantPartial bool) {
+func checkPartial(t *testing.T, store session.Store, id string, wantPartial bool) {
 	t.Helper()
 	ctx := context.Background()
 	log, err := store.Load(ctx, id)
 	require.NoError(t, err)
 	whole := session.OpenLog(log)
+	defer whole.Close()
 	for _, v := range partialViews {
 		p, err := session.Open(ctx, store, id)
 		require.NoError(t, err)
@@ -172,7 +186,7 @@ func checkPartial(t *testing.T, store *session.MemoryStore, id string, wantParti
 func TestPartialOpenMatchesWhole(t *testing.T) {
 	// modelEarly: only an assistant message before the kept entries
 	// names the model the context reports.
-	for _, shape := range []string{"linear", "branched", "moved", "modelEarly"} {
+	for _, shape := range []string{"linear", "branched", "moved", "modelEarly", "longTail"} {
 		t.Run(shape, func(t *testing.T) {
 			ms, id := compactedSession(t, shape)
 			checkPartial(t, ms, id, true)

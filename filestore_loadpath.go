@@ -1,0 +1,455 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A FileStore opens a session by its path (pathload.go) through its path
+// index (filestore_pathindex.go): it reads the index, checks it against
+// the file, extends it over what was appended since, walks it from the
+// last entry to the start of the context, and reads those lines only,
+// each checked to be the entry the index says. Without a usable index it
+// reads the whole file, as Load does, and builds the index in the
+// background for the next open.
+
+var _ pathLoader = (*FileStore)(nil)
+
+// pathIndexMin is the size of log below which no index is kept: a
+// short session reads whole as fast. Tests set it to 0.
+var pathIndexMin int64 = 1 << 20
+
+// pathIndexRewrite: an index extended by more than this share of its
+// entries (or this many bytes of log) is written again.
+const (
+	pathIndexRewriteShare = 8 // one eighth
+	pathIndexRewriteBytes = 8 << 20
+)
+
+// errNoIndex: the open goes the whole way.
+var errNoIndex = errors.New("session: no usable path index")
+
+// loadPath implements pathLoader.
+func (s *FileStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
+	if !s.opts.Strict && !s.fileOnly {
+		if pl, err := s.loadByIndex(ctx, id); err == nil {
+			return pl, nil
+		} else if !errors.Is(err, errNoIndex) {
+			return nil, err
+		}
+	}
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.indexLater(id)
+	return &pathLog{Log: log, complete: true, last: lastID(log.Entries)}, nil
+}
+
+// loadByIndex is loadPath through the index; errNoIndex when there is
+// none to use.
+func (s *FileStore) loadByIndex(ctx context.Context, id string) (*pathLog, error) {
+	x := s.readPathIndex(id)
+	if x == nil {
+		return nil, errNoIndex
+	}
+	fsess, err := s.file(id)
+	if err != nil {
+		return nil, errNoIndex // Load says what is wrong
+	}
+	if err := lockCtx(ctx, &fsess.mu); err != nil {
+		return nil, err
+	}
+	defer fsess.mu.Unlock()
+	if fsess.err != nil {
+		return nil, fsess.err
+	}
+	if filepath.IsAbs(fsess.rel) || isArchived(fsess.rel) {
+		return nil, errNoIndex
+	}
+	if err := s.ensureOpen(fsess); err != nil {
+		return nil, err
+	}
+	held, err := s.lockToRead(ctx, fsess)
+	if err != nil {
+		return nil, err
+	}
+	if !held {
+		defer unlockFile(fsess.f)
+	}
+	size, ino, nlink, err := fileState(fsess.f)
+	if err != nil || nlink == 0 || ino != x.ino || size < x.covered {
+		return nil, errNoIndex
+	}
+	if sum, err := tailSum(fsess.f, x.hdrEnd, x.covered); err != nil || sum != x.tail {
+		return nil, errNoIndex
+	}
+	grown := size - x.covered
+	extended := len(x.recs)
+	if grown > 0 {
+		if err := x.extend(fsess.f, size, s.lim); err != nil {
+			return nil, errNoIndex
+		}
+	}
+	pl, err := x.readPath(fsess.f, id, s.lim)
+	if err != nil {
+		return nil, errNoIndex
+	}
+	fsess.resetFromIndex(x, pl)
+	if grown > pathIndexRewriteBytes || len(x.recs)-extended > max(extended/pathIndexRewriteShare, 64) {
+		s.savePathIndex(id, x)
+	}
+	if held {
+		fsess.lastUse = time.Now()
+	}
+	return pl, nil
+}
+
+// readPath reads, from the log in f that x describes, the header and the
+// entries an open by path holds, each checked against x.
+func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, error) {
+	n := int32(len(x.recs))
+	if n == 0 {
+		return nil, errNoIndex
+	}
+	hdr := make([]byte, x.hdrEnd)
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		return nil, err
+	}
+	p := (&ReadOptions{Limits: lim}).parser()
+	if err := p.headerLine(hdr[:len(hdr)-1]); err != nil || p.mig != nil || p.header.ID != id {
+		return nil, errNoIndex
+	}
+	last := n - 1
+	leaf := last
+	if x.recs[last].flags&prMarker != 0 {
+		leaf = x.recs[last].parent
+	}
+	if leaf < 0 {
+		return nil, errNoIndex // a reset: nothing to save by reading a path
+	}
+	// Up from the leaf to the latest compaction.
+	var path []int32 // leaf first
+	comp := int32(-1)
+	for i := leaf; i >= 0; i = x.recs[i].parent {
+		path = append(path, i)
+		if x.recs[i].kind == kindCompaction {
+			comp = i
+			break
+		}
+	}
+	if comp < 0 {
+		return nil, errNoIndex // the path is the history
+	}
+	ce, err := x.readEntry(f, comp, &p)
+	if err != nil {
+		return nil, err
+	}
+	var cp Compaction
+	ce.payload(&cp)
+	start := comp
+	if cp.FirstKeptEntryID != "" {
+		want := hashID(cp.FirstKeptEntryID)
+		if k, ok := x.lookup(want); ok && x.recs[k].depth >= 0 && x.recs[k].depth < x.recs[comp].depth {
+			for i := x.recs[comp].parent; i >= 0; i = x.recs[i].parent {
+				path = append(path, i)
+				if i == k {
+					start = k
+					break
+				}
+			}
+			if start != k {
+				return nil, errNoIndex
+			}
+		}
+	}
+	slices.Reverse(path) // root side first: path[0] is start
+	// Before the start: its settings and latest named assistant message.
+	var before []int32
+	for i := x.recs[start].set; i >= 0; i = x.recs[i].set {
+		before = append(before, i)
+	}
+	if a := x.recs[start].asst; a >= 0 {
+		before = append(before, a)
+	}
+	slices.SortFunc(before, func(a, b int32) int { return int(x.recs[a].depth - x.recs[b].depth) })
+	chain := append(before, path...)
+	entries, err := x.readEntries(f, chain, &p)
+	if err != nil {
+		return nil, err
+	}
+	// The chain's links as the index says: each path entry the child of
+	// the one before it, each entry before the start an ancestor.
+	for k, i := range chain {
+		r := &x.recs[i]
+		e := entries[k]
+		if r.parent >= 0 {
+			if hashID(e.parent) != x.recs[r.parent].idh {
+				return nil, errNoIndex
+			}
+		} else if e.parent != "" {
+			if _, ok := x.lookup(hashID(e.parent)); ok {
+				return nil, errNoIndex
+			}
+		}
+	}
+	lastID := entries[len(entries)-1].id
+	if chain[len(chain)-1] != last {
+		le, err := x.readEntry(f, last, &p)
+		if err != nil {
+			return nil, err
+		}
+		lastID = le.id
+	}
+	pl := &pathLog{Log: &Log{Header: p.header}, last: lastID, complete: int(n) == len(chain)}
+	pl.Log.Entries = entries
+	return pl, nil
+}
+
+// readEntry reads and checks the entry of record i.
+func (x *pathIndex) readEntry(f io.ReaderAt, i int32, p *logParser) (Entry, error) {
+	es, err := x.readEntries(f, []int32{i}, p)
+	if err != nil {
+		return Entry{}, err
+	}
+	return es[0], nil
+}
+
+// readEntries reads the entries of records idx (in that order), the
+// lines near each other in one read, each checked against its record.
+func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Entry, error) {
+	order := slices.Clone(idx)
+	slices.SortFunc(order, func(a, b int32) int {
+		switch {
+		case x.recs[a].off < x.recs[b].off:
+			return -1
+		case x.recs[a].off > x.recs[b].off:
+			return 1
+		}
+		return 0
+	})
+	got := make(map[int32]Entry, len(idx))
+	const gap = 64 << 10
+	for k := 0; k < len(order); {
+		from := x.recs[order[k]].off
+		end := from + int64(x.recs[order[k]].n)
+		j := k + 1
+		for j < len(order) && x.recs[order[j]].off <= end+gap {
+			end = max(end, x.recs[order[j]].off+int64(x.recs[order[j]].n))
+			j++
+		}
+		buf := make([]byte, end-from)
+		if _, err := f.ReadAt(buf, from); err != nil && !(errors.Is(err, io.EOF)) {
+			return nil, err
+		}
+		for _, i := range order[k:j] {
+			r := &x.recs[i]
+			line := buf[r.off-from : r.off-from+int64(r.n)]
+			e, ok, err := p.entryLine(line, true)
+			if err != nil || !ok || e.idHash() != r.idh || e.kind != r.kind || entryFlags(e) != r.flags {
+				return nil, errNoIndex
+			}
+			got[i] = e
+		}
+		k = j
+	}
+	// Marked lines are entries: the index was built or extended over
+	// their whole appends.
+	if len(p.malformed)+len(p.zeroed)+len(p.partial) > 0 || p.torn != nil {
+		return nil, errNoIndex
+	}
+	out := make([]Entry, len(idx))
+	for k, i := range idx {
+		out[k] = got[i]
+	}
+	return out, nil
+}
+
+// extend adds to x the entries of the log in f between x.covered and
+// size (another writer's, or this store's since the index was written).
+// What the tree would read otherwise than the index can say (a
+// duplicate id, a parent not before its child, a line a reader skips)
+// is an error: the index is then built again.
+func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
+	p := (&ReadOptions{Limits: lim}).parser()
+	p.line, p.gotHeader = x.lines, true
+	base := int32(len(x.recs))
+	var added []hashRef
+	var stripped []Entry
+	newIDs := map[uint64]int32{}
+	err := eachLine(f, x.covered, size, p.lim.MaxLineBytes, func(off int64, line []byte, nl bool) error {
+		if !nl || refsIn(line) != refsNone {
+			return errIrregular
+		}
+		e, ok, err := p.entryLine(line, true)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		h := e.idHash()
+		if _, dup := x.lookup(h); dup {
+			return errIrregular
+		}
+		if _, dup := newIDs[h]; dup {
+			return errIrregular
+		}
+		i := base + int32(len(added))
+		r := pathRec{off: off, n: uint32(len(line)), parent: -1, set: -1, asst: -1, kind: e.kind, flags: entryFlags(e), idh: h}
+		if e.parent != "" {
+			ph := hashID(e.parent)
+			pi, ok := x.lookup(ph)
+			if !ok {
+				pi, ok = newIDs[ph]
+			}
+			if !ok || x.recs[pi].depth < 0 {
+				return errIrregular // a missing parent may yet come: the tree decides
+			}
+			r.parent = pi
+			r.depth = x.recs[pi].depth + 1
+			x.inheritNew(&r, pi)
+		}
+		x.recs = append(x.recs, r)
+		stripped = append(stripped, strippedEntry(e))
+		x.fold.Add(e)
+		newIDs[h] = i
+		added = append(added, hashRef{h: h, i: i})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(p.malformed)+len(p.partial)+len(p.zeroed) > 0 || p.torn != nil || cutAppends(stripped, p.marked) {
+		return errIrregular
+	}
+	x.lines = p.line
+	x.covered = size
+	if x.tail, err = tailSum(f, x.hdrEnd, size); err != nil {
+		return err
+	}
+	slices.SortFunc(added, cmpHashRef)
+	x.byHash = mergeHashRefs(x.byHash, added)
+	return nil
+}
+
+// inheritNew is inherit for a record not yet in x.recs.
+func (x *pathIndex) inheritNew(r *pathRec, p int32) {
+	pr := &x.recs[p]
+	r.set, r.asst = pr.set, pr.asst
+	if pr.flags&prSetting != 0 {
+		r.set = p
+	}
+	if pr.flags&prAssistant != 0 {
+		r.asst = p
+	}
+}
+
+func cmpHashRef(a, b hashRef) int {
+	switch {
+	case a.h < b.h:
+		return -1
+	case a.h > b.h:
+		return 1
+	}
+	return 0
+}
+
+// mergeHashRefs merges two sorted lists.
+func mergeHashRefs(a, b []hashRef) []hashRef {
+	out := make([]hashRef, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].h < b[0].h {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// resetFromIndex makes fsess describe the file x describes, from which
+// pl was read.
+func (fsess *fileSession) resetFromIndex(x *pathIndex, pl *pathLog) {
+	fsess.size, fsess.cut, fsess.needNL = x.covered, false, false
+	fsess.compressed = false
+	fsess.ids = idSet{m: map[uint64]struct{}{}, base: x.byHash}
+	fsess.fold = x.fold
+	fsess.count = len(x.recs)
+	fsess.last = pl.last
+	fsess.header = pl.Log.Header.Clone()
+	fsess.loaded = true
+	fsess.lines = x.lines
+	fsess.marks.reset()
+	fsess.mark()
+	fsess.dirtyFrom, fsess.othersAfter = -1, false
+}
+
+// indexing holds the ids whose index is being built.
+var indexing sync.Map
+
+// indexLater builds the index of session id in the background, if its
+// file is long enough to want one and none is being built.
+func (s *FileStore) indexLater(id string) {
+	if s.opts.Strict || s.fileOnly {
+		return
+	}
+	s.mu.Lock()
+	rel, ok := s.paths[id]
+	if fsess := s.sessions[id]; fsess != nil {
+		rel, ok = fsess.rel, true
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if !ok || closed || filepath.IsAbs(rel) || isArchived(rel) {
+		return
+	}
+	key := fmt.Sprintf("%p/%s", s, id)
+	if _, busy := indexing.LoadOrStore(key, true); busy {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer indexing.Delete(key)
+		s.buildIndex(id, rel)
+	}()
+}
+
+// buildIndex builds and saves the index of the session file at rel.
+func (s *FileStore) buildIndex(id, rel string) {
+	f, err := s.r.Open(rel)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	size, ino, _, err := fileState(f)
+	if err != nil || size < pathIndexMin {
+		return
+	}
+	x, err := buildPathIndex(f, size, ino, s.lim)
+	if err != nil {
+		return
+	}
+	s.savePathIndex(id, x)
+}
+
+// savePathIndex writes x as the index of session id (best effort: an
+// index is a cache).
+func (s *FileStore) savePathIndex(id string, x *pathIndex) {
+	data, err := x.encode()
+	if err != nil {
+		return
+	}
+	if err := s.r.Mkdir(pathIndexDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return
+	}
+	_, _ = writeAtomic(s.r, s.pathIndexName(id), data, true, false, 0o600)
+}
