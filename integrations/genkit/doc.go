@@ -30,6 +30,13 @@
 //   - nothing a Save replaced is lost: History lists the values on the
 //     session's path, oldest first, each with the id of its entry, which
 //     Session.StateAt, labels, checkpoints, a rewind or a fork can name;
+//     until the host prunes the session (agentsession's Session.Prune),
+//     which drops the values later Saves replaced but for those of
+//     labeled entries, so that the file stops growing with the history;
+//   - a Get reads the state at the leaf as agentsession folds it (only
+//     when the Store does not know it already: after an open, or another
+//     writer's change), so it costs what the fold costs, not a read of
+//     the history;
 //   - a session can hold a conversation and Genkit's data side by side (a
 //     host's turns and its state): Get of a session no data was saved in
 //     is nil, as for an unknown id, and a Save adds to it;
@@ -68,6 +75,6 @@
 //     hand back the value it holds.
 //   - Save(ctx, id, nil) fails with ErrNilData, where InMemoryStore stores
 //     nil.
-//   - Nothing expires: session.DeleteSession of agentsession removes a
-//     session.
+//   - Nothing expires: agentsession's session.DeleteSession removes a
+//     session, Session.Prune the values Saves replaced.
 package genkitstore

@@ -466,3 +466,50 @@ func TestDeletedElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneDropsSupersededValues: agentsession's Prune of the session
+// drops the values later Saves replaced, but for the labeled ones; Get
+// (through the Store that holds the session open, and a new one) still
+// returns the latest, and History the values kept.
+func TestPruneDropsSupersededValues(t *testing.T) {
+	for name, mk := range backings(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			backing := mk(t)
+			st := newAdapter[chat](t, backing, nil)
+			for turn := 1; turn <= 5; turn++ {
+				save(t, st, "s", turn)
+			}
+			hist, err := st.History(ctx, "s")
+			if err != nil || len(hist) != 5 {
+				t.Fatalf("History = %v, %v", hist, err)
+			}
+			host, err := session.Open(ctx, backing, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			if err := host.Label(ctx, hist[1].EntryID, "keep"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := host.Prune(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			wantTurn(t, st, "s", 5)
+			wantTurn(t, newAdapter[chat](t, backing, nil), "s", 5)
+			hist, err = st.History(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var turns []int
+			for _, v := range hist {
+				turns = append(turns, v.Data.State.Turn)
+			}
+			if !equal(turns, []int{2, 5}) {
+				t.Errorf("History after Prune = %v, want [2 5] (the labeled value and the latest)", turns)
+			}
+			save(t, st, "s", 6)
+			wantTurn(t, newAdapter[chat](t, backing, nil), "s", 6)
+		})
+	}
+}
