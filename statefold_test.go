@@ -566,3 +566,68 @@ func TestStatePruneDeletesSupersede(t *testing.T) {
 	require.Equal(t, 2, res.Dropped) // k=1, then {k:null, j:1}
 	require.Equal(t, map[string]string{"k": "2", "last": "0"}, sfStateAt(t, s, s.LeafID()))
 }
+
+// TestStatePartialHandle: a handle opened by its path (the latest
+// compaction's kept entries to the leaf) answers State and GetState from
+// the state the compaction recorded, without reading the rest; where the
+// compaction recorded none (pi wrote it), it reads the rest first.
+func TestStatePartialHandle(t *testing.T) {
+	ctx := context.Background()
+	ms := session.NewMemoryStore()
+	s, err := session.Create(ctx, ms, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.UpdateState(ctx, map[string]any{"early": "e", "n": 0}))
+	for i := range 12 {
+		_, err := s.Append(ctx, session.UserText(fmt.Sprintf("question %d %s", i, strings.Repeat("w ", 40))))
+		require.NoError(t, err)
+		_, err = s.Append(ctx, session.AssistantText(fmt.Sprintf("answer %d %s", i, strings.Repeat("w ", 40))))
+		require.NoError(t, err)
+		require.NoError(t, session.SetState(ctx, s, "n", i))
+	}
+	_, err = s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{KeepRecentTokens: 100})
+	require.NoError(t, err)
+	require.NoError(t, session.SetState(ctx, s, "late", true))
+	want := map[string]string{"early": `"e"`, "n": "11", "late": "true"}
+	log := s.Log()
+	require.NoError(t, s.Close())
+
+	o, err := session.Open(ctx, ms, s.ID())
+	require.NoError(t, err)
+	require.True(t, session.IsPartial(o))
+	st, err := o.State(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, sfPlain(t, st))
+	v, ok, err := session.GetState[string](ctx, o, "early")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "e", v)
+	require.True(t, session.IsPartial(o), "the state came from the compaction")
+
+	// The same log as pi would write it: the compaction without the
+	// state it recorded.
+	var entries []session.Entry
+	for _, e := range log.Entries {
+		if e.Type() == session.TypeCompaction {
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(e.JSON(), &m))
+			require.Contains(t, m, "agentsessionState")
+			delete(m, "agentsessionState")
+			raw, err := json.Marshal(m)
+			require.NoError(t, err)
+			e, err = session.ParseEntry(raw)
+			require.NoError(t, err)
+		}
+		entries = append(entries, e)
+	}
+	pi := session.NewMemoryStore()
+	p, err := session.Create(ctx, pi, nil)
+	require.NoError(t, err)
+	require.NoError(t, pi.Append(ctx, p.ID(), session.AppendOptions{}, entries...))
+	o, err = session.Open(ctx, pi, p.ID())
+	require.NoError(t, err)
+	require.True(t, session.IsPartial(o))
+	st, err = o.State(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, sfPlain(t, st))
+	require.False(t, session.IsPartial(o), "the state needed what came before")
+}
