@@ -33,15 +33,29 @@ const (
 	pathIndexRewriteBytes = 8 << 20
 )
 
-// errNoIndex: the open goes the whole way.
-var errNoIndex = errors.New("session: no usable path index")
+// errNoIndex: the open goes the whole way, and builds the index again
+// (there is none, or it no longer describes the file). errNoPath: the
+// open goes the whole way, the index is right (the leaf's path has no
+// compaction to start from: the path is the history).
+var (
+	errNoIndex = errors.New("session: no usable path index")
+	errNoPath  = errors.New("session: the path is the whole history")
+)
 
 // loadPath implements pathLoader.
 func (s *FileStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
 	if !s.opts.Strict && !s.fileOnly {
-		if pl, err := s.loadByIndex(ctx, id); err == nil {
+		pl, err := s.loadByIndex(ctx, id)
+		switch {
+		case err == nil:
 			return pl, nil
-		} else if !errors.Is(err, errNoIndex) {
+		case errors.Is(err, errNoPath):
+			log, err := s.Load(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return &pathLog{Log: log, complete: true, last: lastID(log.Entries)}, nil
+		case !errors.Is(err, errNoIndex):
 			return nil, err
 		}
 	}
@@ -98,14 +112,17 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*pathLog, error
 			return nil, errNoIndex
 		}
 	}
+	if grown > pathIndexRewriteBytes || len(x.recs)-extended > max(extended/pathIndexRewriteShare, 64) {
+		s.savePathIndex(id, x)
+	}
 	pl, err := x.readPath(fsess.f, id, s.lim)
+	if errors.Is(err, errNoPath) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errNoIndex
 	}
 	fsess.resetFromIndex(x, pl)
-	if grown > pathIndexRewriteBytes || len(x.recs)-extended > max(extended/pathIndexRewriteShare, 64) {
-		s.savePathIndex(id, x)
-	}
 	if held {
 		fsess.lastUse = time.Now()
 	}
@@ -133,7 +150,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 		leaf = x.recs[last].parent
 	}
 	if leaf < 0 {
-		return nil, errNoIndex // a reset: nothing to save by reading a path
+		return nil, errNoPath // a reset: nothing to save by reading a path
 	}
 	// Up from the leaf to the latest compaction.
 	var path []int32 // leaf first
@@ -146,7 +163,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 		}
 	}
 	if comp < 0 {
-		return nil, errNoIndex // the path is the history
+		return nil, errNoPath
 	}
 	ce, err := x.readEntry(f, comp, &p)
 	if err != nil {
@@ -158,15 +175,15 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 	if cp.FirstKeptEntryID != "" {
 		want := hashID(cp.FirstKeptEntryID)
 		if k, ok := x.lookup(want); ok && x.recs[k].depth >= 0 && x.recs[k].depth < x.recs[comp].depth {
-			for i := x.recs[comp].parent; i >= 0; i = x.recs[i].parent {
-				path = append(path, i)
-				if i == k {
-					start = k
-					break
-				}
+			// The kept entries, if k is on the path (else none are).
+			var kept []int32
+			i := x.recs[comp].parent
+			for ; i >= 0 && x.recs[i].depth > x.recs[k].depth; i = x.recs[i].parent {
+				kept = append(kept, i)
 			}
-			if start != k {
-				return nil, errNoIndex
+			if i == k {
+				start = k
+				path = append(append(path, kept...), k)
 			}
 		}
 	}
