@@ -25,7 +25,7 @@ import (
 // A Session keeps the fold at its leaf (stateFold): an append extends it
 // by the new entries only, and a leaf that moved is folded from the
 // nearest point already known on its path (a fold kept every
-// stateMarkStride entries of a path folded before, bounded in size), a
+// few entries of a path folded before (markStride), bounded in size), a
 // recorded state, or the root.
 
 // stateSnapshotMember is the member of a compaction entry that records
@@ -35,8 +35,17 @@ import (
 // the state may differ where the copy stands.
 const stateSnapshotMember = "agentsessionState"
 
-// stateMarkStride is the depth between the folds kept on a path.
-const stateMarkStride = 32
+// markStride is the depth between the folds kept on a path for a state
+// of keys keys: 8 for a small state, more for a larger one (a power of
+// two, so that the points of a larger stride are points of the smaller),
+// so that keeping them costs about a key per entry folded.
+func markStride(keys int) int32 {
+	s := int32(8)
+	for int(s) < keys && s < 1024 {
+		s <<= 1
+	}
+	return s
+}
 
 // stateMarkBudget bounds the keys the kept folds hold together; past it
 // they are let go and kept again from the next fold on.
@@ -155,7 +164,7 @@ func (f *stateFold) applyEntry(t *tree, j int32, st State, seen, based bool) boo
 	if data, ok := stateData(t.nodes[j].e); ok && applyData(st, data) {
 		seen = true
 	}
-	if t.nodes[j].depth%stateMarkStride == 0 {
+	if t.nodes[j].depth%markStride(len(st)) == 0 {
 		f.mark(j, st, seen, based)
 	}
 	return seen
