@@ -2,12 +2,18 @@ module github.com/agentsession/session/integrations/eino
 
 go 1.26.0
 
-// The root module is developed beside this one; a release tags both.
-replace github.com/agentsession/session => ../..
+// The root module and pgstore (which the tests use) are developed beside
+// this one; a release tags them all.
+replace (
+	github.com/agentsession/session => ../..
+	github.com/agentsession/session/pgstore => ../../pgstore
+)
 
 require (
 	github.com/agentsession/session v0.0.0
+	github.com/agentsession/session/pgstore v0.0.0
 	github.com/cloudwego/eino v0.7.36
+	github.com/jackc/pgx/v5 v5.12.0
 )
 
 require (
@@ -22,6 +28,9 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/goph/emperror v0.17.2 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
@@ -31,6 +40,7 @@ require (
 	github.com/nikolalohinski/gonja v1.5.3 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.9 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/slongfield/pyfmt v0.0.0-20220222012616-ea85ff4c361f // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
@@ -38,6 +48,8 @@ require (
 	github.com/yargevad/filepathx v1.0.0 // indirect
 	golang.org/x/arch v0.11.0 // indirect
 	golang.org/x/exp v0.0.0-20230713183714-613f0c0eb8a1 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.38.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -27,7 +27,8 @@ var (
 
 // backends opens a session.Store of each kind; reopen gives a fresh
 // instance over what the last one kept (a new FileStore on the same
-// directory; the same MemoryStore).
+// directory, a new pgstore.Store on the same schema; the same
+// MemoryStore). pgstore's only when AGENTSESSION_PG_DSN names a server.
 type backend struct {
 	name   string
 	open   func(t testing.TB) session.Store
@@ -35,7 +36,7 @@ type backend struct {
 }
 
 func backends(t testing.TB) []backend {
-	return []backend{
+	bs := []backend{
 		{"memory",
 			func(testing.TB) session.Store { return session.NewMemoryStore() },
 			func(_ testing.TB, old session.Store) session.Store { return old }},
@@ -45,6 +46,10 @@ func backends(t testing.TB) []backend {
 				return openFiles(t, old.(*session.FileStore).Root())
 			}},
 	}
+	if pg, ok := pgBackend(); ok {
+		bs = append(bs, pg)
+	}
+	return bs
 }
 
 func openFiles(t testing.TB, dir string) *session.FileStore {

@@ -18,9 +18,10 @@ type stored struct {
 
 // encodeValue returns what Set stores for checkpoint bytes b.
 func encodeValue(b []byte) stored {
-	if len(b) > 0 && json.Valid(b) {
-		// json.Marshal compacts a RawMessage and escapes <, > and &: the
-		// bytes are kept as JSON only when that changes nothing.
+	if len(b) > 0 {
+		// json.Marshal validates a RawMessage, compacts it and escapes <,
+		// > and &: the bytes are kept as JSON only when that changes
+		// nothing.
 		if enc, err := json.Marshal(json.RawMessage(b)); err == nil && bytes.Equal(enc, b) {
 			return stored{JSON: enc}
 		}
