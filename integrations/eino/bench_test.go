@@ -151,6 +151,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 			dir := b.TempDir()
 			copyDir(b, historyDir(b, n), dir)
 			s := newStore(b, openFiles(b, dir))
+			if _, ok, err := s.Get(ctx, "thread"); !ok || err != nil { // opens the session
+				b.Fatal(ok, err)
+			}
 			v := checkpoint(n)
 			b.SetBytes(checkpointSize)
 			b.ResetTimer()
@@ -196,6 +199,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("sets=%d/store=memory/op=Set", n), func(b *testing.B) {
 			s := newStore(b, memoryHistory(b, n))
+			if _, ok, err := s.Get(ctx, "thread"); !ok || err != nil { // opens the session
+				b.Fatal(ok, err)
+			}
 			v := checkpoint(n)
 			b.SetBytes(checkpointSize)
 			b.ResetTimer()
