@@ -193,8 +193,9 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 	for i := x.recs[start].set; i >= 0; i = x.recs[i].set {
 		before = append(before, i)
 	}
-	if a := x.recs[start].asst; a >= 0 {
-		before = append(before, a)
+	asst := x.recs[start].asst
+	if asst >= 0 {
+		before = append(before, asst)
 	}
 	slices.SortFunc(before, func(a, b int32) int { return int(x.recs[a].depth - x.recs[b].depth) })
 	chain := append(before, path...)
@@ -203,8 +204,12 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 		return nil, err
 	}
 	// The chain's links as the index says: each path entry the child of
-	// the one before it, each entry before the start an ancestor.
+	// the one before it, each entry before the start an ancestor; and
+	// the assistant message before it names its model.
 	for k, i := range chain {
+		if i == asst && entryFlags(entries[k])&prAssistant == 0 {
+			return nil, errNoIndex
+		}
 		r := &x.recs[i]
 		e := entries[k]
 		if r.parent >= 0 {
@@ -270,9 +275,12 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 			r := &x.recs[i]
 			line := buf[r.off-from : r.off-from+int64(r.n)]
 			e, ok, err := p.entryLine(line, true)
-			if err != nil || !ok || e.idHash() != r.idh || e.kind != r.kind || entryFlags(e) != r.flags {
+			if err != nil || !ok || e.idHash() != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
 				return nil, errNoIndex
 			}
+			// Whether a message names its model matters to the open for
+			// the one before the path it reads (asst): that one is
+			// decoded and checked there, the others are not.
 			got[i] = e
 		}
 		k = j

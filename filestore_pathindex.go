@@ -341,18 +341,25 @@ func (x *pathIndex) inherit(r *pathRec, p int32) {
 
 // entryFlags returns the record flags of e.
 func entryFlags(e Entry) uint8 {
+	fl := kindFlags(e)
+	if e.kind == kindMessage && messageRole(e) == RoleAssistant {
+		// As assistantModel reads it: the decoded message.
+		if m, err := e.Message(); err == nil && m.Role == RoleAssistant && (m.Provider != "" || m.Model != "") {
+			fl |= prAssistant
+		}
+	}
+	return fl
+}
+
+// kindFlags returns the record flags of e but prAssistant, which take
+// no decoding.
+func kindFlags(e Entry) uint8 {
 	var fl uint8
 	if carriedSetting(e.kind) {
 		fl |= prSetting
 	}
 	if e.kind == kindCustom && isLeafMarker(e) {
 		fl |= prMarker
-	}
-	if e.kind == kindMessage && messageRole(e) == RoleAssistant {
-		// As assistantModel reads it: the decoded message.
-		if m, err := e.Message(); err == nil && m.Role == RoleAssistant && (m.Provider != "" || m.Model != "") {
-			fl |= prAssistant
-		}
 	}
 	return fl
 }

@@ -1,0 +1,166 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/agentsession/session/internal/workload"
+)
+
+// BenchmarkResumeCompacted: resuming a long session whose history is
+// far larger than its context (issue 40's W20k-C and W100k-C: W10k's
+// turns, a compaction every 2,000 but after the last 2,000 turns), as
+// another process does: a new
+// store, Open, Context and Messages. The first open of such a file
+// reads it whole and leaves its path index; the benchmark times the
+// opens after that one. AGENTSESSION_RESUME_TURNS picks the sizes
+// (default 4000,20000; W100k-C is 100000, about 670 MB in the temporary
+// directory, and takes minutes to build).
+func BenchmarkResumeCompacted(b *testing.B) {
+	sizes := []int{4000, 20000}
+	if v := os.Getenv("AGENTSESSION_RESUME_TURNS"); v != "" {
+		sizes = nil
+		for _, f := range filepathSplitList(v) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	old := session.SetPathIndexMin(0)
+	defer session.SetPathIndexMin(old)
+	for _, turns := range sizes {
+		root := b.TempDir()
+		id, size := compactedWorkload(b, root, turns)
+		b.Run(fmt.Sprintf("W%dk-C", turns/1000), func(b *testing.B) {
+			b.ReportMetric(float64(size)/1e6, "file-MB")
+			ctx := context.Background()
+			b.ReportAllocs()
+			var (
+				msgs int
+				cpu  cpuMeter
+				live uint64
+				ms   runtime.MemStats
+			)
+			for b.Loop() {
+				b.StopTimer()
+				store, err := session.OpenFileStore(root, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				base := ms.HeapAlloc
+				b.StartTimer()
+				cpu.start()
+				s, err := session.Open(ctx, store, id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Context()
+				m, err := s.Messages(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				msgs = len(m)
+				cpu.stop()
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				live = max(live, ms.HeapAlloc-min(base, ms.HeapAlloc))
+				runtime.KeepAlive(m)
+				if !session.IsPartial(s) {
+					b.Fatal("the session was read whole")
+				}
+				s.Close()
+				store.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(msgs), "messages")
+			b.ReportMetric(float64(live)/(1<<20), "live-MiB")
+			cpu.report(b)
+		})
+	}
+}
+
+func filepathSplitList(v string) []string { return filepath.SplitList(stringsReplaceComma(v)) }
+
+func stringsReplaceComma(v string) string {
+	out := []byte(v)
+	for i, c := range out {
+		if c == ',' {
+			out[i] = os.PathListSeparator
+		}
+	}
+	return string(out)
+}
+
+// compactedWorkload writes W10k's turns [0, turns) to a session in a
+// FileStore at root, compacting every 2,000 turns, opens it once so
+// that its path index is built, and returns its id and file size.
+func compactedWorkload(b *testing.B, root string, turns int) (string, int64) {
+	b.Helper()
+	ctx := context.Background()
+	store, err := session.OpenFileStore(root, &session.FileStoreOptions{Sync: session.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := session.Create(ctx, store, &session.CreateOptions{Cwd: "/home/dev/project"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := &session.CompactionOptions{ContextWindow: 200000}
+	for i := range turns {
+		u, a, r := workload.Turn(i)
+		if err := s.SaveTurn(ctx, []*session.Message{u, a, r}, nil); err != nil {
+			b.Fatal(err)
+		}
+		// As the issue measured: the last 2,000 turns after the latest
+		// compaction, so the context holds some 6,000 messages.
+		if i%2000 == 1999 && i+2000 < turns {
+			if _, err := s.Compact(ctx, session.ExtractiveSummarizer{}, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	id := s.ID()
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		b.Fatal(err)
+	}
+	store, err = session.OpenFileStore(root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err = session.Open(ctx, store, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	session.WaitPathIndexes(store)
+	store.Close()
+	st, err := os.Stat(session.PathIndexFile(store, id))
+	if err != nil {
+		b.Fatal("no path index: ", err)
+	}
+	_ = st
+	var size int64
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".jsonl" {
+			if fi, err := d.Info(); err == nil {
+				size = fi.Size()
+			}
+		}
+		return nil
+	})
+	return id, size
+}
