@@ -60,7 +60,7 @@ type pathRec struct {
 	parent int32  // the tree's parent, -1 for a root
 	set    int32  // the nearest strict ancestor with prSetting, -1 if none
 	asst   int32  // the nearest strict ancestor with prAssistant, -1 if none
-	depth  int32 // on its path from the root; -1 when a later line has its id
+	depth  int32  // on its path from the root; -1 when a later line has its id
 	kind   entryKind
 	flags  uint8
 	idh    uint64
