@@ -207,6 +207,19 @@ func newHeader(store Store, opts *CreateOptions) (Header, error) {
 }
 
 // Open opens an existing session of store.
+//
+// A long session that has been compacted is opened by its current path
+// where the store can (a FileStore through the path index it keeps
+// beside the log, a MemoryStore): only the entries the context at the
+// leaf needs are read, from the latest compaction's first kept entry
+// on, with the settings before it, so that a resume costs what the
+// context holds, not what the history holds. Context, Messages,
+// SharedMessages, the appends and SaveTurn, Flush and Close work on
+// that; the first call that needs the rest of the history (Tree,
+// Entries, PathTo an older entry, Branch, Fork, Verify, Log, Usage ...)
+// reads it then, once. Methods that return no error and need it see
+// the current path alone if that read fails, and try again at the next
+// call.
 func Open(ctx context.Context, store Store, id string) (*Session, error) {
 	start := time.Now()
 	s, log, err := openPath(ctx, store, id)
