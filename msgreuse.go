@@ -47,14 +47,16 @@ func (c *copyCache) copies(list []*Message) []*Message {
 	var moved map[*Message]*Message
 	for i, m := range list {
 		var cp *Message
-		if i < len(c.orig) && c.orig[i] == m {
+		if moved == nil && i < len(c.orig) && c.orig[i] == m {
 			cp = c.cp[i]
 		} else {
+			// From the first change on, by identity only: each old copy
+			// goes to one position, even if a message is there twice.
 			if moved == nil {
 				moved = c.byOrig(i)
 			}
 			if cp = moved[m]; cp != nil {
-				delete(moved, m) // a copy goes to one position only
+				delete(moved, m)
 			}
 		}
 		if cp != nil && sameCopy(cp, m) {
