@@ -246,25 +246,40 @@ func (s *FileStore) writeAllPending() {
 // is as it was, from the bytes appended since when it only grew, and from
 // a read of the whole file otherwise.
 func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
-	fi, err := s.r.Stat(rel)
-	if err != nil {
-		return SessionInfo{}, false
-	}
-	ino, _ := identity(fi)
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
 	s.mu.Lock()
 	ie := s.index[rel]
 	s.mu.Unlock()
-	same := ie != nil && ino != 0 && ie.ino == ino
 	var ne *indexEntry
+	var fi fs.FileInfo
+	if ie == nil {
+		// Nothing known of the file (no index, or one that never saw
+		// it): read whole, its identity that of the file opened, with
+		// no look at its name first.
+		if ne, fi = readIndexEntry(s.r, rel, s.lim, s.flat); fi == nil {
+			return SessionInfo{}, false
+		}
+	} else {
+		var err error
+		if fi, err = s.r.Stat(rel); err != nil {
+			return SessionInfo{}, false
+		}
+	}
+	ino, _ := identity(fi)
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	same := ie != nil && ino != 0 && ie.ino == ino
 	switch {
+	case ne != nil:
 	case same && ie.size == size && (ie.mtime == 0 || ie.mtime == mtime):
 		return ie.view()
 	case same && ie.ok && size > ie.size && ie.end <= ie.size:
 		ne = ie.grown(s.r, rel, size, s.lim)
 	}
 	if ne == nil {
-		ne = readIndexEntry(s.r, rel, s.lim, s.flat)
+		if ne, fi = readIndexEntry(s.r, rel, s.lim, s.flat); fi == nil {
+			return SessionInfo{}, false
+		}
+		ino, _ = identity(fi)
+		mtime = fi.ModTime().UnixNano()
 	}
 	ne.ino, ne.mtime = ino, mtime
 	ne.updated = fi.ModTime()
@@ -305,30 +320,31 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 
 // readIndexEntry reads a whole file for its listing, as it reads it (the
 // file is never held in memory, compressed or not: a line at a time),
-// with the limits of a Load: a file Load would refuse is not listed.
-func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
-	ne := &indexEntry{}
-	f, err := openRegular(r, rel, os.O_RDONLY)
+// with the limits of a Load: a file Load would refuse is not listed. fi
+// describes the file it opened; nil when it could not open it.
+func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) (_ *indexEntry, fi fs.FileInfo) {
+	f, fi, err := openRegularStat(r, rel)
 	if err != nil {
-		return ne
+		return &indexEntry{}, nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ne
-	}
+	return readIndexEntryOf(f, fi, rel, r, lim, flat), fi
+}
+
+// readIndexEntryOf is readIndexEntry of f, open at rel, which fi
+// describes.
+func readIndexEntryOf(f *os.File, fi fs.FileInfo, rel string, r *os.Root, lim Limits, flat bool) *indexEntry {
+	ne := &indexEntry{}
 	ne.size = fi.Size()
 	if ne.size > lim.MaxLogBytes {
 		ne.limited = true
 		return ne
 	}
-	// An archived log kept compressed (it never grows: see
-	// filestore_compress.go) is read as the decoder streams it, a line
-	// at a time, never decompressed whole: the header first, and the
-	// scan stops at the limits a Load stops at.
 	// One decoder reads the header and then the entries, its buffers
-	// taken from a pool.
-	ne.compressed = isCompressedLog(f, ne.size)
+	// taken from a pool. An archived log kept compressed (it never
+	// grows: see filestore_compress.go) is read as the decoder streams
+	// it, a line at a time, never decompressed whole: the header first,
+	// and the scan stops at the limits a Load stops at.
 	d := newPooledDecoder(io.NewSectionReader(f, 0, ne.size), &ReadOptions{Limits: lim})
 	defer d.release()
 	h, err := d.Header()
@@ -336,6 +352,7 @@ func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) *indexEntry {
 		var le *LimitError
 		return &indexEntry{size: ne.size, limited: errors.As(err, &le)}
 	}
+	ne.compressed = d.compressed
 	if ValidateID(h.ID) != nil || !fileHolds(filepath.Base(rel), h.ID, flat) {
 		return ne
 	}
@@ -532,3 +549,18 @@ func readFileRoot(r *os.Root, rel string) ([]byte, error) {
 // maxIndexBytes bounds the listing index read: a few hundred bytes a
 // session, for far more sessions than a store holds.
 const maxIndexBytes = 256 << 20
+
+// openRegularStat is openRegular for reading, returning what the stat
+// of the open file said (a listing takes the file's identity from it).
+func openRegularStat(r *os.Root, rel string) (*os.File, fs.FileInfo, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: errNotRegular}
+	}
+	return f, fi, nil
+}

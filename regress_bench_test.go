@@ -1,5 +1,3 @@
-//go:build unix
-
 package session_test
 
 import (
@@ -8,9 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
@@ -149,26 +145,55 @@ func BenchmarkOpenCompactW10k(b *testing.B) {
 	}
 }
 
-// cpuMeter adds up the processor time (user and system, every thread of
-// the process) of the timed parts of a benchmark, reported as
-// cpu-ns/op: on a shared machine it moves far less with the load than
-// the wall clock does.
-type cpuMeter struct {
-	total, at time.Duration
-	n         int
-}
-
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (m *cpuMeter) start() { m.at = cpuNow() }
-func (m *cpuMeter) stop()  { m.total += cpuNow() - m.at; m.n++ }
-
-func (m *cpuMeter) report(b *testing.B) {
-	if m.n > 0 {
-		b.ReportMetric(float64(m.total.Nanoseconds())/float64(m.n), "cpu-ns/op")
+// BenchmarkOpenContextFile opens a session file with a new store (as
+// another process's first open) and builds its Context(), with a
+// cpu-ns/op column: the file AGENTSESSION_BENCH_FILE names (copied into a
+// store, so that pi's side, bench/pi, can open the same bytes), else
+// W10k.
+func BenchmarkOpenContextFile(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	id, path := w10kStore(b, root)
+	if src := os.Getenv("AGENTSESSION_BENCH_FILE"); src != "" {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		log, err := session.DecodeLog(data, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			b.Fatal(err)
+		}
+		id = log.Header.ID
+		path = filepath.Join(filepath.Dir(path), "2026-01-15T10-00-00-000Z_"+id+".jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var cpu cpuMeter
+	defer cpu.report(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		store, err := session.OpenFileStore(root, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.StartTimer()
+		cpu.start()
+		s, err := session.Open(ctx, store, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Context().Messages) == 0 {
+			b.Fatal("no messages")
+		}
+		cpu.stop()
+		b.StopTimer()
+		store.Close()
+		b.StartTimer()
 	}
 }

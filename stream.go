@@ -38,12 +38,14 @@ type Decoder struct {
 	r       *bufio.Reader
 	pooled  *scanBufs // the buffers to give back (newPooledDecoder), or nil
 	sniffed bool      // whether the start was looked at for compression
-	p       logParser
-	err     error
-	buf     []byte
-	read    int64 // bytes read
-	lines   int   // lines read after the header
-	long    int64 // the size of the line just skipped for its length, or 0
+	// compressed: the log is zstd-compressed (known once sniffed)
+	compressed bool
+	p          logParser
+	err        error
+	buf        []byte
+	read       int64 // bytes read
+	lines      int   // lines read after the header
+	long       int64 // the size of the line just skipped for its length, or 0
 	// The entries of a multi-entry append read so far, held until its
 	// last one comes (heldEnd), with their lines; out, those to return.
 	held      []Entry
@@ -110,6 +112,7 @@ func (d *Decoder) sniff() error {
 	}
 	if zr != nil {
 		d.r = bufio.NewReaderSize(zr, 64<<10)
+		d.compressed = true
 	}
 	return nil
 }
