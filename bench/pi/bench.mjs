@@ -10,7 +10,9 @@
 // when it holds session files, else SessionManager.listAll over DIR as
 // pi's sessions directory (its --cwd-- folders), as `pi --resume` lists.
 // Each run is timed alone; the output is one JSON object: the median and
-// every run in milliseconds, the process's peak RSS, and its RSS and
+// every run in milliseconds, wall and processor time (user and system,
+// every thread: on a shared machine it moves less with the load), the
+// process's peak RSS, and its RSS and
 // heap before the first run and after the last (the last run's result
 // still held, after a collection when --expose-gc is given).
 import { mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
@@ -56,18 +58,25 @@ if (mode === "open") {
 collect();
 const before = process.memoryUsage();
 const times = [];
+const cpus = []; // processor time of the run, every thread of the process
 let last;
 for (let i = 0; i < runs; i++) {
 	last = undefined;
 	collect();
+	const c = process.cpuUsage();
 	const t = performance.now();
 	last = await op();
 	times.push(performance.now() - t);
+	const u = process.cpuUsage(c);
+	cpus.push((u.user + u.system) / 1000);
 }
 collect();
 const after = process.memoryUsage();
-const sorted = [...times].sort((a, b) => a - b);
-const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+const medianOf = (xs) => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const median = medianOf(times);
 const out = {
 	tool: "pi",
 	version: JSON.parse(await import("node:fs").then((fs) => fs.readFileSync(new URL("./node_modules/@mariozechner/pi-coding-agent/package.json", import.meta.url), "utf8"))).version,
@@ -78,6 +87,8 @@ const out = {
 	runs,
 	medianMs: Math.round(median * 100) / 100,
 	runsMs: times.map((t) => Math.round(t * 100) / 100),
+	medianCpuMs: Math.round(medianOf(cpus) * 100) / 100,
+	runsCpuMs: cpus.map((t) => Math.round(t * 100) / 100),
 	messages: last.messages,
 	sessions: last.sessions,
 	peakRssMiB: mib(process.resourceUsage().maxRSS * 1024),
