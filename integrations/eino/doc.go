@@ -43,12 +43,19 @@
 // name sessions like any other, and a FileStore's file names escape what
 // a name cannot hold, so that no id reaches outside its directory.
 //
-// # Handles
+// # Handles and other writers
 //
 // A Store opens each checkpoint's session once and keeps the handle
-// until Close: Get then costs a state read, not a load of the session.
-// A Store sees what it wrote; a checkpoint written meanwhile by another
-// process is seen by a Store opened after it (Eino's own stores are
-// per-process maps; give a checkpoint id one writer at a time, as Eino
-// does within a run).
+// until Close; each Get and Set first reads what other writers appended
+// since (Session.Reload: on a FileStore, the bytes after what it read),
+// and when another writer (another Store, another process) set the
+// checkpoint meanwhile, opens the session afresh, so that Get returns the
+// latest value and a Set goes after it (TestOtherProcessSetIsSeen). Two
+// writers setting one checkpoint at the same moment both succeed; the
+// later append is the value, the other stays on a branch of the session.
+// Calls for one checkpoint id are serialized within a Store.
+//
+// The adapter's tests run on MemoryStore, FileStore and (with
+// AGENTSESSION_PG_DSN) pgstore; Eino's own tests of its checkpoint
+// users run on MemoryStore and FileStore (TestEinoSuite).
 package eino

@@ -24,33 +24,26 @@ type Revision struct {
 // the leaf. None (and no error) for a checkpoint never set. A value Set
 // did not write fails it with an error wrapping ErrCorruptCheckPoint.
 func (s *Store) History(ctx context.Context, checkPointID string) ([]Revision, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sess, err := s.session(ctx, checkPointID, false)
-	if err != nil || sess == nil {
-		return nil, err
-	}
-	path, err := sess.PathTo(sess.LeafID())
-	if err != nil {
-		return nil, fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
-	}
 	var revs []Revision
-	for _, e := range path {
-		raw, ok := stateValue(e)
-		if !ok {
-			continue
-		}
-		if string(raw) == "null" { // a removal, by another writer of the state
-			continue
-		}
-		b, err := decodeValue(raw)
+	err := s.with(ctx, checkPointID, false, func(sess *session.Session) error {
+		path, err := sess.PathTo(sess.LeafID())
 		if err != nil {
-			return nil, fmt.Errorf("eino: checkpoint %q, entry %s: %w", checkPointID, e.ID(), err)
+			return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
 		}
-		revs = append(revs, Revision{EntryID: e.ID(), Time: e.Time(), Data: b})
-	}
-	return revs, nil
+		for _, e := range path {
+			raw, ok := stateValue(e)
+			if !ok || string(raw) == "null" { // null: a removal, by another writer of the state
+				continue
+			}
+			b, err := decodeValue(raw)
+			if err != nil {
+				return fmt.Errorf("eino: checkpoint %q, entry %s: %w", checkPointID, e.ID(), err)
+			}
+			revs = append(revs, Revision{EntryID: e.ID(), Time: e.Time(), Data: b})
+		}
+		return nil
+	})
+	return revs, err
 }
 
 // stateValue returns the value of StateKey an entry sets, if it is a

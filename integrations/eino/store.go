@@ -48,10 +48,11 @@ type Store struct {
 	closed  bool
 }
 
-// handle is the open session of one checkpoint; mu orders its opening.
+// handle is the open session of one checkpoint; mu orders its use.
 type handle struct {
 	mu sync.Mutex
 	s  *session.Session
+	n  int // the session's entries after this Store last used it
 }
 
 // New returns a Store keeping checkpoints in store (a session.FileStore,
@@ -89,63 +90,69 @@ func (s *Store) SessionID(checkPointID string) (string, error) {
 // Get returns the checkpoint saved as checkPointID, and whether there is
 // one: (nil, false, nil) when no Set stored it. The bytes are the
 // caller's.
-func (s *Store) Get(ctx context.Context, checkPointID string) ([]byte, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	sess, err := s.session(ctx, checkPointID, false)
-	if err != nil || sess == nil {
-		return nil, false, err
-	}
-	st, err := sess.State(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
-	}
-	raw, ok := st[StateKey]
-	if !ok {
-		return nil, false, nil
-	}
-	b, err := decodeValue(raw)
-	if err != nil {
-		return nil, false, fmt.Errorf("eino: checkpoint %q (session %s): %w", checkPointID, sess.ID(), err)
-	}
-	return b, true, nil
+func (s *Store) Get(ctx context.Context, checkPointID string) (b []byte, ok bool, err error) {
+	err = s.with(ctx, checkPointID, false, func(sess *session.Session) error {
+		st, err := sess.State(ctx)
+		if err != nil {
+			return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
+		}
+		raw, found := st[StateKey]
+		if !found {
+			return nil
+		}
+		if b, err = decodeValue(raw); err != nil {
+			return fmt.Errorf("eino: checkpoint %q (session %s): %w", checkPointID, sess.ID(), err)
+		}
+		ok = true
+		return nil
+	})
+	return b, ok, err
 }
 
 // Set saves checkPoint as checkPointID: one state update (one entry)
 // appended to its session, created by the first Set. Earlier values stay
 // on the session's path (History).
 func (s *Store) Set(ctx context.Context, checkPointID string, checkPoint []byte) error {
+	return s.with(ctx, checkPointID, true, func(sess *session.Session) error {
+		if err := sess.UpdateState(ctx, map[string]any{StateKey: encodeValue(checkPoint)}); err != nil {
+			return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
+		}
+		return nil
+	})
+}
+
+// Session returns the session of checkPointID, up to date with what
+// other writers appended; (nil, nil) when there is none yet. The Store
+// keeps using it: do not close it. When a later Get or Set finds that
+// another writer appended, the Store opens the session afresh and closes
+// this handle.
+func (s *Store) Session(ctx context.Context, checkPointID string) (sess *session.Session, err error) {
+	err = s.with(ctx, checkPointID, false, func(x *session.Session) error {
+		sess = x
+		return nil
+	})
+	return sess, err
+}
+
+// with runs fn on the session of checkPointID, holding its handle: the
+// session opened (with create, opened or created) the first time, and
+// afterwards brought up to date with what other writers appended. When
+// another writer (another Store, another process) wrote since this Store
+// last did, the session is opened afresh, so that its leaf is theirs: a
+// fresh open sees the latest value. Without create and no session, fn is
+// not run.
+func (s *Store) with(ctx context.Context, checkPointID string, create bool, fn func(*session.Session) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sess, err := s.session(ctx, checkPointID, true)
-	if err != nil {
-		return err
-	}
-	if err := sess.UpdateState(ctx, map[string]any{StateKey: encodeValue(checkPoint)}); err != nil {
-		return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
-	}
-	return nil
-}
-
-// Session returns the session of checkPointID, opening it; (nil, nil)
-// when there is none yet. The Store keeps using it: do not close it.
-func (s *Store) Session(ctx context.Context, checkPointID string) (*session.Session, error) {
-	return s.session(ctx, checkPointID, false)
-}
-
-// session returns the open session of checkPointID: nil when there is
-// none and create is false.
-func (s *Store) session(ctx context.Context, checkPointID string, create bool) (*session.Session, error) {
 	id, err := s.SessionID(checkPointID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("eino: store: %w", session.ErrClosed)
+		return fmt.Errorf("eino: store: %w", session.ErrClosed)
 	}
 	h := s.handles[id]
 	if h == nil {
@@ -157,28 +164,40 @@ func (s *Store) session(ctx context.Context, checkPointID string, create bool) (
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.s != nil {
-		return h.s, nil
-	}
-	var sess *session.Session
-	if create {
-		sess, _, err = session.OpenOrCreate(ctx, s.store, &session.CreateOptions{ID: id, Title: "eino checkpoint " + checkPointID})
-	} else {
-		sess, err = session.Open(ctx, s.store, id)
-		if errors.Is(err, session.ErrNotFound) {
-			return nil, nil
+		err := h.s.Reload(ctx)
+		if err != nil && !errors.Is(err, session.ErrNotFound) {
+			return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
+		}
+		if err != nil || h.s.Len() != h.n {
+			h.s.Close() // what it wrote is in the store; a fresh open follows
+			h.s = nil
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
+	if h.s == nil {
+		var sess *session.Session
+		if create {
+			sess, _, err = session.OpenOrCreate(ctx, s.store, &session.CreateOptions{ID: id, Title: "eino checkpoint " + checkPointID})
+		} else {
+			sess, err = session.Open(ctx, s.store, id)
+			if errors.Is(err, session.ErrNotFound) {
+				return nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("eino: checkpoint %q: %w", checkPointID, err)
+		}
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed { // Close ran meanwhile and did not see this one
+			sess.Close()
+			return fmt.Errorf("eino: store: %w", session.ErrClosed)
+		}
+		h.s = sess
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed { // Close ran meanwhile: it did not see this one
-		sess.Close()
-		return nil, fmt.Errorf("eino: store: %w", session.ErrClosed)
-	}
-	h.s = sess
-	return sess, nil
+	err = fn(h.s)
+	h.n = h.s.Len()
+	return err
 }
 
 // Close closes the sessions the Store opened (flushing them); Get and
