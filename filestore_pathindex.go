@@ -276,6 +276,14 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 		return nil, err
 	}
 	t := newTree(entries)
+	for i := range t.nodes {
+		if t.nodes[i].flags&fMissingParent != 0 {
+			// A root only until an entry of that id is appended: the
+			// tree then links it, and an extended index could not say so
+			// (extend refuses such an append for the same reason).
+			return nil, errIrregular
+		}
+	}
 	x.recs = make([]pathRec, len(entries))
 	for i := range t.nodes {
 		x.recs[i] = pathRec{off: places[i].off, n: places[i].n, parent: t.nodes[i].parent, set: -1, asst: -1,

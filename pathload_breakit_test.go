@@ -1,0 +1,105 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 40 break-it: inputs a session opened by its path must answer as
+// the same file read whole, whatever the file or its index holds.
+
+// appendRaw appends lines to the file at path, as another writer (pi)
+// would: no markers.
+func appendRaw(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	for _, l := range lines {
+		_, err = f.WriteString(l + "\n")
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+}
+
+// lastEntryID is the id of the file's last entry.
+func lastEntryID(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	log, err := session.DecodeLog(data, nil)
+	require.NoError(t, err)
+	return log.Entries[len(log.Entries)-1].ID()
+}
+
+// checkAsWhole opens id in a fresh FileStore of dir (as another process
+// would) and compares every view with the file read whole (Load, by
+// another fresh store), each asked of a fresh handle.
+func checkAsWhole(t *testing.T, dir, id string) {
+	t.Helper()
+	ctx := context.Background()
+	ref, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	log, err := ref.Load(ctx, id)
+	require.NoError(t, err)
+	require.NoError(t, ref.Close())
+	whole := session.OpenLog(log)
+	defer whole.Close()
+	fresh, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer fresh.Close()
+	for _, v := range partialViews {
+		p, err := session.Open(ctx, fresh, id)
+		require.NoError(t, err)
+		require.Equal(t, v.get(whole), v.get(p), "%s (partial %v)", v.name, session.IsPartial(p))
+		require.NoError(t, p.Close())
+	}
+}
+
+// TestBreakItMissingParentAppendedLater: an entry whose parent names no
+// entry is a root; when another writer appends an entry of that id, a
+// whole read links the root to it, so the new entry (here a setting) is
+// on the path. The index, extended over the append, must not keep the
+// old root.
+func TestBreakItMissingParentAppendedLater(t *testing.T) {
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	id := buildCompacted(t, fs, "linear")
+	require.NoError(t, fs.Close())
+	logPath := sessionFileOf(t, dir, id)
+	// The first entry names a parent no entry has.
+	editInPlace(t, logPath, func(lines []string) {
+		require.Contains(t, lines[1], `"parentId":null`)
+		lines[1] = strings.Replace(lines[1], `"parentId":null`, `"parentId":"zzmissing"`, 1)
+	})
+	fs, id2 := reindex(t, dir, id)
+	_ = fs
+	require.Equal(t, id, id2)
+	leaf := lastEntryID(t, logPath)
+	appendRaw(t, logPath,
+		`{"type":"ttsr_injection","id":"zzmissing","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","injectedRules":["rule-root"]}`,
+		fmt.Sprintf(`{"type":"message","id":"zzafter1","parentId":%q,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"after"}}`, leaf),
+	)
+	checkAsWhole(t, dir, id)
+}
+
+// reindex opens id once in a new FileStore of dir, so that its index is
+// built if the log gets one, and returns the store.
+func reindex(t *testing.T, dir, id string) (*session.FileStore, string) {
+	t.Helper()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fs.Close() })
+	s, err := session.Open(context.Background(), fs, id)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	session.WaitPathIndexes(fs)
+	return fs, id
+}
