@@ -729,6 +729,60 @@ func workloads() []workload {
 		},
 	})
 	out = append(out, workload{
+		// A session opened by its path: its index built, opened through
+		// it, appended to, opened again over the appends. The index is
+		// a cache, never synced: whatever a crash leaves of it, the
+		// recovery's open (by path where it can) must give what a whole
+		// read gives (checkState compares their contexts).
+		name: "open by path", policy: SyncOnFlush,
+		run: func(t *testing.T, root, blobs string, r *recorder, x map[string][][]byte) {
+			a := r.ack
+			ctx := context.Background()
+			old := pathIndexMin
+			pathIndexMin = 0
+			defer func() { pathIndexMin = old }()
+			store, err := OpenFileStore(root, &FileStoreOptions{BlobDir: blobs})
+			mustOK(t, err)
+			defer store.Close()
+			s, err := Create(ctx, store, &CreateOptions{ID: "s-x", Cwd: "/w"})
+			mustOK(t, err)
+			a(ack{kind: "create", id: "s-x", durable: true})
+			turn := func(k int) {
+				es, err := s.appendMessages(ctx, []*Message{UserText(fmt.Sprintf("q%d %s", k, strings.Repeat("q", 300))), AssistantText("a")}, nil)
+				mustOK(t, err)
+				expected(x).add(es...)
+				a(ack{kind: "append", id: "s-x", entries: ids(es), written: true})
+			}
+			for k := range 3 {
+				turn(k)
+			}
+			res, err := s.Compact(ctx, ExtractiveSummarizer{}, &CompactionOptions{KeepRecentTokens: 1})
+			mustOK(t, err)
+			expected(x).add(res.Entry)
+			a(ack{kind: "append", id: "s-x", entries: []string{res.Entry.id}, written: true})
+			turn(3)
+			mustOK(t, s.Flush(ctx))
+			a(ack{kind: "flush", id: "s-x", durable: true})
+			mustOK(t, s.Close())
+			rel, err := store.Path("s-x")
+			mustOK(t, err)
+			rel, err = filepath.Rel(root, rel)
+			mustOK(t, err)
+			store.buildIndex("s-x", rel) // here, not in the background: the steps stay in order
+			for round := range 2 {
+				s, err = Open(ctx, store, "s-x")
+				mustOK(t, err)
+				if s.part == nil {
+					t.Fatalf("round %d: the session was not opened by its path", round)
+				}
+				turn(4 + round)
+				mustOK(t, s.Flush(ctx))
+				a(ack{kind: "flush", id: "s-x", durable: true})
+				mustOK(t, s.Close())
+			}
+		},
+	})
+	out = append(out, workload{
 		name: "migration on open", policy: SyncOnFlush,
 		setup: func(t *testing.T, root string) {
 			dir := filepath.Join(root, "--w--")
@@ -801,6 +855,9 @@ func checkWorkload(t *testing.T, w workload) ([]violation, int) {
 // lie).
 func checkState(t *testing.T, w workload, steps []step, x expected, dir string, cs crashState, base string) string {
 	ctx := context.Background()
+	// The state is in new files: a path index left there describes them.
+	pathIndexAnyIno = true
+	defer func() { pathIndexAnyIno = false }()
 	processCrash := cs.how == "process crash"
 	var rec *recorder
 	if cs.model != nil && w.policy != SyncNever {
@@ -916,7 +973,7 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 	if what := copiesOf(root); what != "" {
 		return what
 	}
-	sessions := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m", "s-z"}
+	sessions := []string{"s-a", "s-t", "s-p", "s-src", "s-fork", "s-b", "s-m", "s-z", "s-x"}
 	for _, id := range sessions {
 		log, err := store.Load(ctx, id)
 		if err != nil {
@@ -983,6 +1040,9 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 		s, err := Open(ctx, store, id)
 		if err != nil {
 			return fmt.Sprintf("session %s opens as a log but not as a session: %v", id, err)
+		}
+		if got, want := s.Context(), OpenLog(log).Context(); !slices.Equal(got.EntryIDs, want.EntryIDs) || got.LeafID != want.LeafID {
+			return fmt.Sprintf("session %s opens (partial: %v) with the context %v, a whole read gives %v", id, s.part != nil, got.EntryIDs, want.EntryIDs)
 		}
 		e, err := s.Append(ctx, UserText("after the crash"))
 		if err != nil {
