@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	session "github.com/agentsession/session"
 	"github.com/stretchr/testify/require"
@@ -186,4 +187,56 @@ func TestBreakItMarkerBeforeCompaction(t *testing.T) {
 		fmt.Sprintf(`{"type":"message","id":"zzmk0001","parentId":%q,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"after"}}`, p[len(p)-4].ID()),
 	)
 	checkAsWhole(t, dir, id)
+}
+
+// TestBreakItUndecodableModelMessage: the one assistant message naming
+// the model before the kept entries has a content member that is not a
+// list; a whole read takes its model from the provider and model members
+// (assistantModel), the index builder from the decoded message
+// (entryFlags): both must agree (they do: the decoder is lenient).
+func TestBreakItUndecodableModelMessage(t *testing.T) {
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	id := buildCompacted(t, fs, "modelEarly")
+	require.NoError(t, fs.Close())
+	logPath := sessionFileOf(t, dir, id)
+	editInPlace(t, logPath, func(lines []string) {
+		i := lineWith(t, lines, `"text":"answer 2 `)
+		lines[i] = strings.Replace(lines[i], `"content":[`, `"content":7,"c":[`, 1)
+	})
+	fs2, _ := reindex(t, dir, id)
+	s, err := session.Open(context.Background(), fs2, id)
+	require.NoError(t, err)
+	require.True(t, session.IsPartial(s))
+	require.NoError(t, s.Close())
+	checkAsWhole(t, dir, id)
+}
+
+// TestBreakItOldIDAfterPathOpen: after an open by path, the store must
+// refuse an append whose id an entry of the history (not on the path)
+// already has, as it does after a whole read.
+func TestBreakItOldIDAfterPathOpen(t *testing.T) {
+	withPathIndexes(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, id := indexedStore(t, dir, "longTail")
+	log, err := session.DecodeLog(mustRead(t, sessionFileOf(t, dir, id)), nil)
+	require.NoError(t, err)
+	old := log.Entries[3].ID() // long before the latest compaction
+	fresh, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer fresh.Close()
+	s, err := session.Open(ctx, fresh, id)
+	require.NoError(t, err)
+	require.True(t, session.IsPartial(s))
+	e, err := session.NewEntry(session.TypeMessage, old, s.LeafID(), time.Now(), map[string]any{"message": session.UserText("dup")})
+	require.NoError(t, err)
+	err = fresh.Append(ctx, id, session.AppendOptions{}, e)
+	require.ErrorIs(t, err, session.ErrConflict, "an id of the history is taken")
+	e, err = session.NewEntry(session.TypeMessage, "zznewid1", s.LeafID(), time.Now(), map[string]any{"message": session.UserText("new")})
+	require.NoError(t, err)
+	require.NoError(t, fresh.Append(ctx, id, session.AppendOptions{}, e), "a new id is not")
+	require.NoError(t, s.Close())
 }
