@@ -55,6 +55,17 @@
 // later append is the value, the other stays on a branch of the session.
 // Calls for one checkpoint id are serialized within a Store.
 //
+// # Cost
+//
+// Get reads the state at the leaf, which agentsession keeps up to date
+// as entries are appended: for a 16 KiB checkpoint, about 26
+// allocations and 100 KB (copies of the value) whether it was set 1,000
+// or 10,000 times (BenchmarkCheckpoint). Set appends one entry of about
+// the value's size (10,000 Sets of 16 KiB of JSON: a 165 MB file). The
+// first Get of a process opens the session, whose path holds every Set:
+// that costs what the history holds, as Store does not compact or prune
+// it.
+//
 // The adapter's tests run on MemoryStore, FileStore and (with
 // AGENTSESSION_PG_DSN) pgstore; Eino's own tests of its checkpoint
 // users run on MemoryStore and FileStore (TestEinoSuite).
