@@ -124,6 +124,11 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*pathLog, error
 	if sum, err := tailSum(fsess.f, x.hdrEnd, x.covered); err != nil || sum != x.tail {
 		return nil, errNoIndex
 	}
+	// This store's limits hold for an open by path as for a whole read
+	// (which reports them): the index may come from a store with others.
+	if size > s.lim.MaxLogBytes || len(x.recs) > s.lim.MaxEntries {
+		return nil, errNoPath
+	}
 	grown := size - x.covered
 	extended := len(x.recs)
 	if grown > 0 {
@@ -292,6 +297,9 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 		}
 		for _, i := range order[k:j] {
 			r := &x.recs[i]
+			if int64(r.n) > p.lim.MaxLineBytes {
+				return nil, errNoIndex // a whole read says what it does with it
+			}
 			line := buf[r.off-from : r.off-from+int64(r.n)]
 			e, ok, err := p.entryLine(line, true)
 			if err != nil || !ok || e.idHash() != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
@@ -478,12 +486,25 @@ func (s *FileStore) buildIndex(id, rel string) {
 	if err != nil || size < pathIndexMin {
 		return
 	}
+	key, sig := fmt.Sprintf("%p/%s", s, id), [2]int64{int64(ino), size}
+	if v, ok := unindexable.Load(key); ok && v == sig {
+		return // found to get none, and not changed since
+	}
 	x, err := buildPathIndex(f, size, ino, s.lim)
+	if errors.Is(err, errIrregular) {
+		unindexable.Store(key, sig)
+	}
 	if err != nil {
 		return
 	}
+	unindexable.Delete(key)
 	s.savePathIndex(id, x)
 }
+
+// unindexable holds, by store and session, the file (inode and size) a
+// build found to get no index (errIrregular), so that every open of it
+// does not read it again in the background.
+var unindexable sync.Map
 
 // savePathIndex writes x as the index of session id (best effort: an
 // index is a cache).

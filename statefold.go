@@ -243,7 +243,14 @@ func (f *stateFold) mark(j int32, st State, seen, based bool) {
 	if f.marks == nil {
 		f.marks = map[int32]foldMark{}
 	}
-	f.marks[j] = foldMark{st: maps0(st, len(st)), seen: seen, based: based}
+	// An empty fold (most paths of a session without state) is kept as
+	// nil: a compaction's fold of a long path marked every few entries,
+	// a map each, whatever the state held.
+	var cp State
+	if len(st) > 0 {
+		cp = maps0(st, len(st))
+	}
+	f.marks[j] = foldMark{st: cp, seen: seen, based: based}
 	f.held += len(st) + 1
 }
 
