@@ -367,7 +367,7 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 			}
 			r.parent = pi
 			r.depth = x.recs[pi].depth + 1
-			x.inheritNew(&r, pi)
+			x.inherit(&r, pi)
 		}
 		x.recs = append(x.recs, r)
 		stripped = append(stripped, strippedEntry(e))
@@ -390,18 +390,6 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 	slices.SortFunc(added, cmpHashRef)
 	x.byHash = mergeHashRefs(x.byHash, added)
 	return nil
-}
-
-// inheritNew is inherit for a record not yet in x.recs.
-func (x *pathIndex) inheritNew(r *pathRec, p int32) {
-	pr := &x.recs[p]
-	r.set, r.asst = pr.set, pr.asst
-	if pr.flags&prSetting != 0 {
-		r.set = p
-	}
-	if pr.flags&prAssistant != 0 {
-		r.asst = p
-	}
 }
 
 func cmpHashRef(a, b hashRef) int {

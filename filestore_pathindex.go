@@ -307,15 +307,7 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 	for i, r := range x.recs {
 		x.byHash = append(x.byHash, hashRef{h: r.idh, i: int32(i)})
 	}
-	slices.SortFunc(x.byHash, func(a, b hashRef) int {
-		switch {
-		case a.h < b.h:
-			return -1
-		case a.h > b.h:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(x.byHash, cmpHashRef)
 	for i := 1; i < len(x.byHash); i++ {
 		if x.byHash[i].h == x.byHash[i-1].h {
 			return nil, errIrregular // a duplicate id (or two ids of one hash)
@@ -335,7 +327,8 @@ func cutAppends(entries []Entry, marked []markAt) bool {
 	return len(cut) > 0
 }
 
-// inherit sets r's nearest ancestors from its parent p.
+// inherit sets r's nearest ancestors from its parent p (r need not be in
+// x.recs yet).
 func (x *pathIndex) inherit(r *pathRec, p int32) {
 	pr := &x.recs[p]
 	r.set, r.asst = pr.set, pr.asst
