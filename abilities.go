@@ -146,6 +146,40 @@ type TailLoader interface {
 	LoadTail(ctx context.Context, id string, n int, last string) (*Log, error)
 }
 
+// PathLoader is an optional Store ability: loading what the context at
+// a session's default leaf reads, without the rest of a long history.
+// Open uses it when the store itself has it (a wrapper that changes
+// entries, such as a codec, does not pass it on); the handle it returns
+// reads the rest through Load when a method needs it.
+//
+// The default leaf is the target of the log's last entry when that is a
+// leaf marker, else the last entry. When the path from the root to it
+// holds a compaction, the entries returned are, in path order:
+//   - from the path before the start (below), each entry of kind
+//     thinking_level_change, model_change, mode_change or ttsr_injection,
+//     and the latest assistant message naming a provider or a model;
+//   - the path from the start to the leaf, where the start is the latest
+//     compaction's first kept entry if that lies on the path before it,
+//     else the compaction.
+//
+// With no compaction on the path, or when that is every entry, the store
+// returns the whole log with Complete set. Each entry is returned as
+// Load would return it.
+type PathLoader interface {
+	LoadPath(ctx context.Context, id string) (*PathLog, error)
+}
+
+// PathLog is what LoadPath returns.
+type PathLog struct {
+	// Log holds the header and either every entry in log order
+	// (Complete) or the entries of the path described at PathLoader.
+	// Malformed and Torn are those of a whole read (nil when not
+	// Complete: the store reads them when the rest is read).
+	Log      *Log
+	Complete bool
+	Last     string // the id of the log's last entry (AppendOptions.IfLast)
+}
+
 // EntryCreator is an optional Store ability: creating a session with its
 // first entries in one step, all or none (ErrExists, ErrInvalidID and the
 // append's errors as Create and Append give them). A deferred session

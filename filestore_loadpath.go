@@ -20,7 +20,7 @@ import (
 // reads the whole file, as Load does, and builds the index in the
 // background for the next open.
 
-var _ pathLoader = (*FileStore)(nil)
+var _ PathLoader = (*FileStore)(nil)
 
 // pathIndexMin is the size of log below which no index is kept: a
 // short session reads whole as fast. Tests set it to 0.
@@ -46,8 +46,8 @@ var (
 	errNoPath  = errors.New("session: the path is the whole history")
 )
 
-// loadPath implements pathLoader.
-func (s *FileStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
+// LoadPath implements PathLoader.
+func (s *FileStore) LoadPath(ctx context.Context, id string) (*PathLog, error) {
 	if !s.opts.Strict && !s.fileOnly {
 		pl, err := s.loadByIndex(ctx, id)
 		switch {
@@ -58,7 +58,7 @@ func (s *FileStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &pathLog{Log: log, complete: true, last: lastID(log.Entries)}, nil
+			return &PathLog{Log: log, Complete: true, Last: lastID(log.Entries)}, nil
 		case !errors.Is(err, errNoIndex):
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func (s *FileStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
 		// this one a second read of the file.
 		s.indexLater(id)
 	}
-	return &pathLog{Log: log, complete: true, last: lastID(log.Entries)}, nil
+	return &PathLog{Log: log, Complete: true, Last: lastID(log.Entries)}, nil
 }
 
 // hasKind reports whether an entry of kind k is among entries.
@@ -86,9 +86,9 @@ func hasKind(entries []Entry, k entryKind) bool {
 	return false
 }
 
-// loadByIndex is loadPath through the index; errNoIndex when there is
+// loadByIndex is LoadPath through the index; errNoIndex when there is
 // none to use.
-func (s *FileStore) loadByIndex(ctx context.Context, id string) (*pathLog, error) {
+func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error) {
 	x := s.readPathIndex(id)
 	if x == nil {
 		return nil, errNoIndex
@@ -155,7 +155,7 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*pathLog, error
 
 // readPath reads, from the log in f that x describes, the header and the
 // entries an open by path holds, each checked against x.
-func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, error) {
+func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, error) {
 	n := int32(len(x.recs))
 	if n == 0 {
 		return nil, errNoIndex
@@ -254,7 +254,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*pathLog, er
 		}
 		lastID = le.id
 	}
-	pl := &pathLog{Log: &Log{Header: p.header}, last: lastID, complete: int(n) == len(chain)}
+	pl := &PathLog{Log: &Log{Header: p.header}, Last: lastID, Complete: int(n) == len(chain)}
 	pl.Log.Entries = entries
 	return pl, nil
 }
@@ -417,13 +417,13 @@ func mergeHashRefs(a, b []hashRef) []hashRef {
 
 // resetFromIndex makes fsess describe the file x describes, from which
 // pl was read.
-func (fsess *fileSession) resetFromIndex(x *pathIndex, pl *pathLog) {
+func (fsess *fileSession) resetFromIndex(x *pathIndex, pl *PathLog) {
 	fsess.size, fsess.cut, fsess.needNL = x.covered, false, false
 	fsess.compressed = false
 	fsess.ids = idSet{m: map[uint64]struct{}{}, base: x.byHash}
 	fsess.fold = x.fold
 	fsess.count = len(x.recs)
-	fsess.last = pl.last
+	fsess.last = pl.Last
 	fsess.header = pl.Log.Header.Clone()
 	fsess.loaded = true
 	fsess.lines = x.lines

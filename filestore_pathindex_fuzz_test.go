@@ -89,8 +89,8 @@ func FuzzPathIndex(f *testing.F) {
 			t.Fatalf("an open by path read a log with lines a whole read skips")
 		}
 		chain, complete := pathSubset(log.Entries)
-		if complete != pl.complete || !slices.Equal(idsOf(chain), idsOf(pl.Log.Entries)) || pl.last != lastID(log.Entries) {
-			t.Fatalf("an open by path read %v (last %s), a whole read gives %v (last %s)", idsOf(pl.Log.Entries), pl.last, idsOf(chain), lastID(log.Entries))
+		if complete != pl.Complete || !slices.Equal(idsOf(chain), idsOf(pl.Log.Entries)) || pl.Last != lastID(log.Entries) {
+			t.Fatalf("an open by path read %v (last %s), a whole read gives %v (last %s)", idsOf(pl.Log.Entries), pl.Last, idsOf(chain), lastID(log.Entries))
 		}
 	})
 }

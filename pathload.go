@@ -9,7 +9,7 @@ import (
 //
 // After a compaction the model sees a summary and the entries from the
 // compaction's first kept entry on; everything before is history. A
-// store that can (pathLoader) gives Open only what the context at the
+// store that can (the PathLoader ability) gives Open only what the context at the
 // default leaf needs: the path from the first kept entry of the latest
 // compaction on it to the leaf, and, before that, the entries of the
 // earlier path that the context still reads: its settings (thinking
@@ -26,21 +26,6 @@ import (
 // opened whole (a Reload that keeps the leaf). TestPartialGates checks
 // that every exported method of Session either calls whole or is named
 // in partialSafe.
-
-// pathLoader is implemented by stores that can load the path of a
-// session's default leaf without the rest of its history.
-type pathLoader interface {
-	loadPath(ctx context.Context, id string) (*pathLog, error)
-}
-
-// pathLog is what a path load returns.
-type pathLog struct {
-	Log *Log // the header and, when complete, every entry; else the chain (see above)
-	// complete: Log.Entries are all the session's entries (a short
-	// session, or one whose path has no compaction to start from).
-	complete bool
-	last     string // the id of the session's last entry (for IfLast)
-}
 
 // partInfo is what a partial handle knows of the history it did not
 // read.
@@ -178,16 +163,16 @@ func newChainTree(entries []Entry) *tree {
 	return t
 }
 
-// loadPath implements pathLoader.
-func (s *MemoryStore) loadPath(ctx context.Context, id string) (*pathLog, error) {
+// LoadPath implements PathLoader.
+func (s *MemoryStore) LoadPath(ctx context.Context, id string) (*PathLog, error) {
 	log, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	pl := &pathLog{Log: log, complete: true, last: lastID(log.Entries)}
+	pl := &PathLog{Log: log, Complete: true, Last: lastID(log.Entries)}
 	if chain, complete := pathSubset(log.Entries); !complete {
 		pl.Log = &Log{Header: log.Header, Entries: chain}
-		pl.complete = false
+		pl.Complete = false
 	}
 	return pl, nil
 }
@@ -195,7 +180,7 @@ func (s *MemoryStore) loadPath(ctx context.Context, id string) (*pathLog, error)
 // openPath loads session id from store, by its path where the store can
 // (see above), and returns its handle and what was read.
 func openPath(ctx context.Context, store Store, id string) (*Session, *Log, error) {
-	pl, ok := store.(pathLoader)
+	pl, ok := store.(PathLoader)
 	if !ok {
 		log, err := store.Load(ctx, id)
 		if err != nil {
@@ -203,16 +188,24 @@ func openPath(ctx context.Context, store Store, id string) (*Session, *Log, erro
 		}
 		return newSession(store, log), log, nil
 	}
-	p, err := pl.loadPath(ctx, id)
+	p, err := pl.LoadPath(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if p.complete {
+	if p == nil || p.Log == nil || (!p.Complete && (len(p.Log.Entries) == 0 || p.Last == "")) {
+		// Not an answer the contract allows: read the whole log.
+		log, err := store.Load(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		return newSession(store, log), log, nil
+	}
+	if p.Complete {
 		return newSession(store, p.Log), p.Log, nil
 	}
 	s := newSessionTree(store, p.Log, newChainTree(p.Log.Entries))
-	s.part = &partInfo{last: p.last}
-	s.last = p.last
+	s.part = &partInfo{last: p.Last}
+	s.last = p.Last
 	return s, p.Log, nil
 }
 
