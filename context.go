@@ -873,10 +873,10 @@ func entryMillis(e Entry) int64 {
 // cc when it is the cache of the leaf's context (msgreuse.go), made anew
 // when nil (copyMessages); the other slices are shared, with their
 // capacity capped.
-func (pc *pathCtx) snapshot(t *tree, cc *copyCache) *Context {
+func (pc *pathCtx) snapshot(t *tree, cc *copyCaches) *Context {
 	var msgs []*Message
 	if cc != nil {
-		msgs = cc.copies(pc.msgs)
+		msgs = cc.forContext(pc.msgs)
 	} else {
 		msgs = copyMessages(pc.msgs)
 	}

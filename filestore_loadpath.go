@@ -1,15 +1,19 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agentsession/session/internal/jsonx"
 )
 
 // A FileStore opens a session by its path (pathload.go) through its path
@@ -270,56 +274,105 @@ func (x *pathIndex) readEntry(f io.ReaderAt, i int32, p *logParser) (Entry, erro
 
 // readEntries reads the entries of records idx (in that order), the
 // lines near each other in one read, each checked against its record.
+// A long chain's lines are read and parsed on several cores (a resume's
+// cost is mostly this), each worker through a buffer of its own that it
+// reuses: what an entry keeps is copied to the worker's arena.
 func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Entry, error) {
-	order := slices.Clone(idx)
-	slices.SortFunc(order, func(a, b int32) int {
-		switch {
-		case x.recs[a].off < x.recs[b].off:
-			return -1
-		case x.recs[a].off > x.recs[b].off:
-			return 1
+	// order: positions in idx, by offset in the file.
+	order := make([]int32, len(idx))
+	var total int64
+	for k := range order {
+		order[k] = int32(k)
+		r := &x.recs[idx[k]]
+		if int64(r.n) > p.lim.MaxLineBytes {
+			return nil, errNoIndex // a whole read says what it does with it
 		}
-		return 0
-	})
-	got := make(map[int32]Entry, len(idx))
-	const gap = 64 << 10
-	for k := 0; k < len(order); {
-		from := x.recs[order[k]].off
-		end := from + int64(x.recs[order[k]].n)
-		j := k + 1
-		for j < len(order) && x.recs[order[j]].off <= end+gap {
-			end = max(end, x.recs[order[j]].off+int64(x.recs[order[j]].n))
-			j++
+		total += int64(r.n)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(x.recs[idx[a]].off, x.recs[idx[b]].off) })
+	out := make([]Entry, len(idx))
+	block := int(min(max(total/16, 4<<10), 256<<10))
+	// read parses the entries at order[from:to].
+	read := func(p *logParser, from, to int) error {
+		// As the whole reader does: a message entry is read in one pass,
+		// its message decoded (compactLine), the others the general way.
+		arena := jsonx.Arena{Block: block}
+		var spans []jsonx.Span
+		var buf []byte
+		const gap, most = 64 << 10, 1 << 20
+		for k := from; k < to; {
+			r0 := &x.recs[idx[order[k]]]
+			start, end := r0.off, r0.off+int64(r0.n)
+			j := k + 1
+			for ; j < to; j++ {
+				r := &x.recs[idx[order[j]]]
+				if r.off > end+gap || r.off+int64(r.n)-start > most {
+					break
+				}
+				end = max(end, r.off+int64(r.n))
+			}
+			if int64(cap(buf)) < end-start {
+				buf = make([]byte, end-start)
+			}
+			buf = buf[:end-start]
+			if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			for _, pos := range order[k:j] {
+				r := &x.recs[idx[pos]]
+				// The buffer is this read's own: a line's marker is cut
+				// in place (the index vouches that its append is whole).
+				line := cutMarkInPlace(buf[r.off-start : r.off-start+int64(r.n)])
+				e, ok := compactLine(line, &arena, &spans)
+				if ok {
+					p.line++
+				} else {
+					var err error
+					if e, ok, err = p.entryLine(line, true); err != nil || !ok {
+						return errNoIndex
+					}
+					e = compactEntry(e, &arena)
+				}
+				if e.idHash() != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
+					return errNoIndex
+				}
+				// Whether a message names its model matters to the open
+				// for the one before the path it reads (asst): that one
+				// is decoded and checked there, the others are not.
+				out[pos] = e
+			}
+			k = j
 		}
-		buf := make([]byte, end-from)
-		if _, err := f.ReadAt(buf, from); err != nil && !(errors.Is(err, io.EOF)) {
+		if len(p.malformed)+len(p.zeroed)+len(p.partial) > 0 || p.torn != nil {
+			return errNoIndex
+		}
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, int(total/(1<<20))+1)
+	if workers <= 1 {
+		if err := read(p, 0, len(order)); err != nil {
 			return nil, err
 		}
-		for _, i := range order[k:j] {
-			r := &x.recs[i]
-			if int64(r.n) > p.lim.MaxLineBytes {
-				return nil, errNoIndex // a whole read says what it does with it
+		return out, nil
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	per := (len(order) + workers - 1) / workers
+	for w := range workers {
+		from, to := w*per, min(len(order), (w+1)*per)
+		wg.Go(func() {
+			wp := &logParser{strict: p.strict, lim: p.lim, gotHeader: true, header: p.header}
+			errs[w] = read(wp, from, to)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, errNoIndex) {
+				return nil, err
 			}
-			line := buf[r.off-from : r.off-from+int64(r.n)]
-			e, ok, err := p.entryLine(line, true)
-			if err != nil || !ok || e.idHash() != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
-				return nil, errNoIndex
-			}
-			// Whether a message names its model matters to the open for
-			// the one before the path it reads (asst): that one is
-			// decoded and checked there, the others are not.
-			got[i] = e
 		}
-		k = j
-	}
-	// Marked lines are entries: the index was built or extended over
-	// their whole appends.
-	if len(p.malformed)+len(p.zeroed)+len(p.partial) > 0 || p.torn != nil {
 		return nil, errNoIndex
-	}
-	out := make([]Entry, len(idx))
-	for k, i := range idx {
-		out[k] = got[i]
 	}
 	return out, nil
 }

@@ -432,8 +432,18 @@ func eachLine(f io.ReaderAt, from, end, maxLine int64, fn func(off int64, line [
 // readPathIndex reads the index of the session file at rel in the
 // store's tree; nil when there is none or it is damaged.
 func (s *FileStore) readPathIndex(id string) *pathIndex {
-	data, err := readFileRoot(s.r, s.pathIndexName(id))
+	f, fi, err := openRegularStat(s.r, s.pathIndexName(id))
 	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	// One read of the size the stat gives (io.ReadAll would grow its
+	// buffer by doubling: twice the index in garbage on every open).
+	if fi.Size() > maxIndexBytes {
+		return nil
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil
 	}
 	x, err := decodePathIndex(data)

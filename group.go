@@ -124,23 +124,42 @@ const markWindow = 64 + maxMarkedID
 // line is not modified: a marked one comes back as a copy. Only the end
 // of the line is looked at, so this costs the same for lines of any size.
 func cutMark(line []byte) (_ []byte, m appendMark, ok bool) {
+	start, m, ok := findMark(line)
+	if !ok {
+		return line, m, false
+	}
+	out := make([]byte, 0, start+1)
+	out = append(out, line[:start]...)
+	return append(out, '}'), m, true
+}
+
+// cutMarkInPlace is cutMark for a line the caller owns: the line
+// without its marker is written over it.
+func cutMarkInPlace(line []byte) []byte {
+	start, _, ok := findMark(line)
+	if !ok {
+		return line
+	}
+	line[start] = '}'
+	return line[:start+1]
+}
+
+// findMark returns where the marker of line starts, and the marker.
+func findMark(line []byte) (start int, m appendMark, ok bool) {
 	v := bytes.TrimRight(line, " \t\r")
 	if len(v) < len(markSuffix)+7 || v[len(v)-1] != '}' || v[len(v)-2] != '"' {
-		return line, m, false
+		return 0, m, false
 	}
 	tail := v[max(0, len(v)-markWindow):]
 	i := bytes.LastIndex(tail, markSuffix)
 	if i < 0 || i+len(markSuffix) > len(tail)-2 {
-		return line, m, false
+		return 0, m, false
 	}
 	val := tail[i+len(markSuffix) : len(tail)-2] // between the quotes
 	if m, ok = parseMark(val); !ok {
-		return line, m, false // not a marker this package wrote
+		return 0, m, false // not a marker this package wrote
 	}
-	start := len(v) - len(tail) + i
-	out := make([]byte, 0, start+1)
-	out = append(out, v[:start]...)
-	return append(out, '}'), m, true
+	return len(v) - len(tail) + i, m, true
 }
 
 // parseMark reads a marker's value, "k/n/id" or "k/n#hash".

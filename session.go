@@ -498,7 +498,7 @@ func (s *Session) Labels() map[string]string {
 func (s *Session) Context() *Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leafCtx().snapshot(s.t, &s.copies.ctx)
+	return s.leafCtx().snapshot(s.t, &s.copies)
 }
 
 func (s *Session) leafCtx() *pathCtx {
@@ -531,7 +531,7 @@ func (s *Session) ContextAt(id string) (*Context, error) {
 		}
 	}
 	if i == s.leaf {
-		return s.leafCtx().snapshot(s.t, &s.copies.ctx), nil
+		return s.leafCtx().snapshot(s.t, &s.copies), nil
 	}
 	return s.t.buildContext(i).snapshot(s.t, nil), nil
 }
@@ -552,7 +552,7 @@ func (s *Session) Messages(ctx context.Context) ([]*Message, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	return s.copies.model.copies(s.leafCtx().forModel()), nil
+	return s.copies.forModel(s.leafCtx().forModel()), nil
 }
 
 // SharedMessages is Messages without the copy, for the hot path of an
