@@ -58,6 +58,13 @@
 //     seq) primary key, so a handle catching up pays for what is new, not
 //     for the length of the log. (A session whose header is of an older
 //     format version is migrated whole, as Load does.)
+//   - LoadPath (session.PathLoader, which session.Open uses) reads,
+//     in one query, the entries the context at the default leaf reads:
+//     its path back to the latest compaction's first kept entry, and the
+//     settings and the assistant message naming a model before it (see
+//     Version 9 below), so that resuming a long compacted session costs
+//     what its context holds. A session with no compaction on that path,
+//     or whose rows have no known place, is read whole, as Load does.
 //   - Rewrite replaces header and entries in one transaction, only if
 //     session.RewriteOptions still hold: they are checked against the
 //     stored last entry and entry count under the session row's lock, so
@@ -245,7 +252,7 @@
 // it (their appends are made one by one), and New refuses a version 6
 // schema, so a replica that restarts needs this package.
 //
-// Version 8 (SchemaVersion, migrations/0008_lz4.sql) has the entries
+// Version 8 (migrations/0008_lz4.sql) has the entries
 // written from then on compressed with lz4 rather than pglz, on a
 // server that has it (PostgreSQL 14 and later, built with lz4; on
 // others it changes nothing): compressing a large line costs the server
@@ -253,6 +260,24 @@
 // rewritten (each value records its method, and the entries stored
 // before read as they did); replicas running a version 7 package keep
 // working beside it, their entries compressed with lz4 too.
+//
+// Version 9 (SchemaVersion, migrations/0009_path.sql) keeps each
+// entry's place in its session's tree beside it (its parent's row, its
+// depth, its nearest setting, assistant message naming a model and
+// compaction, the run of consecutive rows it ends), written by new
+// signatures of agentsession_append and agentsession_append_batch (one
+// round trip per append, as before) and by Rewrite, so that LoadPath
+// (session.PathLoader, which session.Open uses) reads the default
+// leaf's path back to its latest compaction in one query, not the whole
+// session. The columns are added NULL, without a table rewrite: the
+// rows written before, or by a replica running a version 8 package (its
+// function signatures stay, and write NULL), have no known place, and
+// LoadPath reads such a session whole, as Load does, then fills the
+// places of its rows in the background (one repeatable-read transaction
+// that reads the session and updates the rows still NULL; a rewrite
+// meanwhile makes it fail, and the next open tries again). Replicas
+// running a version 8 package keep working beside it; New refuses a
+// version 8 schema, so a replica that restarts needs this package.
 //
 // It imports the session package, storekit and pgx; the session package
 // never imports it.

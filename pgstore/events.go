@@ -159,6 +159,13 @@ func (s *Store) Hub() *session.Hub { return &s.ev.hub }
 // Store's pins of blobs go (see PinBlobs). The pool stays the caller's;
 // the store's other methods keep working (PutBlob pins nothing more).
 func (s *Store) Close() error {
+	s.fill.mu.Lock()
+	s.fill.closed = true
+	if s.fill.stop != nil {
+		s.fill.stop()
+	}
+	s.fill.mu.Unlock()
+	s.fill.wg.Wait() // the fills of places in flight (pathload.go)
 	s.closePins()
 	s.ev.mu.Lock()
 	s.ev.closed = true

@@ -72,6 +72,7 @@ type pending struct {
 	size      int    // bytes of the lines, newlines included
 	title     []byte // nil: the title stays
 	firstUser []byte // the derived title of a user message, nil if none
+	places    appendPlaces
 	done      chan answer
 }
 
@@ -84,10 +85,13 @@ type answer struct {
 
 // appendCall calls agentsession_append for an append of messages.
 const appendCall = `SELECT agentsession_append($1, $2, $3, $4, $5, $6::bytea, $7, $8, $9,
-		$10::bytea, $11::bytea, $12::bytea, $13::bytea, $14::bytea[], $15::text)`
+		$10::bytea, $11::bytea, $12::bytea, $13::bytea, $14::bytea[], $15::text,
+		$16::integer[], $17::text[], $18::smallint[], $19::text[])`
 
-// batchCall calls agentsession_append_batch (migrations/0007).
-const batchCall = `SELECT agentsession_append_batch($1, $2, $3, $4, $5, $6, $7::bytea[], $8, $9::bytea[], $10, $11, $12)`
+// batchCall calls agentsession_append_batch (migrations/0007, with the
+// places of 0009).
+const batchCall = `SELECT agentsession_append_batch($1, $2, $3, $4, $5, $6, $7::bytea[], $8, $9::bytea[], $10, $11, $12,
+		$13::integer[], $14::text[], $15::smallint[], $16::text[])`
 
 // appendGrouped makes the append p: alone when a flight is free, else
 // in a batch. It returns the function's answer.
@@ -120,7 +124,8 @@ func (s *Store) appendGrouped(p *pending) (string, error) {
 // appendAlone makes the append p in its own implicit transaction.
 func (s *Store) appendAlone(ctx context.Context, p *pending) (res string, err error) {
 	err = s.pool.QueryRow(ctx, appendCall, p.id, p.opts.IfLast, p.opts.IfEmpty, p.ids, p.raws, p.title, p.size,
-		int64(s.lim.MaxEntries), s.lim.MaxLogBytes, p.firstUser, []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin).Scan(&res)
+		int64(s.lim.MaxEntries), s.lim.MaxLogBytes, p.firstUser, []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin,
+		p.places.pidx, p.places.parents, p.places.flags, p.places.kept).Scan(&res)
 	return res, err
 }
 
@@ -234,15 +239,18 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) ([]string, er
 	ifEmpty, counts := make([]bool, n), make([]int32, n)
 	titles, sizes, firstUsers := make([][]byte, n), make([]int64, n), make([][]byte, n)
 	ids, raws := []string{}, [][]byte{} // empty arrays, never NULL
+	pl := appendPlaces{pidx: []int32{}, parents: []string{}, flags: []int16{}, kept: []*string{}}
 	for i, p := range batch {
 		sessions[i], ifLast[i], ifEmpty[i], counts[i] = p.id, p.opts.IfLast, p.opts.IfEmpty, int32(len(p.ids))
 		titles[i], sizes[i], firstUsers[i] = p.title, int64(p.size), p.firstUser
 		ids = append(ids, p.ids...)
 		raws = append(raws, p.raws...)
+		pl.pidx, pl.parents = append(pl.pidx, p.places.pidx...), append(pl.parents, p.places.parents...)
+		pl.flags, pl.kept = append(pl.flags, p.places.flags...), append(pl.kept, p.places.kept...)
 	}
 	var res []*string
 	err := s.pool.QueryRow(ctx, batchCall, sessions, ifLast, ifEmpty, counts, ids, raws, titles, sizes, firstUsers,
-		int64(s.lim.MaxEntries), s.lim.MaxLogBytes, s.origin).Scan(&res)
+		int64(s.lim.MaxEntries), s.lim.MaxLogBytes, s.origin, pl.pidx, pl.parents, pl.flags, pl.kept).Scan(&res)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,7 +52,7 @@ type Options struct {
 }
 
 // Store keeps sessions in PostgreSQL. It implements session.Store,
-// TailLoader, Archiver, SharedStateStore and Subscriber, and
+// TailLoader, PathLoader (pathload.go), Archiver, SharedStateStore and Subscriber, and
 // session.BlobStore, BlobCollector and BlobSweeper with the blobs of
 // workspace snapshots, and is safe for concurrent use by many
 // goroutines, processes and machines. Close it when done with it (the
@@ -66,6 +67,7 @@ type Store struct {
 	ev      events
 	appends group  // the appends of messages in flight, and those waiting (group.go)
 	pins    pinSet // the blobs this Store pins (pins.go)
+	fill    fills  // the places being filled in the background (pathload.go)
 }
 
 var (
@@ -73,6 +75,16 @@ var (
 	_ session.TailLoader   = (*Store)(nil)
 	_ session.EntryCreator = (*Store)(nil)
 )
+
+// fills are the fills of places in flight (Store.fillLater).
+type fills struct {
+	mu     sync.Mutex
+	busy   map[string]bool // by session
+	closed bool
+	ctx    context.Context // ended by Close
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+}
 
 // New returns a Store on pool. It checks that the schema is at
 // SchemaVersion (ErrSchema otherwise: run Migrate first; ErrUnavailable
@@ -410,8 +422,10 @@ func (s *Store) appendIn(ctx context.Context, tx pgx.Tx, id string, opts session
 	if t, ok := titleOf(entries); ok {
 		title = utf8Bytes(t)
 	}
+	pl := placesOf(entries)
 	args := []any{id, opts.IfLast, opts.IfEmpty, ids, raws, title, size, int64(s.lim.MaxEntries), s.lim.MaxLogBytes,
-		[]byte(nil), []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin}
+		[]byte(nil), []byte(nil), []byte(nil), []byte(nil), [][]byte(nil), s.origin,
+		pl.pidx, pl.parents, pl.flags, pl.kept}
 	if changes, firstUser := foldDelta(entries); !changes {
 		// The usual append (messages): one statement, which sets the
 		// fold's first user message itself when it has none; with the
@@ -423,7 +437,7 @@ func (s *Store) appendIn(ctx context.Context, tx pgx.Tx, id string, opts session
 		if tx != nil {
 			err = tx.QueryRow(ctx, appendCall, args...).Scan(&res)
 		} else {
-			res, err = s.appendGrouped(&pending{ctx: ctx, id: id, opts: opts, ids: ids, raws: raws, size: size, title: title, firstUser: args[9].([]byte)})
+			res, err = s.appendGrouped(&pending{ctx: ctx, id: id, opts: opts, ids: ids, raws: raws, size: size, title: title, firstUser: args[9].([]byte), places: pl})
 		}
 		return res, ids, raws, err
 	}
@@ -797,6 +811,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 		f.Add(e)
 	}
 	m := metaOf(h, &f)
+	places := placesOfLog(entries)
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		var count int
 		var stored string
@@ -814,9 +829,10 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 		if _, err := tx.Exec(ctx, `DELETE FROM agentsession_entries WHERE session_id = $1`, id); err != nil {
 			return err
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"agentsession_entries"}, []string{"session_id", "seq", "entry_id", "raw"},
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"agentsession_entries"}, []string{"session_id", "seq", "entry_id", "raw",
+			"parent_seq", "depth", "flags", "set_seq", "asst_seq", "comp_seq", "run_seq", "kept_id"},
 			pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
-				return []any{id, int32(i + 1), entries[i].ID(), entries[i].AppendJSON(nil)}, nil
+				return append([]any{id, int32(i + 1), entries[i].ID(), entries[i].AppendJSON(nil)}, places[i].row()...), nil
 			}))
 		if err != nil {
 			return err
