@@ -39,3 +39,6 @@ func QueuedAppends(s *Store) int {
 	defer g.mu.Unlock()
 	return len(g.queue)
 }
+
+// WaitFills waits for the fills of places s runs in the background.
+func WaitFills(s *Store) { s.fill.wg.Wait() }

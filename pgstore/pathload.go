@@ -1,7 +1,9 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,6 +57,8 @@ sets AS (SELECT start.set_seq AS seq FROM start WHERE start.set_seq > 0
 	UNION ALL
 	SELECT e.set_seq FROM sets, agentsession_entries e WHERE e.session_id = $1 AND e.seq = sets.seq AND e.set_seq > 0),
 asst AS (SELECT e.seq, e.flags FROM start, agentsession_entries e WHERE e.session_id = $1 AND e.seq = start.asst_seq),
+ranges AS MATERIALIZED (SELECT greatest(runs.lo, runs.hi - (runs.hd - start.depth)) AS a, runs.hi AS b
+	FROM runs, start WHERE runs.hd >= start.depth),
 mode AS (SELECT CASE
 	WHEN (SELECT over FROM s) THEN 'over'
 	WHEN (SELECT depth FROM start) > 0 AND NOT coalesce((SELECT flags & 16 <> 0 FROM asst), false) THEN 'path'
@@ -64,8 +68,8 @@ SELECT 0, s.header, s.size, s.entry_count, s.last_entry, (SELECT m FROM mode),
 FROM s
 UNION ALL
 SELECT e.seq, e.raw, NULL, NULL, NULL, NULL, NULL
-FROM runs, start, LATERAL (SELECT e.seq, e.raw FROM agentsession_entries e WHERE e.session_id = $1
-	AND e.seq BETWEEN greatest(runs.lo, runs.hi - (runs.hd - start.depth)) AND runs.hi) e
+FROM ranges, LATERAL (SELECT e.seq, e.raw FROM agentsession_entries e WHERE e.session_id = $1
+	AND e.seq BETWEEN ranges.a AND ranges.b) e
 WHERE (SELECT m FROM mode) = 'path'
 UNION ALL
 SELECT e.seq, e.raw, NULL, NULL, NULL, NULL, NULL
@@ -82,34 +86,61 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 	if err := session.ValidateID(id); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, pathQuery, id, s.lim.MaxLogBytes, int64(s.lim.MaxEntries))
+	// One round trip: the query in a transaction of its own, without
+	// JIT compilation, which the planner's guesses at the recursive
+	// parts would turn on, and which costs the query many times what it
+	// saves.
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN READ ONLY`)
+	b.Queue(`SET LOCAL jit = off`)
+	b.Queue(pathQuery, id, s.lim.MaxLogBytes, int64(s.lim.MaxEntries))
+	b.Queue(`COMMIT`)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, mapErr(ctx, err, "load "+id)
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, mapErr(ctx, err, "load "+id)
 	}
+	// The lines go into one buffer as they come (by ranges, in no
+	// order), and are put in order once all are in.
 	type line struct {
-		seq int64
-		raw []byte
+		seq      int64
+		off, end int
 	}
 	var (
-		header, raw []byte
+		header, buf []byte
 		size        int64
 		count       int
 		last, mode  string
 		known, got  bool
 		lines       []line
-		n           int
 	)
 	for rows.Next() {
-		var seq int64
-		var sz *int64
-		var cnt *int32
-		var lst, md *string
-		var kn *bool
-		if err := rows.Scan(&seq, &raw, &sz, &cnt, &lst, &md, &kn); err != nil {
-			rows.Close()
-			return nil, mapErr(ctx, err, "load "+id)
-		}
-		if seq == 0 {
+		vals, fds := rows.RawValues(), rows.FieldDescriptions()
+		fast := len(vals) == 7 && len(fds) == 7 && len(vals[0]) == 4 && fds[0].Format == pgx.BinaryFormatCode && fds[1].Format == pgx.BinaryFormatCode
+		if !fast || binary.BigEndian.Uint32(vals[0]) == 0 {
+			// The first row, or a pool of the simple protocol (text):
+			// let pgx decode the values.
+			var seq int64
+			var raw []byte
+			var sz *int64
+			var cnt *int32
+			var lst, md *string
+			var kn *bool
+			if err := rows.Scan(&seq, &raw, &sz, &cnt, &lst, &md, &kn); err != nil {
+				rows.Close()
+				return nil, mapErr(ctx, err, "load "+id)
+			}
+			if seq != 0 {
+				lines = append(lines, line{seq, len(buf), len(buf) + len(raw)})
+				buf = append(buf, raw...)
+				continue
+			}
 			if got || sz == nil || cnt == nil || lst == nil || md == nil || kn == nil {
 				rows.Close()
 				return nil, fmt.Errorf("pgstore: load %s: an unexpected first row", id)
@@ -117,10 +148,17 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 			got, header, size, count, last, mode, known = true, raw, *sz, int(*cnt), *lst, *md, *kn
 			continue
 		}
-		lines = append(lines, line{seq, raw})
-		n += len(raw) + 1
+		seq := int64(int32(binary.BigEndian.Uint32(vals[0])))
+		lines = append(lines, line{seq, len(buf), len(buf) + len(vals[1])})
+		buf = append(buf, vals[1]...)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, mapErr(ctx, err, "load "+id)
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, mapErr(ctx, err, "load "+id)
+	}
+	if err := br.Close(); err != nil {
 		return nil, mapErr(ctx, err, "load "+id)
 	}
 	if !got {
@@ -135,14 +173,15 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 	}
 	slices.SortFunc(lines, func(a, b line) int { return int(a.seq - b.seq) })
 	lines = slices.CompactFunc(lines, func(a, b line) bool { return a.seq == b.seq })
-	data := make([]byte, 0, len(header)+1+n)
+	if bytes.IndexByte(buf, '\n') >= 0 {
+		return s.loadWhole(ctx, id, false) // Load reports the line that holds one
+	}
+	data := make([]byte, 0, len(header)+1+len(buf)+len(lines))
 	data = append(append(data, header...), '\n')
 	for _, l := range lines {
-		if slices.Contains(l.raw, '\n') {
-			return s.loadWhole(ctx, id, false) // Load reports it, with its line
-		}
-		data = append(append(data, l.raw...), '\n')
+		data = append(append(data, buf[l.off:l.end]...), '\n')
 	}
+	buf = nil
 	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: s.limits})
 	if err != nil || log.MigratedFrom != 0 || len(log.Entries) != len(lines) {
 		// An older format is migrated whole (ids may change), and a

@@ -65,7 +65,7 @@ func BenchmarkResumeCompacted(b *testing.B) {
 // compactedSession writes W10k's turns [0, turns) to a session,
 // compacting every 2,000 turns but after the last 2,000, in a
 // MemoryStore, copies it to dst, and returns its id.
-func compactedSession(b *testing.B, dst session.Store, turns int) string {
+func compactedSession(b testing.TB, dst session.Store, turns int) string {
 	b.Helper()
 	ctx := context.Background()
 	mem := session.NewMemoryStore()

@@ -255,6 +255,13 @@ func ids(entries []session.Entry) []string {
 // Context and Messages of one opened whole; it returns the handle.
 func samePath(t *testing.T, pg session.Store, id string) *session.Session {
 	t.Helper()
+	return samePathOr(t, pg, id, false)
+}
+
+// samePathOr is samePath; orWhole lets LoadPath give the whole log
+// (Complete), as it does for rows whose places are not known.
+func samePathOr(t *testing.T, pg session.Store, id string, orWhole bool) *session.Session {
+	t.Helper()
 	ctx := context.Background()
 	mem := memOf(t, pg, id)
 	want, err := mem.LoadPath(ctx, id)
@@ -265,7 +272,15 @@ func samePath(t *testing.T, pg session.Store, id string) *session.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ids(got.Log.Entries), ids(want.Log.Entries)) || got.Complete != want.Complete || got.Last != want.Last {
+	wantIDs := ids(want.Log.Entries)
+	if orWhole && got.Complete {
+		all, err := pg.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs, want.Complete = ids(all.Entries), true
+	}
+	if !slices.Equal(ids(got.Log.Entries), wantIDs) || got.Complete != want.Complete || got.Last != want.Last {
 		t.Fatalf("LoadPath: %v complete=%v last=%s\nwant %v complete=%v last=%s",
 			ids(got.Log.Entries), got.Complete, got.Last, ids(want.Log.Entries), want.Complete, want.Last)
 	}
@@ -359,4 +374,77 @@ func TestLoadPathReadsThePath(t *testing.T) {
 	if _, err := pg.LoadPath(ctx, "nope"); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("LoadPath of a missing session: %v", err)
 	}
+}
+
+// TestLoadPathRowsFromBefore: sessions written by a version 8 package
+// (rows without places, before the migration and after it) open as a
+// whole read does; the open fills their places, and the next one reads
+// the path.
+func TestLoadPathRowsFromBefore(t *testing.T) {
+	ctx := context.Background()
+	pool := poolIn(t, newSchema(t), 4)
+	createVersion(t, pool, 8)
+	v8Append := func(id string, entries ...session.Entry) {
+		t.Helper()
+		var res string
+		if err := pool.QueryRow(ctx, `SELECT agentsession_append($1, '', false, $2, $3, NULL::bytea, 100, 100000, 100000000,
+			NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea[], '')`, id, ids(entries), raws(entries)).Scan(&res); err != nil || res != "" {
+			t.Fatalf("append: %q %v", res, err)
+		}
+	}
+	shapes := pathShapes(t)
+	names := []string{"several compactions", "branched, leaf on the older branch", "settings long before", "no compaction"}
+	for i, name := range names {
+		id := fmt.Sprintf("old-%d", i)
+		hb, _ := session.Header{ID: id, Cwd: "/w", Version: session.CurrentVersion}.MarshalJSON()
+		if _, err := pool.Exec(ctx, `INSERT INTO agentsession_sessions (id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, updated_at, size)
+			VALUES ($1, $2, '/w', '', '', '', clock_timestamp(), $3)`, id, hb, len(hb)+1); err != nil {
+			t.Fatal(err)
+		}
+		log := shapes[name]
+		v8Append(id, log[:len(log)/2]...)
+	}
+	if err := pgstore.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	// The rest as a version 8 replica appends it after the migration.
+	for i, name := range names {
+		log := shapes[name]
+		v8Append(fmt.Sprintf("old-%d", i), log[len(log)/2:]...)
+	}
+	pg, err := pgstore.New(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	for i, name := range names {
+		id := fmt.Sprintf("old-%d", i)
+		pl, err := pg.LoadPath(ctx, id)
+		if err != nil || !pl.Complete {
+			t.Fatalf("%s: LoadPath of rows from before: complete=%v, %v", name, pl != nil && pl.Complete, err)
+		}
+		samePathOr(t, pg, id, true).Close()
+		pgstore.WaitFills(pg)
+		pl, err = pg.LoadPath(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := name == "no compaction"; pl.Complete != want {
+			t.Fatalf("%s: after the fill, complete=%v", name, pl.Complete)
+		}
+		s := samePath(t, pg, id)
+		if _, err := s.Append(ctx, &session.Message{Role: session.RoleUser, Content: []session.Block{session.Text("more")}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		samePath(t, pg, id).Close()
+	}
+}
+
+func raws(entries []session.Entry) [][]byte {
+	out := make([][]byte, len(entries))
+	for i, e := range entries {
+		out[i] = e.AppendJSON(nil)
+	}
+	return out
 }
