@@ -138,7 +138,7 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 			}
 			if seq != 0 {
 				lines = append(lines, line{seq, len(buf), len(buf) + len(raw)})
-				buf = append(buf, raw...)
+				buf = appendDoubling(buf, raw)
 				continue
 			}
 			if got || sz == nil || cnt == nil || lst == nil || md == nil || kn == nil {
@@ -150,7 +150,7 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 		}
 		seq := int64(int32(binary.BigEndian.Uint32(vals[0])))
 		lines = append(lines, line{seq, len(buf), len(buf) + len(vals[1])})
-		buf = append(buf, vals[1]...)
+		buf = appendDoubling(buf, vals[1])
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapErr(ctx, err, "load "+id)
@@ -192,6 +192,18 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 		return s.loadWhole(ctx, id, false)
 	}
 	return &session.PathLog{Log: log, Complete: len(lines) == count, Last: last}, nil
+}
+
+// appendDoubling is append(buf, b...) with a buffer that doubles when
+// it grows (append grows a large one by a quarter: for the megabytes of a
+// path, five times their size allocated on the way).
+func appendDoubling(buf, b []byte) []byte {
+	if len(buf)+len(b) > cap(buf) {
+		nb := make([]byte, len(buf), max(2*cap(buf), len(buf)+len(b), 64<<10))
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, b...)
 }
 
 // loadWhole is LoadPath reading the whole log; fill fills the places of

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsession/session"
 	"github.com/agentsession/session/internal/workload"
@@ -36,10 +38,17 @@ func BenchmarkResumeCompacted(b *testing.B) {
 	for _, turns := range sizes {
 		dst, pool := newStoreConns(b, 4)
 		id := compactedSession(b, dst, turns)
+		if pl, err := dst.LoadPath(ctx, id); err != nil || pl.Complete {
+			b.Fatalf("LoadPath read the session whole (%v)", err)
+		} else {
+			b.Logf("the path: %d entries", len(pl.Log.Entries))
+		}
 		b.Run(fmt.Sprintf("W%dk-C", turns/1000), func(b *testing.B) {
 			b.ReportAllocs()
 			msgs := 0
+			var took []time.Duration
 			for b.Loop() {
+				t0 := time.Now()
 				store, err := pgstore.New(ctx, pool, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -54,10 +63,13 @@ func BenchmarkResumeCompacted(b *testing.B) {
 					b.Fatal(err)
 				}
 				msgs = len(m)
+				took = append(took, time.Since(t0))
 				s.Close()
 				store.Close()
 			}
 			b.ReportMetric(float64(msgs), "messages")
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
 		})
 	}
 }
