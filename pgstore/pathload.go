@@ -30,33 +30,39 @@ var _ session.PathLoader = (*Store)(nil)
 // 'path' (the rows after it are the path's entries, in no order),
 // 'whole' (read the whole log: no compaction on the path, or none that
 // saves anything), 'over' (over the limits: nothing more is read); and
-// whether the leaf's place is known.
+// whether the leaf's place is known. Each look-up of a row is a
+// LATERAL subquery with LIMIT 1 (a range, with OFFSET 0): an index
+// probe whatever the planner guesses of the CTEs (joins to them were
+// hashed over the session's every row, or scanned it).
 const pathQuery = `WITH RECURSIVE
 s AS (SELECT header, size, entry_count, last_entry, (size > $2 OR entry_count > $3) AS over
 	FROM agentsession_sessions WHERE id = $1),
-lst AS (SELECT e.seq, e.parent_seq, e.flags FROM s, agentsession_entries e
-	WHERE e.session_id = $1 AND e.seq = s.entry_count AND NOT s.over),
-leaf AS (SELECT e.seq, e.depth, e.comp_seq, e.run_seq FROM lst, agentsession_entries e
-	WHERE e.session_id = $1 AND e.seq = CASE WHEN lst.flags & 8 <> 0 THEN lst.parent_seq ELSE lst.seq END),
-comp AS (SELECT e.seq, e.depth, e.kept_id FROM leaf, agentsession_entries e
-	WHERE e.session_id = $1 AND e.seq = leaf.comp_seq),
+lst AS (SELECT e.* FROM s, LATERAL (SELECT e.seq, e.parent_seq, e.flags FROM agentsession_entries e
+	WHERE e.session_id = $1 AND e.seq = s.entry_count LIMIT 1) e WHERE NOT s.over),
+leaf AS (SELECT e.* FROM lst, LATERAL (SELECT e.seq, e.depth, e.comp_seq, e.run_seq FROM agentsession_entries e
+	WHERE e.session_id = $1 AND e.seq = CASE WHEN lst.flags & 8 <> 0 THEN lst.parent_seq ELSE lst.seq END LIMIT 1) e),
+comp AS (SELECT e.* FROM leaf, LATERAL (SELECT e.seq, e.depth, e.kept_id FROM agentsession_entries e
+	WHERE e.session_id = $1 AND e.seq = leaf.comp_seq LIMIT 1) e),
 kept AS (SELECT k.seq, k.depth FROM comp, LATERAL (SELECT e.seq, e.depth FROM agentsession_entries e
 		WHERE e.session_id = $1 AND e.entry_id = comp.kept_id ORDER BY e.seq DESC LIMIT 1) k
 	WHERE k.depth < comp.depth),
 target AS (SELECT coalesce((SELECT depth FROM kept), (SELECT depth FROM comp)) AS depth),
 runs AS (SELECT leaf.run_seq AS lo, leaf.seq AS hi, leaf.depth AS hd FROM leaf, comp
 	UNION ALL
-	SELECT p.run_seq, p.seq, p.depth FROM runs, agentsession_entries r, agentsession_entries p
-	WHERE runs.hd - (runs.hi - runs.lo) > (SELECT depth FROM target)
-		AND r.session_id = $1 AND r.seq = runs.lo AND p.session_id = $1 AND p.seq = r.parent_seq),
-start AS (SELECT e.seq, e.depth, e.set_seq, e.asst_seq FROM agentsession_entries e
+	SELECT p.run_seq, p.seq, p.depth FROM runs, LATERAL (SELECT p.run_seq, p.seq, p.depth FROM agentsession_entries p
+		WHERE p.session_id = $1 AND p.seq = (SELECT r.parent_seq FROM agentsession_entries r
+			WHERE r.session_id = $1 AND r.seq = runs.lo LIMIT 1) LIMIT 1) p
+	WHERE runs.hd - (runs.hi - runs.lo) > (SELECT depth FROM target)),
+start AS (SELECT e.* FROM LATERAL (SELECT e.seq, e.depth, e.set_seq, e.asst_seq FROM agentsession_entries e
 	WHERE e.session_id = $1 AND e.seq = coalesce(
-		(SELECT kept.seq FROM kept, runs WHERE kept.seq BETWEEN runs.lo AND runs.hi),
-		(SELECT seq FROM comp))),
+		(SELECT kept.seq FROM kept, runs WHERE kept.seq BETWEEN runs.lo AND runs.hi LIMIT 1),
+		(SELECT seq FROM comp)) LIMIT 1) e),
 sets AS (SELECT start.set_seq AS seq FROM start WHERE start.set_seq > 0
 	UNION ALL
-	SELECT e.set_seq FROM sets, agentsession_entries e WHERE e.session_id = $1 AND e.seq = sets.seq AND e.set_seq > 0),
-asst AS (SELECT e.seq, e.flags FROM start, agentsession_entries e WHERE e.session_id = $1 AND e.seq = start.asst_seq),
+	SELECT e.set_seq FROM sets, LATERAL (SELECT e.set_seq FROM agentsession_entries e
+		WHERE e.session_id = $1 AND e.seq = sets.seq LIMIT 1) e WHERE e.set_seq > 0),
+asst AS (SELECT e.* FROM start, LATERAL (SELECT e.seq, e.flags FROM agentsession_entries e
+	WHERE e.session_id = $1 AND e.seq = start.asst_seq LIMIT 1) e),
 ranges AS MATERIALIZED (SELECT greatest(runs.lo, runs.hi - (runs.hd - start.depth)) AS a, runs.hi AS b
 	FROM runs, start WHERE runs.hd >= start.depth),
 mode AS (SELECT CASE
@@ -69,12 +75,13 @@ FROM s
 UNION ALL
 SELECT e.seq, e.raw, NULL, NULL, NULL, NULL, NULL
 FROM ranges, LATERAL (SELECT e.seq, e.raw FROM agentsession_entries e WHERE e.session_id = $1
-	AND e.seq BETWEEN ranges.a AND ranges.b) e
+	AND e.seq BETWEEN ranges.a AND ranges.b OFFSET 0) e
 WHERE (SELECT m FROM mode) = 'path'
 UNION ALL
 SELECT e.seq, e.raw, NULL, NULL, NULL, NULL, NULL
-FROM (SELECT seq FROM sets UNION ALL SELECT seq FROM asst) c, agentsession_entries e
-WHERE (SELECT m FROM mode) = 'path' AND e.session_id = $1 AND e.seq = c.seq`
+FROM (SELECT seq FROM sets UNION ALL SELECT seq FROM asst) c, LATERAL (SELECT e.seq, e.raw FROM agentsession_entries e
+	WHERE e.session_id = $1 AND e.seq = c.seq LIMIT 1) e
+WHERE (SELECT m FROM mode) = 'path'`
 
 // LoadPath implements session.PathLoader: the entries the context at
 // the session's default leaf reads, in one query (one snapshot), when
