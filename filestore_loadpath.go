@@ -130,17 +130,17 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 	}
 	// This store's limits hold for an open by path as for a whole read
 	// (which reports them): the index may come from a store with others.
-	if size > s.lim.MaxLogBytes || len(x.recs) > s.lim.MaxEntries {
+	if size > s.lim.MaxLogBytes || int(x.count()) > s.lim.MaxEntries {
 		return nil, errNoPath
 	}
 	grown := size - x.covered
-	extended := len(x.recs)
+	extended := int(x.count())
 	if grown > 0 {
 		if err := x.extend(fsess.f, size, s.lim); err != nil {
 			return nil, errNoIndex
 		}
 	}
-	if grown > pathIndexRewriteBytes || len(x.recs)-extended > max(extended/pathIndexRewriteShare, 64) {
+	if grown > pathIndexRewriteBytes || int(x.count())-extended > max(extended/pathIndexRewriteShare, 64) {
 		s.savePathIndex(id, x)
 	}
 	pl, err := x.readPath(fsess.f, id, s.lim)
@@ -160,7 +160,7 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 // readPath reads, from the log in f that x describes, the header and the
 // entries an open by path holds, each checked against x.
 func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, error) {
-	n := int32(len(x.recs))
+	n := int32(int(x.count()))
 	if n == 0 {
 		return nil, errNoIndex
 	}
@@ -174,8 +174,8 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	}
 	last := n - 1
 	leaf := last
-	if x.recs[last].flags&prMarker != 0 {
-		leaf = x.recs[last].parent
+	if x.rec(last).flags&prMarker != 0 {
+		leaf = x.rec(last).parent
 	}
 	if leaf < 0 {
 		return nil, errNoPath // a reset: nothing to save by reading a path
@@ -183,9 +183,9 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	// Up from the leaf to the latest compaction.
 	var path []int32 // leaf first
 	comp := int32(-1)
-	for i := leaf; i >= 0; i = x.recs[i].parent {
+	for i := leaf; i >= 0; i = x.rec(i).parent {
 		path = append(path, i)
-		if x.recs[i].kind == kindCompaction {
+		if x.rec(i).kind == kindCompaction {
 			comp = i
 			break
 		}
@@ -201,12 +201,12 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	ce.payload(&cp)
 	start := comp
 	if cp.FirstKeptEntryID != "" {
-		want := hashID(cp.FirstKeptEntryID)
-		if k, ok := x.lookup(want); ok && x.recs[k].depth >= 0 && x.recs[k].depth < x.recs[comp].depth {
+		want := stableIDHash(cp.FirstKeptEntryID)
+		if k, ok := x.lookup(want); ok && x.rec(k).depth >= 0 && x.rec(k).depth < x.rec(comp).depth {
 			// The kept entries, if k is on the path (else none are).
 			var kept []int32
-			i := x.recs[comp].parent
-			for ; i >= 0 && x.recs[i].depth > x.recs[k].depth; i = x.recs[i].parent {
+			i := x.rec(comp).parent
+			for ; i >= 0 && x.rec(i).depth > x.rec(k).depth; i = x.rec(i).parent {
 				kept = append(kept, i)
 			}
 			if i == k {
@@ -218,14 +218,14 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	slices.Reverse(path) // root side first: path[0] is start
 	// Before the start: its settings and latest named assistant message.
 	var before []int32
-	for i := x.recs[start].set; i >= 0; i = x.recs[i].set {
+	for i := x.rec(start).set; i >= 0; i = x.rec(i).set {
 		before = append(before, i)
 	}
-	asst := x.recs[start].asst
+	asst := x.rec(start).asst
 	if asst >= 0 {
 		before = append(before, asst)
 	}
-	slices.SortFunc(before, func(a, b int32) int { return int(x.recs[a].depth - x.recs[b].depth) })
+	slices.SortFunc(before, func(a, b int32) int { return int(x.rec(a).depth - x.rec(b).depth) })
 	chain := append(before, path...)
 	entries, err := x.readEntries(f, chain, &p)
 	if err != nil {
@@ -238,14 +238,14 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 		if i == asst && entryFlags(entries[k])&prAssistant == 0 {
 			return nil, errNoIndex
 		}
-		r := &x.recs[i]
+		r := x.rec(i)
 		e := entries[k]
 		if r.parent >= 0 {
-			if hashID(e.parent) != x.recs[r.parent].idh {
+			if stableIDHash(e.parent) != x.rec(r.parent).idh {
 				return nil, errNoIndex
 			}
 		} else if e.parent != "" {
-			if _, ok := x.lookup(hashID(e.parent)); ok {
+			if _, ok := x.lookup(stableIDHash(e.parent)); ok {
 				return nil, errNoIndex
 			}
 		}
@@ -280,16 +280,17 @@ func (x *pathIndex) readEntry(f io.ReaderAt, i int32, p *logParser) (Entry, erro
 func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Entry, error) {
 	// order: positions in idx, by offset in the file.
 	order := make([]int32, len(idx))
+	recs := make([]pathRec, len(idx))
 	var total int64
 	for k := range order {
 		order[k] = int32(k)
-		r := &x.recs[idx[k]]
-		if int64(r.n) > p.lim.MaxLineBytes {
+		recs[k] = x.rec(idx[k])
+		if int64(recs[k].n) > p.lim.MaxLineBytes {
 			return nil, errNoIndex // a whole read says what it does with it
 		}
-		total += int64(r.n)
+		total += int64(recs[k].n)
 	}
-	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(x.recs[idx[a]].off, x.recs[idx[b]].off) })
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(recs[a].off, recs[b].off) })
 	out := make([]Entry, len(idx))
 	block := int(min(max(total/16, 4<<10), 256<<10))
 	// read parses the entries at order[from:to].
@@ -301,11 +302,11 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 		var buf []byte
 		const gap, most = 64 << 10, 1 << 20
 		for k := from; k < to; {
-			r0 := &x.recs[idx[order[k]]]
+			r0 := &recs[order[k]]
 			start, end := r0.off, r0.off+int64(r0.n)
 			j := k + 1
 			for ; j < to; j++ {
-				r := &x.recs[idx[order[j]]]
+				r := &recs[order[j]]
 				if r.off > end+gap || r.off+int64(r.n)-start > most {
 					break
 				}
@@ -319,7 +320,7 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 				return err
 			}
 			for _, pos := range order[k:j] {
-				r := &x.recs[idx[pos]]
+				r := &recs[pos]
 				// The buffer is this read's own: a line's marker is cut
 				// in place (the index vouches that its append is whole).
 				line := cutMarkInPlace(buf[r.off-start : r.off-start+int64(r.n)])
@@ -333,7 +334,7 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 					}
 					e = compactEntry(e, &arena)
 				}
-				if e.idHash() != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
+				if stableIDHash(e.id) != r.idh || e.kind != r.kind || kindFlags(e) != r.flags&^prAssistant {
 					return errNoIndex
 				}
 				// Whether a message names its model matters to the open
@@ -385,7 +386,7 @@ func (x *pathIndex) readEntries(f io.ReaderAt, idx []int32, p *logParser) ([]Ent
 func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 	p := (&ReadOptions{Limits: lim}).parser()
 	p.line, p.gotHeader = x.lines, true
-	base := int32(len(x.recs))
+	base := int32(int(x.count()))
 	var added []hashRef
 	var stripped []Entry
 	newIDs := map[uint64]int32{}
@@ -400,7 +401,7 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 		if !ok {
 			return nil
 		}
-		h := e.idHash()
+		h := stableIDHash(e.id)
 		if _, dup := x.lookup(h); dup {
 			return errIrregular
 		}
@@ -410,19 +411,19 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 		i := base + int32(len(added))
 		r := pathRec{off: off, n: uint32(len(line)), parent: -1, set: -1, asst: -1, kind: e.kind, flags: entryFlags(e), idh: h}
 		if e.parent != "" {
-			ph := hashID(e.parent)
+			ph := stableIDHash(e.parent)
 			pi, ok := x.lookup(ph)
 			if !ok {
 				pi, ok = newIDs[ph]
 			}
-			if !ok || x.recs[pi].depth < 0 {
+			if !ok || x.rec(pi).depth < 0 {
 				return errIrregular // a missing parent may yet come: the tree decides
 			}
 			r.parent = pi
-			r.depth = x.recs[pi].depth + 1
+			r.depth = x.rec(pi).depth + 1
 			x.inherit(&r, pi)
 		}
-		x.recs = append(x.recs, r)
+		x.more = append(x.more, r)
 		stripped = append(stripped, strippedEntry(e))
 		x.fold.Add(e)
 		newIDs[h] = i
@@ -441,7 +442,7 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 		return err
 	}
 	slices.SortFunc(added, cmpHashRef)
-	x.byHash = mergeHashRefs(x.byHash, added)
+	x.ids.add(added)
 	return nil
 }
 
@@ -473,9 +474,9 @@ func mergeHashRefs(a, b []hashRef) []hashRef {
 func (fsess *fileSession) resetFromIndex(x *pathIndex, pl *PathLog) {
 	fsess.size, fsess.cut, fsess.needNL = x.covered, false, false
 	fsess.compressed = false
-	fsess.ids = idSet{m: map[uint64]struct{}{}, base: x.byHash}
+	fsess.ids = idSet{m: map[uint64]struct{}{}, base: x.ids}
 	fsess.fold = x.fold
-	fsess.count = len(x.recs)
+	fsess.count = int(x.count())
 	fsess.last = pl.Last
 	fsess.header = pl.Log.Header.Clone()
 	fsess.loaded = true

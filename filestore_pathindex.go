@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"sort"
 )
 
 // The path index: what a FileStore keeps beside a session's log so that
@@ -40,8 +42,8 @@ import (
 const pathIndexDir = ".pathindex"
 
 const (
-	pathIndexMagic   = "ASPATHX1"
-	pathIndexTail    = 4 << 10 // bytes of the log the tail sum covers
+	pathIndexMagic   = "ASPATHX2" // X1 held hashes seeded per process
+	pathIndexTail    = 4 << 10    // bytes of the log the tail sum covers
 	pathRecSize      = 40
 	pathIndexHdrSize = 64
 )
@@ -66,13 +68,32 @@ type pathRec struct {
 	idh    uint64
 }
 
+// stableIDHash is the hash of an entry id that a path index holds. It
+// is read by other processes than the one that wrote it, so it cannot be
+// hashID (seeded per process); and an append is refused when its id's
+// hash is in the index, so it must resist ids made to collide: the
+// first 8 bytes of the id's SHA-256.
+func stableIDHash(id string) uint64 {
+	var b [64]byte
+	var sum [sha256.Size]byte
+	if len(id) <= len(b) {
+		sum = sha256.Sum256(append(b[:0], id...))
+	} else {
+		sum = sha256.Sum256([]byte(id))
+	}
+	return binary.LittleEndian.Uint64(sum[:])
+}
+
 // hashRef is an id hash and its record, sorted by hash.
 type hashRef struct {
 	h uint64
 	i int32
 }
 
-// pathIndex is a path index in memory.
+// pathIndex is a path index in memory. The records of an index read
+// from its file stay as they were stored, and are decoded when asked
+// (rec): an open reads the few thousand of the path it walks, not every
+// record of the history.
 type pathIndex struct {
 	ino     uint64
 	covered int64  // bytes of the log it describes (whole lines)
@@ -80,8 +101,84 @@ type pathIndex struct {
 	hdrEnd  int64  // where the first line after the header starts
 	lines   int    // lines after the header, up to covered
 	fold    InfoFold
-	recs    []pathRec
-	byHash  []hashRef
+	raw     []byte    // records as stored, pathRecSize bytes each
+	more    []pathRec // records built, or added since the file was read
+	ids     hashTable
+}
+
+// count is the number of records.
+func (x *pathIndex) count() int32 { return int32(len(x.raw)/pathRecSize + len(x.more)) }
+
+// rec returns record i.
+func (x *pathIndex) rec(i int32) pathRec {
+	if k := int(i) * pathRecSize; k < len(x.raw) {
+		return decodeRec(x.raw[k : k+pathRecSize])
+	}
+	return x.more[int(i)-len(x.raw)/pathRecSize]
+}
+
+func decodeRec(r []byte) pathRec {
+	le := binary.LittleEndian
+	return pathRec{
+		off: int64(le.Uint64(r[0:])), n: le.Uint32(r[8:]),
+		parent: int32(le.Uint32(r[12:])), set: int32(le.Uint32(r[16:])), asst: int32(le.Uint32(r[20:])),
+		depth: int32(le.Uint32(r[28:])), kind: entryKind(r[24]), flags: r[25], idh: le.Uint64(r[32:]),
+	}
+}
+
+func appendRec(buf []byte, p pathRec) []byte {
+	le := binary.LittleEndian
+	buf = le.AppendUint64(buf, uint64(p.off))
+	buf = le.AppendUint32(buf, p.n)
+	buf = le.AppendUint32(buf, uint32(p.parent))
+	buf = le.AppendUint32(buf, uint32(p.set))
+	buf = le.AppendUint32(buf, uint32(p.asst))
+	buf = append(buf, byte(p.kind), p.flags, 0, 0)
+	buf = le.AppendUint32(buf, uint32(p.depth))
+	return le.AppendUint64(buf, p.idh)
+}
+
+// hashTable is a set of id hashes with their records, sorted by hash:
+// those read from an index file as they were stored (hashRefSize bytes
+// each), and those added since. A session's appends check their ids
+// against it (idSet).
+type hashTable struct {
+	raw  []byte
+	refs []hashRef
+}
+
+const hashRefSize = 12
+
+func (t hashTable) find(h uint64) (int32, bool) {
+	le := binary.LittleEndian
+	n := len(t.raw) / hashRefSize
+	k := sort.Search(n, func(k int) bool { return le.Uint64(t.raw[k*hashRefSize:]) >= h })
+	if k < n && le.Uint64(t.raw[k*hashRefSize:]) == h {
+		return int32(le.Uint32(t.raw[k*hashRefSize+8:])), true
+	}
+	if k, ok := slices.BinarySearchFunc(t.refs, hashRef{h: h}, cmpHashRef); ok {
+		return t.refs[k].i, true
+	}
+	return -1, false
+}
+
+// add adds refs, sorted, none of them in t.
+func (t *hashTable) add(refs []hashRef) { t.refs = mergeHashRefs(t.refs, refs) }
+
+// appendTo appends the table's refs, in order, as they are stored.
+func (t hashTable) appendTo(buf []byte) []byte {
+	le := binary.LittleEndian
+	raw, refs := t.raw, t.refs
+	for len(raw) > 0 || len(refs) > 0 {
+		if len(raw) > 0 && (len(refs) == 0 || le.Uint64(raw) < refs[0].h) {
+			buf, raw = append(buf, raw[:hashRefSize]...), raw[hashRefSize:]
+			continue
+		}
+		buf = le.AppendUint64(buf, refs[0].h)
+		buf = le.AppendUint32(buf, uint32(refs[0].i))
+		refs = refs[1:]
+	}
+	return buf
 }
 
 // errIrregular: the log holds something an open by path would read
@@ -99,13 +196,7 @@ func tailSum(f io.ReaderAt, from, end int64) (uint32, error) {
 }
 
 // lookup returns the record of id hash h.
-func (x *pathIndex) lookup(h uint64) (int32, bool) {
-	k, ok := slices.BinarySearchFunc(x.byHash, hashRef{h: h}, cmpHashRef)
-	if !ok {
-		return -1, false
-	}
-	return x.byHash[k].i, true
-}
+func (x *pathIndex) lookup(h uint64) (int32, bool) { return x.ids.find(h) }
 
 // encode returns the index's bytes.
 func (x *pathIndex) encode() ([]byte, error) {
@@ -113,8 +204,8 @@ func (x *pathIndex) encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(x.recs)
-	buf := make([]byte, pathIndexHdrSize, pathIndexHdrSize+n*pathRecSize+n*12+len(fold)+4)
+	n := int(x.count())
+	buf := make([]byte, pathIndexHdrSize, pathIndexHdrSize+n*pathRecSize+n*hashRefSize+len(fold)+4)
 	le := binary.LittleEndian
 	copy(buf, pathIndexMagic)
 	le.PutUint64(buf[8:], x.ino)
@@ -124,22 +215,11 @@ func (x *pathIndex) encode() ([]byte, error) {
 	le.PutUint32(buf[36:], uint32(x.lines))
 	le.PutUint32(buf[40:], uint32(n))
 	le.PutUint32(buf[44:], uint32(len(fold)))
-	var r [pathRecSize]byte
-	for _, p := range x.recs {
-		le.PutUint64(r[0:], uint64(p.off))
-		le.PutUint32(r[8:], p.n)
-		le.PutUint32(r[12:], uint32(p.parent))
-		le.PutUint32(r[16:], uint32(p.set))
-		le.PutUint32(r[20:], uint32(p.asst))
-		r[24], r[25] = byte(p.kind), p.flags
-		le.PutUint32(r[28:], uint32(p.depth))
-		le.PutUint64(r[32:], p.idh)
-		buf = append(buf, r[:]...)
+	buf = append(buf, x.raw...)
+	for _, r := range x.more {
+		buf = appendRec(buf, r)
 	}
-	for _, h := range x.byHash {
-		buf = le.AppendUint64(buf, h.h)
-		buf = le.AppendUint32(buf, uint32(h.i))
-	}
+	buf = x.ids.appendTo(buf)
 	buf = append(buf, fold...)
 	return le.AppendUint32(buf, crc32.Checksum(buf, castagnoli)), nil
 }
@@ -162,60 +242,59 @@ func decodePathIndex(b []byte) (*pathIndex, error) {
 		hdrEnd: int64(le.Uint64(b[28:])), lines: int(le.Uint32(b[36:])),
 	}
 	n, nf := uint64(le.Uint32(b[40:])), uint64(le.Uint32(b[44:]))
-	if uint64(len(body)) != pathIndexHdrSize+n*(pathRecSize+12)+nf {
+	if uint64(len(body)) != pathIndexHdrSize+n*(pathRecSize+hashRefSize)+nf {
 		return bad("size")
 	}
 	if x.covered < x.hdrEnd || x.hdrEnd <= 0 {
 		return bad("bounds")
 	}
 	p := body[pathIndexHdrSize:]
-	x.recs = make([]pathRec, n)
-	for i := range x.recs {
-		r := p[i*pathRecSize:]
-		x.recs[i] = pathRec{
-			off: int64(le.Uint64(r[0:])), n: le.Uint32(r[8:]),
-			parent: int32(le.Uint32(r[12:])), set: int32(le.Uint32(r[16:])), asst: int32(le.Uint32(r[20:])),
-			depth: int32(le.Uint32(r[28:])), kind: entryKind(r[24]), flags: r[25], idh: le.Uint64(r[32:]),
-		}
-		rec := &x.recs[i]
-		// A parent and the ancestors named come before in the path, and
-		// the line lies inside what the index covers.
-		for _, a := range []int32{rec.parent, rec.set, rec.asst} {
+	// The records stay as stored (rec decodes them); they are checked
+	// here, without decoding them all into memory of their own.
+	x.raw = p[:n*pathRecSize]
+	for i := range int32(n) {
+		r := x.rec(i)
+		// The links name records, and the line lies inside what the
+		// index covers.
+		for _, a := range [3]int32{r.parent, r.set, r.asst} {
 			if a < -1 || int64(a) >= int64(n) {
 				return bad("record links")
 			}
 		}
-		if rec.off < x.hdrEnd || rec.off+int64(rec.n) >= x.covered+1 {
+		if r.off < x.hdrEnd || r.off+int64(r.n) >= x.covered+1 {
 			return bad("record bounds")
 		}
 	}
 	// Links go to shallower records, so that every walk ends.
-	for i := range x.recs {
-		r := &x.recs[i]
+	for i := range int32(n) {
+		r := x.rec(i)
 		if r.depth < -1 || (r.depth == -1 && r.parent != -1) {
 			return bad("record depth")
 		}
-		if r.parent >= 0 && x.recs[r.parent].depth != r.depth-1 {
+		if r.parent >= 0 && x.rec(r.parent).depth != r.depth-1 {
 			return bad("record parent depth")
 		}
 		if r.parent < 0 && r.depth > 0 {
 			return bad("record root depth")
 		}
-		for _, a := range []int32{r.set, r.asst} {
-			if a >= 0 && (x.recs[a].depth < 0 || x.recs[a].depth >= r.depth) {
+		for _, a := range [2]int32{r.set, r.asst} {
+			if a >= 0 && (x.rec(a).depth < 0 || x.rec(a).depth >= r.depth) {
 				return bad("record ancestor depth")
 			}
 		}
 	}
 	p = p[n*pathRecSize:]
-	x.byHash = make([]hashRef, n)
-	for i := range x.byHash {
-		x.byHash[i] = hashRef{h: le.Uint64(p[i*12:]), i: int32(le.Uint32(p[i*12+8:]))}
-		if x.byHash[i].i < 0 || uint64(x.byHash[i].i) >= n || (i > 0 && x.byHash[i-1].h >= x.byHash[i].h) {
+	// The hashes are copied out: an open session keeps them (idSet), and
+	// should not keep the records with them.
+	x.ids.raw = bytes.Clone(p[:n*hashRefSize])
+	for i := range int(n) {
+		h, k := le.Uint64(p[i*hashRefSize:]), le.Uint32(p[i*hashRefSize+8:])
+		if uint64(k) >= n || (i > 0 && le.Uint64(p[(i-1)*hashRefSize:]) >= h) {
 			return bad("hashes")
 		}
 	}
-	if err := json.Unmarshal(p[n*12:], &x.fold); err != nil {
+	p = p[n*hashRefSize:]
+	if err := json.Unmarshal(p, &x.fold); err != nil {
 		return bad("fold")
 	}
 	return x, nil
@@ -284,10 +363,10 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 			return nil, errIrregular
 		}
 	}
-	x.recs = make([]pathRec, len(entries))
+	x.more = make([]pathRec, len(entries))
 	for i := range t.nodes {
-		x.recs[i] = pathRec{off: places[i].off, n: places[i].n, parent: t.nodes[i].parent, set: -1, asst: -1,
-			depth: t.nodes[i].depth, kind: entries[i].kind, flags: flags[i], idh: entries[i].idHash()}
+		x.more[i] = pathRec{off: places[i].off, n: places[i].n, parent: t.nodes[i].parent, set: -1, asst: -1,
+			depth: t.nodes[i].depth, kind: entries[i].kind, flags: flags[i], idh: stableIDHash(entries[i].id)}
 	}
 	// The ancestors, parents first: by depth.
 	order := make([]int32, 0, len(t.nodes))
@@ -298,21 +377,22 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return int(t.nodes[a].depth - t.nodes[b].depth) })
 	for _, i := range order {
-		r := &x.recs[i]
+		r := &x.more[i]
 		if r.parent >= 0 {
 			x.inherit(r, r.parent)
 		}
 	}
-	x.byHash = make([]hashRef, 0, len(entries))
-	for i, r := range x.recs {
-		x.byHash = append(x.byHash, hashRef{h: r.idh, i: int32(i)})
+	refs := make([]hashRef, 0, len(entries))
+	for i, r := range x.more {
+		refs = append(refs, hashRef{h: r.idh, i: int32(i)})
 	}
-	slices.SortFunc(x.byHash, cmpHashRef)
-	for i := 1; i < len(x.byHash); i++ {
-		if x.byHash[i].h == x.byHash[i-1].h {
+	slices.SortFunc(refs, cmpHashRef)
+	for i := 1; i < len(refs); i++ {
+		if refs[i].h == refs[i-1].h {
 			return nil, errIrregular // a duplicate id (or two ids of one hash)
 		}
 	}
+	x.ids.refs = refs
 	return x, nil
 }
 
@@ -328,9 +408,9 @@ func cutAppends(entries []Entry, marked []markAt) bool {
 }
 
 // inherit sets r's nearest ancestors from its parent p (r need not be in
-// x.recs yet).
+// x yet).
 func (x *pathIndex) inherit(r *pathRec, p int32) {
-	pr := &x.recs[p]
+	pr := x.rec(p)
 	r.set, r.asst = pr.set, pr.asst
 	if pr.flags&prSetting != 0 {
 		r.set = p

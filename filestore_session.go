@@ -165,8 +165,8 @@ type fileSession struct {
 // A session opened through its path index (filestore_loadpath.go) keeps
 // the index's sorted hashes as base and adds the ids appended since.
 type idSet struct {
-	m    map[uint64]struct{}
-	base []hashRef // sorted by hash
+	m    map[uint64]struct{} // hashID
+	base hashTable           // the ids of a path index, by stableIDHash (filestore_pathindex.go)
 }
 
 func newIDSet(n int) idSet { return idSet{m: make(map[uint64]struct{}, n)} }
@@ -174,11 +174,13 @@ func newIDSet(n int) idSet { return idSet{m: make(map[uint64]struct{}, n)} }
 func (s idSet) add(e Entry) { s.m[e.idHash()] = struct{}{} }
 
 func (s idSet) has(e Entry) bool {
-	h := e.idHash()
-	if _, ok := s.m[h]; ok {
+	if _, ok := s.m[e.idHash()]; ok {
 		return true
 	}
-	_, ok := slices.BinarySearchFunc(s.base, hashRef{h: h}, cmpHashRef)
+	if len(s.base.raw)+len(s.base.refs) == 0 {
+		return false
+	}
+	_, ok := s.base.find(stableIDHash(e.id))
 	return ok
 }
 
