@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,13 +147,21 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	if err != nil {
 		return nil, err
 	}
+	// The index file is read (the first time) while the tree is: for
+	// 10,000 sessions, each takes tens of milliseconds.
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		s.loadIndex()
+	}()
 	if !s.fileOnly {
 		if err := s.scan(false); err != nil {
+			<-loaded
 			return nil, err
 		}
 	}
+	<-loaded
 	s.writeAllPending()
-	s.loadIndex()
 	wanted := func(rel string) bool {
 		if filepath.IsAbs(rel) {
 			return false
@@ -172,30 +181,27 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		}
 	}
 	s.mu.Unlock()
-	all := make([]SessionInfo, 0, len(rels))
 	marks := s.compactingMarks()
-	add := func(rel string) (gone bool) {
-		info, ok := s.infoOf(rel)
+	add := func(dirs *listDirs, all *[]SessionInfo, rel string) (gone bool) {
+		info, ok := s.infoIn(dirs, rel)
 		if !ok {
 			_, err := s.r.Stat(rel)
 			return errors.Is(err, fs.ErrNotExist)
 		}
 		info.Compacting = marks[info.ID]
 		if matches(info, opts) {
-			all = append(all, info)
+			*all = append(*all, info)
 		}
 		return false
 	}
-	var moved []string // the sessions whose file was gone when read
-	for k, rel := range rels {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if add(rel) {
-			moved = append(moved, ids[k])
-		}
+	// moved: the sessions whose file was gone when read.
+	all, moved, err := s.listFiles(ctx, ids, rels, add)
+	if err != nil {
+		return nil, err
 	}
 	if len(moved) > 0 {
+		dirs := newListDirs(s.r)
+		defer dirs.close()
 		// Moved since the scan (archived or brought back by another
 		// process), or deleted: looked for again, and read, while no
 		// move is halfway.
@@ -208,7 +214,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 				rel, ok := s.paths[id]
 				s.mu.Unlock()
 				if ok && wanted(rel) {
-					add(rel)
+					add(dirs, &all, rel)
 				}
 			}
 			return nil
@@ -218,8 +224,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		}
 	}
 	s.saveIndex()
-	slices.SortFunc(all, compareInfo)
-	return page(all, after, opts.Limit), nil
+	return page(sortInfos(all), after, opts.Limit), nil
 }
 
 // writeAllPending writes the lines this store holds back, so that the
@@ -246,6 +251,12 @@ func (s *FileStore) writeAllPending() {
 // is as it was, from the bytes appended since when it only grew, and from
 // a read of the whole file otherwise.
 func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
+	return s.infoIn(nil, rel)
+}
+
+// infoIn is infoOf, its stats and opens through dirs (nil: the store's
+// root).
+func (s *FileStore) infoIn(dirs *listDirs, rel string) (SessionInfo, bool) {
 	s.mu.Lock()
 	ie := s.index[rel]
 	s.mu.Unlock()
@@ -255,12 +266,12 @@ func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
 		// Nothing known of the file (no index, or one that never saw
 		// it): read whole, its identity that of the file opened, with
 		// no look at its name first.
-		if ne, fi = readIndexEntry(s.r, rel, s.lim, s.flat); fi == nil {
+		if ne, fi = readIndexEntry(dirs, s.r, rel, s.lim, s.flat); fi == nil {
 			return SessionInfo{}, false
 		}
 	} else {
 		var err error
-		if fi, err = s.r.Stat(rel); err != nil {
+		if fi, err = dirs.stat(s.r, rel); err != nil {
 			return SessionInfo{}, false
 		}
 	}
@@ -275,7 +286,7 @@ func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
 		ne = ie.grown(s.r, rel, size, s.lim)
 	}
 	if ne == nil {
-		if ne, fi = readIndexEntry(s.r, rel, s.lim, s.flat); fi == nil {
+		if ne, fi = readIndexEntry(dirs, s.r, rel, s.lim, s.flat); fi == nil {
 			return SessionInfo{}, false
 		}
 		ino, _ = identity(fi)
@@ -321,9 +332,10 @@ func (ie *indexEntry) grown(r *os.Root, rel string, size int64, lim Limits) *ind
 // readIndexEntry reads a whole file for its listing, as it reads it (the
 // file is never held in memory, compressed or not: a line at a time),
 // with the limits of a Load: a file Load would refuse is not listed. fi
-// describes the file it opened; nil when it could not open it.
-func readIndexEntry(r *os.Root, rel string, lim Limits, flat bool) (_ *indexEntry, fi fs.FileInfo) {
-	f, fi, err := openRegularStat(r, rel)
+// describes the file it opened; nil when it could not open it. It opens
+// the file through dirs (nil: r).
+func readIndexEntry(dirs *listDirs, r *os.Root, rel string, lim Limits, flat bool) (_ *indexEntry, fi fs.FileInfo) {
+	f, fi, err := dirs.openStat(r, rel)
 	if err != nil {
 		return &indexEntry{}, nil
 	}
@@ -462,15 +474,15 @@ func (s *FileStore) loadIndex() {
 	if err != nil {
 		return
 	}
-	var file struct {
-		Version int           `json:"version"`
-		Files   []indexRecord `json:"files"`
-	}
-	if json.Unmarshal(data, &file) != nil || file.Version != indexVersion {
+	var file indexFile
+	if decodeIndexFile(data, &file) != nil || file.Version != indexVersion {
 		return // a cache: start again
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.index) == 0 {
+		s.index = make(map[string]*indexEntry, len(file.Files)) // grown once
+	}
 	for _, r := range file.Files {
 		if _, ok := s.index[r.Path]; ok || !filepath.IsLocal(r.Path) {
 			continue
@@ -521,10 +533,7 @@ func (s *FileStore) saveIndex() {
 		}
 	}
 	slices.SortFunc(recs, func(a, b indexRecord) int { return strings.Compare(a.Path, b.Path) })
-	data, err := json.Marshal(struct {
-		Version int           `json:"version"`
-		Files   []indexRecord `json:"files"`
-	}{indexVersion, recs})
+	data, err := json.Marshal(indexFile{indexVersion, recs})
 	if err != nil {
 		return
 	}
@@ -539,7 +548,12 @@ func readFileRoot(r *os.Root, rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() < maxIndexBytes {
+		buf.Grow(int(fi.Size()) + bytes.MinRead) // read without growing
+	}
+	_, err = buf.ReadFrom(io.LimitReader(f, maxIndexBytes+1))
+	data := buf.Bytes()
 	if err == nil && len(data) > maxIndexBytes {
 		return nil, errors.New("the listing index is larger than any this package writes")
 	}
