@@ -172,10 +172,22 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	if err := p.headerLine(hdr[:len(hdr)-1]); err != nil || p.mig != nil || p.header.ID != id {
 		return nil, errNoIndex
 	}
+	// The records are checked as the walks reach them (get): a record
+	// in range and consistent, each link to a shallower one, so that
+	// every walk ends whatever the index holds.
+	bad := false
+	get := func(i int32) pathRec {
+		r, ok := x.get(i)
+		bad = bad || !ok
+		return r
+	}
 	last := n - 1
 	leaf := last
-	if x.rec(last).flags&prMarker != 0 {
-		leaf = x.rec(last).parent
+	if r := get(last); r.flags&prMarker != 0 {
+		leaf = r.parent
+	}
+	if bad {
+		return nil, errNoIndex
 	}
 	if leaf < 0 {
 		return nil, errNoPath // a reset: nothing to save by reading a path
@@ -183,12 +195,21 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	// Up from the leaf to the latest compaction.
 	var path []int32 // leaf first
 	comp := int32(-1)
-	for i := leaf; i >= 0; i = x.rec(i).parent {
+	for i, r := leaf, get(leaf); !bad; {
 		path = append(path, i)
-		if x.rec(i).kind == kindCompaction {
+		if r.kind == kindCompaction {
 			comp = i
 			break
 		}
+		if r.parent < 0 {
+			break
+		}
+		pr := get(r.parent)
+		bad = bad || pr.depth != r.depth-1
+		i, r = r.parent, pr
+	}
+	if bad {
+		return nil, errNoIndex
 	}
 	if comp < 0 {
 		return nil, errNoPath
@@ -202,28 +223,43 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	start := comp
 	if cp.FirstKeptEntryID != "" {
 		want := stableIDHash(cp.FirstKeptEntryID)
-		if k, ok := x.lookup(want); ok && x.rec(k).depth >= 0 && x.rec(k).depth < x.rec(comp).depth {
-			// The kept entries, if k is on the path (else none are).
-			var kept []int32
-			i := x.rec(comp).parent
-			for ; i >= 0 && x.rec(i).depth > x.rec(k).depth; i = x.rec(i).parent {
-				kept = append(kept, i)
-			}
-			if i == k {
-				start = k
-				path = append(append(path, kept...), k)
+		cr := get(comp)
+		if k, ok := x.lookup(want); ok {
+			if kr := get(k); !bad && kr.depth >= 0 && kr.depth < cr.depth {
+				// The kept entries, if k is on the path (else none are).
+				var kept []int32
+				i := cr.parent
+				for d := cr.depth - 1; i >= 0 && d > kr.depth && !bad; d-- {
+					r := get(i)
+					bad = bad || r.depth != d
+					kept = append(kept, i)
+					i = r.parent
+				}
+				if i == k {
+					start = k
+					path = append(append(path, kept...), k)
+				}
 			}
 		}
 	}
 	slices.Reverse(path) // root side first: path[0] is start
 	// Before the start: its settings and latest named assistant message.
 	var before []int32
-	for i := x.rec(start).set; i >= 0; i = x.rec(i).set {
+	sr := get(start)
+	for i, d := sr.set, sr.depth; i >= 0 && !bad; {
+		r := get(i)
+		bad = bad || r.depth < 0 || r.depth >= d
 		before = append(before, i)
+		i, d = r.set, r.depth
 	}
-	asst := x.rec(start).asst
+	asst := sr.asst
 	if asst >= 0 {
+		r := get(asst)
+		bad = bad || r.depth < 0 || r.depth >= sr.depth
 		before = append(before, asst)
+	}
+	if bad {
+		return nil, errNoIndex
 	}
 	slices.SortFunc(before, func(a, b int32) int { return int(x.rec(a).depth - x.rec(b).depth) })
 	chain := append(before, path...)
@@ -241,7 +277,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 		r := x.rec(i)
 		e := entries[k]
 		if r.parent >= 0 {
-			if stableIDHash(e.parent) != x.rec(r.parent).idh {
+			if pr, ok := x.get(r.parent); !ok || stableIDHash(e.parent) != pr.idh {
 				return nil, errNoIndex
 			}
 		} else if e.parent != "" {

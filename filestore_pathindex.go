@@ -117,6 +117,29 @@ func (x *pathIndex) rec(i int32) pathRec {
 	return x.more[int(i)-len(x.raw)/pathRecSize]
 }
 
+// get returns record i, and whether it is one an index could hold: in
+// range, its links naming records, a root or the child of a record one
+// shallower (which the caller checks), its line inside what x covers.
+func (x *pathIndex) get(i int32) (pathRec, bool) {
+	n := x.count()
+	if i < 0 || i >= n {
+		return pathRec{}, false
+	}
+	r := x.rec(i)
+	for _, a := range [3]int32{r.parent, r.set, r.asst} {
+		if a < -1 || a >= n {
+			return r, false
+		}
+	}
+	switch {
+	case r.depth < -1, r.depth == -1 && r.parent != -1, r.parent < 0 && r.depth > 0:
+		return r, false
+	case r.off < x.hdrEnd || r.off+int64(r.n) > x.covered:
+		return r, false
+	}
+	return r, true
+}
+
 func decodeRec(r []byte) pathRec {
 	le := binary.LittleEndian
 	return pathRec{
@@ -249,40 +272,10 @@ func decodePathIndex(b []byte) (*pathIndex, error) {
 		return bad("bounds")
 	}
 	p := body[pathIndexHdrSize:]
-	// The records stay as stored (rec decodes them); they are checked
-	// here, without decoding them all into memory of their own.
+	// The records stay as stored (rec decodes them), and are checked
+	// when an open reaches them (get): the few thousand of the path it
+	// reads, not every record of the history.
 	x.raw = p[:n*pathRecSize]
-	for i := range int32(n) {
-		r := x.rec(i)
-		// The links name records, and the line lies inside what the
-		// index covers.
-		for _, a := range [3]int32{r.parent, r.set, r.asst} {
-			if a < -1 || int64(a) >= int64(n) {
-				return bad("record links")
-			}
-		}
-		if r.off < x.hdrEnd || r.off+int64(r.n) >= x.covered+1 {
-			return bad("record bounds")
-		}
-	}
-	// Links go to shallower records, so that every walk ends.
-	for i := range int32(n) {
-		r := x.rec(i)
-		if r.depth < -1 || (r.depth == -1 && r.parent != -1) {
-			return bad("record depth")
-		}
-		if r.parent >= 0 && x.rec(r.parent).depth != r.depth-1 {
-			return bad("record parent depth")
-		}
-		if r.parent < 0 && r.depth > 0 {
-			return bad("record root depth")
-		}
-		for _, a := range [2]int32{r.set, r.asst} {
-			if a >= 0 && (x.rec(a).depth < 0 || x.rec(a).depth >= r.depth) {
-				return bad("record ancestor depth")
-			}
-		}
-	}
 	p = p[n*pathRecSize:]
 	// The hashes are copied out: an open session keeps them (idSet), and
 	// should not keep the records with them.
