@@ -163,8 +163,10 @@ type TailLoader interface {
 //     else the compaction.
 //
 // With no compaction on the path, or when that is every entry, the store
-// returns the whole log with Complete set. Each entry is returned as
-// Load would return it.
+// returns the whole log with Complete set; it may do so whenever it
+// cannot answer otherwise (FileStore does for a log it keeps no index
+// of). Each entry is returned as Load would return it. storetest checks
+// a store's answers against MemoryStore's, the reference.
 type PathLoader interface {
 	LoadPath(ctx context.Context, id string) (*PathLog, error)
 }

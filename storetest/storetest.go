@@ -93,6 +93,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"PruneSeesOtherWriters", testPruneSeesOtherWriters},
 		{"PruneRacingAppends", testPruneRacingAppends},
 		{"LoadTail", testLoadTail},
+		{"LoadPath", testLoadPath},
 		{"UnusualStrings", testUnusualStrings},
 		{"RetriedAppend", testRetriedAppend},
 		{"Blobs", testBlobs},
