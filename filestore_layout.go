@@ -155,7 +155,10 @@ func (s *FileStore) scan(clean bool) error {
 
 // scanFiles is scan, for callers that hold the moves lock.
 func (s *FileStore) scanFiles(clean bool) error {
-	found, unread := map[string]string{}, map[string]string{}
+	s.mu.Lock()
+	known := len(s.paths) // about as many as the last scan found: the map grown once
+	s.mu.Unlock()
+	found, unread := make(map[string]string, known), map[string]string{}
 	for _, top := range []string{".", archiveDir} {
 		if top == archiveDir && testHookScanGap != nil {
 			testHookScanGap()
@@ -196,7 +199,8 @@ func (s *FileStore) scanFiles(clean bool) error {
 					removeStaleTemp(s.r, filepath.Join(dir, n))
 					continue
 				}
-				s.scanFile(found, unread, top, filepath.Join(dir, n), clean)
+				// dir is clean and n a name: Join would only clean again.
+				s.scanFile(found, unread, top, dir+string(filepath.Separator)+n, clean)
 			}
 		}
 	}

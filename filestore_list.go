@@ -182,24 +182,24 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 	}
 	s.mu.Unlock()
 	marks := s.compactingMarks()
-	add := func(dirs *listDirs, all *[]SessionInfo, rel string) (gone bool) {
+	look := func(dirs *listDirs, rel string) (info SessionInfo, listed, gone bool) {
 		info, ok := s.infoIn(dirs, rel)
 		if !ok {
 			_, err := s.r.Stat(rel)
-			return errors.Is(err, fs.ErrNotExist)
+			return SessionInfo{}, false, errors.Is(err, fs.ErrNotExist)
 		}
 		info.Compacting = marks[info.ID]
-		if matches(info, opts) {
-			*all = append(*all, info)
-		}
-		return false
+		return info, matches(info, opts), false
 	}
-	// moved: the sessions whose file was gone when read.
-	all, moved, err := s.listFiles(ctx, ids, rels, add)
+	all, gone, err := s.listFiles(ctx, rels, look)
 	if err != nil {
 		return nil, err
 	}
-	if len(moved) > 0 {
+	if len(gone) > 0 {
+		moved := make([]string, len(gone)) // the sessions whose file was gone when read
+		for k, i := range gone {
+			moved[k] = ids[i]
+		}
 		dirs := newListDirs(s.r)
 		defer dirs.close()
 		// Moved since the scan (archived or brought back by another
@@ -214,7 +214,9 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 				rel, ok := s.paths[id]
 				s.mu.Unlock()
 				if ok && wanted(rel) {
-					add(dirs, &all, rel)
+					if info, listed, _ := look(dirs, rel); listed {
+						all = append(all, info)
+					}
 				}
 			}
 			return nil
@@ -474,27 +476,38 @@ func (s *FileStore) loadIndex() {
 	if err != nil {
 		return
 	}
-	var file indexFile
-	if decodeIndexFile(data, &file) != nil || file.Version != indexVersion {
+	// The entries are made in one slice (one allocation rather than one
+	// each: a slice that stays while any of them is in the index, a few
+	// hundred bytes a session).
+	var (
+		slab  []indexEntry
+		paths []string
+	)
+	start := func(n int) {
+		slab, paths = make([]indexEntry, 0, n), make([]string, 0, n)
+	}
+	each := func(r *indexRecord) {
+		if r.Mtime == 0 || r.End > r.Size || !filepath.IsLocal(r.Path) {
+			return // not trustworthy from another process
+		}
+		slab = append(slab, indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
+			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, compressed: r.Compressed, updated: r.Updated,
+			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent}})
+		slab[len(slab)-1].finish(r.Path)
+		paths = append(paths, r.Path)
+	}
+	if v, err := decodeIndexFile(data, start, each); err != nil || v != indexVersion {
 		return // a cache: start again
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.index) == 0 {
-		s.index = make(map[string]*indexEntry, len(file.Files)) // grown once
+		s.index = make(map[string]*indexEntry, len(slab)) // grown once
 	}
-	for _, r := range file.Files {
-		if _, ok := s.index[r.Path]; ok || !filepath.IsLocal(r.Path) {
-			continue
+	for k, rel := range paths {
+		if _, ok := s.index[rel]; !ok {
+			s.index[rel] = &slab[k]
 		}
-		ie := &indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
-			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, compressed: r.Compressed, updated: r.Updated,
-			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent}}
-		if r.Mtime == 0 || r.End > r.Size {
-			continue // not trustworthy from another process
-		}
-		ie.finish(r.Path)
-		s.index[r.Path] = ie
 	}
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"io/fs"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentsession/session/internal/storerule"
 )
@@ -85,22 +85,23 @@ const (
 	listChunk   = 64
 )
 
-// listFiles calls add for each file of rels (each the file of session
-// ids[k]), shared among goroutines each with its listDirs, and returns
-// what they added and the ids of the files add found gone.
-func (s *FileStore) listFiles(ctx context.Context, ids, rels []string, add func(dirs *listDirs, all *[]SessionInfo, rel string) (gone bool)) ([]SessionInfo, []string, error) {
-	type result struct {
-		all   []SessionInfo
-		moved []string
-		err   error
-	}
+// listFiles calls look for each file of rels, shared among goroutines
+// each with its listDirs, and returns the infos look listed, and the
+// indexes in rels of the files it found gone.
+func (s *FileStore) listFiles(ctx context.Context, rels []string, look func(dirs *listDirs, rel string) (info SessionInfo, listed, gone bool)) ([]SessionInfo, []int, error) {
+	const (
+		skipped = iota
+		listed
+		gone
+	)
+	infos := make([]SessionInfo, len(rels)) // each worker writes its own
+	state := make([]uint8, len(rels))
 	workers := max(1, min(runtime.GOMAXPROCS(0), listWorkers, len(rels)/listChunk))
-	results := make([]result, workers)
+	errs := make([]error, workers)
 	var next atomic.Int64
-	work := func(res *result) {
+	work := func(w int) {
 		dirs := newListDirs(s.r)
 		defer dirs.close()
-		res.all = make([]SessionInfo, 0, len(rels)/workers+listChunk)
 		for {
 			from := int(next.Add(listChunk)) - listChunk
 			if from >= len(rels) {
@@ -108,55 +109,83 @@ func (s *FileStore) listFiles(ctx context.Context, ids, rels []string, add func(
 			}
 			for k := from; k < min(from+listChunk, len(rels)); k++ {
 				if err := ctx.Err(); err != nil {
-					res.err = err
+					errs[w] = err
 					return
 				}
-				if add(dirs, &res.all, rels[k]) {
-					res.moved = append(res.moved, ids[k])
+				info, ok, g := look(dirs, rels[k])
+				switch {
+				case ok:
+					infos[k], state[k] = info, listed
+				case g:
+					state[k] = gone
 				}
 			}
 		}
 	}
 	if workers == 1 {
-		work(&results[0])
+		work(0)
 	} else {
 		var wg sync.WaitGroup
-		for w := range results {
-			wg.Go(func() { work(&results[w]) })
+		for w := range workers {
+			wg.Go(func() { work(w) })
 		}
 		wg.Wait()
 	}
-	n := 0
-	for _, r := range results {
-		if r.err != nil {
-			return nil, nil, r.err
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
 		}
-		n += len(r.all)
 	}
-	all := make([]SessionInfo, 0, n)
-	var moved []string
-	for _, r := range results {
-		all = append(all, r.all...)
-		moved = append(moved, r.moved...)
+	n := 0
+	var goneAt []int
+	for k := range infos {
+		switch state[k] {
+		case listed:
+			infos[n] = infos[k]
+			n++
+		case gone:
+			goneAt = append(goneAt, k)
+		}
 	}
-	return all, moved, nil
+	clear(infos[n:]) // nothing kept alive beyond the listing
+	return infos[:n], goneAt, nil
 }
 
 // sortInfos returns infos sorted by compareInfo: keys sorted, not the
-// large structs, which cost more to move than to compare.
+// large structs, which cost more to move than to compare. Times without
+// a monotonic clock reading (all but those of the sessions this store
+// wrote) compare as their seconds and nanoseconds do.
 func sortInfos(infos []SessionInfo) []SessionInfo {
 	type key struct {
-		updated time.Time
-		id      string
-		i       int
+		sec  int64
+		nsec int32
+		i    int32
+		id   string
 	}
 	keys := make([]key, len(infos))
+	mono := false
 	for k := range infos {
-		keys[k] = key{infos[k].Updated, infos[k].ID, k}
+		u := infos[k].Updated
+		mono = mono || u != u.Round(0) // Round(0) drops the monotonic reading alone
+		keys[k] = key{u.Unix(), int32(u.Nanosecond()), int32(k), infos[k].ID}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		return storerule.Compare(a.updated, a.id, b.updated, b.id) // compareInfo's
-	})
+	if mono {
+		slices.SortFunc(keys, func(a, b key) int {
+			x, y := &infos[a.i], &infos[b.i]
+			return storerule.Compare(x.Updated, x.ID, y.Updated, y.ID) // compareInfo's
+		})
+	} else {
+		slices.SortFunc(keys, func(a, b key) int {
+			// compareInfo's: the latest first, then the greater id.
+			if a.sec != b.sec {
+				return cmp.Compare(b.sec, a.sec)
+			}
+			if a.nsec != b.nsec {
+				return cmp.Compare(b.nsec, a.nsec)
+			}
+			return cmp.Compare(b.id, a.id)
+		})
+	}
 	out := make([]SessionInfo, len(infos))
 	for k, x := range keys {
 		out[k] = infos[x.i]

@@ -35,14 +35,23 @@ func TestSortInfosIsCompareInfo(t *testing.T) {
 		}
 		infos = append(infos, SessionInfo{ID: fmt.Sprintf("s%03d", r.IntN(400)), Updated: u})
 	}
-	want := slices.Clone(infos)
-	slices.SortStableFunc(want, compareInfo)
-	got := sortInfos(infos)
-	for k := range want {
-		if compareInfo(got[k], want[k]) != 0 {
-			t.Fatalf("at %d: %v %s, want %v %s", k, got[k].Updated, got[k].ID, want[k].Updated, want[k].ID)
+	check := func(infos []SessionInfo) {
+		t.Helper()
+		want := slices.Clone(infos)
+		slices.SortStableFunc(want, compareInfo)
+		got := sortInfos(infos)
+		for k := range want {
+			if compareInfo(got[k], want[k]) != 0 {
+				t.Fatalf("at %d: %v %s, want %v %s", k, got[k].Updated, got[k].ID, want[k].Updated, want[k].ID)
+			}
 		}
 	}
+	check(infos)
+	// And with no monotonic reading at all (a new store's listing).
+	for k := range infos {
+		infos[k].Updated = infos[k].Updated.Round(0)
+	}
+	check(infos)
 }
 
 // listAllOf lists every session, archived too, of a new store at root

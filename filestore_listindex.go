@@ -24,27 +24,36 @@ type indexFile struct {
 	Files   []indexRecord `json:"files"`
 }
 
-// decodeIndexFile decodes the listing index file data into f, as
-// json.Unmarshal does. The strings and raw values of f may be views of
-// data, which must not be modified afterwards.
-func decodeIndexFile(data []byte, f *indexFile) error {
-	var fast indexFile
-	if decodeIndexFast(data, &fast) {
-		*f = fast
-		return nil
+// decodeIndexFile decodes the listing index file data as json.Unmarshal
+// into an indexFile does, and returns its version. It calls start, with
+// about how many records there are, and then each for every record in
+// turn; start again if it starts over, each's records so far void. The
+// record given to each is reused after each returns; its strings and
+// raw values may be views of data, which must not be modified
+// afterwards.
+func decodeIndexFile(data []byte, start func(n int), each func(r *indexRecord)) (version int, err error) {
+	if v, ok := decodeIndexFast(data, start, each); ok {
+		return v, nil
 	}
-	*f = indexFile{}
-	return json.Unmarshal(data, f)
+	var f indexFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return 0, err
+	}
+	start(len(f.Files))
+	for k := range f.Files {
+		each(&f.Files[k])
+	}
+	return f.Version, nil
 }
 
 // decodeIndexFast is decodeIndexFile for the form saveIndex writes;
 // false for anything else.
-func decodeIndexFast(data []byte, f *indexFile) bool {
+func decodeIndexFast(data []byte, start func(n int), each func(r *indexRecord)) (version int, ok bool) {
 	c := jsonx.NewCursor(data)
 	c.Share = true
 	top, ok := c.Object()
 	if !ok {
-		return false
+		return 0, false
 	}
 	var seen uint
 	for {
@@ -53,7 +62,7 @@ func decodeIndexFast(data []byte, f *indexFile) bool {
 			break
 		}
 		if esc {
-			return false
+			return 0, false
 		}
 		var bit uint
 		switch string(key) {
@@ -61,42 +70,41 @@ func decodeIndexFast(data []byte, f *indexFile) bool {
 			bit = 1
 			n, ok := c.Int()
 			if !ok || int64(int(n)) != n {
-				return false
+				return 0, false
 			}
-			f.Version = int(n)
+			version = int(n)
 		case "files":
 			bit = 2
-			if !decodeIndexRecords(c, data, f) {
-				return false
+			if !decodeIndexRecords(c, data, start, each) {
+				return 0, false
 			}
 		default:
-			return false
+			return 0, false
 		}
 		if seen&bit != 0 {
-			return false
+			return 0, false
 		}
 		seen |= bit
 	}
-	return c.Err() == nil && c.AtEnd()
+	return version, c.Err() == nil && c.AtEnd()
 }
 
 // decodeIndexRecords reads the array of records at c, a cursor over
-// data, into f.Files.
-func decodeIndexRecords(c *jsonx.Cursor, data []byte, f *indexFile) bool {
+// data, giving each to each.
+func decodeIndexRecords(c *jsonx.Cursor, data []byte, start func(n int), each func(r *indexRecord)) bool {
 	arr, ok := c.Array()
 	if !ok {
 		return false
 	}
-	// json.Unmarshal makes an empty array an empty slice. Each record
-	// has a path: the key's count is about the records' (a capacity
-	// only: growing the slice of large records cost more than reading
-	// them).
-	f.Files = make([]indexRecord, 0, bytes.Count(data, []byte(`"path":`)))
+	// Each record has a path: the key's count is about the records'.
+	start(bytes.Count(data, []byte(`"path":`)))
+	var r indexRecord
 	for arr.Next() {
-		f.Files = append(f.Files, indexRecord{})
-		if !decodeIndexRecord(c, &f.Files[len(f.Files)-1]) {
+		r = indexRecord{}
+		if !decodeIndexRecord(c, &r) {
 			return false
 		}
+		each(&r)
 	}
 	return c.Err() == nil
 }

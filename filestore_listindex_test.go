@@ -75,24 +75,42 @@ func listIndexOfStore(t testing.TB, root string) []byte {
 	return data
 }
 
+// decodeIndexAll collects what decode (decodeIndexFile or
+// decodeIndexFast) gives of data, as an indexFile.
+func decodeIndexAll(data []byte, decode func([]byte, func(int), func(*indexRecord)) (int, bool)) (indexFile, bool) {
+	f := indexFile{Files: []indexRecord{}} // none, whether none or null
+	v, ok := decode(data, func(int) { f.Files = []indexRecord{} }, func(r *indexRecord) {
+		f.Files = append(f.Files, *r)
+	})
+	f.Version = v
+	return f, ok
+}
+
 // checkIndexDecode checks that decodeIndexFile reads data as
 // json.Unmarshal does, and reports whether its fast path read it.
 func checkIndexDecode(t *testing.T, data []byte) (fast bool) {
 	t.Helper()
 	var want indexFile
 	werr := json.Unmarshal(data, &want)
-	var got indexFile
-	gerr := decodeIndexFile(data, &got)
-	if (gerr == nil) != (werr == nil) {
-		t.Fatalf("decodeIndexFile: %v, json.Unmarshal: %v, of\n%q", gerr, werr, data)
+	if want.Files == nil {
+		want.Files = []indexRecord{} // no records, whether none or null
 	}
-	var f indexFile
-	fast = decodeIndexFast(data, &f)
+	got, gok := decodeIndexAll(data, func(d []byte, start func(int), each func(*indexRecord)) (int, bool) {
+		v, err := decodeIndexFile(d, start, each)
+		return v, err == nil
+	})
+	if gok != (werr == nil) {
+		t.Fatalf("decodeIndexFile: ok %v, json.Unmarshal: %v, of\n%q", gok, werr, data)
+	}
+	fgot, fast := decodeIndexAll(data, decodeIndexFast)
 	if fast && werr != nil {
 		t.Fatalf("the fast path read what json.Unmarshal refuses (%v):\n%q", werr, data)
 	}
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeIndexFile read\n%#v\njson.Unmarshal\n%#v\nof %q", got, want, data)
+	}
+	if fast && !reflect.DeepEqual(fgot, want) {
+		t.Fatalf("the fast path read\n%#v\njson.Unmarshal\n%#v\nof %q", fgot, want, data)
 	}
 	return fast
 }
@@ -119,6 +137,8 @@ func TestListIndexDecode(t *testing.T) {
 		{`{"version":3,"files":[` + rec + `]}`, true},
 		{` {"files":[` + rec + `,` + rec + `],"version":3} `, true},
 		{`{"version":3,"files":[]}`, true},
+		{`{"version":3}`, true},
+		{`{}`, true},
 		{`{"version":3,"files":null}`, false},
 		{`{"Version":3,"files":[]}`, false},
 		{`{"version":3,"version":2,"files":[]}`, false},
