@@ -476,25 +476,28 @@ func (s *FileStore) loadIndex() {
 	if err != nil {
 		return
 	}
-	// The entries are made in one slice (one allocation rather than one
-	// each: a slice that stays while any of them is in the index, a few
-	// hundred bytes a session).
+	// The entries are made in blocks (an allocation for many; a block
+	// stays while any of its entries is in the index, a few hundred
+	// bytes a session).
 	var (
-		slab  []indexEntry
+		block []indexEntry
+		made  []*indexEntry
 		paths []string
 	)
-	start := func(n int) {
-		slab, paths = make([]indexEntry, 0, n), make([]string, 0, n)
-	}
+	start := func() { made, paths = nil, nil }
 	each := func(r *indexRecord) {
 		if r.Mtime == 0 || r.End > r.Size || !filepath.IsLocal(r.Path) {
 			return // not trustworthy from another process
 		}
-		slab = append(slab, indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
+		if len(block) == cap(block) {
+			block = make([]indexEntry, 0, 256)
+		}
+		block = append(block, indexEntry{ino: r.Ino, size: r.Size, mtime: r.Mtime, end: r.End, lines: r.Lines, ok: r.OK,
 			header: r.Header, hmeta: r.Meta, fold: r.Fold, entries: r.Entries, archivedAt: r.Archived, compressed: r.Compressed, updated: r.Updated,
 			info: SessionInfo{ID: r.ID, Cwd: r.Cwd, Created: r.Created, ParentSession: r.Parent}})
-		slab[len(slab)-1].finish(r.Path)
-		paths = append(paths, r.Path)
+		ie := &block[len(block)-1]
+		ie.finish(r.Path)
+		made, paths = append(made, ie), append(paths, r.Path)
 	}
 	if v, err := decodeIndexFile(data, start, each); err != nil || v != indexVersion {
 		return // a cache: start again
@@ -502,11 +505,11 @@ func (s *FileStore) loadIndex() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.index) == 0 {
-		s.index = make(map[string]*indexEntry, len(slab)) // grown once
+		s.index = make(map[string]*indexEntry, len(made)) // grown once
 	}
 	for k, rel := range paths {
 		if _, ok := s.index[rel]; !ok {
-			s.index[rel] = &slab[k]
+			s.index[rel] = made[k]
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
@@ -25,13 +24,13 @@ type indexFile struct {
 }
 
 // decodeIndexFile decodes the listing index file data as json.Unmarshal
-// into an indexFile does, and returns its version. It calls start, with
-// about how many records there are, and then each for every record in
-// turn; start again if it starts over, each's records so far void. The
+// into an indexFile does, and returns its version. It calls start, and
+// then each for every record in turn; start again if it starts over,
+// each's records so far void. The
 // record given to each is reused after each returns; its strings and
 // raw values may be views of data, which must not be modified
 // afterwards.
-func decodeIndexFile(data []byte, start func(n int), each func(r *indexRecord)) (version int, err error) {
+func decodeIndexFile(data []byte, start func(), each func(r *indexRecord)) (version int, err error) {
 	if v, ok := decodeIndexFast(data, start, each); ok {
 		return v, nil
 	}
@@ -39,7 +38,7 @@ func decodeIndexFile(data []byte, start func(n int), each func(r *indexRecord)) 
 	if err := json.Unmarshal(data, &f); err != nil {
 		return 0, err
 	}
-	start(len(f.Files))
+	start()
 	for k := range f.Files {
 		each(&f.Files[k])
 	}
@@ -48,7 +47,7 @@ func decodeIndexFile(data []byte, start func(n int), each func(r *indexRecord)) 
 
 // decodeIndexFast is decodeIndexFile for the form saveIndex writes;
 // false for anything else.
-func decodeIndexFast(data []byte, start func(n int), each func(r *indexRecord)) (version int, ok bool) {
+func decodeIndexFast(data []byte, start func(), each func(r *indexRecord)) (version int, ok bool) {
 	c := jsonx.NewCursor(data)
 	c.Share = true
 	top, ok := c.Object()
@@ -75,7 +74,7 @@ func decodeIndexFast(data []byte, start func(n int), each func(r *indexRecord)) 
 			version = int(n)
 		case "files":
 			bit = 2
-			if !decodeIndexRecords(c, data, start, each) {
+			if !decodeIndexRecords(c, start, each) {
 				return 0, false
 			}
 		default:
@@ -89,15 +88,14 @@ func decodeIndexFast(data []byte, start func(n int), each func(r *indexRecord)) 
 	return version, c.Err() == nil && c.AtEnd()
 }
 
-// decodeIndexRecords reads the array of records at c, a cursor over
-// data, giving each to each.
-func decodeIndexRecords(c *jsonx.Cursor, data []byte, start func(n int), each func(r *indexRecord)) bool {
+// decodeIndexRecords reads the array of records at c, giving each to
+// each.
+func decodeIndexRecords(c *jsonx.Cursor, start func(), each func(r *indexRecord)) bool {
 	arr, ok := c.Array()
 	if !ok {
 		return false
 	}
-	// Each record has a path: the key's count is about the records'.
-	start(bytes.Count(data, []byte(`"path":`)))
+	start()
 	var r indexRecord
 	for arr.Next() {
 		r = indexRecord{}

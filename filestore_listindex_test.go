@@ -77,9 +77,9 @@ func listIndexOfStore(t testing.TB, root string) []byte {
 
 // decodeIndexAll collects what decode (decodeIndexFile or
 // decodeIndexFast) gives of data, as an indexFile.
-func decodeIndexAll(data []byte, decode func([]byte, func(int), func(*indexRecord)) (int, bool)) (indexFile, bool) {
+func decodeIndexAll(data []byte, decode func([]byte, func(), func(*indexRecord)) (int, bool)) (indexFile, bool) {
 	f := indexFile{Files: []indexRecord{}} // none, whether none or null
-	v, ok := decode(data, func(int) { f.Files = []indexRecord{} }, func(r *indexRecord) {
+	v, ok := decode(data, func() { f.Files = []indexRecord{} }, func(r *indexRecord) {
 		f.Files = append(f.Files, *r)
 	})
 	f.Version = v
@@ -95,7 +95,7 @@ func checkIndexDecode(t *testing.T, data []byte) (fast bool) {
 	if want.Files == nil {
 		want.Files = []indexRecord{} // no records, whether none or null
 	}
-	got, gok := decodeIndexAll(data, func(d []byte, start func(int), each func(*indexRecord)) (int, bool) {
+	got, gok := decodeIndexAll(data, func(d []byte, start func(), each func(*indexRecord)) (int, bool) {
 		v, err := decodeIndexFile(d, start, each)
 		return v, err == nil
 	})
