@@ -1,0 +1,326 @@
+package session_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	session "github.com/agentsession/session"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 40 break-it, second round: an open by path must answer as the
+// same file read whole (session.OpenLog of store.Load), whatever the
+// index beside the file holds. The index is a cache another program can
+// write: one with a valid checksum must still never make an open return
+// a context the file does not hold.
+
+// The index's layout (filestore_pathindex.go), as an outside program
+// that forges one would read it.
+const (
+	forgeHdr  = 64
+	forgeRec  = 40
+	forgeHash = 12
+)
+
+// forgedRec is one record of an index, decoded.
+type forgedRec struct {
+	off                      int64
+	n                        uint32
+	parent, set, asst, depth int32
+	kind, flags              uint8
+	idh                      uint64
+}
+
+func decodeForged(b []byte) forgedRec {
+	le := binary.LittleEndian
+	return forgedRec{
+		off: int64(le.Uint64(b[0:])), n: le.Uint32(b[8:]),
+		parent: int32(le.Uint32(b[12:])), set: int32(le.Uint32(b[16:])), asst: int32(le.Uint32(b[20:])),
+		kind: b[24], flags: b[25], depth: int32(le.Uint32(b[28:])), idh: le.Uint64(b[32:]),
+	}
+}
+
+func (r forgedRec) encode() []byte {
+	le := binary.LittleEndian
+	b := make([]byte, forgeRec)
+	le.PutUint64(b[0:], uint64(r.off))
+	le.PutUint32(b[8:], r.n)
+	le.PutUint32(b[12:], uint32(r.parent))
+	le.PutUint32(b[16:], uint32(r.set))
+	le.PutUint32(b[20:], uint32(r.asst))
+	b[24], b[25] = r.kind, r.flags
+	le.PutUint32(b[28:], uint32(r.depth))
+	le.PutUint64(b[32:], r.idh)
+	return b
+}
+
+// forgeIndex rewrites the index at path: edit gets its records and
+// returns the new ones; the sorted hash table and the checksum are made
+// again, so that the index is one a reader cannot tell from a real one.
+func forgeIndex(t *testing.T, path string, edit func(recs []forgedRec) []forgedRec) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	le := binary.LittleEndian
+	n, nf := int(le.Uint32(data[40:])), int(le.Uint32(data[44:]))
+	recs := make([]forgedRec, n)
+	for i := range recs {
+		recs[i] = decodeForged(data[forgeHdr+i*forgeRec:])
+	}
+	fold := data[forgeHdr+n*(forgeRec+forgeHash) : forgeHdr+n*(forgeRec+forgeHash)+nf]
+	recs = edit(recs)
+	out := append([]byte(nil), data[:forgeHdr]...)
+	le.PutUint32(out[40:], uint32(len(recs)))
+	for _, r := range recs {
+		out = append(out, r.encode()...)
+	}
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return recs[order[a]].idh < recs[order[b]].idh })
+	for _, i := range order {
+		out = le.AppendUint64(out, recs[i].idh)
+		out = le.AppendUint32(out, uint32(i))
+	}
+	out = append(out, fold...)
+	out = le.AppendUint32(out, crc32.Checksum(out, crc32.MakeTable(crc32.Castagnoli)))
+	require.NoError(t, os.WriteFile(path, out, 0o600))
+}
+
+// openFreshVsWhole opens id by path in a fresh store of dir and returns
+// whether the handle is partial and its Context and LeafID, with the
+// same of the file read whole.
+func openFreshVsWhole(t *testing.T, dir, id string) (partial bool, got, want []any) {
+	t.Helper()
+	ctx := context.Background()
+	ref, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	log, err := ref.Load(ctx, id)
+	require.NoError(t, err)
+	require.NoError(t, ref.Close())
+	whole := session.OpenLog(log)
+	defer whole.Close()
+	fresh, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer fresh.Close()
+	s, err := session.Open(ctx, fresh, id)
+	require.NoError(t, err)
+	defer s.Close()
+	return session.IsPartial(s),
+		[]any{s.LeafID(), contextView(s.Context())},
+		[]any{whole.LeafID(), contextView(whole.Context())}
+}
+
+// TestBreakIt2ForgedIndexDropsLastEntries: an index whose last records
+// are left out (with its hash table and checksum made again) still
+// covers the whole file by its header: the open reads the path to the
+// index's last record, a turn short of the file's, and says nothing.
+func TestBreakIt2ForgedIndexDropsLastEntries(t *testing.T) {
+	t.Skip("defect: a forged path index that leaves out the file's last entries opens a context a turn short, silently (readPath never checks that the records account for every line up to covered)")
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, id := indexedStore(t, dir, "longTail")
+	forgeIndex(t, session.PathIndexFile(fs, id), func(recs []forgedRec) []forgedRec {
+		return recs[:len(recs)-2] // the last turn: its user and assistant messages
+	})
+	partial, got, want := openFreshVsWhole(t, dir, id)
+	require.Equal(t, want, got, "partial %v", partial)
+}
+
+// TestBreakIt2ForgedMarkerParent: the last line is a leaf marker (a
+// Branch back); the index's record of it names as its parent the tip of
+// the branch left behind. readPath reads the marker's line to check its
+// id and kind, never its parent: the open answers with the old branch.
+func TestBreakIt2ForgedMarkerParent(t *testing.T) {
+	t.Skip("defect: a forged path index whose leaf marker record names another parent opens the context of another branch, silently (the marker's parentId is never checked against its record)")
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, id := indexedStore(t, dir, "moved")
+	forgeIndex(t, session.PathIndexFile(fs, id), func(recs []forgedRec) []forgedRec {
+		last := len(recs) - 1
+		require.NotZero(t, recs[last].flags&4, "the last record is a leaf marker")
+		// The branch's old tip: the last record before the marker.
+		tip := int32(last - 1)
+		recs[last].parent = tip
+		recs[last].depth = recs[tip].depth + 1
+		return recs
+	})
+	partial, got, want := openFreshVsWhole(t, dir, id)
+	require.Equal(t, want, got, "partial %v", partial)
+}
+
+// TestBreakIt2ForgedOffsetWraps: a record whose offset is near the top
+// of int64 wraps off+n below covered; get lets it through, and the read
+// at that offset ends in io.EOF, which readEntries ignores (the worker's
+// buffer keeps whatever it held). The open must still answer as whole.
+func TestBreakIt2ForgedOffsetWraps(t *testing.T) {
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, id := indexedStore(t, dir, "longTail")
+	forgeIndex(t, session.PathIndexFile(fs, id), func(recs []forgedRec) []forgedRec {
+		r := &recs[len(recs)-1]
+		r.off = 1<<63 - 1 - int64(r.n)/2
+		return recs
+	})
+	partial, got, want := openFreshVsWhole(t, dir, id)
+	require.Equal(t, want, got, "partial %v", partial)
+}
+
+// TestBreakIt2ForgedSettingPointer: the record the path starts from
+// names, as its nearest setting, a setting of another branch (or one
+// after it); the open reads it before the path. Each such link is
+// checked for depth only, not for being an ancestor.
+func TestBreakIt2ForgedSettingPointer(t *testing.T) {
+	t.Skip("defect: a forged path index whose set link names a setting of another branch opens with that setting (thinking level minimal, models of the path lost), silently (the links before the start are checked for falling depth, not for being ancestors)")
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, id := indexedStore(t, dir, "linear")
+	require.NoError(t, fs.Close())
+	// A setting on a side branch, appended by another writer after the
+	// index: a thinking level the path does not hold.
+	logPath := sessionFileOf(t, dir, id)
+	log, err := session.DecodeLog(mustRead(t, logPath), nil)
+	require.NoError(t, err)
+	first := log.Entries[0].ID()
+	appendRaw(t, logPath,
+		fmt.Sprintf(`{"type":"thinking_level_change","id":"zzside01","parentId":%q,"timestamp":"2026-01-01T00:00:01.000Z","thinkingLevel":"minimal"}`, first),
+		fmt.Sprintf(`{"type":"custom","customType":"agentsession.leaf","id":"zzside02","parentId":%q,"timestamp":"2026-01-01T00:00:02.000Z","data":{}}`, log.Entries[len(log.Entries)-1].ID()),
+	)
+	idx := pathIndexOf(t, dir, id)
+	require.NoError(t, os.Remove(idx)) // built again, with the side setting
+	_, _ = reindexFresh(t, dir, id)
+	forgeIndex(t, idx, func(recs []forgedRec) []forgedRec {
+		side := -1
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].flags&1 != 0 && recs[i].depth == 1 {
+				side = i
+				break
+			}
+		}
+		if side < 0 {
+			t.Skip("the side setting got no record")
+		}
+		// Every record deeper than the side setting now names it as its
+		// nearest setting (and it names none): the depths still fall.
+		recs[side].set = -1
+		for i := range recs {
+			if i != side && recs[i].depth > 1 {
+				recs[i].set = int32(side)
+			}
+		}
+		return recs
+	})
+	partial, got, want := openFreshVsWhole(t, dir, id)
+	require.Equal(t, want, got, "partial %v", partial)
+}
+
+// reindexFresh opens id whole in a fresh store of dir, so that the index
+// is built, and closes the store.
+func reindexFresh(t *testing.T, dir, id string) (*session.FileStore, error) {
+	t.Helper()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	s, err := session.Open(context.Background(), fs, id)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	session.WaitPathIndexes(fs)
+	return fs, fs.Close()
+}
+
+func pathIndexOf(t *testing.T, dir, id string) string {
+	t.Helper()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer fs.Close()
+	p := session.PathIndexFile(fs, id)
+	_, err = os.Stat(p)
+	require.NoError(t, err, "an index")
+	return p
+}
+
+// limitedOpen opens id in a store of dir with lim, by its path and
+// whole, and returns the errors of both.
+func limitedOpen(t *testing.T, dir, id string, lim session.Limits) (openErr, loadErr error, partial bool) {
+	t.Helper()
+	ctx := context.Background()
+	small, err := session.OpenFileStore(dir, &session.FileStoreOptions{Limits: lim})
+	require.NoError(t, err)
+	defer small.Close()
+	_, loadErr = small.Load(ctx, id)
+	s, openErr := session.Open(ctx, small, id)
+	if openErr == nil {
+		partial = session.IsPartial(s)
+		require.NoError(t, s.Close())
+	}
+	return openErr, loadErr, partial
+}
+
+// TestBreakIt2LongLineOffThePath: a message long before the latest
+// compaction (after the first settings, before the others) is on a line
+// longer than this store's MaxLineBytes. A whole read skips the line (a
+// LineError in Log.Malformed): its child becomes a root, and the
+// settings before it leave the path (the thinking level is "off"). An
+// open by path through another store's index never reads the line (it
+// checks MaxLineBytes on the lines it reads only) and keeps them.
+func TestBreakIt2LongLineOffThePath(t *testing.T) {
+	t.Skip("defect: a line over this store's MaxLineBytes off the chain (an ancestor before the start) is skipped by a whole read (its child a root, the settings before it off the path) but not by an open by path through another store's index: thinking level high and the models and rules of the lost prefix, silently")
+	withPathIndexes(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	id := buildCompacted(t, fs, "longTail")
+	require.NoError(t, fs.Close())
+	logPath := sessionFileOf(t, dir, id)
+	editInPlace(t, logPath, func(lines []string) {
+		i := lineWith(t, lines, `"text":"question 4 `)
+		lines[i] = strings.Replace(lines[i], "question 4 ", "question 4 "+strings.Repeat("long ", 40_000), 1)
+	})
+	reindex(t, dir, id)
+	lim := &session.FileStoreOptions{Limits: session.Limits{MaxLineBytes: 100_000}}
+	small, err := session.OpenFileStore(dir, lim)
+	require.NoError(t, err)
+	defer small.Close()
+	log, err := small.Load(ctx, id)
+	require.NoError(t, err)
+	require.NotEmpty(t, log.Malformed, "a whole read skips the long line")
+	whole := session.OpenLog(log)
+	s, err := session.Open(ctx, small, id)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, contextView(whole.Context()), contextView(s.Context()), "partial %v", session.IsPartial(s))
+	require.Equal(t, whole.Len(), s.Len(), "partial %v", session.IsPartial(s))
+}
+
+// TestBreakIt2BlankLinesOverMaxEntries: MaxEntries bounds the lines after
+// the header, blank ones too; the index counts entries. A log of blank
+// lines among its entries, over this store's MaxEntries by its lines and
+// under it by its entries.
+func TestBreakIt2BlankLinesOverMaxEntries(t *testing.T) {
+	t.Skip("defect: MaxEntries bounds lines (blank ones too) for a whole read, but loadByIndex compares it with the index's count of entries: a log a whole read refuses (ErrTooLarge) opens by path")
+	withPathIndexes(t)
+	dir := t.TempDir()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	id := buildCompacted(t, fs, "longTail")
+	require.NoError(t, fs.Close())
+	logPath := sessionFileOf(t, dir, id)
+	var entries int
+	editInPlace(t, logPath, func(lines []string) {
+		entries = len(lines) - 1
+		for i := 1; i < len(lines)-10; i++ {
+			lines[i] += "\n" // a blank line after each of the early ones
+		}
+	})
+	reindex(t, dir, id)
+	openErr, loadErr, partial := limitedOpen(t, dir, id, session.Limits{MaxEntries: entries + 5})
+	require.ErrorIs(t, loadErr, session.ErrTooLarge, "a whole read counts the blank lines")
+	require.ErrorIs(t, openErr, session.ErrTooLarge, "an open by path is refused as the whole read (partial %v)", partial)
+}
