@@ -1,6 +1,10 @@
 package session
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"runtime"
+	"sync"
+)
 
 // The copy rule: what Messages, Context and ContextAt return belongs to
 // the caller. The session keeps its messages to itself and hands out deep
@@ -21,16 +25,38 @@ func copyMessages(msgs []*Message) []*Message {
 	if msgs == nil {
 		return nil
 	}
+	out := make([]*Message, len(msgs))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(msgs)/parallelCopyMessages)
+	if workers < 2 {
+		copyInto(out, msgs)
+		return out
+	}
+	// A long list (a resume's first context) is copied on several cores,
+	// a part each, with slabs of its own.
+	var wg sync.WaitGroup
+	per := (len(msgs) + workers - 1) / workers
+	for lo := 0; lo < len(msgs); lo += per {
+		hi := min(lo+per, len(msgs))
+		wg.Go(func() { copyInto(out[lo:hi], msgs[lo:hi]) })
+	}
+	wg.Wait()
+	return out
+}
+
+// parallelCopyMessages is the number of messages from which copyMessages
+// uses a second core, two from twice as many.
+const parallelCopyMessages = 1024
+
+// copyInto copies msgs into out, of the same length.
+func copyInto(out, msgs []*Message) {
 	var c copier
 	for _, m := range msgs {
 		c.count(m)
 	}
 	c.alloc(len(msgs))
-	out := make([]*Message, len(msgs))
 	for i, m := range msgs {
 		out[i] = c.message(m)
 	}
-	return out
 }
 
 // copier hands out the pieces of the copies from its slabs.
