@@ -324,3 +324,52 @@ func TestBreakIt2BlankLinesOverMaxEntries(t *testing.T) {
 	require.ErrorIs(t, loadErr, session.ErrTooLarge, "a whole read counts the blank lines")
 	require.ErrorIs(t, openErr, session.ErrTooLarge, "an open by path is refused as the whole read (partial %v)", partial)
 }
+
+// TestBreakIt2CopySharedAcrossGoroutines: an agent loop takes Messages
+// and edits its answer in the goroutine that asked (the copy rule lets
+// it: the list is its own); a UI goroutine asks for Context for the
+// first time. Context's first answer now starts from the copies Messages
+// handed out (copiesSeeded), so it reads, unsynchronized, the very copy
+// the loop is editing: a data race (run with -race; without it the test
+// passes). Before, the two kinds kept copies of their own.
+func TestBreakIt2CopySharedAcrossGoroutines(t *testing.T) {
+	t.Skip("defect (with -race): Context's first call reads the copies Messages handed out (copiesSeeded) while their owner edits them in its own goroutine: DATA RACE in sameCopy (msgreuse.go)")
+	ctx := context.Background()
+	ms, id := compactedSession(t, "linear")
+	s, err := session.Open(ctx, ms, id)
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.Messages(ctx)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The loop's own list: it marks the last message for a cache.
+		m := msgs[len(msgs)-1]
+		m.Content = append(m.Content, session.Text("cache here"))
+	}()
+	c := s.Context() // the UI's first Context
+	<-done
+	require.NotEmpty(t, c.Messages)
+}
+
+// TestBreakIt2CopySharedAcrossKinds: the same without goroutines. The
+// loop's Messages, then the UI's first Context, then the loop edits its
+// list (its own, by the copy rule): the UI's answer changes with it. The
+// doc of Context now allows it ("Clone a message you mean to edit after
+// a later call"), but a loop cannot know of another caller's later call;
+// before copiesSeeded, Messages and Context never shared a copy.
+func TestBreakIt2CopySharedAcrossKinds(t *testing.T) {
+	t.Skip("regression (documented): an edit of a Messages answer shows in a Context answer taken after it by another caller, since the two kinds share copies (copiesSeeded)")
+	ctx := context.Background()
+	ms, id := compactedSession(t, "linear")
+	s, err := session.Open(ctx, ms, id)
+	require.NoError(t, err)
+	defer s.Close()
+	msgs, err := s.Messages(ctx)
+	require.NoError(t, err)
+	c := s.Context()
+	last := msgs[len(msgs)-1]
+	last.Content[0].Text = "edited by the loop"
+	require.NotEqual(t, "edited by the loop", c.Messages[len(c.Messages)-1].Content[0].Text, "the UI's answer is not the loop's")
+}
