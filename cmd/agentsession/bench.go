@@ -60,12 +60,23 @@ type benchResult struct {
 	// floor leaves those two out); CompactNs compacts it (the
 	// default options, the offline ExtractiveSummarizer), the session
 	// open with its context built beforehand.
-	ForkNs              int64   `json:"forkNs"`
-	ForkFloorNs         int64   `json:"forkFloorNs"`
-	ForkPerFloor        float64 `json:"forkPerFloor"`
-	CompactNs           int64   `json:"compactNs"`
-	OpenContextPerFloor float64 `json:"openContextPerReadFloor"`
-	FsyncTurnPerRawSync float64 `json:"fsyncTurnPerRawFdatasync"`
+	ForkNs       int64   `json:"forkNs"`
+	ForkFloorNs  int64   `json:"forkFloorNs"`
+	ForkPerFloor float64 `json:"forkPerFloor"`
+	CompactNs    int64   `json:"compactNs"`
+	// ResumeNs resumes a compacted session of ResumeTurns turns (twice
+	// the workload's, a compaction every fifth of the workload's but
+	// after the last) in a new process: a store, Open, Context, Messages
+	// (bench_resume.go); the median of five processes, and the largest
+	// growth of their resident memory at its peak (null where not
+	// measured).
+	ResumeTurns                   int     `json:"resumeTurns"`
+	ResumeFileBytes               int64   `json:"resumeFileBytes"`
+	ResumeMessages                int     `json:"resumeMessages"`
+	ResumeNs                      int64   `json:"resumeNs"`
+	ResumePeakResidentGrowthBytes *uint64 `json:"resumePeakResidentGrowthBytes"`
+	OpenContextPerFloor           float64 `json:"openContextPerReadFloor"`
+	FsyncTurnPerRawSync           float64 `json:"fsyncTurnPerRawFdatasync"`
 	// Postgres is the PostgreSQL section (bench_pg.go); null without
 	// --pg.
 	Postgres *pgBenchResult `json:"postgres"`
@@ -169,6 +180,10 @@ func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 	if r.PeakResidentGrowthBytes != nil {
 		peak = size(int64(*r.PeakResidentGrowthBytes))
 	}
+	resumePeak := "not measured here"
+	if r.ResumePeakResidentGrowthBytes != nil {
+		resumePeak = size(int64(*r.ResumePeakResidentGrowthBytes))
+	}
 	t := c.table("MEASURE", "VALUE")
 	for _, row := range [][2]string{
 		{"workload", fmt.Sprintf("%d turns, %s file", r.Turns, size(r.FileBytes))},
@@ -193,6 +208,8 @@ func (c *call) bench(dir string, turns int, wsTree, pg string, busy bool) int {
 		{"write + fsync of the fork's bytes", dur(r.ForkFloorNs)},
 		{"fork / its write + fsync", fmt.Sprintf("%.2f×", r.ForkPerFloor)},
 		{"compact", dur(r.CompactNs)},
+		{fmt.Sprintf("resume %d turns compacted (%s, %d messages in context), new process", r.ResumeTurns, size(r.ResumeFileBytes), r.ResumeMessages), dur(r.ResumeNs)},
+		{"memory at the resume's peak", resumePeak},
 	} {
 		t.row(row[0], row[1])
 	}
@@ -422,6 +439,9 @@ func runBench(base string, turns int, prog *progress) (*benchResult, error) {
 		return nil, err
 	}
 	if err := benchForkCompact(ctx, res, base, root, file, id, opens, prog); err != nil {
+		return nil, err
+	}
+	if err := benchResume(ctx, res, base, turns, prog); err != nil {
 		return nil, err
 	}
 	res.OpenContextPerFloor = ratio(res.OpenContextNs, res.ReadFloorNs)

@@ -69,7 +69,7 @@ func init() {
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete, cmdGC,
 		cmdExport, cmdImport,
 		cmdBench,
-		cmdHelp, cmdVersion, cmdBenchOpen, cmdBenchHog,
+		cmdHelp, cmdVersion, cmdBenchOpen, cmdBenchResume, cmdBenchHog,
 	}
 	for _, c := range commands {
 		if c.help == "" {

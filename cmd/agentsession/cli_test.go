@@ -185,7 +185,7 @@ func TestJSONEverywhere(t *testing.T) {
 		for _, k := range []string{"openContextPerReadFloor", "fsyncTurnPerRawFdatasync", "fileBytes", "openNs", "writeThroughNsPerEntry", "writeFloorNsPerEntry", "writeThroughPerFloor", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs"} {
 			assert.IsType(t, 0.0, b[k], k)
 		}
-		for _, k := range []string{"writeThroughNsPerEntry", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs", "heapSharedBytes", "heapLiveBytes"} {
+		for _, k := range []string{"writeThroughNsPerEntry", "forkNs", "forkFloorNs", "forkPerFloor", "compactNs", "procs", "heapSharedBytes", "heapLiveBytes", "resumeNs", "resumeTurns", "resumeMessages"} {
 			assert.Positive(t, b[k], "measured: %s", k)
 		}
 		// The heap with a Context() copy held holds what the shared one

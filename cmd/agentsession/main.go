@@ -584,7 +584,9 @@
 // "rawFdatasyncP50Ns", "readFloorNs", "openNs", "openContextNs",
 // "peakResidentGrowthBytes", "heapSharedBytes", "heapLiveBytes", "list1000Ns",
 // "list1000NewStoreNs", "forkNs", "forkFloorNs", "forkPerFloor",
-// "compactNs", "openContextPerReadFloor", "fsyncTurnPerRawFdatasync"}:
+// "compactNs", "resumeTurns", "resumeFileBytes", "resumeMessages",
+// "resumeNs", "resumePeakResidentGrowthBytes", "openContextPerReadFloor",
+// "fsyncTurnPerRawFdatasync"}:
 // durations in nanoseconds (medians, or p50), sizes in bytes, the last
 // two ratios (and writeThroughPerFloor and forkPerFloor);
 // appendNsPerEntry is an append gathered (SyncNever),
@@ -600,7 +602,13 @@
 // (Windows); heapSharedBytes is the heap that child keeps with the
 // session open and its messages shared (SharedMessages, as pi holds its
 // context), heapLiveBytes the same with a Context() held too (the
-// caller's deep copy).
+// caller's deep copy). resumeNs resumes a session of resumeTurns turns
+// (twice --turns, compacted every fifth of --turns but after the last;
+// a file of resumeFileBytes, resumeMessages messages in its context) in
+// a new process, as an agent does: a store, Open, Context and Messages,
+// through the path index its first open left; the median of five
+// processes, and resumePeakResidentGrowthBytes the largest growth of
+// their resident memory (null where not measured).
 //
 // "postgres" is null without --pg, else {"agents", "turns",
 // "entriesPerSec", "turnP50Ns", "turnP99Ns"}.
