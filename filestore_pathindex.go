@@ -18,11 +18,12 @@ import (
 // an open reads the current path alone (pathload.go), not the history.
 //
 // It is a cache, never the truth: the log is. It lives in
-// <root>/.pathindex/<id stem>.idx, is written atomically and never
+// <root>/.pathindex/<id in hex>, is written atomically and never
 // synced (lost or torn by a crash, it fails its checksum and is built
 // again), and holds, for each entry of the log, where its line is, its
 // parent (as the tree reads the log: duplicates, cycles and missing
-// parents resolved), its kind, its id's hash, and the nearest ancestors
+// parents resolved), its kind, its id's hash (stableIDHash: the index is
+// read by other processes), and the nearest ancestors
 // an open needs before the path it reads (the latest setting, the latest
 // assistant message naming a model); and the sorted id hashes, so an
 // append can tell an id is taken without the ids; and what a listing
@@ -34,7 +35,10 @@ import (
 // anything else (another inode, a shorter file, another tail) and the
 // index is not used. Nor is it trusted for what it says of the lines an
 // open reads: each is parsed and must be the entry the index names (id,
-// parent, kind), or the open reads the whole file instead. Logs an open
+// parent, kind), or the open reads the whole file instead; and the
+// records an open walks are checked as it reaches them (get), so that a
+// forged index, its checksum made right, cannot make a walk loop or read
+// outside the file. Logs an open
 // by path would not read the same as a whole read (lines a reader skips
 // or repairs, blob references, an older format) get no index.
 
