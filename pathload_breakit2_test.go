@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -372,4 +373,126 @@ func TestBreakIt2CopySharedAcrossKinds(t *testing.T) {
 	last := msgs[len(msgs)-1]
 	last.Content[0].Text = "edited by the loop"
 	require.NotEqual(t, "edited by the loop", c.Messages[len(c.Messages)-1].Content[0].Text, "the UI's answer is not the loop's")
+}
+
+const breakit2WriterEnv = "AGENTSESSION_BREAKIT2_WRITER"
+
+// TestBreakIt2Writer is the child of TestBreakIt2OpenWhileOtherProcessAppends:
+// it appends turns (and a compaction) to the session named in its
+// environment, through a FileStore of its own.
+func TestBreakIt2Writer(t *testing.T) {
+	spec := os.Getenv(breakit2WriterEnv)
+	if spec == "" {
+		t.Skip("run by TestBreakIt2OpenWhileOtherProcessAppends")
+	}
+	withPathIndexes(t)
+	dir, id, _ := strings.Cut(spec, "|")
+	ctx := context.Background()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer fs.Close()
+	s, err := session.Open(ctx, fs, id)
+	require.NoError(t, err)
+	for i := range 60 {
+		a := session.AssistantText(fmt.Sprintf("child answer %d %s", i, strings.Repeat("c ", 60)))
+		a.Provider, a.Model = "child", fmt.Sprintf("m%d", i%4)
+		require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText(fmt.Sprintf("child %d", i)), a}, nil))
+		if i == 30 {
+			_, err := s.Compact(ctx, session.ExtractiveSummarizer{}, &session.CompactionOptions{ContextWindow: 4000, KeepRecentTokens: 600})
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, s.Close())
+}
+
+// TestBreakIt2OpenWhileOtherProcessAppends: a child process appends
+// turns and compacts while this one opens the session by its path again
+// and again, each time through a fresh store (as a new process): every
+// context an open gives must be the context, at the same leaf, of the
+// file read whole once the child is done (appends only add entries).
+func TestBreakIt2OpenWhileOtherProcessAppends(t *testing.T) {
+	withPathIndexes(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, id := indexedStore(t, dir, "longTail")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBreakIt2Writer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), breakit2WriterEnv+"="+dir+"|"+id)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	type seen struct {
+		leaf    string
+		partial bool
+		view    any
+	}
+	var got []seen
+	open := func() {
+		fs, err := session.OpenFileStore(dir, nil)
+		require.NoError(t, err)
+		s, err := session.Open(ctx, fs, id)
+		require.NoError(t, err)
+		got = append(got, seen{s.LeafID(), session.IsPartial(s), contextView(s.Context())})
+		require.NoError(t, s.Close())
+		session.WaitPathIndexes(fs)
+		require.NoError(t, fs.Close())
+	}
+	for running := true; running; {
+		select {
+		case err := <-done:
+			require.NoError(t, err, "%s", out.String())
+			running = false
+		default:
+		}
+		open()
+	}
+	open()
+	ref, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	defer ref.Close()
+	log, err := ref.Load(ctx, id)
+	require.NoError(t, err)
+	whole := session.OpenLog(log)
+	defer whole.Close()
+	partials := 0
+	for i, g := range got {
+		c, err := whole.ContextAt(g.leaf)
+		require.NoError(t, err)
+		require.Equal(t, contextView(c), g.view, "open %d of %d (partial %v) at %s", i, len(got), g.partial, g.leaf)
+		if g.partial {
+			partials++
+		}
+	}
+	t.Logf("%d opens, %d by path", len(got), partials)
+}
+
+// TestBreakIt2ForeignAppends: after the index, another writer (pi, or a
+// hand) appends odd lines: blank ones, one with trailing blanks, a group
+// with our markers that is whole, one cut short by its writer (a whole
+// read drops it), a marker-looking member inside a string. Each time a
+// fresh open answers as a whole read.
+func TestBreakIt2ForeignAppends(t *testing.T) {
+	withPathIndexes(t)
+	dir := t.TempDir()
+	_, id := indexedStore(t, dir, "longTail")
+	logPath := sessionFileOf(t, dir, id)
+	msg := func(id, parent, text, extra string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":%q}%s}`, id, parent, text, extra)
+	}
+	steps := [][]string{
+		{"", "   ", msg("zzf00001", lastEntryID(t, logPath), "after blanks", "") + " \t"},
+		{msg("zzf00002", "zzf00001", "grouped 1", `,"agentsession.append":"0/2/zzf00003"`), msg("zzf00003", "zzf00002", "grouped 2", "")},
+		{msg("zzf00004", "zzf00003", "cut group", `,"agentsession.append":"0/3/zzf00006"`), msg("zzf00007", "zzf00003", "after the cut", "")},
+		{msg("zzf00008", "zzf00007", `ends like a marker ","agentsession.append":"0/2/zzf00009`, ""), `{"type":"custom","id":"zzf00009","parentId":"zzf00008","timestamp":"2026-01-01T00:00:02.000Z","customType":"x","data":"\",\"agentsession.append\":\"0/2/zzf00010"}`},
+	}
+	for i, lines := range steps {
+		appendRaw(t, logPath, lines...)
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkAsWhole(t, dir, id) })
+		fs, _ := reindex(t, dir, id)
+		s, err := session.Open(context.Background(), fs, id)
+		require.NoError(t, err)
+		t.Logf("step %d: the next open by path: %v", i, session.IsPartial(s))
+		require.NoError(t, s.Close())
+	}
 }
