@@ -20,14 +20,15 @@ import (
 // session's own list, for a loop that only reads it). Edit them, append
 // to them, keep them: the session does not see it (what it keeps changes
 // only by appends), and no later answer carries the edit. A session makes
-// the copy of a message once and hands it out again, from Session.Context,
-// ContextAt at the leaf and Session.Messages, while it still equals the
-// session's message (an edited copy is replaced by a fresh one), so
+// the copy of a message once and hands it out again, from Session.Context
+// and ContextAt at the leaf, and from Session.Messages (each kind of
+// answer its own copies: the two never share one), while it still equals
+// the session's message (an edited copy is replaced by a fresh one), so
 // asking after every append costs a read of the list plus a copy of what
 // is new, measured beside the agent loop in docs/agent-loop.md ("The copy
-// rule"). Two answers may therefore share messages: edit a list before
-// you ask again and in the goroutine that asked, and Clone a message you
-// mean to edit after a later call. The other slices (EntryIDs, Dangling,
+// rule"). Two answers of one kind may therefore share messages: edit a
+// list before you ask again and in the goroutine that asked, and Clone a
+// message you mean to edit after a later call. The other slices (EntryIDs, Dangling,
 // Orphans, Unresolved) are shared with the session: read them, or append
 // to them (their capacity is capped, so appending copies).
 type Context struct {

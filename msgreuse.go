@@ -38,34 +38,22 @@ type copyCache struct {
 // reuses by position; a list that changed otherwise (a branch, a
 // compaction, a reload) finds the unchanged messages by identity.
 func (c *copyCache) copies(list []*Message) []*Message {
-	return c.copiesSeeded(list, nil)
-}
-
-// copiesSeeded is copies for a cache whose sibling, seed, may hold the
-// copies wanted: a cache that has handed out nothing yet looks in the
-// seed's, so that a resume's Context and Messages copy each message once
-// between them (the copy rule lets two answers share a copy).
-func (c *copyCache) copiesSeeded(list []*Message, seed *copyCache) []*Message {
 	if list == nil {
 		c.orig, c.cp = nil, nil
 		return nil
-	}
-	src := c
-	if len(c.orig) == 0 && seed != nil && len(seed.orig) > 0 {
-		src = seed // read only: remember writes c's own slices
 	}
 	out := make([]*Message, len(list))
 	var stale []int
 	var moved map[*Message]*Message
 	for i, m := range list {
 		var cp *Message
-		if moved == nil && i < len(src.orig) && src.orig[i] == m {
-			cp = src.cp[i]
+		if moved == nil && i < len(c.orig) && c.orig[i] == m {
+			cp = c.cp[i]
 		} else {
 			// From the first change on, by identity only: each old copy
 			// goes to one position, even if a message is there twice.
 			if moved == nil {
-				moved = src.byOrig(i)
+				moved = c.byOrig(i)
 			}
 			if cp = moved[m]; cp != nil {
 				delete(moved, m)
@@ -264,10 +252,10 @@ type copyCaches struct {
 }
 
 // forModel and forContext are the copies Messages and Context hand out.
-func (cc *copyCaches) forModel(list []*Message) []*Message {
-	return cc.model.copiesSeeded(list, &cc.ctx)
-}
+// The two kinds never share a copy: a loop that edits what Messages
+// gave it, in its goroutine, and another that asks for Context (a UI)
+// must not read each other's copies (a resume copies its messages once
+// for each).
+func (cc *copyCaches) forModel(list []*Message) []*Message { return cc.model.copies(list) }
 
-func (cc *copyCaches) forContext(list []*Message) []*Message {
-	return cc.ctx.copiesSeeded(list, &cc.model)
-}
+func (cc *copyCaches) forContext(list []*Message) []*Message { return cc.ctx.copies(list) }

@@ -329,12 +329,11 @@ func TestBreakIt2BlankLinesOverMaxEntries(t *testing.T) {
 // TestBreakIt2CopySharedAcrossGoroutines: an agent loop takes Messages
 // and edits its answer in the goroutine that asked (the copy rule lets
 // it: the list is its own); a UI goroutine asks for Context for the
-// first time. Context's first answer now starts from the copies Messages
-// handed out (copiesSeeded), so it reads, unsynchronized, the very copy
-// the loop is editing: a data race (run with -race; without it the test
-// passes). Before, the two kinds kept copies of their own.
+// first time. Had Context's first answer started from the copies
+// Messages handed out (as it did for a while), it would read,
+// unsynchronized, the very copy the loop is editing: a data race under
+// -race. The two kinds keep copies of their own.
 func TestBreakIt2CopySharedAcrossGoroutines(t *testing.T) {
-	t.Skip("defect (with -race): Context's first call reads the copies Messages handed out (copiesSeeded) while their owner edits them in its own goroutine: DATA RACE in sameCopy (msgreuse.go)")
 	ctx := context.Background()
 	ms, id := compactedSession(t, "linear")
 	s, err := session.Open(ctx, ms, id)
@@ -356,12 +355,9 @@ func TestBreakIt2CopySharedAcrossGoroutines(t *testing.T) {
 
 // TestBreakIt2CopySharedAcrossKinds: the same without goroutines. The
 // loop's Messages, then the UI's first Context, then the loop edits its
-// list (its own, by the copy rule): the UI's answer changes with it. The
-// doc of Context now allows it ("Clone a message you mean to edit after
-// a later call"), but a loop cannot know of another caller's later call;
-// before copiesSeeded, Messages and Context never shared a copy.
+// list (its own, by the copy rule): the UI's answer must not change
+// with it (a loop cannot know of another caller's later call).
 func TestBreakIt2CopySharedAcrossKinds(t *testing.T) {
-	t.Skip("regression (documented): an edit of a Messages answer shows in a Context answer taken after it by another caller, since the two kinds share copies (copiesSeeded)")
 	ctx := context.Background()
 	ms, id := compactedSession(t, "linear")
 	s, err := session.Open(ctx, ms, id)
