@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -130,7 +131,12 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 	}
 	// This store's limits hold for an open by path as for a whole read
 	// (which reports them): the index may come from a store with others.
-	if size > s.lim.MaxLogBytes || int(x.count()) > s.lim.MaxEntries {
+	// A log over them is read whole (a line over MaxLineBytes anywhere
+	// changes the tree a whole read builds: it skips the line).
+	overLimits := func() bool {
+		return size > s.lim.MaxLogBytes || x.lines-1 > s.lim.MaxEntries || x.longest > s.lim.MaxLineBytes
+	}
+	if overLimits() {
 		return nil, errNoPath
 	}
 	grown := size - x.covered
@@ -138,6 +144,9 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 	if grown > 0 {
 		if err := x.extend(fsess.f, size, s.lim); err != nil {
 			return nil, errNoIndex
+		}
+		if overLimits() {
+			return nil, errNoPath
 		}
 	}
 	if grown > pathIndexRewriteBytes || int(x.count())-extended > max(extended/pathIndexRewriteShare, 64) {
@@ -225,7 +234,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 		want := stableIDHash(cp.FirstKeptEntryID)
 		cr := get(comp)
 		if k, ok := x.lookup(want); ok {
-			if kr := get(k); !bad && kr.depth >= 0 && kr.depth < cr.depth {
+			if kr := get(k); !bad && kr.idh == want && kr.depth >= 0 && kr.depth < cr.depth {
 				// The kept entries, if k is on the path (else none are).
 				var kept []int32
 				i := cr.parent
@@ -258,7 +267,7 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 		bad = bad || r.depth < 0 || r.depth >= sr.depth
 		before = append(before, asst)
 	}
-	if bad {
+	if bad || !x.ancestorsAgree(sr, before, asst) {
 		return nil, errNoIndex
 	}
 	slices.SortFunc(before, func(a, b int32) int { return int(x.rec(a).depth - x.rec(b).depth) })
@@ -288,15 +297,68 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	}
 	lastID := entries[len(entries)-1].id
 	if chain[len(chain)-1] != last {
+		// The last line (a leaf marker, or the end of another branch):
+		// its parent is the one its record names.
 		le, err := x.readEntry(f, last, &p)
 		if err != nil {
 			return nil, err
 		}
+		lr := x.rec(last)
+		if lr.parent >= 0 && stableIDHash(le.parent) != x.rec(lr.parent).idh || lr.parent < 0 && le.parent != "" {
+			return nil, errNoIndex
+		}
 		lastID = le.id
+	}
+	// The records account for every line: after the last one's line,
+	// only blank ones up to what the index covers.
+	if lr := x.rec(last); !blankAfter(f, lr.off+int64(lr.n), x.covered) {
+		return nil, errNoIndex
 	}
 	pl := &PathLog{Log: &Log{Header: p.header}, Last: lastID, Complete: int(n) == len(chain)}
 	pl.Log.Entries = entries
 	return pl, nil
+}
+
+// ancestorsAgree checks the records before the start that the open
+// takes from the start's links (its nearest setting, theirs, and the
+// nearest assistant naming a model, asst) against a walk up from the
+// start: they must be the records with those flags the walk meets. The
+// walk reads records, no lines: cheap, though it goes to the root.
+func (x *pathIndex) ancestorsAgree(start pathRec, before []int32, asst int32) bool {
+	var sets []int32
+	firstAsst := int32(-1)
+	for r, d := start, start.depth; r.parent >= 0; {
+		i := r.parent
+		pr, ok := x.get(i)
+		if !ok || pr.depth != d-1 {
+			return false
+		}
+		if pr.flags&prSetting != 0 {
+			sets = append(sets, i)
+		}
+		if pr.flags&prAssistant != 0 && firstAsst < 0 {
+			firstAsst = i
+		}
+		r, d = pr, pr.depth
+	}
+	want := before
+	if asst >= 0 {
+		want = before[:len(before)-1]
+	}
+	return firstAsst == asst && slices.Equal(sets, want)
+}
+
+// blankAfter reports whether the bytes of f between from and to are
+// blank lines only (at most a few KiB of them).
+func blankAfter(f io.ReaderAt, from, to int64) bool {
+	if to-from > 64<<10 || from > to {
+		return false
+	}
+	buf := make([]byte, to-from)
+	if _, err := f.ReadAt(buf, from); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+		return false
+	}
+	return len(bytes.TrimSpace(buf)) == 0
 }
 
 // readEntry reads and checks the entry of record i.
@@ -430,6 +492,7 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 		if !nl || refsIn(line) != refsNone {
 			return errIrregular
 		}
+		x.longest = max(x.longest, int64(len(line)))
 		e, ok, err := p.entryLine(line, true)
 		if err != nil {
 			return err

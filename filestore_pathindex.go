@@ -46,7 +46,7 @@ import (
 const pathIndexDir = ".pathindex"
 
 const (
-	pathIndexMagic   = "ASPATHX2" // X1 held hashes seeded per process
+	pathIndexMagic   = "ASPATHX3" // X1 held hashes seeded per process; X2 no longest line
 	pathIndexTail    = 4 << 10    // bytes of the log the tail sum covers
 	pathRecSize      = 40
 	pathIndexHdrSize = 64
@@ -103,7 +103,8 @@ type pathIndex struct {
 	covered int64  // bytes of the log it describes (whole lines)
 	tail    uint32 // CRC-32C of the pathIndexTail bytes before covered
 	hdrEnd  int64  // where the first line after the header starts
-	lines   int    // lines after the header, up to covered
+	lines   int    // lines up to covered, the header's included
+	longest int64  // the longest line up to covered (Limits.MaxLineBytes)
 	fold    InfoFold
 	raw     []byte    // records as stored, pathRecSize bytes each
 	more    []pathRec // records built, or added since the file was read
@@ -242,6 +243,7 @@ func (x *pathIndex) encode() ([]byte, error) {
 	le.PutUint32(buf[36:], uint32(x.lines))
 	le.PutUint32(buf[40:], uint32(n))
 	le.PutUint32(buf[44:], uint32(len(fold)))
+	le.PutUint64(buf[48:], uint64(x.longest))
 	buf = append(buf, x.raw...)
 	for _, r := range x.more {
 		buf = appendRec(buf, r)
@@ -266,7 +268,7 @@ func decodePathIndex(b []byte) (*pathIndex, error) {
 	}
 	x := &pathIndex{
 		ino: le.Uint64(b[8:]), covered: int64(le.Uint64(b[16:])), tail: le.Uint32(b[24:]),
-		hdrEnd: int64(le.Uint64(b[28:])), lines: int(le.Uint32(b[36:])),
+		hdrEnd: int64(le.Uint64(b[28:])), lines: int(le.Uint32(b[36:])), longest: int64(le.Uint64(b[48:])),
 	}
 	n, nf := uint64(le.Uint32(b[40:])), uint64(le.Uint32(b[44:]))
 	if uint64(len(body)) != pathIndexHdrSize+n*(pathRecSize+hashRefSize)+nf {
@@ -317,6 +319,7 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 		if !nl {
 			return errIrregular // torn, or lacking its newline
 		}
+		x.longest = max(x.longest, int64(len(line)))
 		if !p.gotHeader {
 			if err := p.headerLine(line); err != nil || p.mig != nil {
 				return errIrregular

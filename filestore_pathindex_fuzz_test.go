@@ -78,8 +78,8 @@ func FuzzPathIndex(f *testing.F) {
 			}
 		}
 		pl, err := x.readPath(fh, pathFixtureID, lim)
-		if err != nil || mode%5 == 2 {
-			return // a forged index is not checked against the truth
+		if err != nil {
+			return
 		}
 		log, err := DecodeLog(logBytes, nil)
 		if err != nil {

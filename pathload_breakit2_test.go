@@ -124,7 +124,6 @@ func openFreshVsWhole(t *testing.T, dir, id string) (partial bool, got, want []a
 // covers the whole file by its header: the open reads the path to the
 // index's last record, a turn short of the file's, and says nothing.
 func TestBreakIt2ForgedIndexDropsLastEntries(t *testing.T) {
-	t.Skip("defect: a forged path index that leaves out the file's last entries opens a context a turn short, silently (readPath never checks that the records account for every line up to covered)")
 	withPathIndexes(t)
 	dir := t.TempDir()
 	fs, id := indexedStore(t, dir, "longTail")
@@ -140,7 +139,6 @@ func TestBreakIt2ForgedIndexDropsLastEntries(t *testing.T) {
 // the branch left behind. readPath reads the marker's line to check its
 // id and kind, never its parent: the open answers with the old branch.
 func TestBreakIt2ForgedMarkerParent(t *testing.T) {
-	t.Skip("defect: a forged path index whose leaf marker record names another parent opens the context of another branch, silently (the marker's parentId is never checked against its record)")
 	withPathIndexes(t)
 	dir := t.TempDir()
 	fs, id := indexedStore(t, dir, "moved")
@@ -179,7 +177,6 @@ func TestBreakIt2ForgedOffsetWraps(t *testing.T) {
 // after it); the open reads it before the path. Each such link is
 // checked for depth only, not for being an ancestor.
 func TestBreakIt2ForgedSettingPointer(t *testing.T) {
-	t.Skip("defect: a forged path index whose set link names a setting of another branch opens with that setting (thinking level minimal, models of the path lost), silently (the links before the start are checked for falling depth, not for being ancestors)")
 	withPathIndexes(t)
 	dir := t.TempDir()
 	fs, id := indexedStore(t, dir, "linear")
@@ -271,7 +268,6 @@ func limitedOpen(t *testing.T, dir, id string, lim session.Limits) (openErr, loa
 // open by path through another store's index never reads the line (it
 // checks MaxLineBytes on the lines it reads only) and keeps them.
 func TestBreakIt2LongLineOffThePath(t *testing.T) {
-	t.Skip("defect: a line over this store's MaxLineBytes off the chain (an ancestor before the start) is skipped by a whole read (its child a root, the settings before it off the path) but not by an open by path through another store's index: thinking level high and the models and rules of the lost prefix, silently")
 	withPathIndexes(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -305,7 +301,6 @@ func TestBreakIt2LongLineOffThePath(t *testing.T) {
 // lines among its entries, over this store's MaxEntries by its lines and
 // under it by its entries.
 func TestBreakIt2BlankLinesOverMaxEntries(t *testing.T) {
-	t.Skip("defect: MaxEntries bounds lines (blank ones too) for a whole read, but loadByIndex compares it with the index's count of entries: a log a whole read refuses (ErrTooLarge) opens by path")
 	withPathIndexes(t)
 	dir := t.TempDir()
 	fs, err := session.OpenFileStore(dir, nil)
