@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -325,27 +326,45 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 // start: they must be the records with those flags the walk meets. The
 // walk reads records, no lines: cheap, though it goes to the root.
 func (x *pathIndex) ancestorsAgree(start pathRec, before []int32, asst int32) bool {
-	var sets []int32
-	firstAsst := int32(-1)
-	for r, d := start, start.depth; r.parent >= 0; {
-		i := r.parent
-		pr, ok := x.get(i)
-		if !ok || pr.depth != d-1 {
-			return false
-		}
-		if pr.flags&prSetting != 0 {
-			sets = append(sets, i)
-		}
-		if pr.flags&prAssistant != 0 && firstAsst < 0 {
-			firstAsst = i
-		}
-		r, d = pr, pr.depth
-	}
 	want := before
 	if asst >= 0 {
 		want = before[:len(before)-1]
 	}
-	return firstAsst == asst && slices.Equal(sets, want)
+	n := x.count()
+	nraw := int32(len(x.raw) / pathRecSize)
+	le := binary.LittleEndian
+	firstAsst := int32(-1)
+	k := 0 // the next of want to meet
+	for i, d := start.parent, start.depth-1; i >= 0; d-- {
+		if i >= n {
+			return false
+		}
+		// The fields the walk needs, straight from the stored bytes (a
+		// walk to the root of a long history reads many records).
+		var parent, depth int32
+		var flags uint8
+		if i < nraw {
+			r := x.raw[int(i)*pathRecSize:]
+			parent, depth, flags = int32(le.Uint32(r[12:])), int32(le.Uint32(r[28:])), r[25]
+		} else {
+			r := x.more[i-nraw]
+			parent, depth, flags = r.parent, r.depth, r.flags
+		}
+		if depth != d || parent < -1 || parent >= n {
+			return false
+		}
+		if flags&prSetting != 0 {
+			if k >= len(want) || want[k] != i {
+				return false
+			}
+			k++
+		}
+		if flags&prAssistant != 0 && firstAsst < 0 {
+			firstAsst = i
+		}
+		i = parent
+	}
+	return firstAsst == asst && k == len(want)
 }
 
 // blankAfter reports whether the bytes of f between from and to are
