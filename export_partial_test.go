@@ -1,6 +1,9 @@
 package session
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"time"
+)
 
 // IsPartial reports whether s holds its current path alone (pathload.go).
 func IsPartial(s *Session) bool {
@@ -14,6 +17,16 @@ func IsPartial(s *Session) bool {
 func SetPathIndexMin(n int64) int64 {
 	old := pathIndexMin
 	pathIndexMin = n
+	return old
+}
+
+func init() { pathIndexDelay = 0 }
+
+// SetPathIndexDelay sets how long after a whole read a path index build
+// starts, and returns the previous delay.
+func SetPathIndexDelay(d time.Duration) time.Duration {
+	old := pathIndexDelay
+	pathIndexDelay = d
 	return old
 }
 

@@ -99,8 +99,10 @@ type FileStore struct {
 	wholeReads atomic.Int64
 
 	// bg counts the path indexes being built (filestore_loadpath.go);
-	// Close waits for them.
-	bg sync.WaitGroup
+	// Close waits for them. closing is closed by Close: a build waiting
+	// for its turn (pathIndexDelay) starts at once.
+	bg      sync.WaitGroup
+	closing chan struct{}
 }
 
 var (
@@ -229,6 +231,7 @@ func newFileStore(root string, r *os.Root, opts *FileStoreOptions) *FileStore {
 		root: root, r: r,
 		limits: sizeLimits{maxChars: DefaultMaxStringChars, minBlob: DefaultMinBlobBytes}, maxOpen: DefaultMaxOpenFiles,
 		paths: map[string]string{}, sessions: map[string]*fileSession{}, index: map[string]*indexEntry{},
+		closing: make(chan struct{}),
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -273,6 +276,7 @@ func (s *FileStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.closing)
 	s.mu.Unlock()
 	s.stopWatch(true)
 	s.hub.Close()

@@ -631,9 +631,20 @@ func (s *FileStore) indexLater(id string) {
 	go func() {
 		defer s.bg.Done()
 		defer indexing.Delete(key)
+		// The build reads the file again: it waits for the open that
+		// asked for it to be done with its own work (the context it
+		// builds next, on every core), or for Close, which waits for it.
+		select {
+		case <-time.After(pathIndexDelay):
+		case <-s.closing:
+		}
 		s.buildIndex(id, rel)
 	}()
 }
+
+// pathIndexDelay is how long after a whole read its index build starts.
+// Tests set it to 0.
+var pathIndexDelay = time.Second
 
 // buildIndex builds and saves the index of the session file at rel.
 func (s *FileStore) buildIndex(id, rel string) {

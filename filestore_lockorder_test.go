@@ -370,7 +370,8 @@ var lockFields = map[string]struct {
 	// Set when the store opens, or atomic.
 	"FileStore.root": {}, "FileStore.r": {}, "FileStore.opts": {}, "FileStore.limits": {}, "FileStore.lim": {},
 	"FileStore.blobs": {}, "FileStore.maxOpen": {}, "FileStore.fileOnly": {}, "FileStore.flat": {}, "FileStore.wholeReads": {},
-	"FileStore.bg": {}, // a WaitGroup: it synchronizes itself
+	"FileStore.bg":      {}, // a WaitGroup: it synchronizes itself
+	"FileStore.closing": {}, // made with the store, closed once by Close: a channel synchronizes itself
 	// The events' own: the hub and the watcher's pointer synchronize
 	// themselves, watchMu orders start and stop (a leaf).
 	"FileStore.hub": {}, "FileStore.watch": {}, "FileStore.watchMu": {},
