@@ -17,16 +17,20 @@ import (
 // BenchmarkResumeCompacted: resuming a long session whose history is
 // far larger than its context (issue 40's W20k-C and W100k-C: W10k's
 // turns, a compaction every 2,000 but after the last 2,000 turns), as
-// another process does: a new
-// store, Open, Context and Messages. The first open of such a file
-// reads it whole and leaves its path index; the benchmark times the
-// opens after that one. AGENTSESSION_RESUME_TURNS picks the sizes
-// (default 4000,20000; W100k-C is 100000, about 670 MB in the temporary
-// directory, and takes minutes to build). AGENTSESSION_RESUME_DIR keeps
-// the workloads there between runs (each in a directory named for its
-// size), so that several runs compare the same files.
+// another process does: a new store, Open, Context and Messages. The
+// first open of such a file reads it whole and leaves its path index;
+// the benchmark times the opens after that one.
+// AGENTSESSION_RESUME_TURNS picks the sizes (default 4000,20000, 4000
+// with -short; W100k-C is 100000, about 670 MB in the temporary
+// directory, W300k-C 300000, 2 GB). AGENTSESSION_RESUME_DIR keeps the
+// workloads there between runs (each in a directory named for its
+// size), so that several runs compare the same files, and read indexes
+// an earlier process wrote.
 func BenchmarkResumeCompacted(b *testing.B) {
 	sizes := []int{4000, 20000}
+	if testing.Short() {
+		sizes = sizes[:1] // the CI's run of every benchmark, once
+	}
 	if v := os.Getenv("AGENTSESSION_RESUME_TURNS"); v != "" {
 		sizes = nil
 		for _, f := range filepathSplitList(v) {
@@ -211,6 +215,9 @@ func resumeStoreOptions() *session.FileStoreOptions {
 // index turned off: the issue asks the first to be no slower.
 func BenchmarkResumeFirstOpen(b *testing.B) {
 	turns := 20000
+	if testing.Short() {
+		turns = 4000 // the CI's run of every benchmark, once
+	}
 	if v := os.Getenv("AGENTSESSION_RESUME_TURNS"); v != "" {
 		n, err := strconv.Atoi(filepathSplitList(v)[0])
 		if err != nil {
