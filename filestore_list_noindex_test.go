@@ -125,6 +125,11 @@ func TestListWithoutIndexAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 200 sessions")
 	}
+	if session.RaceEnabled {
+		// The detector drops a sync.Pool's items at random: the reader
+		// buffers the first listing made are then made again.
+		t.Skip("counts allocations, which the race detector changes")
+	}
 	root := t.TempDir()
 	writeListSessions(t, root, 200, 3)
 	var files int64
