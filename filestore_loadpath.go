@@ -93,6 +93,7 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 	if x == nil {
 		return nil, errNoIndex
 	}
+	defer x.close()
 	fsess, err := s.file(id)
 	if err != nil {
 		return nil, errNoIndex // Load says what is wrong
@@ -216,6 +217,9 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 	})
 	if err != nil {
 		return err
+	}
+	if x.bad {
+		return errNoIndex
 	}
 	if len(p.malformed)+len(p.partial)+len(p.zeroed) > 0 || p.torn != nil || cutAppends(stripped, p.marked) {
 		return errIrregular

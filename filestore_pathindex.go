@@ -46,11 +46,17 @@ import (
 const pathIndexDir = ".pathindex"
 
 const (
-	pathIndexMagic   = "ASPATHX3" // X1 held hashes seeded per process; X2 no longest line
+	pathIndexMagic   = "ASPATHX4" // X1 held hashes seeded per process; X2 no longest line; X3 one checksum over every record
 	pathIndexTail    = 4 << 10    // bytes of the log the tail sum covers
 	pathRecSize      = 40
+	pathWalkSize     = 5 // a record's parent and flags, for the walk to the root
 	pathIndexHdrSize = 64
 )
+
+// pathRecBlock is the number of records in a block of an index file: a
+// block is read, and its checksum checked, when an open first asks for
+// one of its records. Tests make it small; the file says its own.
+var pathRecBlock = 1024
 
 // Record flags.
 const (
@@ -94,10 +100,12 @@ type hashRef struct {
 	i int32
 }
 
-// pathIndex is a path index in memory. The records of an index read
-// from its file stay as they were stored, and are decoded when asked
-// (rec): an open reads the few thousand of the path it walks, not every
-// record of the history.
+// pathIndex is a path index in memory. Of an index read from its file,
+// what every open needs is read at once (the header, each record's
+// parent and flags for the walk to the root, the id hashes, the fold);
+// the records themselves are read by blocks when an open asks for one
+// (rec): an open reads the few blocks of the path it walks, so that
+// neither its time nor its memory grows with the history.
 type pathIndex struct {
 	ino     uint64
 	covered int64  // bytes of the log it describes (whole lines)
@@ -106,20 +114,75 @@ type pathIndex struct {
 	lines   int    // lines up to covered, the header's included
 	longest int64  // the longest line up to covered (Limits.MaxLineBytes)
 	fold    InfoFold
-	raw     []byte    // records as stored, pathRecSize bytes each
-	more    []pathRec // records built, or added since the file was read
 	ids     hashTable
+	more    []pathRec // records built, or added since the file was read
+
+	// The records stored in the file: nraw of them, per to a block.
+	nraw   int32
+	walk   []byte      // each one's parent and flags, pathWalkSize bytes
+	sums   []byte      // each block's CRC-32C
+	blocks [][]byte    // the blocks read so far
+	src    io.ReaderAt // the file, from recOff on
+	recOff int64
+	per    int
+	bad    bool // a block could not be read or failed its checksum
+	closer io.Closer
+}
+
+// close closes the file x reads its blocks from.
+func (x *pathIndex) close() {
+	if x.closer != nil {
+		x.closer.Close()
+		x.closer, x.src = nil, nil
+	}
 }
 
 // count is the number of records.
-func (x *pathIndex) count() int32 { return int32(len(x.raw)/pathRecSize + len(x.more)) }
+func (x *pathIndex) count() int32 { return x.nraw + int32(len(x.more)) }
 
-// rec returns record i.
+// rec returns record i. A record of a block that cannot be read is one
+// get refuses, and x.bad is set.
 func (x *pathIndex) rec(i int32) pathRec {
-	if k := int(i) * pathRecSize; k < len(x.raw) {
-		return decodeRec(x.raw[k : k+pathRecSize])
+	if i < x.nraw {
+		b := x.block(int(i) / x.per)
+		if b == nil {
+			return pathRec{parent: -2, set: -2, asst: -2, depth: -2}
+		}
+		k := int(i) % x.per * pathRecSize
+		return decodeRec(b[k : k+pathRecSize])
 	}
-	return x.more[int(i)-len(x.raw)/pathRecSize]
+	return x.more[i-x.nraw]
+}
+
+// block returns the stored records of block k, read and checked the
+// first time; nil (and x.bad) if that fails.
+func (x *pathIndex) block(k int) []byte {
+	if b := x.blocks[k]; b != nil || x.bad {
+		return b
+	}
+	from := k * x.per
+	b := make([]byte, min(x.per, int(x.nraw)-from)*pathRecSize)
+	if x.src == nil {
+		x.bad = true
+		return nil
+	}
+	if n, _ := x.src.ReadAt(b, x.recOff+int64(from)*pathRecSize); n < len(b) || crc32.Checksum(b, castagnoli) != binary.LittleEndian.Uint32(x.sums[4*k:]) {
+		x.bad = true
+		return nil
+	}
+	x.blocks[k] = b
+	return b
+}
+
+// walkAt returns record i's parent and flags, as the walk to the root
+// reads them.
+func (x *pathIndex) walkAt(i int32) (int32, uint8) {
+	if i < x.nraw {
+		w := x.walk[int(i)*pathWalkSize:]
+		return int32(binary.LittleEndian.Uint32(w)), w[4]
+	}
+	r := x.more[i-x.nraw]
+	return r.parent, r.flags
 }
 
 // get returns record i, and whether it is one an index could hold: in
@@ -131,12 +194,17 @@ func (x *pathIndex) get(i int32) (pathRec, bool) {
 		return pathRec{}, false
 	}
 	r := x.rec(i)
+	if p, fl := x.walkAt(i); p != r.parent || fl != r.flags {
+		return r, false // the walk would read another tree
+	}
 	for _, a := range [3]int32{r.parent, r.set, r.asst} {
 		if a < -1 || a >= n {
 			return r, false
 		}
 	}
 	switch {
+	case r.parent >= i: // a parent comes before its child (buildPathIndex)
+		return r, false
 	case r.depth < -1, r.depth == -1 && r.parent != -1, r.parent < 0 && r.depth > 0:
 		return r, false
 	case r.off < x.hdrEnd || r.off+int64(r.n) > x.covered:
@@ -226,6 +294,22 @@ func tailSum(f io.ReaderAt, from, end int64) (uint32, error) {
 // lookup returns the record of id hash h.
 func (x *pathIndex) lookup(h uint64) (int32, bool) { return x.ids.find(h) }
 
+// The file of an index (all numbers little-endian):
+//
+//	header   pathIndexHdrSize bytes: magic, ino, covered, tail, hdrEnd,
+//	         lines, n (records), nf (fold bytes), longest, per (records
+//	         to a block)
+//	walk     n × pathWalkSize: each record's parent (int32) and flags
+//	sums     one CRC-32C per block of records
+//	fold     nf bytes of JSON (InfoFold)
+//	hashes   n × hashRefSize: id hash (uint64) and record (uint32), by hash
+//	crc      CRC-32C of all the above
+//	records  n × pathRecSize, in blocks of per
+//
+// An open reads all but the records at once: for a 2 GB log some 17
+// bytes of the index in 57 (issue 40: an open that does not grow with
+// the history, in time or in memory).
+
 // encode returns the index's bytes.
 func (x *pathIndex) encode() ([]byte, error) {
 	fold, err := json.Marshal(x.fold)
@@ -233,7 +317,20 @@ func (x *pathIndex) encode() ([]byte, error) {
 		return nil, err
 	}
 	n := int(x.count())
-	buf := make([]byte, pathIndexHdrSize, pathIndexHdrSize+n*pathRecSize+n*hashRefSize+len(fold)+4)
+	recs := make([]byte, 0, n*pathRecSize)
+	for k := range x.blocks {
+		b := x.block(k)
+		if b == nil {
+			return nil, errors.New("session: path index: a block cannot be read")
+		}
+		recs = append(recs, b...)
+	}
+	for _, r := range x.more {
+		recs = appendRec(recs, r)
+	}
+	per := pathRecBlock
+	nb := (n + per - 1) / per
+	buf := make([]byte, pathIndexHdrSize, pathIndexHdrSize+n*(pathWalkSize+hashRefSize+pathRecSize)+4*nb+len(fold)+4)
 	le := binary.LittleEndian
 	copy(buf, pathIndexMagic)
 	le.PutUint64(buf[8:], x.ino)
@@ -244,58 +341,84 @@ func (x *pathIndex) encode() ([]byte, error) {
 	le.PutUint32(buf[40:], uint32(n))
 	le.PutUint32(buf[44:], uint32(len(fold)))
 	le.PutUint64(buf[48:], uint64(x.longest))
-	buf = append(buf, x.raw...)
-	for _, r := range x.more {
-		buf = appendRec(buf, r)
+	le.PutUint32(buf[56:], uint32(per))
+	for i := range n {
+		r := recs[i*pathRecSize:]
+		buf = append(append(buf, r[12:16]...), r[25]) // parent, flags
 	}
-	buf = x.ids.appendTo(buf)
+	for k := range nb {
+		buf = le.AppendUint32(buf, crc32.Checksum(recs[k*per*pathRecSize:min(n, (k+1)*per)*pathRecSize], castagnoli))
+	}
 	buf = append(buf, fold...)
-	return le.AppendUint32(buf, crc32.Checksum(buf, castagnoli)), nil
+	buf = x.ids.appendTo(buf)
+	buf = le.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+	return append(buf, recs...), nil
 }
 
 // decodePathIndex reads an index's bytes; any damage is an error.
 func decodePathIndex(b []byte) (*pathIndex, error) {
+	return readPathIndexAt(bytes.NewReader(b), int64(len(b)))
+}
+
+// readPathIndexAt reads the index in r (size bytes) but its records,
+// which rec reads from r by blocks. Any damage is an error, or (in a
+// block) makes the records of its block ones get refuses.
+func readPathIndexAt(r io.ReaderAt, size int64) (*pathIndex, error) {
 	bad := func(what string) (*pathIndex, error) {
 		return nil, fmt.Errorf("session: path index: %s", what)
 	}
 	le := binary.LittleEndian
-	if len(b) < pathIndexHdrSize+4 || string(b[:8]) != pathIndexMagic {
+	hdr := make([]byte, pathIndexHdrSize)
+	if size < pathIndexHdrSize+4 {
 		return bad("not an index of this version")
 	}
-	body := b[:len(b)-4]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(b[len(b)-4:]) {
-		return bad("checksum")
+	if k, _ := r.ReadAt(hdr, 0); k < len(hdr) || string(hdr[:8]) != pathIndexMagic {
+		return bad("not an index of this version")
 	}
 	x := &pathIndex{
-		ino: le.Uint64(b[8:]), covered: int64(le.Uint64(b[16:])), tail: le.Uint32(b[24:]),
-		hdrEnd: int64(le.Uint64(b[28:])), lines: int(le.Uint32(b[36:])), longest: int64(le.Uint64(b[48:])),
+		ino: le.Uint64(hdr[8:]), covered: int64(le.Uint64(hdr[16:])), tail: le.Uint32(hdr[24:]),
+		hdrEnd: int64(le.Uint64(hdr[28:])), lines: int(le.Uint32(hdr[36:])), longest: int64(le.Uint64(hdr[48:])),
 	}
-	n, nf := uint64(le.Uint32(b[40:])), uint64(le.Uint32(b[44:]))
-	if uint64(len(body)) != pathIndexHdrSize+n*(pathRecSize+hashRefSize)+nf {
+	n, nf, per := uint64(le.Uint32(hdr[40:])), uint64(le.Uint32(hdr[44:])), uint64(le.Uint32(hdr[56:]))
+	if n >= 1<<31 || per == 0 || per > 1<<20 {
+		return bad("size")
+	}
+	nb := (n + per - 1) / per
+	front := n*pathWalkSize + nb*4 + nf
+	recOff := pathIndexHdrSize + front + n*hashRefSize + 4
+	if uint64(size) != recOff+n*pathRecSize {
 		return bad("size")
 	}
 	if x.covered < x.hdrEnd || x.hdrEnd <= 0 {
 		return bad("bounds")
 	}
-	p := body[pathIndexHdrSize:]
-	// The records stay as stored (rec decodes them), and are checked
-	// when an open reaches them (get): the few thousand of the path it
-	// reads, not every record of the history.
-	x.raw = p[:n*pathRecSize]
-	p = p[n*pathRecSize:]
-	// The hashes are copied out: an open session keeps them (idSet), and
-	// should not keep the records with them.
-	x.ids.raw = bytes.Clone(p[:n*hashRefSize])
+	head := make([]byte, front)
+	// The hashes in a buffer of their own: an open session keeps them
+	// (idSet), and should not keep the rest with them.
+	hashes := make([]byte, n*hashRefSize+4)
+	if k, _ := r.ReadAt(head, pathIndexHdrSize); k < len(head) {
+		return bad("size")
+	}
+	if k, _ := r.ReadAt(hashes, int64(pathIndexHdrSize+front)); k < len(hashes) {
+		return bad("size")
+	}
+	sum := crc32.Update(crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, head), castagnoli, hashes[:n*hashRefSize])
+	if sum != le.Uint32(hashes[n*hashRefSize:]) {
+		return bad("checksum")
+	}
+	x.walk, x.sums = head[:n*pathWalkSize], head[n*pathWalkSize:n*pathWalkSize+nb*4]
+	x.ids.raw = hashes[: n*hashRefSize : n*hashRefSize]
 	for i := range int(n) {
-		h, k := le.Uint64(p[i*hashRefSize:]), le.Uint32(p[i*hashRefSize+8:])
-		if uint64(k) >= n || (i > 0 && le.Uint64(p[(i-1)*hashRefSize:]) >= h) {
+		h, k := le.Uint64(hashes[i*hashRefSize:]), le.Uint32(hashes[i*hashRefSize+8:])
+		if uint64(k) >= n || (i > 0 && le.Uint64(hashes[(i-1)*hashRefSize:]) >= h) {
 			return bad("hashes")
 		}
 	}
-	p = p[n*hashRefSize:]
-	if err := json.Unmarshal(p, &x.fold); err != nil {
+	if err := json.Unmarshal(head[n*pathWalkSize+nb*4:], &x.fold); err != nil {
 		return bad("fold")
 	}
+	x.nraw, x.per, x.src, x.recOff = int32(n), int(per), r, int64(recOff)
+	x.blocks = make([][]byte, nb)
 	return x, nil
 }
 
@@ -356,6 +479,9 @@ func buildPathIndex(f io.ReaderAt, size int64, ino uint64, lim Limits) (*pathInd
 	}
 	t := newTree(entries)
 	for i := range t.nodes {
+		if t.nodes[i].parent >= int32(i) {
+			return nil, errIrregular // an open walks parents down the file (get)
+		}
 		if t.nodes[i].flags&fMissingParent != 0 {
 			// A root only until an entry of that id is appended: the
 			// tree then links it, and an extended index could not say so
@@ -509,27 +635,24 @@ func eachLine(f io.ReaderAt, from, end, maxLine int64, fn func(off int64, line [
 	}
 }
 
-// readPathIndex reads the index of the session file at rel in the
-// store's tree; nil when there is none or it is damaged.
+// readPathIndex reads the index of session id in the store's tree; nil
+// when there is none or it is damaged. The caller closes it (the file
+// stays open for the records, read when asked).
 func (s *FileStore) readPathIndex(id string) *pathIndex {
 	f, fi, err := openRegularStat(s.r, s.pathIndexName(id))
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	// One read of the size the stat gives (io.ReadAll would grow its
-	// buffer by doubling: twice the index in garbage on every open).
 	if fi.Size() > maxIndexBytes {
+		f.Close()
 		return nil
 	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil
-	}
-	x, err := decodePathIndex(data)
+	x, err := readPathIndexAt(f, fi.Size())
 	if err != nil {
+		f.Close()
 		return nil
 	}
+	x.closer = f
 	return x
 }
 

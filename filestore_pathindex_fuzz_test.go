@@ -38,12 +38,11 @@ func FuzzPathIndex(f *testing.F) {
 			for k, b := range data {
 				idx[(int(at)+k)%len(idx)] ^= b
 			}
-		case 2: // fields changed, the checksum made right
-			body := idx[:len(idx)-4]
+		case 2: // fields changed, the checksums made right
 			for k, b := range data {
-				body[(int(at)+k)%len(body)] ^= b
+				idx[(int(at)+k)%len(idx)] ^= b
 			}
-			binary.LittleEndian.PutUint32(idx[len(idx)-4:], crc32.Checksum(body, castagnoli))
+			fixPathIndexSums(idx)
 		case 3: // bytes appended to the log
 			last := lastEntryLine(logBytes)
 			logBytes = append(logBytes, bytes.ReplaceAll(data, []byte("PARENT"), last)...)
@@ -93,6 +92,31 @@ func FuzzPathIndex(f *testing.F) {
 			t.Fatalf("an open by path read %v (last %s), a whole read gives %v (last %s)", idsOf(pl.Log.Entries), pl.Last, idsOf(chain), lastID(log.Entries))
 		}
 	})
+}
+
+// fixPathIndexSums makes the checksums of the index bytes idx right
+// again (each block's and the whole's) for what its header says of its
+// layout; it does nothing to an index whose header does not fit its size.
+func fixPathIndexSums(idx []byte) {
+	le := binary.LittleEndian
+	if len(idx) < pathIndexHdrSize+4 {
+		return
+	}
+	n, nf, per := uint64(le.Uint32(idx[40:])), uint64(le.Uint32(idx[44:])), uint64(le.Uint32(idx[56:]))
+	if per == 0 || n >= 1<<31 {
+		return
+	}
+	nb := (n + per - 1) / per
+	sums := pathIndexHdrSize + n*pathWalkSize
+	recOff := sums + nb*4 + nf + n*hashRefSize + 4
+	if uint64(len(idx)) != recOff+n*pathRecSize {
+		return
+	}
+	for k := range nb {
+		blk := idx[recOff+k*per*pathRecSize : recOff+min(n, (k+1)*per)*pathRecSize]
+		le.PutUint32(idx[sums+4*k:], crc32.Checksum(blk, castagnoli))
+	}
+	le.PutUint32(idx[recOff-4:], crc32.Checksum(idx[:recOff-4], castagnoli))
 }
 
 func idsOf(es []Entry) []string {
@@ -164,6 +188,9 @@ func pathIndexFixture(t *testing.T) (log, idx []byte) {
 		size, ino, _, _ := fileState(fh)
 		x, err := buildPathIndex(fh, size, ino, Limits{}.withDefaults())
 		must(err)
+		// Blocks of 8 records: the fuzzer reaches several.
+		defer func(old int) { pathRecBlock = old }(pathRecBlock)
+		pathRecBlock = 8
 		pathFixture.idx, err = x.encode()
 		must(err)
 	})

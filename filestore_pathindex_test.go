@@ -100,10 +100,19 @@ func TestFileStorePathIndexNotTrusted(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(idxPath, data[:len(data)/2], 0o600))
 		}, false},
+		// The part every open reads (its checksum), and the last block
+		// of records (the path's, with its own): a byte of the last
+		// record's padding, which only that checksum covers.
 		{"index byte flipped", func(t *testing.T, fs *session.FileStore, id, logPath, idxPath string) {
 			data, err := os.ReadFile(idxPath)
 			require.NoError(t, err)
-			data[len(data)/3] ^= 0x40
+			data[len(data)/10] ^= 0x40
+			require.NoError(t, os.WriteFile(idxPath, data, 0o600))
+		}, false},
+		{"index record flipped", func(t *testing.T, fs *session.FileStore, id, logPath, idxPath string) {
+			data, err := os.ReadFile(idxPath)
+			require.NoError(t, err)
+			data[len(data)-pathRecPad] ^= 0x40
 			require.NoError(t, os.WriteFile(idxPath, data, 0o600))
 		}, false},
 		{"index of another session", func(t *testing.T, fs *session.FileStore, id, logPath, idxPath string) {
@@ -286,3 +295,7 @@ func TestFileStorePathOpenCorpus(t *testing.T) {
 		})
 	}
 }
+
+// pathRecPad: from the end of an index, a padding byte of its last
+// record (bytes 26 and 27 of the 40 are zero; filestore_pathindex.go).
+const pathRecPad = 40 - 26

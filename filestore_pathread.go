@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"io"
 	"runtime"
@@ -168,6 +167,9 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 	if lr := x.rec(last); !blankAfter(f, lr.off+int64(lr.n), x.covered) {
 		return nil, errNoIndex
 	}
+	if x.bad {
+		return nil, errNoIndex // a block of records failed its checksum
+	}
 	pl := &PathLog{Log: &Log{Header: p.header}, Last: lastID, Complete: int(n) == len(chain)}
 	pl.Log.Entries = entries
 	return pl, nil
@@ -184,35 +186,30 @@ func (x *pathIndex) ancestorsAgree(start pathRec, before []int32, asst int32) bo
 		want = before[:len(before)-1]
 	}
 	n := x.count()
-	nraw := int32(len(x.raw) / pathRecSize)
-	le := binary.LittleEndian
 	firstAsst := int32(-1)
 	k := 0 // the next of want to meet
+	// Parents come before their children (get), so the walk ends; it
+	// must take as many steps as the start's depth says, and the records
+	// it takes from it (settings, the assistant message) have the depth
+	// of where it meets them.
 	for i, d := start.parent, start.depth-1; i >= 0; d-- {
-		if i >= n {
+		if i >= n || d < 0 {
 			return false
 		}
-		// The fields the walk needs, straight from the stored bytes (a
-		// walk to the root of a long history reads many records).
-		var parent, depth int32
-		var flags uint8
-		if i < nraw {
-			r := x.raw[int(i)*pathRecSize:]
-			parent, depth, flags = int32(le.Uint32(r[12:])), int32(le.Uint32(r[28:])), r[25]
-		} else {
-			r := x.more[i-nraw]
-			parent, depth, flags = r.parent, r.depth, r.flags
-		}
-		if depth != d || parent < -1 || parent >= n {
+		parent, flags := x.walkAt(i)
+		if parent >= i || parent < -1 || parent == -1 && d != 0 {
 			return false
 		}
 		if flags&prSetting != 0 {
-			if k >= len(want) || want[k] != i {
+			if k >= len(want) || want[k] != i || x.rec(i).depth != d {
 				return false
 			}
 			k++
 		}
 		if flags&prAssistant != 0 && firstAsst < 0 {
+			if x.rec(i).depth != d {
+				return false
+			}
 			firstAsst = i
 		}
 		i = parent

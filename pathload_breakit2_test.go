@@ -2,12 +2,9 @@ package session_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"testing"
 
@@ -21,78 +18,15 @@ import (
 // write: one with a valid checksum must still never make an open return
 // a context the file does not hold.
 
-// The index's layout (filestore_pathindex.go), as an outside program
-// that forges one would read it.
-const (
-	forgeHdr  = 64
-	forgeRec  = 40
-	forgeHash = 12
-)
-
 // forgedRec is one record of an index, decoded.
-type forgedRec struct {
-	off                      int64
-	n                        uint32
-	parent, set, asst, depth int32
-	kind, flags              uint8
-	idh                      uint64
-}
-
-func decodeForged(b []byte) forgedRec {
-	le := binary.LittleEndian
-	return forgedRec{
-		off: int64(le.Uint64(b[0:])), n: le.Uint32(b[8:]),
-		parent: int32(le.Uint32(b[12:])), set: int32(le.Uint32(b[16:])), asst: int32(le.Uint32(b[20:])),
-		kind: b[24], flags: b[25], depth: int32(le.Uint32(b[28:])), idh: le.Uint64(b[32:]),
-	}
-}
-
-func (r forgedRec) encode() []byte {
-	le := binary.LittleEndian
-	b := make([]byte, forgeRec)
-	le.PutUint64(b[0:], uint64(r.off))
-	le.PutUint32(b[8:], r.n)
-	le.PutUint32(b[12:], uint32(r.parent))
-	le.PutUint32(b[16:], uint32(r.set))
-	le.PutUint32(b[20:], uint32(r.asst))
-	b[24], b[25] = r.kind, r.flags
-	le.PutUint32(b[28:], uint32(r.depth))
-	le.PutUint64(b[32:], r.idh)
-	return b
-}
+type forgedRec = session.IndexRec
 
 // forgeIndex rewrites the index at path: edit gets its records and
-// returns the new ones; the sorted hash table and the checksum are made
+// returns the new ones; the rest (the hash table, the checksums) is made
 // again, so that the index is one a reader cannot tell from a real one.
 func forgeIndex(t *testing.T, path string, edit func(recs []forgedRec) []forgedRec) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	le := binary.LittleEndian
-	n, nf := int(le.Uint32(data[40:])), int(le.Uint32(data[44:]))
-	recs := make([]forgedRec, n)
-	for i := range recs {
-		recs[i] = decodeForged(data[forgeHdr+i*forgeRec:])
-	}
-	fold := data[forgeHdr+n*(forgeRec+forgeHash) : forgeHdr+n*(forgeRec+forgeHash)+nf]
-	recs = edit(recs)
-	out := append([]byte(nil), data[:forgeHdr]...)
-	le.PutUint32(out[40:], uint32(len(recs)))
-	for _, r := range recs {
-		out = append(out, r.encode()...)
-	}
-	order := make([]int, len(recs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return recs[order[a]].idh < recs[order[b]].idh })
-	for _, i := range order {
-		out = le.AppendUint64(out, recs[i].idh)
-		out = le.AppendUint32(out, uint32(i))
-	}
-	out = append(out, fold...)
-	out = le.AppendUint32(out, crc32.Checksum(out, crc32.MakeTable(crc32.Castagnoli)))
-	require.NoError(t, os.WriteFile(path, out, 0o600))
+	require.NoError(t, session.ForgePathIndex(path, edit))
 }
 
 // openFreshVsWhole opens id by path in a fresh store of dir and returns
@@ -144,11 +78,11 @@ func TestBreakIt2ForgedMarkerParent(t *testing.T) {
 	fs, id := indexedStore(t, dir, "moved")
 	forgeIndex(t, session.PathIndexFile(fs, id), func(recs []forgedRec) []forgedRec {
 		last := len(recs) - 1
-		require.NotZero(t, recs[last].flags&4, "the last record is a leaf marker")
+		require.NotZero(t, recs[last].Flags&4, "the last record is a leaf marker")
 		// The branch's old tip: the last record before the marker.
 		tip := int32(last - 1)
-		recs[last].parent = tip
-		recs[last].depth = recs[tip].depth + 1
+		recs[last].Parent = tip
+		recs[last].Depth = recs[tip].Depth + 1
 		return recs
 	})
 	partial, got, want := openFreshVsWhole(t, dir, id)
@@ -165,7 +99,7 @@ func TestBreakIt2ForgedOffsetWraps(t *testing.T) {
 	fs, id := indexedStore(t, dir, "longTail")
 	forgeIndex(t, session.PathIndexFile(fs, id), func(recs []forgedRec) []forgedRec {
 		r := &recs[len(recs)-1]
-		r.off = 1<<63 - 1 - int64(r.n)/2
+		r.Off = 1<<63 - 1 - int64(r.N)/2
 		return recs
 	})
 	partial, got, want := openFreshVsWhole(t, dir, id)
@@ -197,7 +131,7 @@ func TestBreakIt2ForgedSettingPointer(t *testing.T) {
 	forgeIndex(t, idx, func(recs []forgedRec) []forgedRec {
 		side := -1
 		for i := len(recs) - 1; i >= 0; i-- {
-			if recs[i].flags&1 != 0 && recs[i].depth == 1 {
+			if recs[i].Flags&1 != 0 && recs[i].Depth == 1 {
 				side = i
 				break
 			}
@@ -207,10 +141,10 @@ func TestBreakIt2ForgedSettingPointer(t *testing.T) {
 		}
 		// Every record deeper than the side setting now names it as its
 		// nearest setting (and it names none): the depths still fall.
-		recs[side].set = -1
+		recs[side].Set = -1
 		for i := range recs {
-			if i != side && recs[i].depth > 1 {
-				recs[i].set = int32(side)
+			if i != side && recs[i].Depth > 1 {
+				recs[i].Set = int32(side)
 			}
 		}
 		return recs
