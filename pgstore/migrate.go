@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion is the version of the schema this package reads and
 // writes: the number of the last file in migrations/.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

@@ -25,17 +25,18 @@ import (
 var _ session.PathLoader = (*Store)(nil)
 
 // pathQuery reads the path of session $1 for a store whose limits are
-// $2 (bytes) and $3 (entries). Its first row (seq 0) holds the header,
+// $2 (bytes), $3 (entries) and $4 (line bytes). Its first row (seq 0) holds the header,
 // the session's size, entry count and last entry, and what to do: mode
 // 'path' (the rows after it are the path's entries, in no order),
 // 'whole' (read the whole log: no compaction on the path, or none that
-// saves anything), 'over' (over the limits: nothing more is read); and
+// saves anything, or a line over $4 somewhere, which Load reports), 'over' (over the limits: nothing more is read); and
 // whether the leaf's place is known. Each look-up of a row is a
 // LATERAL subquery with LIMIT 1 (a range, with OFFSET 0): an index
 // probe whatever the planner guesses of the CTEs (joins to them were
 // hashed over the session's every row, or scanned it).
 const pathQuery = `WITH RECURSIVE
-s AS (SELECT header, size, entry_count, last_entry, (size > $2 OR entry_count > $3) AS over
+s AS (SELECT header, size, entry_count, last_entry, (size > $2 OR entry_count > $3) AS over,
+		(longest > $4 OR octet_length(header) > $4) AS long
 	FROM agentsession_sessions WHERE id = $1),
 lst AS (SELECT e.* FROM s, LATERAL (SELECT e.seq, e.parent_seq, e.flags FROM agentsession_entries e
 	WHERE e.session_id = $1 AND e.seq = s.entry_count LIMIT 1) e WHERE NOT s.over),
@@ -67,6 +68,7 @@ ranges AS MATERIALIZED (SELECT greatest(runs.lo, runs.hi - (runs.hd - start.dept
 	FROM runs, start WHERE runs.hd >= start.depth),
 mode AS (SELECT CASE
 	WHEN (SELECT over FROM s) THEN 'over'
+	WHEN (SELECT long FROM s) THEN 'whole'
 	WHEN (SELECT depth FROM start) > 0 AND NOT coalesce((SELECT flags & 16 <> 0 FROM asst), false) THEN 'path'
 	ELSE 'whole' END AS m)
 SELECT 0, s.header, s.size, s.entry_count, s.last_entry, (SELECT m FROM mode),
@@ -87,8 +89,10 @@ WHERE (SELECT m FROM mode) = 'path'`
 // the session's default leaf reads, in one query (one snapshot), when
 // the places of its rows are known (schema version 9); else the whole
 // log, read as Load does, with Complete set. The store's limits hold as
-// for Load: a session over MaxLogBytes or MaxEntries is refused, and the
-// lines read are checked against MaxLineBytes.
+// for Load: a session over MaxLogBytes or MaxEntries is refused, and
+// one that has held a line over MaxLineBytes since its last Rewrite
+// (schema version 10 keeps the longest) is read whole, which reports the
+// line if it is still there.
 func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, error) {
 	if err := session.ValidateID(id); err != nil {
 		return nil, err
@@ -100,7 +104,7 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN READ ONLY`)
 	b.Queue(`SET LOCAL jit = off`)
-	b.Queue(pathQuery, id, s.lim.MaxLogBytes, int64(s.lim.MaxEntries))
+	b.Queue(pathQuery, id, s.lim.MaxLogBytes, int64(s.lim.MaxEntries), s.lim.MaxLineBytes)
 	b.Queue(`COMMIT`)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()

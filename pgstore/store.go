@@ -826,7 +826,12 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 		if err := opts.Check(stored, count); err != nil {
 			return fmt.Errorf("pgstore: rewrite of %s: %w", id, err)
 		}
+		// The longest line (schema version 10) is the new rows' alone:
+		// the trigger raises it from 0 as they come in.
 		if _, err := tx.Exec(ctx, `DELETE FROM agentsession_entries WHERE session_id = $1`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE agentsession_sessions SET longest = 0 WHERE id = $1`, id); err != nil {
 			return err
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"agentsession_entries"}, []string{"session_id", "seq", "entry_id", "raw",
