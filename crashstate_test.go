@@ -772,7 +772,7 @@ func workloads() []workload {
 			for round := range 2 {
 				s, err = Open(ctx, store, "s-x")
 				mustOK(t, err)
-				if s.part == nil {
+				if !s.pathOnly {
 					t.Fatalf("round %d: the session was not opened by its path", round)
 				}
 				turn(4 + round)
@@ -1042,7 +1042,7 @@ func checkState(t *testing.T, w workload, steps []step, x expected, dir string, 
 			return fmt.Sprintf("session %s opens as a log but not as a session: %v", id, err)
 		}
 		if got, want := s.Context(), OpenLog(log).Context(); !slices.Equal(got.EntryIDs, want.EntryIDs) || got.LeafID != want.LeafID {
-			return fmt.Sprintf("session %s opens (partial: %v) with the context %v, a whole read gives %v", id, s.part != nil, got.EntryIDs, want.EntryIDs)
+			return fmt.Sprintf("session %s opens (partial: %v) with the context %v, a whole read gives %v", id, s.pathOnly, got.EntryIDs, want.EntryIDs)
 		}
 		e, err := s.Append(ctx, UserText("after the crash"))
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 func IsPartial(s *Session) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.part != nil
+	return s.pathOnly
 }
 
 // SetPathIndexMin sets the size of log from which a FileStore keeps a

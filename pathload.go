@@ -15,7 +15,7 @@ import (
 // earlier path that the context still reads: its settings (thinking
 // level, model changes, mode, injected rules) and the latest assistant
 // message (whose model is the context's when nothing later names one).
-// The handle is then partial (Session.part): the tree holds that chain
+// The handle is then partial (Session.pathOnly): the tree holds that chain
 // alone, each entry the child of the one before.
 //
 // What works on the chain works as on a whole session: Context,
@@ -26,12 +26,6 @@ import (
 // opened whole (a Reload that keeps the leaf). TestPartialGates checks
 // that every exported method of Session either calls whole or is named
 // in partialSafe.
-
-// partInfo is what a partial handle knows of the history it did not
-// read.
-type partInfo struct {
-	last string // the session's last entry when the path was loaded
-}
 
 // partialSafe names the exported methods of Session that work on a
 // partial handle without reading the rest of the history.
@@ -51,7 +45,7 @@ var partialSafe = map[string]bool{
 // whole makes a partial handle whole: it reads the session's whole
 // history from the store, keeping the leaf. Callers hold mu.
 func (s *Session) whole(ctx context.Context) error {
-	if s.part == nil {
+	if !s.pathOnly {
 		return nil
 	}
 	return s.reload(ctx)
@@ -61,7 +55,7 @@ func (s *Session) whole(ctx context.Context) error {
 // no error: if the read fails they see the chain alone, and the next
 // call tries again.
 func (s *Session) wholeNoCtx() {
-	if s.part != nil {
+	if s.pathOnly {
 		_ = s.whole(context.Background())
 	}
 }
@@ -204,7 +198,7 @@ func openPath(ctx context.Context, store Store, id string) (*Session, *Log, erro
 		return newSession(store, p.Log), p.Log, nil
 	}
 	s := newSessionTree(store, p.Log, newChainTree(p.Log.Entries))
-	s.part = &partInfo{last: p.Last}
+	s.pathOnly = true
 	s.last = p.Last
 	return s, p.Log, nil
 }

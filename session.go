@@ -38,14 +38,14 @@ type Session struct {
 	leaf   int32    // -1: before the first entry
 	last   string   // id of the last stored entry, for IfLast
 	pc     *pathCtx // context at the leaf; nil until asked for or after a move
-	// part is set while the handle holds the current path alone
-	// (pathload.go); nil once it holds the whole history.
-	part   *partInfo
-	usage  usageCache
-	turns  turnCount  // the number of turns at a leaf (resume.go)
-	clear  clearCache // the cleared model view (clearing.go)
-	sf     stateFold  // the session state at the leaf and along paths (statefold.go)
-	copies copyCaches // the copies Messages and Context hand out (msgreuse.go)
+	// pathOnly is set while the handle holds the current path alone
+	// (pathload.go), cleared once it holds the whole history.
+	pathOnly bool
+	usage    usageCache
+	turns    turnCount  // the number of turns at a leaf (resume.go)
+	clear    clearCache // the cleared model view (clearing.go)
+	sf       stateFold  // the session state at the leaf and along paths (statefold.go)
+	copies   copyCaches // the copies Messages and Context hand out (msgreuse.go)
 	// deferred: the session is not in its store yet (CreateOptions.Deferred).
 	deferred bool
 	obs      Observer // from an ObservedStore; nil: nothing is measured
@@ -264,7 +264,7 @@ func (s *Session) reset(log *Log) { s.resetTree(log, newTree(log.Entries)) }
 func (s *Session) resetTree(log *Log, t *tree) {
 	s.header = log.Header
 	s.t = t
-	s.part = nil
+	s.pathOnly = false
 	s.leaf = s.t.defaultLeaf()
 	s.last = lastID(log.Entries)
 	s.pc = nil

@@ -120,7 +120,7 @@ func (s *Session) leafState() State {
 // alone (pathload.go), when the fold rests on a compaction's recorded
 // state. Callers hold mu.
 func (s *Session) leafStateKnown() bool {
-	if s.part == nil {
+	if !s.pathOnly {
 		return true
 	}
 	_, _, based := s.foldAtFrom(s.leaf)

@@ -209,7 +209,7 @@ func (s *Session) reload(ctx context.Context) error {
 		if log, err = s.reloadDeferred(ctx); log == nil || err != nil {
 			return err
 		}
-	} else if n := len(s.t.nodes); n > 0 && s.part == nil {
+	} else if n := len(s.t.nodes); n > 0 && !s.pathOnly {
 		tail, err := loadTail(ctx, s.store, s.id, n, s.last)
 		switch {
 		case err == nil:
