@@ -42,3 +42,16 @@ func QueuedAppends(s *Store) int {
 
 // WaitFills waits for the fills of places s runs in the background.
 func WaitFills(s *Store) { s.fill.wg.Wait() }
+
+// HoldFill makes the next fill of places on s wait, once it has read
+// its session, until release is called; reached is closed when it does.
+func HoldFill(s *Store) (reached <-chan struct{}, release func()) {
+	r, gate := make(chan struct{}), make(chan struct{})
+	s.fill.mu.Lock()
+	s.fill.hold = func() {
+		close(r)
+		<-gate
+	}
+	s.fill.mu.Unlock()
+	return r, func() { close(gate) }
+}

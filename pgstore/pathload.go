@@ -249,7 +249,16 @@ func hasCompaction(entries []session.Entry) bool {
 // waits for the fills in flight.
 func (s *Store) fillLater(id string) {
 	s.fill.mu.Lock()
-	if s.fill.closed || s.fill.busy[id] {
+	if s.fill.closed {
+		s.fill.mu.Unlock()
+		return
+	}
+	if again, inFlight := s.fill.busy[id]; inFlight {
+		// The fill in flight may have read the session before rows that
+		// this open found without places: it fills again when done.
+		if !again {
+			s.fill.busy[id] = true
+		}
 		s.fill.mu.Unlock()
 		return
 	}
@@ -257,17 +266,25 @@ func (s *Store) fillLater(id string) {
 		s.fill.busy = map[string]bool{}
 		s.fill.ctx, s.fill.stop = context.WithCancel(context.Background())
 	}
-	s.fill.busy[id] = true
+	s.fill.busy[id] = false
 	s.fill.wg.Add(1)
 	s.fill.mu.Unlock()
 	go func() {
 		defer s.fill.wg.Done()
-		defer func() {
+		for {
+			_ = s.fillPlaces(s.fill.ctx, id) // best effort: the next open tries again
 			s.fill.mu.Lock()
-			delete(s.fill.busy, id)
+			again := s.fill.busy[id] && !s.fill.closed
+			if again {
+				s.fill.busy[id] = false
+			} else {
+				delete(s.fill.busy, id)
+			}
 			s.fill.mu.Unlock()
-		}()
-		_ = s.fillPlaces(s.fill.ctx, id) // best effort: the next open tries again
+			if !again {
+				return
+			}
+		}
 	}()
 }
 
@@ -290,6 +307,7 @@ func (s *Store) fillPlaces(ctx context.Context, id string) error {
 		if err != nil || bad > 0 {
 			return err
 		}
+		s.fill.reached()
 		log, err := decode(id, data, 0, 0, s.limits)
 		if err != nil || log.MigratedFrom != 0 || len(log.Entries) != count {
 			return err

@@ -79,11 +79,7 @@ func TestBreakItVersion8Interleaved(t *testing.T) {
 	defer pg.Close()
 	v8Append := func(id string, entries ...session.Entry) {
 		t.Helper()
-		var res string
-		if err := pool.QueryRow(ctx, `SELECT agentsession_append($1, '', false, $2, $3, NULL::bytea, 100, 100000, 100000000,
-			NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea[], '')`, id, ids(entries), raws(entries)).Scan(&res); err != nil || res != "" {
-			t.Fatalf("append: %q %v", res, err)
-		}
+		appendV8(t, pool, id, entries...)
 	}
 	ent := func(s string) session.Entry { return line(t, s) }
 	log := pathShapes(t)["branched, newer leaf"]

@@ -386,21 +386,13 @@ func TestLoadPathRowsFromBefore(t *testing.T) {
 	createVersion(t, pool, 8)
 	v8Append := func(id string, entries ...session.Entry) {
 		t.Helper()
-		var res string
-		if err := pool.QueryRow(ctx, `SELECT agentsession_append($1, '', false, $2, $3, NULL::bytea, 100, 100000, 100000000,
-			NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea[], '')`, id, ids(entries), raws(entries)).Scan(&res); err != nil || res != "" {
-			t.Fatalf("append: %q %v", res, err)
-		}
+		appendV8(t, pool, id, entries...)
 	}
 	shapes := pathShapes(t)
 	names := []string{"several compactions", "branched, leaf on the older branch", "settings long before", "no compaction"}
 	for i, name := range names {
 		id := fmt.Sprintf("old-%d", i)
-		hb, _ := session.Header{ID: id, Cwd: "/w", Version: session.CurrentVersion}.MarshalJSON()
-		if _, err := pool.Exec(ctx, `INSERT INTO agentsession_sessions (id, header, cwd_utf8, title_utf8, parent_session_utf8, parent_id, updated_at, size)
-			VALUES ($1, $2, '/w', '', '', '', clock_timestamp(), $3)`, id, hb, len(hb)+1); err != nil {
-			t.Fatal(err)
-		}
+		insertSessionRow(t, pool, id)
 		log := shapes[name]
 		v8Append(id, log[:len(log)/2]...)
 	}
@@ -447,4 +439,42 @@ func raws(entries []session.Entry) [][]byte {
 		out[i] = e.AppendJSON(nil)
 	}
 	return out
+}
+
+// TestFillAskedAgainWhileInFlight: an open that finds rows without
+// places while a fill of the session is in flight, whose snapshot is
+// older than those rows, gets them filled too: the fill runs again when
+// it is done (it once dropped the request, and the session was read
+// whole until the next open after it).
+func TestFillAskedAgainWhileInFlight(t *testing.T) {
+	ctx := context.Background()
+	pg, pool := newStore(t)
+	ent := func(s string) session.Entry { return line(t, s) }
+	writeLog(t, pg, "again", "one by one", pathShapes(t)["branched, newer leaf"])
+	// A version 8 replica's rows: no places.
+	appendV8(t, pool, "again",
+		ent(`{"type":"message","id":"v8u","parentId":"nya1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"from v8"}}`),
+		ent(`{"type":"compaction","id":"v8c","parentId":"v8u","timestamp":"2026-01-01T00:00:00Z","summary":"v8 summary","firstKeptEntryId":"nyu1","tokensBefore":5}`),
+	)
+	reached, release := pgstore.HoldFill(pg)
+	if pl, err := pg.LoadPath(ctx, "again"); err != nil || !pl.Complete {
+		t.Fatalf("rows without places: complete=%v %v, want a whole read", pl != nil && pl.Complete, err)
+	}
+	<-reached // the fill has read the session
+	// This version's rows, children of rows without places: none either.
+	if err := pg.Append(ctx, "again", session.AppendOptions{},
+		ent(`{"type":"message","id":"v9u","parentId":"v8c","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"from v9"}}`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if pl, err := pg.LoadPath(ctx, "again"); err != nil || !pl.Complete {
+		t.Fatalf("during the fill: complete=%v %v, want a whole read", pl != nil && pl.Complete, err)
+	}
+	release()
+	pgstore.WaitFills(pg)
+	pl, err := pg.LoadPath(ctx, "again")
+	if err != nil || pl.Complete {
+		t.Fatalf("after the fills, an open by path: complete=%v %v", pl != nil && pl.Complete, err)
+	}
+	samePath(t, pg, "again").Close()
 }

@@ -79,11 +79,23 @@ var (
 // fills are the fills of places in flight (Store.fillLater).
 type fills struct {
 	mu     sync.Mutex
-	busy   map[string]bool // by session
+	busy   map[string]bool // by session: true if asked again while in flight
 	closed bool
 	ctx    context.Context // ended by Close
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
+	hold   func() // tests: called once by the next fill, its snapshot read
+}
+
+// reached calls, and clears, the hook a test set.
+func (f *fills) reached() {
+	f.mu.Lock()
+	h := f.hold
+	f.hold = nil
+	f.mu.Unlock()
+	if h != nil {
+		h()
+	}
 }
 
 // New returns a Store on pool. It checks that the schema is at
