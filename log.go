@@ -118,6 +118,15 @@ type ReadOptions struct {
 	// Limits bound the lines and the log read (see Limits); the zero
 	// value is the defaults.
 	Limits Limits
+	// DecodeMessages decodes each message entry's message as its line is
+	// read, in the same pass, instead of when it is first asked for
+	// (which reads the line again): for a log whose messages will all be
+	// read, such as the path a PathLoader loads. The log is the same
+	// either way; this one takes more memory until its messages are read.
+	// DecodeLog honours it; the other readers decode messages when asked
+	// (ReadLogAt, and so FileStore, decodes those after the latest
+	// compaction as it reads).
+	DecodeMessages bool
 }
 
 // parser returns the logParser these options describe.
@@ -125,13 +134,35 @@ func (o *ReadOptions) parser() logParser {
 	if o == nil {
 		return logParser{lim: Limits{}.withDefaults()}
 	}
-	return logParser{strict: o.Strict, lim: o.Limits.withDefaults()}
+	return logParser{strict: o.Strict, lim: o.Limits.withDefaults(), eager: o.DecodeMessages}
+}
+
+// eagerBlock is the block of the arena a parser that decodes messages
+// as it reads (eager) puts their strings in.
+const eagerBlock = 256 << 10
+
+// eagerLine reads a message entry's line in one pass, its message
+// decoded (compactLine), when p decodes messages as it reads; false for
+// a line to read the general way (entryLine): any other, and those
+// compactLine leaves to it (as the whole read of a file does: a line
+// with an append's marker, one over the limit, one naming a blob).
+func (p *logParser) eagerLine(line []byte, a *jsonx.Arena, spans *[]jsonx.Span) (Entry, bool) {
+	if !p.eager || p.mig != nil || marked(line) || int64(len(line)) > p.lim.MaxLineBytes || bytes.Contains(line, []byte(BlobPrefix)) {
+		return Entry{}, false
+	}
+	e, ok := compactLine(line, a, spans)
+	if ok {
+		p.line++
+		p.nent++
+	}
+	return e, ok
 }
 
 // logParser turns lines into a header and entries; shared by DecodeLog
 // and Decoder.
 type logParser struct {
 	strict    bool
+	eager     bool   // ReadOptions.DecodeMessages
 	lim       Limits // with defaults
 	line      int
 	header    Header
@@ -369,6 +400,7 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 	}
 	refs := refsIn(rest)
 	entries := make([]Entry, 0, linesIn(rest))
+	arena, spans := jsonx.Arena{Block: eagerBlock}, []jsonx.Span(nil)
 	for len(rest) > 0 {
 		var line []byte
 		complete := true
@@ -376,6 +408,10 @@ func DecodeLog(data []byte, opts *ReadOptions) (*Log, error) {
 			line, rest = rest[:i], rest[i+1:]
 		} else {
 			line, rest, complete = rest, nil, false
+		}
+		if e, ok := p.eagerLine(line, &arena, &spans); ok {
+			entries = append(entries, e)
+			continue
 		}
 		e, ok, err := p.entryLine(line, complete)
 		if err != nil {
@@ -413,7 +449,7 @@ func (p *logParser) decodeParallel(rest []byte, workers int) (*Log, error) {
 				n = len(rest)
 			}
 		}
-		chunks = append(chunks, chunk{data: rest[:n], lineChunk: lineChunk{p: logParser{strict: p.strict, lim: p.lim}}})
+		chunks = append(chunks, chunk{data: rest[:n], lineChunk: lineChunk{p: logParser{strict: p.strict, lim: p.lim, eager: p.eager}}})
 		rest = rest[n:]
 	}
 	var wg sync.WaitGroup
@@ -455,11 +491,20 @@ type lineChunk struct {
 	lines   int // lines in the run
 	refs    refState
 	err     error
+	arena   jsonx.Arena // for p.eager
+	spans   []jsonx.Span
 }
 
 // entryLine decodes an entry line into the chunk; false if it failed
 // (c.err says why).
 func (c *lineChunk) entryLine(line []byte, complete bool) bool {
+	if c.arena.Block == 0 {
+		c.arena.Block = eagerBlock
+	}
+	if e, ok := c.p.eagerLine(line, &c.arena, &c.spans); ok {
+		c.entries = append(c.entries, e)
+		return true
+	}
 	e, ok, err := c.p.entryLine(line, complete)
 	if err != nil {
 		c.err = err

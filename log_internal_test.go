@@ -105,6 +105,69 @@ func sameEntry(t *testing.T, got, want Entry) {
 	}
 }
 
+// sameDecodeMessages checks that DecodeLog of data with
+// ReadOptions.DecodeMessages reads want, the log it reads without.
+func sameDecodeMessages(t *testing.T, data []byte, opts *ReadOptions, want *Log) {
+	t.Helper()
+	eager := *opts
+	eager.DecodeMessages = true
+	got, err := DecodeLog(data, &eager)
+	if err != nil {
+		t.Fatalf("DecodeMessages: %v, without it no error", err)
+	}
+	if len(got.Entries) != len(want.Entries) || fmt.Sprint(got.Malformed) != fmt.Sprint(want.Malformed) ||
+		fmt.Sprint(got.Torn) != fmt.Sprint(want.Torn) || got.MigratedFrom != want.MigratedFrom ||
+		fmt.Sprint(got.Partial) != fmt.Sprint(want.Partial) || fmt.Sprint(got.Zeroed) != fmt.Sprint(want.Zeroed) {
+		t.Fatalf("DecodeMessages: %d entries %v %v %v, want %d %v %v %v", len(got.Entries), got.Malformed, got.Torn, got.Partial,
+			len(want.Entries), want.Malformed, want.Torn, want.Partial)
+	}
+	for i := range want.Entries {
+		sameEntry(t, got.Entries[i], want.Entries[i])
+	}
+}
+
+// TestDecodeMessagesParallel: a log long enough that DecodeLog reads it
+// on several processors reads the same with ReadOptions.DecodeMessages
+// (messages of every shape W10k has, markers of appends, a malformed
+// line, a blob reference).
+func TestDecodeMessagesParallel(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":3,"id":"s"}` + "\n")
+	parent := "null"
+	text := strings.Repeat(`x\t\"y\" é\n`, 200)
+	for i, k := 0, 0; b.Len() < 3*parallelDecodeMin; i, k = i+1, k+1 {
+		id := fmt.Sprintf("m%d", i)
+		switch k % 5 {
+		case 0:
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"%s"}]}}`, id, parent, text)
+		case 1:
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"toolCall","id":"t%d","name":"read","arguments":{"path":"/a"}}],"provider":"p","model":"m","usage":{"input":3,"output":4}}}`, id, parent, i)
+		case 2:
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"t%d","toolName":"read","content":[{"type":"text","text":"%s"}]}}`, id, parent, i-1, text)
+		case 3:
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"message":{"role":"user","content":"marked"},"agentsession.append":"0/2/m%d"}`+"\n", id, parent, i+1)
+			parent = strconv.Quote(id)
+			i++
+			id = fmt.Sprintf("m%d", i)
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"message":{"role":"user","content":"see %sab"}}`, id, parent, BlobPrefix)
+		case 4:
+			b.WriteString("{not json\n")
+			fmt.Fprintf(&b, `{"type":"thinking_level_change","id":%q,"parentId":%s,"thinkingLevel":"low"}`, id, parent)
+		}
+		b.WriteString("\n")
+		parent = strconv.Quote(id)
+	}
+	opts := &ReadOptions{}
+	want, err := DecodeLog(b.Bytes(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Malformed) == 0 {
+		t.Fatal("no malformed line read")
+	}
+	sameDecodeMessages(t, b.Bytes(), opts, want)
+}
+
 // TestReadLogFileStrictAndOld: strict errors name the same line, and a
 // version 1 log is migrated as DecodeLog migrates it.
 func TestReadLogFileStrictAndOld(t *testing.T) {
@@ -175,6 +238,7 @@ func FuzzReadLogFile(f *testing.F) {
 			for i := range want.Entries {
 				sameEntry(t, got.Entries[i], want.Entries[i])
 			}
+			sameDecodeMessages(t, data, opts, want)
 			if hasZstdMagic(data) {
 				continue // FuzzCompressedLog
 			}

@@ -193,7 +193,7 @@ func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, erro
 		data = append(append(data, buf[l.off:l.end]...), '\n')
 	}
 	buf = nil
-	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: s.limits})
+	log, err := session.DecodeLog(data, &session.ReadOptions{Strict: true, Limits: s.limits, DecodeMessages: true})
 	if err != nil || log.MigratedFrom != 0 || len(log.Entries) != len(lines) {
 		// An older format is migrated whole (ids may change), and a
 		// line that does not read is reported by Load, with its number.
