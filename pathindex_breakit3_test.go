@@ -479,3 +479,65 @@ func TestBreakIt3IndexChangedWhileHeld(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakIt3HashPointsElsewhere: the hash table's entries name the
+// wrong records (two entries' record numbers swapped: the table still
+// sorted, every record right, the checksums made right). Another writer
+// then appends to the log; extend links each new line to the record the
+// table names for its parent (lookup, never checked against that
+// record's hash), and an unread new line hangs off another branch: the
+// walk up from the start goes through it, and the open takes that
+// branch's setting. A whole read: the path's.
+func TestBreakIt3HashPointsElsewhere(t *testing.T) {
+	if os.Getenv("BREAKIT3") == "" {
+		t.Skip("defect: extend links an appended line to the record the hash table names (x.lookup), unchecked against that record's hash")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	id := b3Session(t, dir, func(s *Session) {
+		ids := s.Context().EntryIDs
+		q3, a3 := ids[len(ids)-2], ids[len(ids)-1]
+		require.NoError(t, s.Branch(ctx, q3))
+		_, err := s.AppendThinkingLevel(ctx, "minimal")
+		require.NoError(t, err)
+		require.NoError(t, s.Branch(ctx, a3))
+	})
+	logPath := b3LogPath(t, dir)
+	log, err := DecodeLog(mustReadB3(t, logPath), nil)
+	require.NoError(t, err)
+	side := ""
+	for _, e := range log.Entries {
+		if e.kind == kindThinkingLevelChange && bytes.Contains(e.AppendJSON(nil), []byte("minimal")) {
+			side = e.ID()
+		}
+	}
+	last := log.Entries[len(log.Entries)-1].ID()
+	// Swap the records of last's and side's hashes in the table.
+	idxPath := b3IndexPath(t, dir, id)
+	idx := mustReadB3(t, idxPath)
+	le := binary.LittleEndian
+	off, n := b3Hashes(idx)
+	var at []int
+	for k := range n {
+		if h := le.Uint64(idx[off+k*hashRefSize:]); h == stableIDHash(last) || h == stableIDHash(side) {
+			at = append(at, off+k*hashRefSize+8)
+		}
+	}
+	require.Len(t, at, 2)
+	a, b := le.Uint32(idx[at[0]:]), le.Uint32(idx[at[1]:])
+	le.PutUint32(idx[at[0]:], b)
+	le.PutUint32(idx[at[1]:], a)
+	fixPathIndexSums(idx)
+	require.NoError(t, os.WriteFile(idxPath, idx, 0o600))
+	// Another writer's turn after last, and a compaction that keeps its
+	// second message: the first is read by no open.
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(f, `{"type":"message","id":"zzx00001","parentId":%q,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}`+"\n"+
+		`{"type":"message","id":"zzm00001","parentId":"zzx00001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"m"}}`+"\n"+
+		`{"type":"compaction","id":"zzc00001","parentId":"zzm00001","timestamp":"2026-01-01T00:00:03.000Z","summary":"s","firstKeptEntryId":"zzm00001","tokensBefore":1000}`+"\n", last)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	partial, got, want := b3OpenVsWhole(t, dir, id)
+	require.Equal(t, want, got, "partial %v", partial)
+}
