@@ -197,15 +197,21 @@ func (x *pathIndex) extend(f io.ReaderAt, size int64, lim Limits) error {
 		r := pathRec{off: off, n: uint32(len(line)), parent: -1, set: -1, asst: -1, kind: e.kind, flags: entryFlags(e), idh: h}
 		if e.parent != "" {
 			ph := stableIDHash(e.parent)
+			// A record of the index is checked (get) before its depth and
+			// links are taken; one this extend added is its own.
+			var pr pathRec
 			pi, ok := x.lookup(ph)
-			if !ok {
-				pi, ok = newIDs[ph]
+			if ok {
+				pr, ok = x.get(pi)
+				ok = ok && pr.idh == ph
+			} else if pi, ok = newIDs[ph]; ok {
+				pr = x.rec(pi)
 			}
-			if !ok || x.rec(pi).depth < 0 {
+			if !ok || pr.depth < 0 {
 				return errIrregular // a missing parent may yet come: the tree decides
 			}
 			r.parent = pi
-			r.depth = x.rec(pi).depth + 1
+			r.depth = pr.depth + 1
 			x.inherit(&r, pi)
 		}
 		x.more = append(x.more, r)

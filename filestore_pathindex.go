@@ -38,7 +38,12 @@ import (
 // parent, kind), or the open reads the whole file instead; and the
 // records an open walks are checked as it reaches them (get), so that a
 // forged index, its checksum made right, cannot make a walk loop or read
-// outside the file. Logs an open
+// outside the file; and the hash table must hold every record's hash,
+// each naming its record (readPathIndexAt), since "not there" is taken
+// for "not in the log". What is believed without a check is the parent
+// of each line the open does not read (the ancestors before the path it
+// reads): an index forged consistently there gives another ancestry, as
+// a forged log would. Logs an open
 // by path would not read the same as a whole read (lines a reader skips
 // or repairs, blob references, an older format) get no index.
 
@@ -49,14 +54,14 @@ const (
 	pathIndexMagic   = "ASPATHX4" // X1 held hashes seeded per process; X2 no longest line; X3 one checksum over every record
 	pathIndexTail    = 4 << 10    // bytes of the log the tail sum covers
 	pathRecSize      = 40
-	pathWalkSize     = 5 // a record's parent and flags, for the walk to the root
+	pathWalkSize     = 13 // a record's parent, flags and id hash: the walk to the root, the hashes' check
 	pathIndexHdrSize = 64
 )
 
 // pathRecBlock is the number of records in a block of an index file: a
 // block is read, and its checksum checked, when an open first asks for
-// one of its records. Tests make it small; the file says its own.
-var pathRecBlock = 1024
+// one of its records. The file says its own (tests write small ones).
+const pathRecBlock = 1024
 
 // Record flags.
 const (
@@ -119,7 +124,7 @@ type pathIndex struct {
 
 	// The records stored in the file: nraw of them, per to a block.
 	nraw   int32
-	walk   []byte      // each one's parent and flags, pathWalkSize bytes
+	walk   []byte      // each one's parent, flags and id hash, pathWalkSize bytes
 	sums   []byte      // each block's CRC-32C
 	blocks [][]byte    // the blocks read so far
 	src    io.ReaderAt // the file, from recOff on
@@ -185,6 +190,12 @@ func (x *pathIndex) walkAt(i int32) (int32, uint8) {
 	return r.parent, r.flags
 }
 
+// walkIDH returns the id hash of stored record i, as its walk fields
+// hold it (the hash table is checked against these).
+func (x *pathIndex) walkIDH(i int32) uint64 {
+	return binary.LittleEndian.Uint64(x.walk[int(i)*pathWalkSize+5:])
+}
+
 // get returns record i, and whether it is one an index could hold: in
 // range, its links naming records, a root or the child of a record one
 // shallower (which the caller checks), its line inside what x covers.
@@ -194,8 +205,8 @@ func (x *pathIndex) get(i int32) (pathRec, bool) {
 		return pathRec{}, false
 	}
 	r := x.rec(i)
-	if p, fl := x.walkAt(i); p != r.parent || fl != r.flags {
-		return r, false // the walk would read another tree
+	if p, fl := x.walkAt(i); p != r.parent || fl != r.flags || i < x.nraw && x.walkIDH(i) != r.idh {
+		return r, false // the walk, or the hashes, would read another tree
 	}
 	for _, a := range [3]int32{r.parent, r.set, r.asst} {
 		if a < -1 || a >= n {
@@ -299,7 +310,8 @@ func (x *pathIndex) lookup(h uint64) (int32, bool) { return x.ids.find(h) }
 //	header   pathIndexHdrSize bytes: magic, ino, covered, tail, hdrEnd,
 //	         lines, n (records), nf (fold bytes), longest, per (records
 //	         to a block)
-//	walk     n × pathWalkSize: each record's parent (int32) and flags
+//	walk     n × pathWalkSize: each record's parent (int32), flags and
+//	         id hash (uint64)
 //	sums     one CRC-32C per block of records
 //	fold     nf bytes of JSON (InfoFold)
 //	hashes   n × hashRefSize: id hash (uint64) and record (uint32), by hash
@@ -311,7 +323,10 @@ func (x *pathIndex) lookup(h uint64) (int32, bool) { return x.ids.find(h) }
 // the history, in time or in memory).
 
 // encode returns the index's bytes.
-func (x *pathIndex) encode() ([]byte, error) {
+func (x *pathIndex) encode() ([]byte, error) { return x.encodeBlocks(pathRecBlock) }
+
+// encodeBlocks returns the index's bytes, per records to a block.
+func (x *pathIndex) encodeBlocks(per int) ([]byte, error) {
 	fold, err := json.Marshal(x.fold)
 	if err != nil {
 		return nil, err
@@ -328,7 +343,6 @@ func (x *pathIndex) encode() ([]byte, error) {
 	for _, r := range x.more {
 		recs = appendRec(recs, r)
 	}
-	per := pathRecBlock
 	nb := (n + per - 1) / per
 	buf := make([]byte, pathIndexHdrSize, pathIndexHdrSize+n*(pathWalkSize+hashRefSize+pathRecSize)+4*nb+len(fold)+4)
 	le := binary.LittleEndian
@@ -344,7 +358,7 @@ func (x *pathIndex) encode() ([]byte, error) {
 	le.PutUint32(buf[56:], uint32(per))
 	for i := range n {
 		r := recs[i*pathRecSize:]
-		buf = append(append(buf, r[12:16]...), r[25]) // parent, flags
+		buf = append(append(append(buf, r[12:16]...), r[25]), r[32:40]...) // parent, flags, id hash
 	}
 	for k := range nb {
 		buf = le.AppendUint32(buf, crc32.Checksum(recs[k*per*pathRecSize:min(n, (k+1)*per)*pathRecSize], castagnoli))
@@ -408,9 +422,14 @@ func readPathIndexAt(r io.ReaderAt, size int64) (*pathIndex, error) {
 	}
 	x.walk, x.sums = head[:n*pathWalkSize], head[n*pathWalkSize:n*pathWalkSize+nb*4]
 	x.ids.raw = hashes[: n*hashRefSize : n*hashRefSize]
+	// The table must be the records' hashes, each naming its record: an
+	// open takes "not there" for an entry not in the log (the first kept
+	// entry of a compaction, an appended id), and a record found for the
+	// one it names. Sorted without repeats, each naming a record of its
+	// hash: so every record is named once.
 	for i := range int(n) {
 		h, k := le.Uint64(hashes[i*hashRefSize:]), le.Uint32(hashes[i*hashRefSize+8:])
-		if uint64(k) >= n || (i > 0 && le.Uint64(hashes[(i-1)*hashRefSize:]) >= h) {
+		if uint64(k) >= n || (i > 0 && le.Uint64(hashes[(i-1)*hashRefSize:]) >= h) || le.Uint64(head[int(k)*pathWalkSize+5:]) != h {
 			return bad("hashes")
 		}
 	}

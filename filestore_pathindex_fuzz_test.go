@@ -189,9 +189,7 @@ func pathIndexFixture(t *testing.T) (log, idx []byte) {
 		x, err := buildPathIndex(fh, size, ino, Limits{}.withDefaults())
 		must(err)
 		// Blocks of 8 records: the fuzzer reaches several.
-		defer func(old int) { pathRecBlock = old }(pathRecBlock)
-		pathRecBlock = 8
-		pathFixture.idx, err = x.encode()
+		pathFixture.idx, err = x.encodeBlocks(8)
 		must(err)
 	})
 	if pathFixture.log == nil {
