@@ -280,8 +280,9 @@
 // version 8 schema, so a replica that restarts needs this package.
 //
 // Version 10 (migrations/0010_longest.sql) keeps each session's
-// longest entry line, raised by a statement trigger on the entries
-// (whatever package version writes them) and set again by Rewrite: a
+// longest entry line, raised by triggers on the entries (their inserts,
+// whatever package version makes them, and updates that lengthen a
+// line) and set again by Rewrite: a
 // store whose MaxLineBytes is below it reads the session whole in
 // LoadPath, as Load does, which reports the line. Before, a store with a
 // lower limit than the writer's opened such a session from the lines of

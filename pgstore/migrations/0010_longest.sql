@@ -10,10 +10,14 @@
 --            a Rewrite by an older package leaves it as it was, which
 --            only makes a load by path read whole)
 --
--- A trigger keeps it, whatever writes the rows: this package's
--- functions, a replica running an older package, Rewrite's COPY. It
--- runs once per statement and updates the session row only when a line
--- longer than any before comes in. The sessions already there get
+-- Triggers keep it, whatever writes the rows: this package's
+-- functions, a replica running an older package, Rewrite's COPY, an
+-- UPDATE of a row's raw. The one on inserts runs once per statement, the
+-- one on updates of raw for each row it lengthens; both update the
+-- session row only when a line longer than any before comes in. (Rows
+-- written with triggers off, session_replication_role = replica, are
+-- not seen: a copy made that way carries its sessions' longest with
+-- them.) The sessions already there get
 -- theirs from one scan of the entries' lengths (octet_length reads a
 -- stored value's length without decompressing it).
 
@@ -39,3 +43,17 @@ CREATE TRIGGER agentsession_entries_longest
     AFTER INSERT ON agentsession_entries
     REFERENCING NEW TABLE AS agentsession_new_entries
     FOR EACH STATEMENT EXECUTE FUNCTION agentsession_note_longest();
+
+CREATE FUNCTION agentsession_note_longer() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE agentsession_sessions SET longest = octet_length(NEW.raw)
+        WHERE id = NEW.session_id AND longest < octet_length(NEW.raw);
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER agentsession_entries_longer
+    AFTER UPDATE OF raw ON agentsession_entries
+    FOR EACH ROW WHEN (octet_length(NEW.raw) > octet_length(OLD.raw))
+    EXECUTE FUNCTION agentsession_note_longer();
