@@ -244,19 +244,10 @@ func TestBreakIt3WalkThroughSideBranch(t *testing.T) {
 		t.Skip("accepted limit: an index forged consistently (checksums, walk fields and records) for the ancestors an open does not read is believed")
 	}
 	dir := t.TempDir()
-	ctx := context.Background()
 	var z string // q 4's entry, whose parent the forger moves
-	id := b3Session(t, dir, func(s *Session) {
-		// After turn 3: a side branch off q 3 with a setting of its
-		// own, written before q 4 (parents come before their children:
-		// get), and back to the answer.
-		ids := s.Context().EntryIDs
-		q3, a3 := ids[len(ids)-2], ids[len(ids)-1]
-		require.NoError(t, s.Branch(ctx, q3))
-		_, err := s.AppendThinkingLevel(ctx, "minimal")
-		require.NoError(t, err)
-		require.NoError(t, s.Branch(ctx, a3))
-	})
+	// After turn 3: a side branch off q 3 with a setting of its own,
+	// written before q 4 (parents come before their children: get).
+	id := b3Session(t, dir, b3SideSetting(t))
 	log, err := DecodeLog(mustReadB3(t, b3LogPath(t, dir)), nil)
 	require.NoError(t, err)
 	side := ""
@@ -483,15 +474,7 @@ func TestBreakIt3IndexChangedWhileHeld(t *testing.T) {
 // branch's setting. A whole read: the path's.
 func TestBreakIt3HashPointsElsewhere(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
-	id := b3Session(t, dir, func(s *Session) {
-		ids := s.Context().EntryIDs
-		q3, a3 := ids[len(ids)-2], ids[len(ids)-1]
-		require.NoError(t, s.Branch(ctx, q3))
-		_, err := s.AppendThinkingLevel(ctx, "minimal")
-		require.NoError(t, err)
-		require.NoError(t, s.Branch(ctx, a3))
-	})
+	id := b3Session(t, dir, b3SideSetting(t))
 	logPath := b3LogPath(t, dir)
 	log, err := DecodeLog(mustReadB3(t, logPath), nil)
 	require.NoError(t, err)
@@ -530,4 +513,19 @@ func TestBreakIt3HashPointsElsewhere(t *testing.T) {
 	require.NoError(t, f.Close())
 	partial, got, want := b3OpenVsWhole(t, dir, id)
 	require.Equal(t, want, got, "partial %v", partial)
+}
+
+// b3SideSetting returns the step b3Session takes after turn 3 for the
+// tests of a side branch: a branch off q 3 with a thinking level of its
+// own ("minimal"), and back to the answer.
+func b3SideSetting(t *testing.T) func(*Session) {
+	return func(s *Session) {
+		ctx := context.Background()
+		ids := s.Context().EntryIDs
+		q3, a3 := ids[len(ids)-2], ids[len(ids)-1]
+		require.NoError(t, s.Branch(ctx, q3))
+		_, err := s.AppendThinkingLevel(ctx, "minimal")
+		require.NoError(t, err)
+		require.NoError(t, s.Branch(ctx, a3))
+	}
 }
