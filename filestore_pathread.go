@@ -87,7 +87,9 @@ func (x *pathIndex) readPath(f io.ReaderAt, id string, lim Limits) (*PathLog, er
 		want := stableIDHash(cp.FirstKeptEntryID)
 		cr := get(comp)
 		if k, ok := x.lookup(want); ok {
-			if kr := get(k); !bad && kr.idh == want && kr.depth >= 0 && kr.depth < cr.depth {
+			kr := get(k)
+			bad = bad || kr.idh != want // the table names another record
+			if !bad && kr.depth >= 0 && kr.depth < cr.depth {
 				// The kept entries, if k is on the path (else none are).
 				var kept []int32
 				i := cr.parent
