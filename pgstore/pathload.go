@@ -25,15 +25,16 @@ import (
 var _ session.PathLoader = (*Store)(nil)
 
 // pathQuery reads the path of session $1 for a store whose limits are
-// $2 (bytes), $3 (entries) and $4 (line bytes). Its first row (seq 0) holds the header,
-// the session's size, entry count and last entry, and what to do: mode
-// 'path' (the rows after it are the path's entries, in no order),
-// 'whole' (read the whole log: no compaction on the path, or none that
-// saves anything, or a line over $4 somewhere, which Load reports), 'over' (over the limits: nothing more is read); and
-// whether the leaf's place is known. Each look-up of a row is a
-// LATERAL subquery with LIMIT 1 (a range, with OFFSET 0): an index
-// probe whatever the planner guesses of the CTEs (joins to them were
-// hashed over the session's every row, or scanned it).
+// $2 (bytes), $3 (entries) and $4 (line bytes). Its first row (seq 0)
+// holds the header, the session's size, entry count and last entry, and
+// what to do: mode 'path' (the rows after it are the path's entries, in
+// no order), 'whole' (read the whole log: no compaction on the path, or
+// none that saves anything, or a line over $4 somewhere, which Load
+// reports), 'over' (over the limits: nothing more is read); and whether
+// the leaf's place is known. Each look-up of a row is a LATERAL subquery
+// with LIMIT 1 (a range, with OFFSET 0): an index probe whatever the
+// planner guesses of the CTEs (joins to them were hashed over the
+// session's every row, or scanned it).
 const pathQuery = `WITH RECURSIVE
 s AS (SELECT header, size, entry_count, last_entry, (size > $2 OR entry_count > $3) AS over,
 		(longest > $4 OR octet_length(header) > $4) AS long
@@ -253,12 +254,10 @@ func (s *Store) fillLater(id string) {
 		s.fill.mu.Unlock()
 		return
 	}
-	if again, inFlight := s.fill.busy[id]; inFlight {
+	if _, inFlight := s.fill.busy[id]; inFlight {
 		// The fill in flight may have read the session before rows that
 		// this open found without places: it fills again when done.
-		if !again {
-			s.fill.busy[id] = true
-		}
+		s.fill.busy[id] = true
 		s.fill.mu.Unlock()
 		return
 	}
