@@ -21,7 +21,11 @@ import (
 // kept (so that binaries built from other commits list the same files).
 func BenchmarkListNoIndex1000(b *testing.B) {
 	ctx := context.Background()
-	for _, turns := range []int{3, 10} {
+	sizes := []int{3, 10}
+	if testing.Short() {
+		sizes = sizes[:1] // the CI's run of every benchmark, once
+	}
+	for _, turns := range sizes {
 		root := listNoIndexDir(b, turns)
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			var cpu cpuMeter

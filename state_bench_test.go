@@ -25,10 +25,16 @@ import (
 // after (pruned-MB), in the first run (the others find nothing more to
 // drop). -count runs each sub-benchmark on the same session in turn.
 
-const (
-	stateBenchSets = 10000
-	stateBenchSize = 16 << 10
-)
+const stateBenchSize = 16 << 10
+
+// stateBenchSets is the number of sets: the 10,000, or 1,000
+// with -short (the CI's run of every benchmark, once).
+func stateBenchSets() int {
+	if testing.Short() {
+		return 1000
+	}
+	return 10000
+}
 
 // stateBenchValue is the checkpoint saved the i-th time.
 func stateBenchValue(i int) string {
@@ -49,8 +55,8 @@ func stateBenchSession(b *testing.B) (*session.FileStore, *session.Session, []st
 	if err != nil {
 		b.Fatal(err)
 	}
-	ids := make([]string, 0, stateBenchSets)
-	for i := range stateBenchSets {
+	ids := make([]string, 0, stateBenchSets())
+	for i := range stateBenchSets() {
 		if err := session.SetState(ctx, s, "checkpoint", stateBenchValue(i)); err != nil {
 			b.Fatal(err)
 		}
@@ -88,9 +94,9 @@ func BenchmarkState16K(b *testing.B) {
 	store, s, ids := stateBenchSession(b)
 	size := stateBenchFileMB(b, store, s.ID())
 	b.Run("get", func(b *testing.B) {
-		stateBenchGet(b, s, stateBenchSets-1) // folded as it was appended
+		stateBenchGet(b, s, stateBenchSets()-1) // folded as it was appended
 		for b.Loop() {
-			stateBenchGet(b, s, stateBenchSets-1)
+			stateBenchGet(b, s, stateBenchSets()-1)
 		}
 	})
 	b.Run("state", func(b *testing.B) {
@@ -111,7 +117,7 @@ func BenchmarkState16K(b *testing.B) {
 			}
 		}
 	})
-	last := stateBenchSets - 1
+	last := stateBenchSets() - 1
 	b.Run("set", func(b *testing.B) {
 		b.SetBytes(stateBenchSize)
 		for b.Loop() {
