@@ -15,7 +15,7 @@ import (
 )
 
 // Issue 40 break-it, third round: schema version 10 keeps each session's
-// longest line (a statement trigger on INSERT), so that LoadPath refuses
+// longest line (triggers on INSERT and on updates of raw), so that LoadPath refuses
 // (session.ErrTooLarge) exactly what Load refuses, and otherwise answers
 // as Load would.
 
@@ -46,10 +46,11 @@ func longestAgrees(t *testing.T, pool *pgxpool.Pool) {
 }
 
 // TestBreakIt3LongestRawUpdated: a row's raw made longer by an UPDATE
-// (a repair or a redaction run in SQL, a replica's conflict resolution):
-// the trigger fires on INSERT only, so longest stays as it was. Load
-// refuses the session (the line is over the store's MaxLineBytes); an
-// open by path reads the path's lines only, and opens it.
+// (a repair or a redaction run in SQL, a replica's conflict resolution).
+// The trigger fired on INSERT only, so longest stayed as it was: Load
+// refused the session (the line is over the store's MaxLineBytes) and an
+// open by path, which reads the path's lines only, opened it. A row
+// trigger on updates of raw keeps it now.
 func TestBreakIt3LongestRawUpdated(t *testing.T) {
 	ctx := context.Background()
 	pg, pool := newStore(t)
