@@ -19,6 +19,9 @@ func CopiedBytes() int64    { return copiedBytes.Load() }
 // read so far.
 func ListReadBytes() int64 { return listReadBytes.Load() }
 
+// TreeScans reports how many times stores have read their whole tree.
+func TreeScans() int64 { return treeScans.Load() }
+
 // CountDecodes turns the count of DecodedMessages on or off (off by
 // default, so that the other benchmarks do not pay for it).
 func CountDecodes(on bool) { countDecodes = on }

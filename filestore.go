@@ -83,10 +83,13 @@ type FileStore struct {
 	index    map[string]*indexEntry // rel path -> listing cache
 	// The index was changed since it was saved; it was loaded.
 	indexDirty, indexLoaded bool
-	openFiles               int    // sessions whose file is open
-	clock                   uint64 // counts uses, for least-recently-used
-	last                    time.Time
-	closed                  bool
+	// scanned: the tree was read (paths holds every session); the first
+	// read also removes stale temporary files.
+	scanned   bool
+	openFiles int    // sessions whose file is open
+	clock     uint64 // counts uses, for least-recently-used
+	last      time.Time
+	closed    bool
 
 	// Events (filestore_watch.go): the hub, and the watcher that feeds
 	// it while anyone is subscribed; watchMu orders its start and stop.
@@ -202,8 +205,11 @@ const DefaultMaxStringChars = 500_000
 const DefaultMinBlobBytes = 1024
 
 // OpenFileStore opens (creating it, mode 0700, if needed) the session
-// tree at root. Leftover temporary files of interrupted rewrites are
-// removed.
+// tree at root. It does not read the tree: the store's first call that
+// looks a session up or lists them does, and removes leftover temporary
+// files of interrupted rewrites then. (A listing reads the tree anyway,
+// for sessions other processes made since; a read at open as well cost
+// a new process's first listing of 10,000 sessions a quarter of its time.)
 func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -217,9 +223,9 @@ func OpenFileStore(root string, opts *FileStoreOptions) (*FileStore, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	s := newFileStore(abs, r, opts)
-	if err := s.scan(true); err != nil {
+	if _, err := readDirNames(r, "."); err != nil { // a root it cannot read fails here, not at the first call
 		r.Close()
-		return nil, err
+		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	s.blobs.removeStaleTemps()
 	return s, nil

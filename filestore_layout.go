@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentsession/session/internal/names"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentsession/session/internal/names"
 )
 
 // The seed layout, <root>/--<cwd>--/<timestamp>_<id>.jsonl: the names of
@@ -146,17 +148,23 @@ func isIndex(base string) bool { return base == indexName }
 var testHookScanGap func()
 
 // scan reads the directory tree and refreshes the id → file map. With
-// clean, it also removes temporary files left by interrupted rewrites.
+// clean, and always the first time, it also removes temporary files left
+// by interrupted rewrites.
 // It reads under the moves lock (whileNoMove): a session being moved is
 // found in one place or the other. Callers must not hold s.mu.
 func (s *FileStore) scan(clean bool) error {
 	return s.whileNoMove(func() error { return s.scanFiles(clean) })
 }
 
+// treeScans counts scans, for tests.
+var treeScans atomic.Int64
+
 // scanFiles is scan, for callers that hold the moves lock.
 func (s *FileStore) scanFiles(clean bool) error {
+	treeScans.Add(1)
 	s.mu.Lock()
 	known := len(s.paths) // about as many as the last scan found: the map grown once
+	clean = clean || !s.scanned
 	s.mu.Unlock()
 	found, unread := make(map[string]string, known), map[string]string{}
 	for _, top := range []string{".", archiveDir} {
@@ -211,8 +219,22 @@ func (s *FileStore) scanFiles(clean bool) error {
 		}
 	}
 	s.paths, s.unread = found, unread
+	s.scanned = true
 	s.mu.Unlock()
 	return nil
+}
+
+// ensureScanned reads the tree if the store has not yet: for callers
+// that need every session's file known, not one looked up (file scans
+// when it misses).
+func (s *FileStore) ensureScanned() error {
+	s.mu.Lock()
+	done := s.scanned || s.fileOnly
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	return s.scan(true)
 }
 
 // scanFile takes the file rel, under top (the root or the archive), into
@@ -439,6 +461,9 @@ func (s *FileStore) OpenPath(ctx context.Context, path string) (*Session, error)
 	}
 	if base := filepath.Base(abs); isSessionFile(base, s.flat) && !fileHolds(base, h.ID, s.flat) {
 		return nil, &CorruptError{Path: abs, Line: 1, Err: fmt.Errorf("header names session %q, the file name another (%s)", h.ID, base)}
+	}
+	if err := s.ensureScanned(); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	if old, ok := s.paths[h.ID]; ok && old != rel {

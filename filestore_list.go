@@ -172,18 +172,22 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		// The flat layout filters by the headers', below.
 		return opts.Cwd == "" || s.flat || filepath.Base(filepath.Dir(rel)) == names.CwdDir(opts.Cwd)
 	}
+	// Each file's listing entry is taken here, under one lock, rather than
+	// by each worker per file: 10,000 lookups under the store's lock, by
+	// several goroutines at once, were a tenth of such a listing.
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.paths))
 	rels := make([]string, 0, len(s.paths))
+	known := make([]*indexEntry, 0, len(s.paths))
 	for id, rel := range s.paths {
 		if wanted(rel) {
-			ids, rels = append(ids, id), append(rels, rel)
+			ids, rels, known = append(ids, id), append(rels, rel), append(known, s.index[rel])
 		}
 	}
 	s.mu.Unlock()
 	marks := s.compactingMarks()
-	look := func(dirs *listDirs, rel string) (info SessionInfo, listed, gone bool) {
-		info, ok := s.infoIn(dirs, rel)
+	look := func(dirs *listDirs, rel string, ie *indexEntry) (info SessionInfo, listed, gone bool) {
+		info, ok := s.infoIn(dirs, rel, ie)
 		if !ok {
 			_, err := s.r.Stat(rel)
 			return SessionInfo{}, false, errors.Is(err, fs.ErrNotExist)
@@ -191,7 +195,9 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 		info.Compacting = marks[info.ID]
 		return info, matches(info, opts), false
 	}
-	all, gone, err := s.listFiles(ctx, rels, look)
+	all, gone, err := s.listFiles(ctx, len(rels), func(dirs *listDirs, k int) (SessionInfo, bool, bool) {
+		return look(dirs, rels[k], known[k])
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +220,10 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 				rel, ok := s.paths[id]
 				s.mu.Unlock()
 				if ok && wanted(rel) {
-					if info, listed, _ := look(dirs, rel); listed {
+					s.mu.Lock()
+					ie := s.index[rel]
+					s.mu.Unlock()
+					if info, listed, _ := look(dirs, rel, ie); listed {
 						all = append(all, info)
 					}
 				}
@@ -253,15 +262,15 @@ func (s *FileStore) writeAllPending() {
 // is as it was, from the bytes appended since when it only grew, and from
 // a read of the whole file otherwise.
 func (s *FileStore) infoOf(rel string) (SessionInfo, bool) {
-	return s.infoIn(nil, rel)
-}
-
-// infoIn is infoOf, its stats and opens through dirs (nil: the store's
-// root).
-func (s *FileStore) infoIn(dirs *listDirs, rel string) (SessionInfo, bool) {
 	s.mu.Lock()
 	ie := s.index[rel]
 	s.mu.Unlock()
+	return s.infoIn(nil, rel, ie)
+}
+
+// infoIn is infoOf, its stats and opens through dirs (nil: the store's
+// root), ie the file's listing entry as the caller took it (nil: none).
+func (s *FileStore) infoIn(dirs *listDirs, rel string, ie *indexEntry) (SessionInfo, bool) {
 	var ne *indexEntry
 	var fi fs.FileInfo
 	if ie == nil {
@@ -523,7 +532,10 @@ func (s *FileStore) saveIndex() {
 	}
 	s.loadIndex() // keep what other processes recorded
 	s.mu.Lock()
-	if !s.indexDirty {
+	if !s.indexDirty || !s.scanned {
+		// Not scanned: paths holds some sessions only, and the file would
+		// lose the others' records. (Every change that dirties the index
+		// looks its session up first, which scans.)
 		s.mu.Unlock()
 		return
 	}

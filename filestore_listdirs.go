@@ -85,18 +85,18 @@ const (
 	listChunk   = 64
 )
 
-// listFiles calls look for each file of rels, shared among goroutines
-// each with its listDirs, and returns the infos look listed, and the
-// indexes in rels of the files it found gone.
-func (s *FileStore) listFiles(ctx context.Context, rels []string, look func(dirs *listDirs, rel string) (info SessionInfo, listed, gone bool)) ([]SessionInfo, []int, error) {
+// listFiles calls look for each of n files (by their number), shared
+// among goroutines each with its listDirs, and returns the infos look
+// listed, and the numbers of the files it found gone.
+func (s *FileStore) listFiles(ctx context.Context, n int, look func(dirs *listDirs, k int) (info SessionInfo, listed, gone bool)) ([]SessionInfo, []int, error) {
 	const (
 		skipped = iota
 		listed
 		gone
 	)
-	infos := make([]SessionInfo, len(rels)) // each worker writes its own
-	state := make([]uint8, len(rels))
-	workers := max(1, min(runtime.GOMAXPROCS(0), listWorkers, len(rels)/listChunk))
+	infos := make([]SessionInfo, n) // each worker writes its own
+	state := make([]uint8, n)
+	workers := max(1, min(runtime.GOMAXPROCS(0), listWorkers, n/listChunk))
 	errs := make([]error, workers)
 	var next atomic.Int64
 	work := func(w int) {
@@ -104,15 +104,15 @@ func (s *FileStore) listFiles(ctx context.Context, rels []string, look func(dirs
 		defer dirs.close()
 		for {
 			from := int(next.Add(listChunk)) - listChunk
-			if from >= len(rels) {
+			if from >= n {
 				return
 			}
-			for k := from; k < min(from+listChunk, len(rels)); k++ {
+			for k := from; k < min(from+listChunk, n); k++ {
 				if err := ctx.Err(); err != nil {
 					errs[w] = err
 					return
 				}
-				info, ok, g := look(dirs, rels[k])
+				info, ok, g := look(dirs, k)
 				switch {
 				case ok:
 					infos[k], state[k] = info, listed
@@ -136,19 +136,19 @@ func (s *FileStore) listFiles(ctx context.Context, rels []string, look func(dirs
 			return nil, nil, err
 		}
 	}
-	n := 0
+	kept := 0
 	var goneAt []int
 	for k := range infos {
 		switch state[k] {
 		case listed:
-			infos[n] = infos[k]
-			n++
+			infos[kept] = infos[k]
+			kept++
 		case gone:
 			goneAt = append(goneAt, k)
 		}
 	}
-	clear(infos[n:]) // nothing kept alive beyond the listing
-	return infos[:n], goneAt, nil
+	clear(infos[kept:]) // nothing kept alive beyond the listing
+	return infos[:kept], goneAt, nil
 }
 
 // sortInfos returns infos sorted by compareInfo: keys sorted, not the

@@ -603,6 +603,28 @@ func sessionFileOf(t testing.TB, root, id string) string {
 	return files[0]
 }
 
+// TestListReadsTheTreeOnce: a new store's first listing reads the tree
+// once, not once at OpenFileStore and again in List (it must read it
+// then, for sessions made since); a second listing reads it again.
+func TestListReadsTheTreeOnce(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := openFS(t, root, nil)
+	for i := range 3 {
+		_, err := session.Create(ctx, store, &session.CreateOptions{ID: fmt.Sprintf("s-%d", i), Cwd: fmt.Sprintf("/w%d", i)})
+		require.NoError(t, err)
+	}
+	before := session.TreeScans()
+	other := openFS(t, root, nil)
+	assert.Zero(t, session.TreeScans()-before, "OpenFileStore read the tree")
+	for want := int64(1); want <= 2; want++ {
+		p, err := other.List(ctx, session.ListOptions{})
+		require.NoError(t, err)
+		assert.Len(t, p.Sessions, 3)
+		assert.Equal(t, want, session.TreeScans()-before)
+	}
+}
+
 func TestFileStoreTempFiles(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -621,12 +643,12 @@ func TestFileStoreTempFiles(t *testing.T) {
 	require.NoError(t, os.Chtimes(stale, old, old))
 
 	other := openFS(t, root, nil)
-	_, err = os.Stat(stale)
-	assert.ErrorIs(t, err, fs.ErrNotExist, "a stale temp file is removed on open")
-	_, err = os.Stat(fresh)
-	assert.NoError(t, err, "a recent temp file may be a live rewrite")
 	p, err := other.List(ctx, session.ListOptions{})
 	require.NoError(t, err)
+	_, err = os.Stat(stale)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a stale temp file is removed by the store's first read of the tree")
+	_, err = os.Stat(fresh)
+	assert.NoError(t, err, "a recent temp file may be a live rewrite")
 	assert.Equal(t, []string{"s-tmp"}, infoIDs(p.Sessions))
 	_, err = other.Load(ctx, "s-gone")
 	assert.ErrorIs(t, err, session.ErrNotFound)

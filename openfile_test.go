@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,40 +84,63 @@ func TestOpenFileTouchesNothingElse(t *testing.T) {
 
 // TestStoreRemovesOnlyItsOwnTemps: a store removes its own stale temp
 // files (exact names, in its own directories), nothing else.
+// TestStoreRemovesOnlyItsOwnTemps: the store's first read of the tree,
+// whichever call makes it, removes its own stale temporary files and no
+// one else's.
 func TestStoreRemovesOnlyItsOwnTemps(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	store := openFS(t, root, nil)
-	s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-own", Cwd: "/w"})
-	require.NoError(t, err)
-	appendAll(t, s, session.UserText("q"))
-	require.NoError(t, s.Close())
-	require.NoError(t, store.Close())
-	file := sessionFileOf(t, root, "s-own")
-	dir := filepath.Dir(file)
-	ours := []string{
-		filepath.Join(dir, "."+filepath.Base(file)+".tmp-3k2j9x1q0a"),
-		filepath.Join(root, "..index.tmp-1z"),
+	firsts := []struct {
+		name string
+		call func(st *session.FileStore) error
+	}{
+		{"list", func(st *session.FileStore) error { _, err := st.List(ctx, session.ListOptions{}); return err }},
+		{"load", func(st *session.FileStore) error { _, err := st.Load(ctx, "s-own"); return err }},
+		{"load unknown", func(st *session.FileStore) error {
+			if _, err := st.Load(ctx, "s-none"); !errors.Is(err, session.ErrNotFound) {
+				return fmt.Errorf("load of an unknown session: %v", err)
+			}
+			return nil
+		}},
+		{"create", func(st *session.FileStore) error {
+			_, err := session.Create(ctx, st, &session.CreateOptions{ID: "s-new", Cwd: "/w"})
+			return err
+		}},
 	}
-	theirs := []string{
-		filepath.Join(dir, ".notes.txt.tmp-draft"),
-		filepath.Join(dir, "."+filepath.Base(file)+".tmp-Draft!"),
-		filepath.Join(root, ".notes.txt.tmp-draft"),
-		filepath.Join(root, ".index.tmp-1"),
+	for _, first := range firsts {
+		t.Run(first.name, func(t *testing.T) {
+			root := t.TempDir()
+			store := openFS(t, root, nil)
+			s, err := session.Create(ctx, store, &session.CreateOptions{ID: "s-own", Cwd: "/w"})
+			require.NoError(t, err)
+			appendAll(t, s, session.UserText("q"))
+			require.NoError(t, s.Close())
+			require.NoError(t, store.Close())
+			file := sessionFileOf(t, root, "s-own")
+			dir := filepath.Dir(file)
+			ours := []string{
+				filepath.Join(dir, "."+filepath.Base(file)+".tmp-3k2j9x1q0a"),
+				filepath.Join(root, "..index.tmp-1z"),
+			}
+			theirs := []string{
+				filepath.Join(dir, ".notes.txt.tmp-draft"),
+				filepath.Join(dir, "."+filepath.Base(file)+".tmp-Draft!"),
+				filepath.Join(root, ".notes.txt.tmp-draft"),
+				filepath.Join(root, ".index.tmp-1"),
+			}
+			old := time.Now().Add(-time.Hour)
+			for _, p := range append(slices.Clone(ours), theirs...) {
+				require.NoError(t, os.WriteFile(p, []byte("x"), 0o600))
+				require.NoError(t, os.Chtimes(p, old, old))
+			}
+			require.NoError(t, first.call(openFS(t, root, nil)))
+			for _, p := range ours {
+				assert.NoFileExists(t, p, "a stale temp file of the store's stays")
+			}
+			for _, p := range theirs {
+				assert.FileExists(t, p, "a file that is not the store's was removed")
+			}
+		})
 	}
-	old := time.Now().Add(-time.Hour)
-	for _, p := range append(slices.Clone(ours), theirs...) {
-		require.NoError(t, os.WriteFile(p, []byte("x"), 0o600))
-		require.NoError(t, os.Chtimes(p, old, old))
-	}
-	openFS(t, root, nil)
-	for _, p := range ours {
-		assert.NoFileExists(t, p, "a stale temp file of the store's stays")
-	}
-	for _, p := range theirs {
-		assert.FileExists(t, p, "a file that is not the store's was removed")
-	}
-	_ = ctx
 }
 
 func mustOpen(t *testing.T, path string) *os.File {
