@@ -23,6 +23,18 @@ func SetPathIndexMin(n int64) int64 {
 	return old
 }
 
+// SetMaxPathIndexBytes sets the bound on a path index's size, and
+// returns the previous one.
+func SetMaxPathIndexBytes(n int64) int64 {
+	old := maxPathIndexBytes
+	maxPathIndexBytes = n
+	return old
+}
+
+// PathIndexBuilds reports how many path indexes stores have built (read
+// their log for) so far.
+func PathIndexBuilds() int64 { return pathIndexBuilds.Load() }
+
 func init() { pathIndexDelay = 0 }
 
 // SetPathIndexDelay sets how long after a whole read a path index build

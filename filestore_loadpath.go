@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -146,7 +147,7 @@ func (s *FileStore) loadByIndex(ctx context.Context, id string) (*PathLog, error
 		}
 	}
 	if grown > pathIndexRewriteBytes || int(x.count())-extended > max(extended/pathIndexRewriteShare, 64) {
-		s.savePathIndex(id, x)
+		_ = s.savePathIndex(id, x) // over the bound, the older index is extended at each open
 	}
 	pl, err := x.readPath(fsess.f, id, s.lim)
 	if errors.Is(err, errNoPath) {
@@ -333,10 +334,13 @@ func (s *FileStore) buildIndex(id, rel string) {
 	if err != nil || size < pathIndexMin {
 		return
 	}
-	key, sig := fmt.Sprintf("%p/%s", s, id), [2]int64{int64(ino), size}
-	if v, ok := unindexable.Load(key); ok && v == sig {
-		return // found to get none, and not changed since
+	key, sig := fmt.Sprintf("%p/%s", s, id), noIndex{int64(ino), size, false}
+	if v, ok := unindexable.Load(key); ok {
+		if was := v.(noIndex); was == sig || was.tooLong && was.ino == sig.ino && size >= was.size {
+			return // found to get none, and not changed since (or only grown, for a log too long)
+		}
 	}
+	pathIndexBuilds.Add(1)
 	x, err := buildPathIndex(f, size, ino, s.lim)
 	if errors.Is(err, errIrregular) {
 		unindexable.Store(key, sig)
@@ -345,23 +349,41 @@ func (s *FileStore) buildIndex(id, rel string) {
 		return
 	}
 	unindexable.Delete(key)
-	s.savePathIndex(id, x)
+	if !s.savePathIndex(id, x) {
+		sig.tooLong = true
+		unindexable.Store(key, sig)
+	}
 }
 
-// unindexable holds, by store and session, the file (inode and size) a
-// build found to get no index (errIrregular), so that every open of it
-// does not read it again in the background.
+// unindexable holds, by store and session, the file a build found to
+// get no index (errIrregular), so that every open of it does not read it
+// again in the background; or whose index would be over
+// maxPathIndexBytes, which stays so while the file only grows.
 var unindexable sync.Map
 
+// pathIndexBuilds counts builds, for tests.
+var pathIndexBuilds atomic.Int64
+
+// noIndex is the file an index was not made for: its inode and size.
+type noIndex struct {
+	ino, size int64
+	tooLong   bool // the index would be over maxPathIndexBytes
+}
+
 // savePathIndex writes x as the index of session id (best effort: an
-// index is a cache).
-func (s *FileStore) savePathIndex(id string, x *pathIndex) {
+// index is a cache); false if the index is over maxPathIndexBytes and
+// not written.
+func (s *FileStore) savePathIndex(id string, x *pathIndex) bool {
 	data, err := x.encode()
 	if err != nil {
-		return
+		return true
+	}
+	if int64(len(data)) > maxPathIndexBytes {
+		return false
 	}
 	if err := mkdirIn(s.r, pathIndexDir); err != nil && !errors.Is(err, os.ErrExist) {
-		return
+		return true
 	}
 	_, _ = writeAtomic(s.r, s.pathIndexName(id), data, true, false, 0o600)
+	return true
 }

@@ -672,7 +672,7 @@ func (s *FileStore) readPathIndex(id string) *pathIndex {
 	if err != nil {
 		return nil
 	}
-	if fi.Size() > maxIndexBytes {
+	if fi.Size() > maxPathIndexBytes {
 		f.Close()
 		return nil
 	}
@@ -684,6 +684,14 @@ func (s *FileStore) readPathIndex(id string) *pathIndex {
 	x.closer = f
 	return x
 }
+
+// maxPathIndexBytes bounds the size of a path index, 65 bytes an entry
+// and 12 more for its hash: some 14 million entries. An open reads 25
+// bytes an entry of it at once (the walk fields and the hashes), and the
+// rest by blocks as the path needs them; a session too long for it is
+// read whole at each open, and gets no index (buildIndex). A variable
+// for tests.
+var maxPathIndexBytes int64 = 1 << 30
 
 // pathIndexName is the index's name under the root.
 func (s *FileStore) pathIndexName(id string) string {

@@ -95,3 +95,37 @@ func age(t *testing.T, path string, when time.Time) {
 	t.Helper()
 	require.NoError(t, os.Chtimes(path, when, when))
 }
+
+// TestPathIndexTooLong: a session whose index would be over the bound
+// gets none, and is not read again for one at each open while its file
+// only grows (each open reads it whole, as without an index); opens
+// answer as before.
+func TestPathIndexTooLong(t *testing.T) {
+	withPathIndexes(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	id := buildCompacted(t, fs, "linear")
+	require.NoError(t, fs.Close())
+	old := session.SetMaxPathIndexBytes(512)
+	t.Cleanup(func() { session.SetMaxPathIndexBytes(old) })
+	fs, err = session.OpenFileStore(dir, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fs.Close() })
+	builds := session.PathIndexBuilds()
+	for turn := range 3 {
+		s, err := session.Open(ctx, fs, id)
+		require.NoError(t, err)
+		require.False(t, session.IsPartial(s), "no index: a whole read")
+		require.NoError(t, s.SaveTurn(ctx, []*session.Message{session.UserText("more"), session.AssistantText("ok")}, nil))
+		msgs, err := s.Messages(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "more", msgs[len(msgs)-2].Text())
+		require.NoError(t, s.Close())
+		session.WaitPathIndexes(fs)
+		_, err = os.Stat(session.PathIndexFile(fs, id))
+		assert.ErrorIs(t, err, os.ErrNotExist, "an index over the bound was written")
+		assert.Equal(t, int64(1), session.PathIndexBuilds()-builds, "turn %d: the log was read for an index again", turn)
+	}
+}
