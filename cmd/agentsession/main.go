@@ -77,6 +77,12 @@
 // agent sends to its model, with tool pairing repaired; --limit N keeps
 // the last N messages.
 //
+// A session in a store's tree (by its id, or a file under --root's
+// layout) is read through the store: a long one through the path index
+// the store keeps, its current path alone, the rest of its history not
+// read (nor checked: verify reads it all). --leaf, an archived session or
+// any other file reads the whole file.
+//
 // --json prints one object {"leafId", "thinkingLevel", "model",
 // "messages"}: model is {"provider", "modelId"} or null, the messages are
 // in the seed format's agent-message JSON, and "omitted" (how many

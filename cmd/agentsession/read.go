@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,13 @@ var cmdContext = &command{
 		leaf := fs.String("leaf", "", "build the context at the entry `ID` (an id, a unique prefix of one, or a checkpoint name) instead of the leaf")
 		forModel := fs.Bool("for-model", false, "print the messages an agent sends to its model, tool pairing repaired")
 		return func(args []string) int {
+			if *leaf == "" {
+				if s, st, path, done := c.openInStore(args[0]); done {
+					defer st.Close()
+					defer s.Close()
+					return c.context(s, path, "", *forModel)
+				}
+			}
 			s, path, ok := c.openRead(args[0])
 			if !ok {
 				return exitError
@@ -38,6 +46,49 @@ var cmdContext = &command{
 			return c.context(s, path, *leaf, *forModel)
 		}
 	},
+}
+
+// openInStore opens the session named by arg through the FileStore whose
+// tree holds its file, when it is a live session of the current format:
+// the store opens it through its path index, reading the current path
+// alone (the rest of a long session's history is not read). done is
+// false when it does not apply or the store would not open it; the
+// caller then reads the file whole, which reports any error. Only the
+// leaf's context is read so: --leaf may name any entry.
+func (c *call) openInStore(arg string) (s *session.Session, st *session.FileStore, path string, done bool) {
+	path, err := c.locate(arg)
+	if err != nil {
+		return nil, nil, arg, false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, path, false
+	}
+	root, ok := layoutRoot(abs)
+	if !ok || filepath.Base(filepath.Dir(filepath.Dir(abs))) == ".archive" || !currentFormat(abs) {
+		return nil, nil, path, false // archived sessions have no index; OpenPath would migrate an older format
+	}
+	st, err = session.OpenFileStore(root, &session.FileStoreOptions{BlobDir: c.blobs})
+	if err != nil {
+		return nil, nil, path, false
+	}
+	if s, err = st.OpenPath(c.ctx, abs); err != nil {
+		st.Close()
+		return nil, nil, path, false
+	}
+	return s, st, path, true
+}
+
+// currentFormat reports whether the session file at path has a header
+// of the current format version.
+func currentFormat(path string) bool {
+	f, err := openSessionFile(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h, err := session.NewDecoder(f, nil).Header()
+	return err == nil && h.Version == session.CurrentVersion
 }
 
 func (c *call) context(s *session.Session, path, leaf string, forModel bool) int {
