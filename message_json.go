@@ -274,15 +274,21 @@ func readContent(c *jsonx.Cursor, copyRaw bool) (blocks []Block, asString, ok bo
 	case jsonx.KindArray:
 		mark := c.Mark()
 		es, _ := c.Array()
-		blocks = make([]Block, 0, 1) // most messages have one block; a second grows it
+		// Read into a list on the stack, then copied into one of the
+		// exact length: one allocation per message, none grown, no spare
+		// capacity kept (a message holds its blocks as long as it lives).
+		var few [4]Block
+		read := few[:0]
 		for es.Next() {
 			var b Block
 			if !b.read(c, copyRaw) {
 				c.Restore(mark)
 				return nil, false, false
 			}
-			blocks = append(blocks, b)
+			read = append(read, b)
 		}
+		blocks = make([]Block, len(read))
+		copy(blocks, read)
 		return blocks, false, c.Err() == nil
 	}
 	return nil, false, false
