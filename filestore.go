@@ -310,6 +310,7 @@ func (s *FileStore) Close() error {
 	s.saveIndex()
 	s.bg.Wait()
 	s.sweepPathIndexes()
+	forgetUnindexable(s)
 	errs = append(errs, s.r.Close(), s.blobs.Close()) // its pins end with it
 	s.mu.Lock()
 	return errors.Join(errs...)

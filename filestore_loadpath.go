@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -363,6 +364,18 @@ var unindexable sync.Map
 
 // pathIndexBuilds counts builds, for tests.
 var pathIndexBuilds atomic.Int64
+
+// forgetUnindexable drops what unindexable holds for store s, when it
+// closes (another store may later get its address).
+func forgetUnindexable(s *FileStore) {
+	prefix := fmt.Sprintf("%p/", s)
+	unindexable.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), prefix) {
+			unindexable.Delete(k)
+		}
+		return true
+	})
+}
 
 // noIndex is the file an index was not made for: its inode and size.
 type noIndex struct {

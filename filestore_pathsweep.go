@@ -12,7 +12,11 @@ import (
 // by, an hour old or older, after a scan made then has not found their
 // session. The age spares the index of a session another process has
 // just made, which a scan may have missed; a wrong removal would cost
-// only a rebuild, as for any index lost.
+// only a rebuild, as for any index lost. That is the case of a session
+// a store opened by path at a file of its tree outside the layout
+// (<root>/notes/x.jsonl): no scan finds it, so its index is taken for an
+// orphan once it has not changed for an hour, and built again at the
+// session's next open.
 
 // pathIndexOrphanAge is how old an index no session names must be to be
 // removed.
@@ -34,8 +38,15 @@ func (s *FileStore) sweepPathIndexes() {
 	if err != nil {
 		return // none yet, mostly
 	}
-	orphans := s.unnamedIndexes(names)
-	if len(orphans) == 0 {
+	// Old enough first (a stat each), so that a young orphan, or a
+	// directory with an index's name, costs no second scan at each Close.
+	var old []string
+	for _, n := range s.unnamedIndexes(names) {
+		if fi, err := s.r.Lstat(filepath.Join(pathIndexDir, n)); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= pathIndexOrphanAge {
+			old = append(old, n)
+		}
+	}
+	if len(old) == 0 {
 		return
 	}
 	// Made since the last scan, or moved (archived) by another process:
@@ -43,11 +54,8 @@ func (s *FileStore) sweepPathIndexes() {
 	if s.scan(false) != nil {
 		return
 	}
-	for _, n := range s.unnamedIndexes(orphans) {
-		rel := filepath.Join(pathIndexDir, n)
-		if fi, err := s.r.Lstat(rel); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= pathIndexOrphanAge {
-			_ = removeIn(s.r, rel)
-		}
+	for _, n := range s.unnamedIndexes(old) {
+		_ = removeIn(s.r, filepath.Join(pathIndexDir, n))
 	}
 }
 

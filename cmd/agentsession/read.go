@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -49,12 +50,18 @@ var cmdContext = &command{
 }
 
 // openInStore opens the session named by arg through the FileStore whose
-// tree holds its file, when it is a live session of the current format:
-// the store opens it through its path index, reading the current path
-// alone (the rest of a long session's history is not read). done is
-// false when it does not apply or the store would not open it; the
-// caller then reads the file whole, which reports any error. Only the
-// leaf's context is read so: --leaf may name any entry.
+// tree holds its file, when it is a live session of the current format
+// with a path index: the store reads the current path alone (the rest of
+// a long session's history is not read). done is false, and the caller
+// reads the file whole as for any other, when that does not apply: not
+// in a store's tree, archived, of an older format (which a store would
+// migrate, writing the file), no index yet (the store's whole read
+// leaves one behind, for the next run), or the store would not open it
+// within storeReadWait (another process holding the file's lock: the
+// whole read takes none). A whole read warns of what it skipped; a path
+// read never meets such lines, since a log with any gets no index. A
+// file under storeReadMin is read whole at once. Only
+// the leaf's context is read so: --leaf may name any entry.
 func (c *call) openInStore(arg string) (s *session.Session, st *session.FileStore, path string, done bool) {
 	path, err := c.locate(arg)
 	if err != nil {
@@ -65,30 +72,71 @@ func (c *call) openInStore(arg string) (s *session.Session, st *session.FileStor
 		return nil, nil, path, false
 	}
 	root, ok := layoutRoot(abs)
-	if !ok || filepath.Base(filepath.Dir(filepath.Dir(abs))) == ".archive" || !currentFormat(abs) {
-		return nil, nil, path, false // archived sessions have no index; OpenPath would migrate an older format
+	if !ok || filepath.Base(filepath.Dir(filepath.Dir(abs))) == ".archive" {
+		return nil, nil, path, false
+	}
+	if fi, err := os.Stat(abs); err != nil || fi.Size() < storeReadMin {
+		return nil, nil, path, false
+	}
+	id, ok := currentFormatID(abs)
+	if !ok {
+		return nil, nil, path, false
 	}
 	st, err = session.OpenFileStore(root, &session.FileStoreOptions{BlobDir: c.blobs})
 	if err != nil {
 		return nil, nil, path, false
 	}
-	if s, err = st.OpenPath(c.ctx, abs); err != nil {
+	ctx, cancel := context.WithTimeout(c.ctx, storeReadWait)
+	defer cancel()
+	if pl, err := st.LoadPath(ctx, id); err != nil || pl.Complete {
 		st.Close()
 		return nil, nil, path, false
+	}
+	if s, err = session.Open(ctx, st, id); err != nil {
+		st.Close()
+		return nil, nil, path, false
+	}
+	if p, err := st.Path(id); err != nil || p != abs {
+		s.Close()
+		st.Close()
+		return nil, nil, path, false // another file holds the id: read the one named
 	}
 	return s, st, path, true
 }
 
-// currentFormat reports whether the session file at path has a header
-// of the current format version.
-func currentFormat(path string) bool {
+// storeReadMin is the size of file from which context tries the store:
+// a store keeps no path index for a shorter log, and reads it whole. (A
+// long one without an index yet is read twice, by the store, which
+// leaves an index, and whole.)
+const storeReadMin = 1 << 20
+
+// storeReadWait bounds how long context waits for the session file's
+// lock (a writer's lease lasts milliseconds) before it reads the file
+// whole, without a lock, as other read commands do.
+const storeReadWait = time.Second
+
+// currentFormatID returns the session id of the file at path if its
+// header, as written (not as a reader migrates it), is of the current
+// format version.
+func currentFormatID(path string) (string, bool) {
 	f, err := openSessionFile(path)
 	if err != nil {
-		return false
+		return "", false
 	}
 	defer f.Close()
-	h, err := session.NewDecoder(f, nil).Header()
-	return err == nil && h.Version == session.CurrentVersion
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil {
+		return "", false
+	}
+	var h struct {
+		Type    string `json:"type"`
+		Version *int   `json:"version"`
+		ID      string `json:"id"`
+	}
+	if json.Unmarshal(line, &h) != nil || h.Type != "session" || h.Version == nil || *h.Version != session.CurrentVersion || session.ValidateID(h.ID) != nil {
+		return "", false
+	}
+	return h.ID, true
 }
 
 func (c *call) context(s *session.Session, path, leaf string, forModel bool) int {
