@@ -85,10 +85,7 @@ func TestPathIndexOfDeletedSession(t *testing.T) {
 
 func removeSessionFile(t *testing.T, dir, id string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "--*--", "*_"+id+".jsonl"))
-	require.NoError(t, err)
-	require.Len(t, files, 1)
-	require.NoError(t, os.Remove(files[0]))
+	require.NoError(t, os.Remove(sessionFileOf(t, dir, id)))
 }
 
 func age(t *testing.T, path string, when time.Time) {
