@@ -144,6 +144,13 @@ func testBlobTouch(t *testing.T, s session.Store) {
 	time.Sleep(20 * time.Millisecond)
 	put(t, b, []byte("reused content"))
 	second := listBlobs(t, c)[ref].Touched
+	if second.Equal(first) {
+		// A store whose times are whole seconds (S3's LastModified):
+		// once more, in the next second.
+		time.Sleep(1100 * time.Millisecond)
+		put(t, b, []byte("reused content"))
+		second = listBlobs(t, c)[ref].Touched
+	}
 	if !second.After(first) {
 		t.Fatalf("Touched after a second put: %v, want later than %v", second, first)
 	}

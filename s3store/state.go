@@ -1,0 +1,358 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	session "github.com/agentsession/session"
+)
+
+// Reading a session's log: from its head to the generation it names,
+// that generation's descriptor and segments, then its parts in order
+// until the first seq with no object, following each generation marker
+// to the next generation. What was read is kept (state) so that the next
+// write or read goes on from there: parts never change once written, so
+// a kept state is only ever behind, never wrong.
+
+// state is what the store knows of one session's log.
+type state struct {
+	id       string
+	inc      string
+	gen      string // the generation read
+	seq      int    // its last part read
+	parts    int    // append parts read since the descriptor
+	headETag string
+	head     headObj
+	desc     descriptor
+	header   session.Header
+	hdrRaw   []byte
+	entries  []session.Entry
+	ids      map[string]int // entry id → index in entries
+	size     int64          // bytes of the log in the seed format
+	fold     session.InfoFold
+	updated  time.Time
+	archived bool
+	archAt   time.Time
+	compact  time.Time
+	checked  time.Time // when the head was last read
+	deleted  bool
+}
+
+func (st *state) last() string {
+	if len(st.entries) == 0 {
+		return ""
+	}
+	return st.entries[len(st.entries)-1].ID()
+}
+
+func (st *state) mark() session.LogMark {
+	return session.LogMark{Last: st.last(), Entries: len(st.entries)}
+}
+
+// info is the session's listing as the state has it.
+func (st *state) info() session.SessionInfo {
+	info := session.SessionInfo{
+		ID: st.id, Cwd: st.header.Cwd, Created: st.header.Timestamp, Updated: st.updated,
+		ParentSession: st.header.ParentSession, Entries: len(st.entries), Size: st.size,
+		Archived: st.archived, ArchivedAt: st.archAt, Compacting: st.compact,
+	}
+	st.fold.Fill(&info, st.header)
+	return info
+}
+
+func (st *state) add(entries []session.Entry) {
+	for _, e := range entries {
+		st.ids[e.ID()] = len(st.entries)
+		st.entries = append(st.entries, e)
+		st.size += int64(e.Len()) + 1
+		st.fold.Add(e)
+	}
+}
+
+// corrupt is a *session.CorruptError for an object of the bucket.
+func (s *Store) corrupt(rel string, err error) error {
+	return &session.CorruptError{Path: "s3://" + s.b.name + "/" + s.b.key(rel), Err: err}
+}
+
+// readHead reads a session's head (ErrNotFound when there is none).
+func (s *Store) readHead(ctx context.Context, id string) (headObj, string, error) {
+	var h headObj
+	o, err := s.b.get(ctx, headKey(id))
+	if errors.Is(err, errMissing) {
+		return h, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
+	}
+	if err != nil {
+		return h, "", err
+	}
+	if err := json.Unmarshal(o.data, &h); err != nil {
+		return h, "", s.corrupt(headKey(id), err)
+	}
+	if h.V != 1 {
+		return h, "", &session.UnsupportedVersionError{Path: "s3://" + s.b.name + "/" + s.b.key(headKey(id)), Version: h.V}
+	}
+	if h.Inc == "" || len(h.Inc) > 64 || genOrdinal(h.Gen) < 0 || h.Seq < 0 {
+		return h, "", s.corrupt(headKey(id), fmt.Errorf("a head naming generation %q of %q", h.Gen, h.Inc))
+	}
+	return h, o.etag, nil
+}
+
+// load reads session id's log whole, from its head.
+func (s *Store) load(ctx context.Context, id string) (*state, error) {
+	h, etag, err := s.readHead(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{id: id, inc: h.Inc, headETag: etag, head: h, checked: time.Now()}
+	gen, seq := h.Gen, h.Seq
+	for {
+		err := s.readGen(ctx, st, gen, seq)
+		var next *nextGen
+		if errors.As(err, &next) {
+			gen, seq = next.gen, 0
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+}
+
+// nextGen is readGen's report of a marker: the log goes on in gen.
+type nextGen struct{ gen string }
+
+func (n *nextGen) Error() string { return "the log goes on in generation " + n.gen }
+
+// readGen reads generation gen of st's session whole into st: the
+// descriptor, the segments and the parts, knowing that parts up to
+// known exist (read side by side). It returns a *nextGen when the
+// generation ends with a marker.
+func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) error {
+	dkey := partKey(st.id, st.inc, gen, 0)
+	o, err := s.b.get(ctx, dkey)
+	if errors.Is(err, errMissing) {
+		return s.corrupt(dkey, fmt.Errorf("generation %s of session %s has no descriptor (a head older than its grace?)", gen, st.id))
+	}
+	if err != nil {
+		return err
+	}
+	var d descriptor
+	if err := json.Unmarshal(o.data, &d); err != nil {
+		return s.corrupt(dkey, err)
+	}
+	if d.V != 1 {
+		return &session.UnsupportedVersionError{Path: "s3://" + s.b.name + "/" + s.b.key(dkey), Version: d.V}
+	}
+	keys := make([]string, 0, len(d.Segments)+known)
+	for _, sg := range d.Segments {
+		if err := checkRel(sg.Key); err != nil {
+			return s.corrupt(dkey, err)
+		}
+		keys = append(keys, logDir(st.id, st.inc)+sg.Key)
+	}
+	for q := 1; q <= known; q++ {
+		keys = append(keys, partKey(st.id, st.inc, gen, q))
+	}
+	objs, err := s.getAll(ctx, keys)
+	if err != nil {
+		return err
+	}
+	// The log as the seed format holds it, read by the session package:
+	// the header, then every entry line.
+	var buf bytes.Buffer
+	buf.Write(d.Header)
+	buf.WriteByte('\n')
+	for i, sg := range d.Segments {
+		if objs[i] == nil {
+			return s.corrupt(keys[i], fmt.Errorf("segment %s of session %s is missing", sg.Key, st.id))
+		}
+		if _, err := splitLines(objs[i].data); err != nil {
+			return s.corrupt(keys[i], err)
+		}
+		buf.Write(objs[i].data)
+	}
+	st.gen, st.seq, st.parts, st.desc = gen, 0, 0, d
+	st.updated, st.archived, st.archAt, st.compact = d.Updated, d.Archived, d.ArchivedAt, d.Compacting
+	var pending []partHead
+	q := 1
+	for ; q <= known; q++ {
+		po := objs[len(d.Segments)+q-1]
+		if po == nil {
+			break // the head ran ahead of what is there: cannot be, but read on from here
+		}
+		ph, lines, err := decodePart(po.data)
+		if err != nil {
+			return s.corrupt(partKey(st.id, st.inc, gen, q), err)
+		}
+		if ph.K == partNext || ph.K == partDeleted {
+			if err := s.decodeInto(st, &buf, dkey); err != nil {
+				return err
+			}
+			st.seq = q
+			return s.control(st, ph)
+		}
+		for _, l := range lines {
+			buf.Write(l)
+			buf.WriteByte('\n')
+		}
+		pending = append(pending, ph)
+	}
+	if err := s.decodeInto(st, &buf, dkey); err != nil {
+		return err
+	}
+	for i, ph := range pending {
+		st.seq = i + 1
+		if ph.K == partAppend {
+			st.parts++
+			st.updated = ph.T
+		} else if err := s.control(st, ph); err != nil {
+			return err
+		}
+	}
+	if d.Entries != 0 && len(st.entries) < d.Entries {
+		return s.corrupt(dkey, fmt.Errorf("generation %s holds %d entries, its descriptor says %d", gen, len(st.entries), d.Entries))
+	}
+	return s.catchUp(ctx, st)
+}
+
+// decodeInto reads the log in buf (header and entry lines) into st.
+func (s *Store) decodeInto(st *state, buf *bytes.Buffer, dkey string) error {
+	log, err := session.DecodeLog(buf.Bytes(), &session.ReadOptions{Strict: true, Limits: s.limits})
+	if err != nil {
+		return session.WithPath(err, "s3://"+s.b.name+"/"+s.b.key(dkey))
+	}
+	if log.Header.ID != st.id {
+		return s.corrupt(dkey, fmt.Errorf("the header is session %s's", log.Header.ID))
+	}
+	st.header = log.Header
+	st.hdrRaw = bytes.Clone(buf.Bytes()[:bytes.IndexByte(buf.Bytes(), '\n')])
+	st.entries, st.ids, st.size, st.fold = nil, make(map[string]int, len(log.Entries)), int64(len(st.hdrRaw))+1, session.InfoFold{}
+	st.add(log.Entries)
+	return nil
+}
+
+// control applies a part that is not an append.
+func (s *Store) control(st *state, ph partHead) error {
+	switch ph.K {
+	case partNext:
+		return &nextGen{gen: ph.Gen}
+	case partDeleted:
+		st.deleted = true
+		return fmt.Errorf("s3store: session %s (deleted): %w", st.id, session.ErrNotFound)
+	case partArchive:
+		st.archived, st.archAt = true, ph.T
+	case partUnarchive:
+		st.archived, st.archAt = false, time.Time{}
+	case partCompacting:
+		st.compact = ph.T
+	}
+	return nil
+}
+
+// catchUp reads the parts written after st.seq, in order, until the
+// first seq with no object, following generation markers.
+func (s *Store) catchUp(ctx context.Context, st *state) error {
+	for {
+		key := partKey(st.id, st.inc, st.gen, st.seq+1)
+		o, err := s.b.get(ctx, key)
+		if errors.Is(err, errMissing) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.applyPart(ctx, st, st.seq+1, o.data); err != nil {
+			return err
+		}
+	}
+}
+
+// applyPart applies part seq of st's generation, read or written.
+func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) error {
+	key := partKey(st.id, st.inc, st.gen, seq)
+	ph, lines, err := decodePart(data)
+	if err != nil {
+		return s.corrupt(key, err)
+	}
+	st.seq = seq
+	switch ph.K {
+	case partAppend:
+		entries := make([]session.Entry, 0, len(lines))
+		for i, l := range lines {
+			e, err := session.ParseEntry(l)
+			if err != nil {
+				return s.corrupt(key, fmt.Errorf("line %d: %w", i+2, err))
+			}
+			if _, dup := st.ids[e.ID()]; dup {
+				return s.corrupt(key, fmt.Errorf("entry %s is in the log twice", e.ID()))
+			}
+			entries = append(entries, e)
+		}
+		if err := s.limits.CheckAppend(st.size, len(st.entries), entries); err != nil {
+			return session.WithPath(err, "s3://"+s.b.name+"/"+s.b.key(key))
+		}
+		st.add(entries)
+		st.parts++
+		st.updated = ph.T
+		return nil
+	case partNext:
+		return s.enterGen(ctx, st, ph.Gen)
+	default:
+		return s.control(st, ph)
+	}
+}
+
+// enterGen goes on in generation gen after a marker: a fold keeps the
+// entries st has; a rewrite is read whole.
+func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
+	dkey := partKey(st.id, st.inc, gen, 0)
+	o, err := s.b.get(ctx, dkey)
+	if err != nil {
+		if errors.Is(err, errMissing) {
+			return s.corrupt(dkey, fmt.Errorf("a marker names generation %s, which has no descriptor", gen))
+		}
+		return err
+	}
+	var d descriptor
+	if err := json.Unmarshal(o.data, &d); err != nil {
+		return s.corrupt(dkey, err)
+	}
+	if d.Fold && d.Entries == len(st.entries) && d.V == 1 {
+		st.gen, st.seq, st.parts, st.desc = gen, 0, 0, d
+		return nil
+	}
+	err = s.readGen(ctx, st, gen, 0)
+	var next *nextGen
+	for errors.As(err, &next) {
+		err = s.readGen(ctx, st, next.gen, 0)
+	}
+	return err
+}
+
+// getAll reads objects side by side (at most 16 at a time); a missing
+// one is nil.
+func (s *Store) getAll(ctx context.Context, keys []string) ([]*object, error) {
+	out := make([]*object, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			o, err := s.b.get(ctx, k)
+			if errors.Is(err, errMissing) {
+				return
+			}
+			out[i], errs[i] = o, err
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
