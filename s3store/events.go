@@ -2,7 +2,6 @@ package s3store
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -130,9 +129,12 @@ func (p *poller) once(ctx context.Context) error {
 	for _, k := range changed {
 		id, ok := decID(k)
 		if !ok { // a hashed id: its head says which
-			h, err := p.s.b.get(ctx, "sessions/"+k)
-			var ho headObj
-			if err != nil || json.Unmarshal(h.data, &ho) != nil || encID(ho.Info.ID) != k {
+			o, err := p.s.b.get(ctx, "sessions/"+k)
+			if err != nil {
+				continue
+			}
+			ho, err := parseHead(o.data)
+			if err != nil || encID(ho.Info.ID) != k {
 				continue
 			}
 			id = ho.Info.ID

@@ -108,8 +108,8 @@ func (s *Store) listInfos(ctx context.Context) ([]session.SessionInfo, error) {
 			delete(s.idx.heads, rel) // deleted since the listing
 			continue
 		}
-		var h headObj
-		if err := json.Unmarshal(objs[i].data, &h); err != nil || h.V != 1 || headKey(h.Info.ID) != rel {
+		h, err := parseHead(objs[i].data)
+		if err != nil || headKey(h.Info.ID) != rel {
 			// Not a head this store can read: left out of the listing,
 			// as a FileStore leaves out a file it cannot read.
 			delete(s.idx.heads, rel)

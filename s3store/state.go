@@ -81,24 +81,84 @@ func (s *Store) corrupt(rel string, err error) error {
 
 // readHead reads a session's head (ErrNotFound when there is none).
 func (s *Store) readHead(ctx context.Context, id string) (headObj, string, error) {
-	var h headObj
 	o, err := s.b.get(ctx, headKey(id))
 	if errors.Is(err, errMissing) {
-		return h, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
+		return headObj{}, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
 	}
 	if err != nil {
-		return h, "", err
+		return headObj{}, "", err
 	}
-	if err := json.Unmarshal(o.data, &h); err != nil {
-		return h, "", s.corrupt(headKey(id), err)
+	h, err := parseHead(o.data)
+	if err != nil {
+		return h, "", s.objectError(headKey(id), err)
 	}
-	if h.V != 1 {
-		return h, "", &session.UnsupportedVersionError{Path: "s3://" + s.b.name + "/" + s.b.key(headKey(id)), Version: h.V}
-	}
-	if h.Inc == "" || len(h.Inc) > 64 || genOrdinal(h.Gen) < 0 || h.Seq < 0 {
-		return h, "", s.corrupt(headKey(id), fmt.Errorf("a head naming generation %q of %q", h.Gen, h.Inc))
+	if h.Info.ID != id {
+		return h, "", s.corrupt(headKey(id), fmt.Errorf("the head of session %q names %q", id, h.Info.ID))
 	}
 	return h, o.etag, nil
+}
+
+// objectError is err about object rel, with the object's place.
+func (s *Store) objectError(rel string, err error) error {
+	var ve *session.UnsupportedVersionError
+	if errors.As(err, &ve) {
+		return session.WithPath(err, "s3://"+s.b.name+"/"+s.b.key(rel))
+	}
+	return s.corrupt(rel, err)
+}
+
+// parseHead reads a head object.
+func parseHead(data []byte) (headObj, error) {
+	var h headObj
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, err
+	}
+	if h.V != 1 {
+		return h, &session.UnsupportedVersionError{Version: h.V}
+	}
+	if !isInc(h.Inc) || genOrdinal(h.Gen) < 0 || h.Seq < 0 {
+		return h, fmt.Errorf("a head naming generation %q of %q", h.Gen, h.Inc)
+	}
+	return h, nil
+}
+
+// isInc reports whether s is an incarnation as create makes them: 16
+// lowercase hexadecimal digits (a path element, whatever wrote it).
+func isInc(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDescriptor reads a generation's descriptor.
+func parseDescriptor(data []byte) (descriptor, error) {
+	var d descriptor
+	if err := json.Unmarshal(data, &d); err != nil {
+		return d, err
+	}
+	if d.V != 1 {
+		return d, &session.UnsupportedVersionError{Version: d.V}
+	}
+	n := 0
+	for _, sg := range d.Segments {
+		if err := checkRel(sg.Key); err != nil {
+			return d, err
+		}
+		if sg.Entries < 0 || sg.Bytes < 0 {
+			return d, fmt.Errorf("segment %s of %d entries, %d bytes", sg.Key, sg.Entries, sg.Bytes)
+		}
+		n += sg.Entries
+	}
+	if d.Entries < 0 || n > d.Entries {
+		return d, fmt.Errorf("a descriptor of %d entries whose segments hold %d", d.Entries, n)
+	}
+	return d, nil
 }
 
 // load reads session id's log whole, from its head.
@@ -113,6 +173,9 @@ func (s *Store) load(ctx context.Context, id string) (*state, error) {
 		err := s.readGen(ctx, st, gen, seq)
 		var next *nextGen
 		if errors.As(err, &next) {
+			if genOrdinal(next.gen) <= genOrdinal(gen) {
+				return nil, s.corrupt(genDir(id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
+			}
 			gen, seq = next.gen, 0
 			continue
 		}
@@ -141,18 +204,12 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 	if err != nil {
 		return err
 	}
-	var d descriptor
-	if err := json.Unmarshal(o.data, &d); err != nil {
-		return s.corrupt(dkey, err)
-	}
-	if d.V != 1 {
-		return &session.UnsupportedVersionError{Path: "s3://" + s.b.name + "/" + s.b.key(dkey), Version: d.V}
+	d, err := parseDescriptor(o.data)
+	if err != nil {
+		return s.objectError(dkey, err)
 	}
 	keys := make([]string, 0, len(d.Segments)+known)
 	for _, sg := range d.Segments {
-		if err := checkRel(sg.Key); err != nil {
-			return s.corrupt(dkey, err)
-		}
 		keys = append(keys, logDir(st.id, st.inc)+sg.Key)
 	}
 	for q := 1; q <= known; q++ {
@@ -301,6 +358,9 @@ func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) 
 		st.updated = ph.T
 		return nil
 	case partNext:
+		if genOrdinal(ph.Gen) <= genOrdinal(st.gen) {
+			return s.corrupt(key, fmt.Errorf("a marker from generation %s back to %s", st.gen, ph.Gen))
+		}
 		return s.enterGen(ctx, st, ph.Gen)
 	default:
 		return s.control(st, ph)
@@ -318,18 +378,22 @@ func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
 		}
 		return err
 	}
-	var d descriptor
-	if err := json.Unmarshal(o.data, &d); err != nil {
-		return s.corrupt(dkey, err)
+	d, err := parseDescriptor(o.data)
+	if err != nil {
+		return s.objectError(dkey, err)
 	}
-	if d.Fold && d.Entries == len(st.entries) && d.V == 1 {
+	if d.Fold && d.Entries == len(st.entries) {
 		st.gen, st.seq, st.parts, st.desc = gen, 0, 0, d
 		return nil
 	}
 	err = s.readGen(ctx, st, gen, 0)
 	var next *nextGen
 	for errors.As(err, &next) {
-		err = s.readGen(ctx, st, next.gen, 0)
+		if genOrdinal(next.gen) <= genOrdinal(gen) {
+			return s.corrupt(genDir(st.id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
+		}
+		gen = next.gen
+		err = s.readGen(ctx, st, gen, 0)
 	}
 	return err
 }

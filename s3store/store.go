@@ -273,6 +273,14 @@ func (s *Store) unlock(e *entry) {
 // up, or read from the head. fresh asks for the head to be read again
 // (a Load must see a delete by another process).
 func (s *Store) current(ctx context.Context, e *entry, fresh bool) (*state, error) {
+	return s.known(ctx, e, fresh, true)
+}
+
+// known is current, or, with catchUp false, the state as e holds it
+// (read from the head when it holds none or its head is old): what a
+// write starts from, since its conditional put finds out whether it is
+// behind.
+func (s *Store) known(ctx context.Context, e *entry, fresh, catchUp bool) (*state, error) {
 	st := e.st
 	if st != nil && (fresh || time.Since(st.checked) > s.opts.Grace/2) {
 		h, etag, err := s.readHead(ctx, e.id)
@@ -296,6 +304,9 @@ func (s *Store) current(ctx context.Context, e *entry, fresh bool) (*state, erro
 			return nil, err
 		}
 		e.st = st
+		return st, nil
+	}
+	if !catchUp {
 		return st, nil
 	}
 	if err := s.catchUp(ctx, st); err != nil {
@@ -526,7 +537,7 @@ func errDone(err error) error {
 // writers are ordered.
 func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (partHead, []session.Entry, error)) error {
 	for attempt := 0; ; attempt++ {
-		st, err := s.current(ctx, e, false)
+		st, err := s.known(ctx, e, false, attempt > 0)
 		if err != nil {
 			return err
 		}
@@ -629,7 +640,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 	}
 	defer s.unlock(e)
 	for attempt := 0; ; attempt++ {
-		st, err := s.current(ctx, e, false)
+		st, err := s.known(ctx, e, false, attempt > 0)
 		if err != nil {
 			return err
 		}
