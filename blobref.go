@@ -62,6 +62,45 @@ func ResolveBlobs(ctx context.Context, log *Log, blobs BlobStore) (unresolved []
 	return unresolved, nil
 }
 
+// ExternalizeImages returns entries with the base64 data of their
+// images of minBytes or more (DefaultMinBlobBytes for 0) moved to blobs,
+// each replaced by its reference, as a FileStore stores them: what a
+// store other than FileStore calls on the way in, with ResolveBlobs on
+// the way out. An entry with no such image is returned as it is (the
+// slice too, when none has one). The result is the same for the same
+// entries, so a retried append stays a retry.
+func ExternalizeImages(ctx context.Context, entries []Entry, blobs BlobStore, minBytes int) ([]Entry, error) {
+	if minBytes == 0 {
+		minBytes = DefaultMinBlobBytes
+	}
+	z := sizeLimits{maxChars: -1, minBlob: minBytes, blobs: blobs}
+	var out []Entry
+	for i, e := range entries {
+		if z.small(e.bytes(), e.noImage) {
+			continue
+		}
+		line, _, err := z.limit(ctx, e.bytes())
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(line, e.bytes()) {
+			continue
+		}
+		x, err := ParseEntry(line)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = slices.Clone(entries)
+		}
+		out[i] = x
+	}
+	if out == nil {
+		return entries, nil
+	}
+	return out, nil
+}
+
 // BlobError is an image's blob reference that a store could not resolve
 // when it read the log: the blob is missing (ErrNotFound), does not match
 // its name (ErrCorrupt), or is over the limits (ErrTooLarge). The image

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/s3store/internal/format"
 )
 
 // Events: the store's own writes reach its subscribers as they happen;
@@ -58,12 +59,12 @@ func (p *poller) seen(st *state) {
 	if st == nil {
 		return
 	}
-	p.told[encID(st.id)] = told{id: st.id, etag: st.headETag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
+	p.told[format.EncID(st.id)] = told{id: st.id, etag: st.headETag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
 }
 
 func (p *poller) forget(id string) {
 	p.mu.Lock()
-	delete(p.told, encID(id))
+	delete(p.told, format.EncID(id))
 	p.mu.Unlock()
 }
 
@@ -93,7 +94,7 @@ func (p *poller) run() {
 func (p *poller) once(ctx context.Context) error {
 	heads := map[string]string{} // key element → ETag
 	err := p.s.b.list(ctx, "sessions/", func(o listed) error {
-		if k := strings.TrimPrefix(o.rel, "sessions/"); isKeyID(k) {
+		if k := strings.TrimPrefix(o.rel, "sessions/"); format.IsKeyID(k) {
 			heads[k] = o.etag
 		}
 		return nil
@@ -127,14 +128,14 @@ func (p *poller) once(ctx context.Context) error {
 		}
 	}
 	for _, k := range changed {
-		id, ok := decID(k)
+		id, ok := format.DecID(k)
 		if !ok { // a hashed id: its head says which
 			o, err := p.s.b.get(ctx, "sessions/"+k)
 			if err != nil {
 				continue
 			}
-			ho, err := parseHead(o.data)
-			if err != nil || encID(ho.Info.ID) != k {
+			ho, err := format.ParseHead(o.data)
+			if err != nil || format.EncID(ho.Info.ID) != k {
 				continue
 			}
 			id = ho.Info.ID
@@ -158,8 +159,8 @@ func (p *poller) follow(ctx context.Context, id, etag string, quiet bool) {
 		return // deleted meanwhile: the next poll sees its head gone
 	}
 	p.mu.Lock()
-	t, known := p.told[encID(id)]
-	p.told[encID(id)] = told{id: id, etag: etag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
+	t, known := p.told[format.EncID(id)]
+	p.told[format.EncID(id)] = told{id: id, etag: etag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
 	p.mu.Unlock()
 	if quiet {
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/s3store/internal/format"
 )
 
 // Archive, compaction marks and deletes: parts of the log like appends
@@ -36,20 +37,20 @@ func (s *Store) archive(ctx context.Context, id string, on bool, seen *session.L
 	}
 	defer s.unlock(e)
 	var st *state
-	err = s.claim(ctx, e, func(cur *state) (partHead, []session.Entry, error) {
+	err = s.claim(ctx, e, func(cur *state) (format.PartHead, []session.Entry, error) {
 		st = cur
 		if seen != nil {
 			if err := seen.Check(id, cur.last(), len(cur.entries)); err != nil {
-				return partHead{}, nil, err
+				return format.PartHead{}, nil, err
 			}
 		}
 		if cur.archived == on {
-			return partHead{}, nil, errNothing
+			return format.PartHead{}, nil, errNothing
 		}
 		if on {
-			return partHead{K: partArchive, T: time.Now().UTC()}, nil, nil
+			return format.PartHead{K: format.PartArchive, T: time.Now().UTC()}, nil, nil
 		}
-		return partHead{K: partUnarchive, T: time.Now().UTC()}, nil, nil
+		return format.PartHead{K: format.PartUnarchive, T: time.Now().UTC()}, nil, nil
 	})
 	if errors.Is(err, errNothing) {
 		return nil
@@ -75,12 +76,12 @@ func (s *Store) MarkCompacting(ctx context.Context, id string, since time.Time) 
 	defer s.unlock(e)
 	var st *state
 	since = since.UTC()
-	err = s.claim(ctx, e, func(cur *state) (partHead, []session.Entry, error) {
+	err = s.claim(ctx, e, func(cur *state) (format.PartHead, []session.Entry, error) {
 		st = cur
 		if cur.compact.Equal(since) {
-			return partHead{}, nil, errNothing
+			return format.PartHead{}, nil, errNothing
 		}
-		return partHead{K: partCompacting, T: since}, nil, nil
+		return format.PartHead{K: format.PartCompacting, T: since}, nil, nil
 	})
 	if errors.Is(err, errNothing) {
 		return nil
@@ -95,7 +96,7 @@ func (s *Store) MarkCompacting(ctx context.Context, id string, since time.Time) 
 
 // trash records the log of a deleted session for Purge.
 func (s *Store) trash(ctx context.Context, id, inc string) {
-	_, _ = s.b.put(ctx, "trash/"+encID(id)+"/"+inc, []byte(time.Now().UTC().Format(time.RFC3339Nano)), writeCond{})
+	_, _ = s.b.put(ctx, "trash/"+format.EncID(id)+"/"+inc, []byte(time.Now().UTC().Format(time.RFC3339Nano)), writeCond{})
 }
 
 // Purge removes the objects of sessions deleted more than the grace
@@ -114,7 +115,7 @@ func (s *Store) Purge(ctx context.Context) error {
 		if len(parts) != 2 || o.mod.After(cutoff) {
 			return nil
 		}
-		if isKeyID(parts[0]) && parts[1] != "" && !strings.Contains(parts[1], ".") {
+		if format.IsKeyID(parts[0]) && parts[1] != "" && !strings.Contains(parts[1], ".") {
 			due = append(due, item{o.rel, parts[0], parts[1]})
 		}
 		return nil
@@ -124,7 +125,7 @@ func (s *Store) Purge(ctx context.Context) error {
 	}
 	for _, it := range due {
 		if o, err := s.b.get(ctx, "sessions/"+it.k); err == nil {
-			var h headObj
+			var h format.Head
 			if json.Unmarshal(o.data, &h) == nil && h.Inc == it.inc {
 				continue // not deleted after all (its head is back): leave it
 			}
@@ -177,7 +178,7 @@ func (s *Store) LoadState(ctx context.Context, scope session.StateScope, owner s
 }
 
 func stateKey(scope session.StateScope, owner string) string {
-	return "state/" + encID(string(scope)) + "/" + encID(owner)
+	return "state/" + format.EncID(string(scope)) + "/" + format.EncID(owner)
 }
 
 func (s *Store) readState(ctx context.Context, scope session.StateScope, owner string) (session.State, string, error) {

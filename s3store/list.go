@@ -14,6 +14,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/s3store/internal/format"
 	"github.com/agentsession/session/storekit"
 )
 
@@ -75,7 +76,7 @@ func (s *Store) listInfos(ctx context.Context) ([]session.SessionInfo, error) {
 	defer s.idx.mu.Unlock()
 	heads := map[string]string{} // rel → ETag
 	err := s.b.list(ctx, "sessions/", func(o listed) error {
-		if isKeyID(strings.TrimPrefix(o.rel, "sessions/")) {
+		if format.IsKeyID(strings.TrimPrefix(o.rel, "sessions/")) {
 			heads[o.rel] = o.etag
 		}
 		return nil
@@ -108,8 +109,8 @@ func (s *Store) listInfos(ctx context.Context) ([]session.SessionInfo, error) {
 			delete(s.idx.heads, rel) // deleted since the listing
 			continue
 		}
-		h, err := parseHead(objs[i].data)
-		if err != nil || headKey(h.Info.ID) != rel {
+		h, err := format.ParseHead(objs[i].data)
+		if err != nil || format.HeadKey(h.Info.ID) != rel {
 			// Not a head this store can read: left out of the listing,
 			// as a FileStore leaves out a file it cannot read.
 			delete(s.idx.heads, rel)

@@ -3,13 +3,13 @@ package s3store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/s3store/internal/format"
 )
 
 // Reading a session's log: from its head to the generation it names,
@@ -27,8 +27,8 @@ type state struct {
 	seq      int    // its last part read
 	parts    int    // append parts read since the descriptor
 	headETag string
-	head     headObj
-	desc     descriptor
+	head     format.Head
+	desc     format.Descriptor
 	header   session.Header
 	hdrRaw   []byte
 	entries  []session.Entry
@@ -80,20 +80,20 @@ func (s *Store) corrupt(rel string, err error) error {
 }
 
 // readHead reads a session's head (ErrNotFound when there is none).
-func (s *Store) readHead(ctx context.Context, id string) (headObj, string, error) {
-	o, err := s.b.get(ctx, headKey(id))
+func (s *Store) readHead(ctx context.Context, id string) (format.Head, string, error) {
+	o, err := s.b.get(ctx, format.HeadKey(id))
 	if errors.Is(err, errMissing) {
-		return headObj{}, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
+		return format.Head{}, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
 	}
 	if err != nil {
-		return headObj{}, "", err
+		return format.Head{}, "", err
 	}
-	h, err := parseHead(o.data)
+	h, err := format.ParseHead(o.data)
 	if err != nil {
-		return h, "", s.objectError(headKey(id), err)
+		return h, "", s.objectError(format.HeadKey(id), err)
 	}
 	if h.Info.ID != id {
-		return h, "", s.corrupt(headKey(id), fmt.Errorf("the head of session %q names %q", id, h.Info.ID))
+		return h, "", s.corrupt(format.HeadKey(id), fmt.Errorf("the head of session %q names %q", id, h.Info.ID))
 	}
 	return h, o.etag, nil
 }
@@ -105,60 +105,6 @@ func (s *Store) objectError(rel string, err error) error {
 		return session.WithPath(err, "s3://"+s.b.name+"/"+s.b.key(rel))
 	}
 	return s.corrupt(rel, err)
-}
-
-// parseHead reads a head object.
-func parseHead(data []byte) (headObj, error) {
-	var h headObj
-	if err := json.Unmarshal(data, &h); err != nil {
-		return h, err
-	}
-	if h.V != 1 {
-		return h, &session.UnsupportedVersionError{Version: h.V}
-	}
-	if !isInc(h.Inc) || genOrdinal(h.Gen) < 0 || h.Seq < 0 {
-		return h, fmt.Errorf("a head naming generation %q of %q", h.Gen, h.Inc)
-	}
-	return h, nil
-}
-
-// isInc reports whether s is an incarnation as create makes them: 16
-// lowercase hexadecimal digits (a path element, whatever wrote it).
-func isInc(s string) bool {
-	if len(s) != 16 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// parseDescriptor reads a generation's descriptor.
-func parseDescriptor(data []byte) (descriptor, error) {
-	var d descriptor
-	if err := json.Unmarshal(data, &d); err != nil {
-		return d, err
-	}
-	if d.V != 1 {
-		return d, &session.UnsupportedVersionError{Version: d.V}
-	}
-	n := 0
-	for _, sg := range d.Segments {
-		if err := checkRel(sg.Key); err != nil {
-			return d, err
-		}
-		if sg.Entries < 0 || sg.Bytes < 0 {
-			return d, fmt.Errorf("segment %s of %d entries, %d bytes", sg.Key, sg.Entries, sg.Bytes)
-		}
-		n += sg.Entries
-	}
-	if d.Entries < 0 || n > d.Entries {
-		return d, fmt.Errorf("a descriptor of %d entries whose segments hold %d", d.Entries, n)
-	}
-	return d, nil
 }
 
 // load reads session id's log whole, from its head.
@@ -173,8 +119,8 @@ func (s *Store) load(ctx context.Context, id string) (*state, error) {
 		err := s.readGen(ctx, st, gen, seq)
 		var next *nextGen
 		if errors.As(err, &next) {
-			if genOrdinal(next.gen) <= genOrdinal(gen) {
-				return nil, s.corrupt(genDir(id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
+			if format.GenOrdinal(next.gen) <= format.GenOrdinal(gen) {
+				return nil, s.corrupt(format.GenDir(id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
 			}
 			gen, seq = next.gen, 0
 			continue
@@ -196,7 +142,7 @@ func (n *nextGen) Error() string { return "the log goes on in generation " + n.g
 // known exist (read side by side). It returns a *nextGen when the
 // generation ends with a marker.
 func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) error {
-	dkey := partKey(st.id, st.inc, gen, 0)
+	dkey := format.PartKey(st.id, st.inc, gen, 0)
 	o, err := s.b.get(ctx, dkey)
 	if errors.Is(err, errMissing) {
 		return s.corrupt(dkey, fmt.Errorf("generation %s of session %s has no descriptor (a head older than its grace?)", gen, st.id))
@@ -204,16 +150,16 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 	if err != nil {
 		return err
 	}
-	d, err := parseDescriptor(o.data)
+	d, err := format.ParseDescriptor(o.data)
 	if err != nil {
 		return s.objectError(dkey, err)
 	}
 	keys := make([]string, 0, len(d.Segments)+known)
 	for _, sg := range d.Segments {
-		keys = append(keys, logDir(st.id, st.inc)+sg.Key)
+		keys = append(keys, format.LogDir(st.id, st.inc)+sg.Key)
 	}
 	for q := 1; q <= known; q++ {
-		keys = append(keys, partKey(st.id, st.inc, gen, q))
+		keys = append(keys, format.PartKey(st.id, st.inc, gen, q))
 	}
 	objs, err := s.getAll(ctx, keys)
 	if err != nil {
@@ -228,25 +174,25 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 		if objs[i] == nil {
 			return s.corrupt(keys[i], fmt.Errorf("segment %s of session %s is missing", sg.Key, st.id))
 		}
-		if _, err := splitLines(objs[i].data); err != nil {
+		if _, err := format.SplitLines(objs[i].data); err != nil {
 			return s.corrupt(keys[i], err)
 		}
 		buf.Write(objs[i].data)
 	}
 	st.gen, st.seq, st.parts, st.desc = gen, 0, 0, d
 	st.updated, st.archived, st.archAt, st.compact = d.Updated, d.Archived, d.ArchivedAt, d.Compacting
-	var pending []partHead
+	var pending []format.PartHead
 	q := 1
 	for ; q <= known; q++ {
 		po := objs[len(d.Segments)+q-1]
 		if po == nil {
 			break // the head ran ahead of what is there: cannot be, but read on from here
 		}
-		ph, lines, err := decodePart(po.data)
+		ph, lines, err := format.DecodePart(po.data)
 		if err != nil {
-			return s.corrupt(partKey(st.id, st.inc, gen, q), err)
+			return s.corrupt(format.PartKey(st.id, st.inc, gen, q), err)
 		}
-		if ph.K == partNext || ph.K == partDeleted {
+		if ph.K == format.PartNext || ph.K == format.PartDeleted {
 			if err := s.decodeInto(st, &buf, dkey); err != nil {
 				return err
 			}
@@ -264,7 +210,7 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 	}
 	for i, ph := range pending {
 		st.seq = i + 1
-		if ph.K == partAppend {
+		if ph.K == format.PartAppend {
 			st.parts++
 			st.updated = ph.T
 		} else if err := s.control(st, ph); err != nil {
@@ -294,18 +240,18 @@ func (s *Store) decodeInto(st *state, buf *bytes.Buffer, dkey string) error {
 }
 
 // control applies a part that is not an append.
-func (s *Store) control(st *state, ph partHead) error {
+func (s *Store) control(st *state, ph format.PartHead) error {
 	switch ph.K {
-	case partNext:
+	case format.PartNext:
 		return &nextGen{gen: ph.Gen}
-	case partDeleted:
+	case format.PartDeleted:
 		st.deleted = true
 		return fmt.Errorf("s3store: session %s (deleted): %w", st.id, session.ErrNotFound)
-	case partArchive:
+	case format.PartArchive:
 		st.archived, st.archAt = true, ph.T
-	case partUnarchive:
+	case format.PartUnarchive:
 		st.archived, st.archAt = false, time.Time{}
-	case partCompacting:
+	case format.PartCompacting:
 		st.compact = ph.T
 	}
 	return nil
@@ -315,7 +261,7 @@ func (s *Store) control(st *state, ph partHead) error {
 // first seq with no object, following generation markers.
 func (s *Store) catchUp(ctx context.Context, st *state) error {
 	for {
-		key := partKey(st.id, st.inc, st.gen, st.seq+1)
+		key := format.PartKey(st.id, st.inc, st.gen, st.seq+1)
 		o, err := s.b.get(ctx, key)
 		if errors.Is(err, errMissing) {
 			return nil
@@ -331,14 +277,14 @@ func (s *Store) catchUp(ctx context.Context, st *state) error {
 
 // applyPart applies part seq of st's generation, read or written.
 func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) error {
-	key := partKey(st.id, st.inc, st.gen, seq)
-	ph, lines, err := decodePart(data)
+	key := format.PartKey(st.id, st.inc, st.gen, seq)
+	ph, lines, err := format.DecodePart(data)
 	if err != nil {
 		return s.corrupt(key, err)
 	}
 	st.seq = seq
 	switch ph.K {
-	case partAppend:
+	case format.PartAppend:
 		entries := make([]session.Entry, 0, len(lines))
 		for i, l := range lines {
 			e, err := session.ParseEntry(l)
@@ -357,8 +303,8 @@ func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) 
 		st.parts++
 		st.updated = ph.T
 		return nil
-	case partNext:
-		if genOrdinal(ph.Gen) <= genOrdinal(st.gen) {
+	case format.PartNext:
+		if format.GenOrdinal(ph.Gen) <= format.GenOrdinal(st.gen) {
 			return s.corrupt(key, fmt.Errorf("a marker from generation %s back to %s", st.gen, ph.Gen))
 		}
 		return s.enterGen(ctx, st, ph.Gen)
@@ -370,7 +316,7 @@ func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) 
 // enterGen goes on in generation gen after a marker: a fold keeps the
 // entries st has; a rewrite is read whole.
 func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
-	dkey := partKey(st.id, st.inc, gen, 0)
+	dkey := format.PartKey(st.id, st.inc, gen, 0)
 	o, err := s.b.get(ctx, dkey)
 	if err != nil {
 		if errors.Is(err, errMissing) {
@@ -378,7 +324,7 @@ func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
 		}
 		return err
 	}
-	d, err := parseDescriptor(o.data)
+	d, err := format.ParseDescriptor(o.data)
 	if err != nil {
 		return s.objectError(dkey, err)
 	}
@@ -389,8 +335,8 @@ func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
 	err = s.readGen(ctx, st, gen, 0)
 	var next *nextGen
 	for errors.As(err, &next) {
-		if genOrdinal(next.gen) <= genOrdinal(gen) {
-			return s.corrupt(genDir(st.id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
+		if format.GenOrdinal(next.gen) <= format.GenOrdinal(gen) {
+			return s.corrupt(format.GenDir(st.id, st.inc, gen), fmt.Errorf("a marker from generation %s back to %s", gen, next.gen))
 		}
 		gen = next.gen
 		err = s.readGen(ctx, st, gen, 0)

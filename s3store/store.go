@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	session "github.com/agentsession/session"
+	"github.com/agentsession/session/s3store/internal/format"
 	"github.com/agentsession/session/storekit"
 )
 
@@ -57,6 +58,11 @@ type Options struct {
 	// CacheBytes bounds the logs the store keeps in memory between calls
 	// (least recently used go first); default 256 MiB.
 	CacheBytes int64
+	// MinBlobBytes is the size of base64 image data from which an image
+	// is kept as a blob (an object of its own, see Blobs) rather than in
+	// its entry's part, as a FileStore does; default
+	// session.DefaultMinBlobBytes, and < 0 keeps images in the entries.
+	MinBlobBytes int
 }
 
 func (o *Options) withDefaults() {
@@ -292,7 +298,7 @@ func (s *Store) known(ctx context.Context, e *entry, fresh, catchUp bool) (*stat
 			st = nil // deleted and created again
 		} else {
 			st.headETag, st.head, st.checked = etag, h, time.Now()
-			if genOrdinal(h.Gen) > genOrdinal(st.gen) {
+			if format.GenOrdinal(h.Gen) > format.GenOrdinal(st.gen) {
 				st = nil // far behind: read again from the head
 			}
 		}
@@ -333,6 +339,10 @@ func (s *Store) CreateWithEntries(ctx context.Context, h session.Header, entries
 }
 
 func (s *Store) create(ctx context.Context, h session.Header, entries []session.Entry) error {
+	entries, err := s.externalize(ctx, entries)
+	if err != nil {
+		return err
+	}
 	e, err := s.lock(ctx, h.ID)
 	if err != nil {
 		return err
@@ -351,30 +361,30 @@ func (s *Store) create(ctx context.Context, h session.Header, entries []session.
 		return fmt.Errorf("s3store: create %s: %w", h.ID, err)
 	}
 	for attempt := 0; ; attempt++ {
-		st := &state{id: h.ID, inc: randomHex(8), gen: newGen(0), header: read.Header, hdrRaw: hdr, ids: map[string]int{}, size: int64(len(hdr)) + 1}
+		st := &state{id: h.ID, inc: format.RandomHex(8), gen: format.NewGen(0), header: read.Header, hdrRaw: hdr, ids: map[string]int{}, size: int64(len(hdr)) + 1}
 		now := time.Now().UTC()
 		st.updated = now
-		d := descriptor{V: 1, Header: hdr, Updated: now}
+		d := format.Descriptor{V: 1, Header: hdr, Updated: now}
 		var written []string
 		if len(entries) > 0 {
 			sg, err := s.putSegment(ctx, st, entries)
 			if err != nil {
 				return err
 			}
-			d.Segments, d.Entries = []segment{sg}, len(entries)
-			written = append(written, logDir(st.id, st.inc)+sg.Key)
+			d.Segments, d.Entries = []format.Segment{sg}, len(entries)
+			written = append(written, format.LogDir(st.id, st.inc)+sg.Key)
 		}
 		st.desc = d
 		st.add(entries)
 		raw, _ := json.Marshal(d)
-		dkey := partKey(st.id, st.inc, st.gen, 0)
+		dkey := format.PartKey(st.id, st.inc, st.gen, 0)
 		if _, err := s.b.put(ctx, dkey, raw, writeCond{absent: true}); err != nil {
 			return err
 		}
 		written = append(written, dkey)
-		st.head = headObj{V: 1, Inc: st.inc, Gen: st.gen, Info: st.info()}
+		st.head = format.Head{V: 1, Inc: st.inc, Gen: st.gen, Info: st.info()}
 		hraw, _ := json.Marshal(st.head)
-		etag, err := s.b.put(ctx, headKey(h.ID), hraw, writeCond{absent: true})
+		etag, err := s.b.put(ctx, format.HeadKey(h.ID), hraw, writeCond{absent: true})
 		if err == nil {
 			st.headETag, st.checked = etag, time.Now()
 			e.st = st
@@ -413,9 +423,9 @@ func (s *Store) finishDelete(ctx context.Context, id string) bool {
 
 func (s *Store) delHead(ctx context.Context, id, etag string) error {
 	s.b.requests.add(opDelete)
-	_, err := s.b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.b.name, Key: aws.String(s.b.key(headKey(id))), IfMatch: aws.String(etag)})
+	_, err := s.b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.b.name, Key: aws.String(s.b.key(format.HeadKey(id))), IfMatch: aws.String(etag)})
 	if err != nil {
-		return s.b.fail("delete", headKey(id), err)
+		return s.b.fail("delete", format.HeadKey(id), err)
 	}
 	return nil
 }
@@ -431,14 +441,14 @@ func (s *Store) removeAll(keys []string) {
 }
 
 // putSegment writes entries as a new segment of st's session.
-func (s *Store) putSegment(ctx context.Context, st *state, entries []session.Entry) (segment, error) {
+func (s *Store) putSegment(ctx context.Context, st *state, entries []session.Entry) (format.Segment, error) {
 	var buf []byte
 	for _, e := range entries {
 		buf = e.AppendJSON(buf)
 		buf = append(buf, '\n')
 	}
-	sg := segment{Key: "seg/" + randomHex(12), Entries: len(entries), Bytes: int64(len(buf))}
-	if _, err := s.b.put(ctx, logDir(st.id, st.inc)+sg.Key, buf, writeCond{absent: true}); err != nil {
+	sg := format.Segment{Key: "seg/" + format.RandomHex(12), Entries: len(entries), Bytes: int64(len(buf))}
+	if _, err := s.b.put(ctx, format.LogDir(st.id, st.inc)+sg.Key, buf, writeCond{absent: true}); err != nil {
 		return sg, err
 	}
 	return sg, nil
@@ -456,7 +466,23 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Log, error) {
 		return nil, err
 	}
 	s.refreshHead(ctx, st)
-	return &session.Log{Header: st.header.Clone(), Entries: append([]session.Entry(nil), st.entries...)}, nil
+	return s.resolved(ctx, &session.Log{Header: st.header.Clone(), Entries: append([]session.Entry(nil), st.entries...)})
+}
+
+// externalize moves the images of entries to blobs (MinBlobBytes).
+func (s *Store) externalize(ctx context.Context, entries []session.Entry) ([]session.Entry, error) {
+	if s.opts.MinBlobBytes < 0 || len(entries) == 0 {
+		return entries, nil
+	}
+	return session.ExternalizeImages(ctx, entries, s.blobs, s.opts.MinBlobBytes)
+}
+
+// resolved puts the images of log back from their blobs.
+func (s *Store) resolved(ctx context.Context, log *session.Log) (*session.Log, error) {
+	if _, err := session.ResolveBlobs(ctx, log, s.blobs); err != nil {
+		return nil, err
+	}
+	return log, nil
 }
 
 // LoadTail implements session.TailLoader: the entries after the first
@@ -476,7 +502,7 @@ func (s *Store) LoadTail(ctx context.Context, id string, n int, last string) (*s
 	if n < 0 || n > len(st.entries) || (n > 0 && st.entries[n-1].ID() != last) || (n == 0 && last != "") {
 		return nil, fmt.Errorf("%w: session %s no longer starts the way it was read", session.ErrConflict, id)
 	}
-	return &session.Log{Header: st.header.Clone(), Entries: append([]session.Entry(nil), st.entries[n:]...)}, nil
+	return s.resolved(ctx, &session.Log{Header: st.header.Clone(), Entries: append([]session.Entry(nil), st.entries[n:]...)})
 }
 
 // Append implements session.Store. One request when the store's state
@@ -486,24 +512,28 @@ func (s *Store) Append(ctx context.Context, id string, opts session.AppendOption
 	if err := storekit.CheckEntries(entries); err != nil {
 		return err
 	}
+	entries, err := s.externalize(ctx, entries)
+	if err != nil {
+		return err
+	}
 	e, err := s.lock(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer s.unlock(e)
 	var st *state
-	err = s.claim(ctx, e, func(cur *state) (partHead, []session.Entry, error) {
+	err = s.claim(ctx, e, func(cur *state) (format.PartHead, []session.Entry, error) {
 		st = cur
 		if done, err := retried(cur, entries); err != nil || done {
-			return partHead{}, nil, errDone(err)
+			return format.PartHead{}, nil, errDone(err)
 		}
 		if err := storekit.CheckAppend(opts, cur.last()); err != nil {
-			return partHead{}, nil, err
+			return format.PartHead{}, nil, err
 		}
 		if err := s.limits.CheckAppend(cur.size, len(cur.entries), entries); err != nil {
-			return partHead{}, nil, fmt.Errorf("s3store: append to %s: %w", id, err)
+			return format.PartHead{}, nil, fmt.Errorf("s3store: append to %s: %w", id, err)
 		}
-		return partHead{K: partAppend, T: time.Now().UTC()}, entries, nil
+		return format.PartHead{K: format.PartAppend, T: time.Now().UTC()}, entries, nil
 	})
 	if errors.Is(err, errNothing) {
 		return nil
@@ -535,7 +565,7 @@ func errDone(err error) error {
 // fails when another writer took it first; the store then reads what
 // that writer wrote and asks decide again. This is the one point where
 // writers are ordered.
-func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (partHead, []session.Entry, error)) error {
+func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (format.PartHead, []session.Entry, error)) error {
 	for attempt := 0; ; attempt++ {
 		st, err := s.known(ctx, e, false, attempt > 0)
 		if err != nil {
@@ -545,9 +575,9 @@ func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (partHe
 		if err != nil {
 			return err
 		}
-		data := encodePart(ph, entries)
+		data := format.EncodePart(ph, entries)
 		seq := st.seq + 1
-		_, err = s.b.put(ctx, partKey(st.id, st.inc, st.gen, seq), data, writeCond{absent: true})
+		_, err = s.b.put(ctx, format.PartKey(st.id, st.inc, st.gen, seq), data, writeCond{absent: true})
 		if errors.Is(err, errPrecondition) {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -563,7 +593,7 @@ func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (partHe
 			e.st = nil
 			return err
 		}
-		if ph.K == partDeleted {
+		if ph.K == format.PartDeleted {
 			st.seq, st.deleted = seq, true
 			return nil
 		}
@@ -634,6 +664,9 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 	if err != nil {
 		return err
 	}
+	if entries, err = s.externalize(ctx, entries); err != nil {
+		return err
+	}
 	e, err := s.lock(ctx, id)
 	if err != nil {
 		return err
@@ -668,8 +701,8 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 // took that seq first (what it wrote is removed, st is behind). On
 // success st is in the new generation.
 func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entries []session.Entry, now time.Time, fold bool) (bool, error) {
-	gen := newGen(genOrdinal(st.gen) + 1)
-	d := descriptor{V: 1, Header: hdr, Entries: len(entries), Fold: fold, Updated: now,
+	gen := format.NewGen(format.GenOrdinal(st.gen) + 1)
+	d := format.Descriptor{V: 1, Header: hdr, Entries: len(entries), Fold: fold, Updated: now,
 		Archived: st.archived, ArchivedAt: st.archAt, Compacting: st.compact}
 	if fold {
 		d.Updated = st.updated
@@ -687,13 +720,13 @@ func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entrie
 	for _, sg := range segs {
 		keep[sg.Key] = true
 	}
-	gone := retired{Gen: st.gen, At: now}
+	gone := format.Retired{Gen: st.gen, At: now}
 	for _, sg := range st.desc.Segments {
 		if !keep[sg.Key] {
 			gone.Segments = append(gone.Segments, sg.Key)
 		}
 	}
-	var due []retired
+	var due []format.Retired
 	for _, r := range st.desc.Retired {
 		if now.Sub(r.At) > s.opts.Grace {
 			due = append(due, r)
@@ -703,14 +736,14 @@ func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entrie
 	}
 	d.Retired = append(d.Retired, gone)
 	raw, _ := json.Marshal(d)
-	dkey := partKey(st.id, st.inc, gen, 0)
+	dkey := format.PartKey(st.id, st.inc, gen, 0)
 	if _, err := s.b.put(ctx, dkey, raw, writeCond{absent: true}); err != nil {
 		s.removeAll(written)
 		return false, err
 	}
 	written = append(written, dkey)
-	marker := encodePart(partHead{K: partNext, T: now, Gen: gen}, nil)
-	_, err = s.b.put(ctx, partKey(st.id, st.inc, st.gen, st.seq+1), marker, writeCond{absent: true})
+	marker := format.EncodePart(format.PartHead{K: format.PartNext, T: now, Gen: gen}, nil)
+	_, err = s.b.put(ctx, format.PartKey(st.id, st.inc, st.gen, st.seq+1), marker, writeCond{absent: true})
 	if errors.Is(err, errPrecondition) {
 		s.removeAll(written)
 		return false, nil
@@ -748,7 +781,7 @@ func joinLines(entries []session.Entry) []byte {
 // entries of its parts, merged with the ones before it while they are
 // no more than twice its size (so that a long session has few segments
 // and each entry is copied a logarithmic number of times).
-func (s *Store) segmentsFor(ctx context.Context, st *state, entries []session.Entry, fold bool, written *[]string) ([]segment, error) {
+func (s *Store) segmentsFor(ctx context.Context, st *state, entries []session.Entry, fold bool, written *[]string) ([]format.Segment, error) {
 	if !fold {
 		if len(entries) == 0 {
 			return nil, nil
@@ -757,10 +790,10 @@ func (s *Store) segmentsFor(ctx context.Context, st *state, entries []session.En
 		if err != nil {
 			return nil, err
 		}
-		*written = append(*written, logDir(st.id, st.inc)+sg.Key)
-		return []segment{sg}, nil
+		*written = append(*written, format.LogDir(st.id, st.inc)+sg.Key)
+		return []format.Segment{sg}, nil
 	}
-	segs := append([]segment(nil), st.desc.Segments...)
+	segs := append([]format.Segment(nil), st.desc.Segments...)
 	start := 0 // where the entries the segments do not hold begin
 	for _, sg := range segs {
 		start += sg.Entries
@@ -783,7 +816,7 @@ func (s *Store) segmentsFor(ctx context.Context, st *state, entries []session.En
 	if err != nil {
 		return nil, err
 	}
-	*written = append(*written, logDir(st.id, st.inc)+sg.Key)
+	*written = append(*written, format.LogDir(st.id, st.inc)+sg.Key)
 	return append(segs, sg), nil
 }
 
@@ -795,7 +828,7 @@ func (s *Store) fold(ctx context.Context, st *state) {
 }
 
 // purge removes what generations retired more than the grace ago left.
-func (s *Store) purge(st *state, due []retired) {
+func (s *Store) purge(st *state, due []format.Retired) {
 	if len(due) == 0 {
 		return
 	}
@@ -803,12 +836,12 @@ func (s *Store) purge(st *state, due []retired) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		for _, r := range due {
-			if r.Gen != "" && genOrdinal(r.Gen) >= 0 {
-				_ = s.b.list(ctx, genDir(st.id, st.inc, r.Gen), func(o listed) error { return s.b.del(ctx, o.rel) })
+			if r.Gen != "" && format.GenOrdinal(r.Gen) >= 0 {
+				_ = s.b.list(ctx, format.GenDir(st.id, st.inc, r.Gen), func(o listed) error { return s.b.del(ctx, o.rel) })
 			}
 			for _, k := range r.Segments {
-				if checkRel(k) == nil {
-					_ = s.b.del(ctx, logDir(st.id, st.inc)+k)
+				if format.CheckRel(k) == nil {
+					_ = s.b.del(ctx, format.LogDir(st.id, st.inc)+k)
 				}
 			}
 		}
@@ -824,12 +857,12 @@ func (s *Store) refreshHead(ctx context.Context, st *state) {
 		if st.head.Gen == st.gen && st.head.Seq == st.seq && st.headETag != "" {
 			return
 		}
-		if genOrdinal(st.head.Gen) > genOrdinal(st.gen) || (st.head.Gen == st.gen && st.head.Seq > st.seq) {
+		if format.GenOrdinal(st.head.Gen) > format.GenOrdinal(st.gen) || (st.head.Gen == st.gen && st.head.Seq > st.seq) {
 			return // a writer ahead of this state wrote it
 		}
-		h := headObj{V: 1, Inc: st.inc, Gen: st.gen, Seq: st.seq, Info: st.info()}
+		h := format.Head{V: 1, Inc: st.inc, Gen: st.gen, Seq: st.seq, Info: st.info()}
 		raw, _ := json.Marshal(h)
-		etag, err := s.b.put(ctx, headKey(st.id), raw, writeCond{match: st.headETag})
+		etag, err := s.b.put(ctx, format.HeadKey(st.id), raw, writeCond{match: st.headETag})
 		if err == nil {
 			st.head, st.headETag = h, etag
 			return
@@ -864,14 +897,14 @@ func (s *Store) remove(ctx context.Context, id string, seen *session.LogMark) er
 	}
 	defer s.unlock(e)
 	var st *state
-	err = s.claim(ctx, e, func(cur *state) (partHead, []session.Entry, error) {
+	err = s.claim(ctx, e, func(cur *state) (format.PartHead, []session.Entry, error) {
 		st = cur
 		if seen != nil {
 			if err := seen.Check(id, cur.last(), len(cur.entries)); err != nil {
-				return partHead{}, nil, err
+				return format.PartHead{}, nil, err
 			}
 		}
-		return partHead{K: partDeleted, T: time.Now().UTC()}, nil, nil
+		return format.PartHead{K: format.PartDeleted, T: time.Now().UTC()}, nil, nil
 	})
 	if errors.Is(err, session.ErrNotFound) {
 		s.finishDelete(ctx, id) // a delete another writer left half-done

@@ -1,4 +1,7 @@
-package s3store
+// Package format is what s3store keeps in a bucket: the keys of its
+// objects and their formats, and the parsers of what it reads back. It
+// imports no SDK, so that its parsers are fuzzed on their own.
+package format
 
 import (
 	"bytes"
@@ -15,7 +18,7 @@ import (
 	session "github.com/agentsession/session"
 )
 
-// The objects of a store, under its prefix (see the package doc):
+// The objects of a store, under its prefix (see s3store's package doc):
 //
 //	sessions/<id>                     the session's head: where its log is, and its listing
 //	log/<id>/<inc>/<gen>/0000000000   a generation's descriptor: the header and the segments
@@ -40,7 +43,7 @@ const seqDigits = 10
 // path element. Such a session's id is read from its head.
 const maxKeyID = 160
 
-func encID(id string) string {
+func EncID(id string) string {
 	if e := base64.RawURLEncoding.EncodeToString([]byte(id)); len(e) <= maxKeyID {
 		return e
 	}
@@ -48,19 +51,19 @@ func encID(id string) string {
 	return "~" + hex.EncodeToString(sum[:])
 }
 
-// decID returns the id of a key element, ok false when it is hashed (or
+// DecID returns the id of a key element, ok false when it is hashed (or
 // not one encID makes).
-func decID(s string) (string, bool) {
+func DecID(s string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || session.ValidateID(string(b)) != nil || encID(string(b)) != s {
+	if err != nil || session.ValidateID(string(b)) != nil || EncID(string(b)) != s {
 		return "", false
 	}
 	return string(b), true
 }
 
-// isKeyID reports whether s is a key element encID makes.
-func isKeyID(s string) bool {
-	if _, ok := decID(s); ok {
+// IsKeyID reports whether s is a key element encID makes.
+func IsKeyID(s string) bool {
+	if _, ok := DecID(s); ok {
 		return true
 	}
 	if len(s) != 65 || s[0] != '~' {
@@ -70,24 +73,24 @@ func isKeyID(s string) bool {
 	return err == nil && strings.ToLower(s) == s
 }
 
-func headKey(id string) string          { return "sessions/" + encID(id) }
-func logDir(id, inc string) string      { return "log/" + encID(id) + "/" + inc + "/" }
-func genDir(id, inc, gen string) string { return logDir(id, inc) + gen + "/" }
-func partKey(id, inc, gen string, seq int) string {
-	return genDir(id, inc, gen) + fmt.Sprintf("%0*d", seqDigits, seq)
+func HeadKey(id string) string          { return "sessions/" + EncID(id) }
+func LogDir(id, inc string) string      { return "log/" + EncID(id) + "/" + inc + "/" }
+func GenDir(id, inc, gen string) string { return LogDir(id, inc) + gen + "/" }
+func PartKey(id, inc, gen string, seq int) string {
+	return GenDir(id, inc, gen) + fmt.Sprintf("%0*d", seqDigits, seq)
 }
 
-func randomHex(n int) string {
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
 }
 
-func newGen(ordinal int) string { return fmt.Sprintf("g%010d-%s", ordinal, randomHex(4)) }
+func NewGen(ordinal int) string { return fmt.Sprintf("g%010d-%s", ordinal, RandomHex(4)) }
 
-// genOrdinal returns the ordinal of a generation's name, -1 when it is
+// GenOrdinal returns the ordinal of a generation's name, -1 when it is
 // not one.
-func genOrdinal(gen string) int {
+func GenOrdinal(gen string) int {
 	if len(gen) < 12 || gen[0] != 'g' || gen[11] != '-' {
 		return -1
 	}
@@ -98,10 +101,10 @@ func genOrdinal(gen string) int {
 	return n
 }
 
-// headObj is a session's head object. Inc and the generation it names
+// Head is a session's head object. Inc and the generation it names
 // are what readers start from (Gen and Seq may lag: readers go on past
 // them); Info is the session's listing as of Gen and Seq.
-type headObj struct {
+type Head struct {
 	V    int                 `json:"v"`
 	Inc  string              `json:"inc"`
 	Gen  string              `json:"gen"`
@@ -109,11 +112,11 @@ type headObj struct {
 	Info session.SessionInfo `json:"info"`
 }
 
-// descriptor is a generation's seq 0: the log as of its start.
-type descriptor struct {
+// Descriptor is a generation's seq 0: the log as of its start.
+type Descriptor struct {
 	V        int             `json:"v"`
 	Header   json.RawMessage `json:"header"`
-	Segments []segment       `json:"segments,omitempty"`
+	Segments []Segment       `json:"segments,omitempty"`
 	Entries  int             `json:"entries"`
 	// Fold says the generation holds the same entries as the one before
 	// (parts folded into a segment), so that a reader that read that one
@@ -125,16 +128,16 @@ type descriptor struct {
 	Compacting time.Time `json:"compacting,omitzero"`
 	// Retired lists what earlier generations left, removed once their
 	// grace has passed (see Options.Grace).
-	Retired []retired `json:"retired,omitempty"`
+	Retired []Retired `json:"retired,omitempty"`
 }
 
-type segment struct {
+type Segment struct {
 	Key     string `json:"key"` // under the session's log directory
 	Entries int    `json:"entries"`
 	Bytes   int64  `json:"bytes"`
 }
 
-type retired struct {
+type Retired struct {
 	Gen      string    `json:"gen,omitempty"` // a generation's objects
 	Segments []string  `json:"segments,omitempty"`
 	At       time.Time `json:"at"`
@@ -142,23 +145,23 @@ type retired struct {
 
 // Part kinds: the first line of a part object.
 const (
-	partAppend     = "append"
-	partNext       = "next"    // the log goes on in generation Gen
-	partDeleted    = "deleted" // the session was deleted
-	partArchive    = "archive"
-	partUnarchive  = "unarchive"
-	partCompacting = "compacting"
+	PartAppend     = "append"
+	PartNext       = "next"    // the log goes on in generation Gen
+	PartDeleted    = "deleted" // the session was deleted
+	PartArchive    = "archive"
+	PartUnarchive  = "unarchive"
+	PartCompacting = "compacting"
 )
 
-type partHead struct {
+type PartHead struct {
 	K   string    `json:"k"`
 	T   time.Time `json:"t"`
 	Gen string    `json:"gen,omitempty"`
 }
 
-// encodePart returns a part object: its head line, then one line per
+// EncodePart returns a part object: its head line, then one line per
 // entry.
-func encodePart(h partHead, entries []session.Entry) []byte {
+func EncodePart(h PartHead, entries []session.Entry) []byte {
 	line, _ := json.Marshal(h) // strings and a time
 	buf := append(line, '\n')
 	for _, e := range entries {
@@ -168,31 +171,31 @@ func encodePart(h partHead, entries []session.Entry) []byte {
 	return buf
 }
 
-// decodePart splits a part object into its head and its entry lines.
-func decodePart(data []byte) (partHead, [][]byte, error) {
-	var h partHead
+// DecodePart splits a part object into its head and its entry lines.
+func DecodePart(data []byte) (PartHead, [][]byte, error) {
+	var h PartHead
 	first, rest, _ := bytes.Cut(data, []byte{'\n'})
 	if err := json.Unmarshal(first, &h); err != nil {
 		return h, nil, err
 	}
 	switch h.K {
-	case partAppend, partNext, partDeleted, partArchive, partUnarchive, partCompacting:
+	case PartAppend, PartNext, PartDeleted, PartArchive, PartUnarchive, PartCompacting:
 	default:
 		return h, nil, fmt.Errorf("a part of unknown kind %q", h.K)
 	}
-	if h.K == partNext && genOrdinal(h.Gen) < 0 {
+	if h.K == PartNext && GenOrdinal(h.Gen) < 0 {
 		return h, nil, fmt.Errorf("a marker naming %q, which is no generation", h.Gen)
 	}
-	lines, err := splitLines(rest)
-	if h.K != partAppend && len(lines) > 0 {
+	lines, err := SplitLines(rest)
+	if h.K != PartAppend && len(lines) > 0 {
 		return h, nil, fmt.Errorf("a %s part with %d entries", h.K, len(lines))
 	}
 	return h, lines, err
 }
 
-// splitLines splits a segment or the rest of a part into lines, each of
+// SplitLines splits a segment or the rest of a part into lines, each of
 // which ended with a newline.
-func splitLines(data []byte) ([][]byte, error) {
+func SplitLines(data []byte) ([][]byte, error) {
 	var lines [][]byte
 	for len(data) > 0 {
 		line, rest, ok := bytes.Cut(data, []byte{'\n'})
@@ -205,12 +208,66 @@ func splitLines(data []byte) ([][]byte, error) {
 	return lines, nil
 }
 
-// checkRel refuses a segment key that would leave the session's log
+// CheckRel refuses a segment key that would leave the session's log
 // directory: the keys come from objects another program could have
 // written.
-func checkRel(key string) error {
+func CheckRel(key string) error {
 	if !strings.HasPrefix(key, "seg/") || strings.Contains(key[4:], "/") || len(key) > 64 {
 		return fmt.Errorf("a segment named %q", key)
 	}
 	return nil
+}
+
+// ParseHead reads a head object.
+func ParseHead(data []byte) (Head, error) {
+	var h Head
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, err
+	}
+	if h.V != 1 {
+		return h, &session.UnsupportedVersionError{Version: h.V}
+	}
+	if !IsInc(h.Inc) || GenOrdinal(h.Gen) < 0 || h.Seq < 0 {
+		return h, fmt.Errorf("a head naming generation %q of %q", h.Gen, h.Inc)
+	}
+	return h, nil
+}
+
+// IsInc reports whether s is an incarnation as create makes them: 16
+// lowercase hexadecimal digits (a path element, whatever wrote it).
+func IsInc(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseDescriptor reads a generation's descriptor.
+func ParseDescriptor(data []byte) (Descriptor, error) {
+	var d Descriptor
+	if err := json.Unmarshal(data, &d); err != nil {
+		return d, err
+	}
+	if d.V != 1 {
+		return d, &session.UnsupportedVersionError{Version: d.V}
+	}
+	n := 0
+	for _, sg := range d.Segments {
+		if err := CheckRel(sg.Key); err != nil {
+			return d, err
+		}
+		if sg.Entries < 0 || sg.Bytes < 0 {
+			return d, fmt.Errorf("segment %s of %d entries, %d bytes", sg.Key, sg.Entries, sg.Bytes)
+		}
+		n += sg.Entries
+	}
+	if d.Entries < 0 || n > d.Entries {
+		return d, fmt.Errorf("a descriptor of %d entries whose segments hold %d", d.Entries, n)
+	}
+	return d, nil
 }

@@ -1,4 +1,4 @@
-package s3store
+package format
 
 import (
 	"testing"
@@ -19,32 +19,32 @@ func FuzzObjects(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
 		switch kind % 3 {
 		case 0:
-			h, lines, err := decodePart(data)
+			h, lines, err := DecodePart(data)
 			if err != nil {
 				return
 			}
-			if h.K == partNext && genOrdinal(h.Gen) < 0 {
+			if h.K == PartNext && GenOrdinal(h.Gen) < 0 {
 				t.Fatalf("a marker to %q accepted", h.Gen)
 			}
-			if h.K != partAppend && len(lines) > 0 {
+			if h.K != PartAppend && len(lines) > 0 {
 				t.Fatalf("a %s part with lines accepted", h.K)
 			}
 		case 1:
-			d, err := parseDescriptor(data)
+			d, err := ParseDescriptor(data)
 			if err != nil {
 				return
 			}
 			for _, sg := range d.Segments {
-				if checkRel(sg.Key) != nil {
+				if CheckRel(sg.Key) != nil {
 					t.Fatalf("segment %q accepted", sg.Key)
 				}
 			}
 		case 2:
-			h, err := parseHead(data)
+			h, err := ParseHead(data)
 			if err != nil {
 				return
 			}
-			if !isInc(h.Inc) || genOrdinal(h.Gen) < 0 {
+			if !IsInc(h.Inc) || GenOrdinal(h.Gen) < 0 {
 				t.Fatalf("head %+v accepted", h)
 			}
 		}
@@ -59,8 +59,8 @@ func FuzzKeyID(f *testing.F) {
 		if session.ValidateID(id) != nil {
 			return // no store takes it
 		}
-		k := encID(id)
-		if !isKeyID(k) {
+		k := EncID(id)
+		if !IsKeyID(k) {
 			t.Fatalf("encID(%q) = %q, which isKeyID refuses", id, k)
 		}
 		for _, c := range k {
@@ -71,7 +71,7 @@ func FuzzKeyID(f *testing.F) {
 		if len(k) > 200 {
 			t.Fatalf("encID(%q) is %d bytes", id, len(k))
 		}
-		if back, ok := decID(k); ok && back != id {
+		if back, ok := DecID(k); ok && back != id {
 			t.Fatalf("decID(encID(%q)) = %q", id, back)
 		}
 	})
