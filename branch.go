@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Moving the leaf: Branch, and BranchWithSummary, which records what
@@ -138,4 +139,27 @@ func (s *Session) branchWithSummary(ctx context.Context, id string, b BranchSumm
 		return Entry{}, err
 	}
 	return es[0], nil
+}
+
+// NewLeafMarker returns the entry that moves a session's leaf to entry
+// target ("" for before the first entry), as Branch appends it: for
+// tools that write at the store's level (a mirror keeping one side's
+// leaf when it adds the other's entries as a branch). id must be new in
+// the session.
+func NewLeafMarker(id, target string, t time.Time) (Entry, error) {
+	return NewEntry(TypeCustom, id, target, t, Custom{CustomType: leafMarkerType})
+}
+
+// DefaultLeaf returns the leaf a session whose log holds entries opens
+// at: the target of the last entry when that is a leaf marker, else the
+// last entry ("" for none, or a marker to before the first entry).
+func DefaultLeaf(entries []Entry) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	last := entries[len(entries)-1]
+	if last.kind == kindCustom && isLeafMarker(last) {
+		return last.parent
+	}
+	return last.id
 }

@@ -31,6 +31,7 @@ func TestImportRules(t *testing.T) {
 		"internal/storerule":         {mod + "/internal/names"}, // the rules the stores share, on plain values (storekit exports them)
 		"storekit":                   {mod, mod + "/internal/names", mod + "/internal/storerule"},
 		"storetest":                  {mod, mod + "/storekit"},
+		"mirror":                     {mod}, // over the Store interface only
 		"provider/anthropic":         {mod, mod + "/provider/internal/wire"},
 		"provider/openai":            {mod, mod + "/provider/internal/wire"},
 		"provider/internal/wire":     {mod, mod + "/internal/jsonx"},

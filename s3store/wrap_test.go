@@ -155,7 +155,7 @@ func TestWithBlobsOnPostgres(t *testing.T) {
 }
 
 // pgPool returns a pool on a schema of the test's own, dropped after.
-func pgPool(t *testing.T, dsn string) *pgxpool.Pool {
+func pgPool(t testing.TB, dsn string) *pgxpool.Pool {
 	ctx := context.Background()
 	var b [6]byte
 	rand.Read(b[:])
