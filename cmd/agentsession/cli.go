@@ -67,7 +67,7 @@ func init() {
 		cmdSearch,
 		cmdCompact, cmdFork, cmdRestore, cmdMigrate,
 		cmdTitle, cmdLabel, cmdRewind, cmdArchive, cmdUnarchive, cmdDelete, cmdGC,
-		cmdExport, cmdImport,
+		cmdExport, cmdImport, cmdMirror,
 		cmdBench,
 		cmdHelp, cmdVersion, cmdBenchOpen, cmdBenchResume, cmdBenchHog,
 	}

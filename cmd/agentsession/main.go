@@ -31,6 +31,7 @@
 //	agentsession gc --older-than AGE [--keep N] [--group cwd|user] [--archive-only] [--delete-archived-after AGE] [--include-labeled] [--keep-blobs] [--compress] [--dry-run] [--json]
 //	agentsession export [--format json|md|html] [--branch ENTRY] [--redact] [-o FILE] [--json] FILE|ID
 //	agentsession import [--from claude|codex|dive|json|opencode] [--dry-run] [--json] FILE|DIR...
+//	agentsession mirror --to URL [--s3-endpoint URL] [--watch [--interval D]] [--json] [ID...]
 //	agentsession bench [--turns N] [--dir DIR] [--ws-tree DIR] [--pg DSN] [--busy] [--json]
 //	agentsession help [COMMAND]
 //	agentsession version [--json]
@@ -548,6 +549,28 @@
 // stored), "warnings", "unknown" (counts by record type), "malformed"
 // (one "file:line: why" each), "error"}. --dry-run reads the store (and
 // creates no --root) to say what would be imported, skipped or refused.
+//
+// # mirror
+//
+// Keeps the sessions of the store at --root the same in a remote store
+// (--to): s3://BUCKET/PREFIX (a bucket on AWS, or on the S3-compatible
+// server --s3-endpoint names; credentials as the AWS SDK reads them),
+// postgres://… (a DSN: pgstore, its schema migrated first) or
+// file:///DIR (another session folder). It mirrors the sessions ID...
+// names, or every session of either side, once: a session on one side
+// only is created on the other, one that is behind on a side gets what
+// it lacks, and one written on both sides since they last agreed keeps
+// the remote's conversation, with this machine's turns added to it as a
+// branch (nothing is lost; see package mirror), this side then taking
+// the remote's log. With --watch it goes on until interrupted (Ctrl-C,
+// SIGTERM; exit status 0), mirroring each change as the stores report
+// it, and comparing their listings every --interval. Another machine
+// picks a session up with the same command.
+//
+// It prints a line per session that changed (or failed, on stderr;
+// exit status 2); --json prints one object per session and line: {"id",
+// "createdRemote", "createdLocal", "pushed", "pulled", "branched",
+// "error"}.
 //
 // # bench
 //
