@@ -89,6 +89,8 @@ var snippetImports = map[string]string{
 	"storetest":   "github.com/agentsession/session/storetest",
 	"storekit":    "github.com/agentsession/session/storekit",
 	"pgstore":     "github.com/agentsession/session/pgstore",
+	"s3store":     "github.com/agentsession/session/s3store",
+	"mirror":      "github.com/agentsession/session/mirror",
 	"workspace":   "github.com/agentsession/session/workspace",
 	"search":      "github.com/agentsession/session/search",
 	"dive":        "github.com/agentsession/session/integrations/dive",
@@ -133,6 +135,10 @@ var (
 	w            io.Writer
 	files        session.Store
 	keys         *encrypt.Keyring
+	local        session.Store // a FileStore on the agent's machine
+	remote       session.Store // a store another machine reaches
+	pg           session.Store // a *pgstore.Store
+	id           string
 )
 `
 
