@@ -103,9 +103,11 @@ func (s *Store) trash(ctx context.Context, id, inc string) {
 // (Options.Grace) ago. A delete leaves them for that long, so that a
 // writer in another process that has not yet seen the delete finds the
 // delete marker instead of writing where nobody reads; run Purge from
-// time to time (a daily job), or let a bucket lifecycle rule expire the
-// "trash/" and "log/" objects of deleted sessions. The generations a fold
-// or rewrite replaced are removed by the session's later writes.
+// time to time (a daily job). A bucket lifecycle rule cannot do it: an
+// object's age does not tell a deleted session's objects from a live
+// one's first generation. The generations a fold or rewrite replaced
+// are removed by the session's later writes; retention (archiving and
+// deleting sessions by age) is session.Sweep's, as on every store.
 func (s *Store) Purge(ctx context.Context) error {
 	type item struct{ rel, k, inc string }
 	var due []item
