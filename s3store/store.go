@@ -288,19 +288,23 @@ func (s *Store) current(ctx context.Context, e *entry, fresh bool) (*state, erro
 // behind.
 func (s *Store) known(ctx context.Context, e *entry, fresh, catchUp bool) (*state, error) {
 	st := e.st
-	if st != nil && (fresh || time.Since(st.checked) > s.opts.Grace/2) {
+	if old := st != nil && time.Since(st.checked) > s.opts.Grace/2; st != nil && (fresh || old) {
 		h, etag, err := s.readHead(ctx, e.id)
 		if err != nil {
 			e.st = nil
 			return nil, err
 		}
-		if h.Inc != st.inc {
+		switch {
+		case h.Inc != st.inc:
 			st = nil // deleted and created again
-		} else {
+		case old && format.GenOrdinal(h.Gen) > format.GenOrdinal(st.gen):
+			// What st read may be gone (a grace has passed since):
+			// read again from the head.
+			st = nil
+		default:
+			// Generations replaced since st read its own are kept for
+			// a grace: catching up follows their markers.
 			st.headETag, st.head, st.checked = etag, h, time.Now()
-			if format.GenOrdinal(h.Gen) > format.GenOrdinal(st.gen) {
-				st = nil // far behind: read again from the head
-			}
 		}
 	}
 	if st == nil {
