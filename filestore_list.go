@@ -193,7 +193,7 @@ func (s *FileStore) List(ctx context.Context, opts ListOptions) (*ListPage, erro
 			return SessionInfo{}, false, errors.Is(err, fs.ErrNotExist)
 		}
 		info.Compacting = marks[info.ID]
-		return info, matches(info, opts), false
+		return info, opts.Matches(info), false
 	}
 	all, gone, err := s.listFiles(ctx, len(rels), func(dirs *listDirs, k int) (SessionInfo, bool, bool) {
 		return look(dirs, rels[k], known[k])

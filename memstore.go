@@ -429,7 +429,7 @@ func (s *MemoryStore) List(ctx context.Context, opts ListOptions) (*ListPage, er
 	all := make([]SessionInfo, 0, len(s.sessions))
 	for _, ms := range s.sessions {
 		info := ms.info()
-		if matches(info, opts) {
+		if opts.Matches(info) {
 			all = append(all, info)
 		}
 	}
@@ -448,42 +448,6 @@ func (ms *memSession) info() SessionInfo {
 	info.Archived, info.ArchivedAt = !ms.archived.IsZero(), ms.archived
 	info.Compacting = ms.compacting
 	return info
-}
-
-// matches applies the ListOptions filters.
-func matches(info SessionInfo, opts ListOptions) bool {
-	if opts.Cwd != "" && info.Cwd != names.StoredString(opts.Cwd) {
-		return false
-	}
-	if opts.ParentSession != "" && (ParentID(info.ParentSession) != opts.ParentSession || ValidateID(opts.ParentSession) != nil) {
-		return false // a session id, matched exactly
-	}
-	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {
-		return false
-	}
-	if !opts.UpdatedBefore.IsZero() && !info.Updated.Before(opts.UpdatedBefore) {
-		return false
-	}
-	return matchesMeta(info, opts)
-}
-
-// matchesMeta applies the filters of ListOptions on archiving and
-// metadata: what a store that keeps a SessionInfo per session can check
-// on it (MatchesMeta, for other stores).
-func matchesMeta(info SessionInfo, opts ListOptions) bool {
-	if (opts.OnlyArchived && !info.Archived) || (!opts.Archived && !opts.OnlyArchived && info.Archived) {
-		return false
-	}
-	if (opts.ProjectID != "" && info.ProjectID != opts.ProjectID) || (opts.User != "" && info.User != opts.User) ||
-		(opts.App != "" && info.App != opts.App) {
-		return false
-	}
-	for k, v := range opts.Metadata {
-		if got, ok := info.Metadata[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }
 
 // compareInfo orders sessions most recently updated first, then by id

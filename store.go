@@ -201,6 +201,47 @@ type ListOptions struct {
 // DefaultListLimit is the page size when ListOptions.Limit is 0.
 const DefaultListLimit = 100
 
+// Matches reports whether a session's listing passes the filters of o
+// (all but Cursor and Limit), as every store of this module applies
+// them: Cwd as stored (names.StoredString), ParentSession by id
+// (ParentID), the update times strictly, archived sessions left out
+// unless asked for, and the metadata. A store that lists in memory
+// filters with it.
+func (opts ListOptions) Matches(info SessionInfo) bool {
+	if opts.Cwd != "" && info.Cwd != names.StoredString(opts.Cwd) {
+		return false
+	}
+	if opts.ParentSession != "" && (ParentID(info.ParentSession) != opts.ParentSession || ValidateID(opts.ParentSession) != nil) {
+		return false // a session id, matched exactly
+	}
+	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {
+		return false
+	}
+	if !opts.UpdatedBefore.IsZero() && !info.Updated.Before(opts.UpdatedBefore) {
+		return false
+	}
+	return opts.matchesMeta(info)
+}
+
+// matchesMeta applies the filters of ListOptions on archiving and
+// metadata: what a store that keeps a SessionInfo per session can check
+// on it (MatchesMeta, for other stores).
+func (opts ListOptions) matchesMeta(info SessionInfo) bool {
+	if (opts.OnlyArchived && !info.Archived) || (!opts.Archived && !opts.OnlyArchived && info.Archived) {
+		return false
+	}
+	if (opts.ProjectID != "" && info.ProjectID != opts.ProjectID) || (opts.User != "" && info.User != opts.User) ||
+		(opts.App != "" && info.App != opts.App) {
+		return false
+	}
+	for k, v := range opts.Metadata {
+		if got, ok := info.Metadata[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
 // ListPage is one page of sessions.
 type ListPage struct {
 	Sessions []SessionInfo

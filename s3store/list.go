@@ -62,7 +62,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (*session.Li
 	}
 	var all []session.SessionInfo
 	for _, info := range infos {
-		if storekit.Matches(info, opts) {
+		if opts.Matches(info) {
 			all = append(all, info)
 		}
 	}

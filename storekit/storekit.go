@@ -146,36 +146,3 @@ func Page(sorted []session.SessionInfo, opts session.ListOptions) (*session.List
 	}
 	return &session.ListPage{Sessions: page, Next: next}, nil
 }
-
-// Matches applies the filters of opts (all but the cursor and the limit)
-// to a session's listing, as the in-tree stores that list in memory do:
-// Cwd compared as stored (StoredString), ParentSession by id (ParentID),
-// the update times strictly, archived sessions left out unless asked
-// for, and the metadata fields and pairs.
-func Matches(info session.SessionInfo, opts session.ListOptions) bool {
-	if opts.Cwd != "" && info.Cwd != names.StoredString(opts.Cwd) {
-		return false
-	}
-	if opts.ParentSession != "" && (session.ParentID(info.ParentSession) != opts.ParentSession || session.ValidateID(opts.ParentSession) != nil) {
-		return false
-	}
-	if !opts.UpdatedAfter.IsZero() && !info.Updated.After(opts.UpdatedAfter) {
-		return false
-	}
-	if !opts.UpdatedBefore.IsZero() && !info.Updated.Before(opts.UpdatedBefore) {
-		return false
-	}
-	if (opts.OnlyArchived && !info.Archived) || (!opts.Archived && !opts.OnlyArchived && info.Archived) {
-		return false
-	}
-	if (opts.ProjectID != "" && info.ProjectID != opts.ProjectID) || (opts.User != "" && info.User != opts.User) ||
-		(opts.App != "" && info.App != opts.App) {
-		return false
-	}
-	for k, v := range opts.Metadata {
-		if got, ok := info.Metadata[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
