@@ -2,9 +2,9 @@ package s3store_test
 
 // A hostile review of s3store (issue 41): each test looks for one way to
 // break a promise of the package doc or of the session.Store contract.
-// A test that found a defect skips with "defect: ..." so that CI stays
-// green; AGENTSESSION_BREAKIT=1 runs it anyway (to see it fail, or pass
-// once the defect is fixed).
+// The defects the review found (stale decisions, crafted heads and
+// descriptors, listings, events, credentials) are fixed; their tests
+// stay, beside those of what it looked for and did not find.
 
 import (
 	"bytes"
@@ -29,15 +29,6 @@ import (
 	"github.com/agentsession/session/pgstore"
 	"github.com/agentsession/session/s3store"
 )
-
-// defect skips a test that shows a known defect, unless
-// AGENTSESSION_BREAKIT=1.
-func defect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("AGENTSESSION_BREAKIT") == "" {
-		t.Skip("defect: " + what)
-	}
-}
 
 func encID(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
@@ -99,7 +90,6 @@ func staleAB(t *testing.T, id string) (s3store.Options, *s3store.Store, *s3store
 // log's real last entry: the condition is checked on its memory and never
 // confirmed against the bucket (only writes are, by the conditional put).
 func TestBreakStaleIfLast(t *testing.T) {
-	defect(t, "an append's IfLast is checked against the store's stale memory: ErrConflict though the log ends at IfLast")
 	ctx := context.Background()
 	_, a, b := staleAB(t, "iflast")
 	if err := b.Append(ctx, "iflast", session.AppendOptions{IfLast: "e1"}, entry(t, "e2", "e1", 2)); err != nil {
@@ -115,7 +105,6 @@ func TestBreakStaleIfLast(t *testing.T) {
 // with the mark of the log as it is refused by a store whose memory is
 // behind.
 func TestBreakStaleIfUnchanged(t *testing.T) {
-	defect(t, "DeleteIfUnchanged/ArchiveIfUnchanged check the mark against the store's stale memory: ErrConflict though the log is unchanged")
 	ctx := context.Background()
 	for _, op := range []string{"delete", "archive"} {
 		t.Run(op, func(t *testing.T) {
@@ -140,7 +129,6 @@ func TestBreakStaleIfUnchanged(t *testing.T) {
 // TestBreakStaleRewriteConditions: a conditional rewrite on the log as it
 // is refused by a store whose memory is behind.
 func TestBreakStaleRewriteConditions(t *testing.T) {
-	defect(t, "Rewrite's IfLast/IfEntries are checked against the store's stale memory: ErrConflict though the log is as read")
 	ctx := context.Background()
 	opts, a, b := staleAB(t, "rwc")
 	if err := b.Append(ctx, "rwc", session.AppendOptions{}, entry(t, "e2", "e1", 2)); err != nil {
@@ -160,7 +148,6 @@ func TestBreakStaleRewriteConditions(t *testing.T) {
 // session stays archived. The same for MarkCompacting (clearing a mark
 // it did not see).
 func TestBreakStaleArchiveIsANoOp(t *testing.T) {
-	defect(t, "Archive/Unarchive/MarkCompacting return nil without writing when the store's stale memory already shows the state asked for")
 	ctx := context.Background()
 	t.Run("unarchive", func(t *testing.T) {
 		opts, a, b := staleAB(t, "arch")
@@ -194,7 +181,6 @@ func TestBreakStaleArchiveIsANoOp(t *testing.T) {
 // through the first store is taken for a retry, on its memory of the old
 // session: nil, and e1 is in no log.
 func TestBreakRetryAfterDeleteAndCreate(t *testing.T) {
-	defect(t, "an append taken for a retry on the memory of a deleted incarnation: acknowledged, and in no log")
 	ctx := context.Background()
 	opts, a, b := staleAB(t, "again")
 	if err := b.Delete(ctx, "again"); err != nil {
@@ -219,7 +205,6 @@ func TestBreakRetryAfterDeleteAndCreate(t *testing.T) {
 // store that held the session before another deleted and created it
 // again is ErrNotFound, though the session exists.
 func TestBreakAppendAfterDeleteAndCreate(t *testing.T) {
-	defect(t, "an append to a session deleted and created again by another store fails with ErrNotFound (the store follows the old incarnation's delete marker)")
 	ctx := context.Background()
 	opts, a, b := staleAB(t, "recreated")
 	if err := b.Delete(ctx, "recreated"); err != nil {
@@ -284,9 +269,6 @@ func TestBreakRewriteDuplicateIDs(t *testing.T) {
 	werr := s.Rewrite(ctx, "dup", session.RewriteOptions{}, header("dup"), []session.Entry{entry(t, "a", "", 1), entry(t, "a", "", 2)})
 	log, err := openStore(t, opts).Load(ctx, "dup")
 	if err != nil {
-		if werr != nil {
-			defect(t, "a rewrite with a repeated entry id commits its marker, then fails: the session no longer reads")
-		}
 		t.Fatalf("rewrite: %v; then load: %v", werr, err)
 	}
 	t.Logf("rewrite: %v; log [%s]", werr, ids(log))
@@ -415,7 +397,6 @@ func loadNoPanic(s *s3store.Store, id string) (log *session.Log, err error) {
 // panic (a slice of len(segments)+seq keys); any seq up to ~2^44 makes it
 // try to allocate 16 bytes a part, and a few thousand is as many GETs.
 func TestBreakHeadSeqHuge(t *testing.T) {
-	defect(t, "a head's seq is trusted as a count of parts to read: MaxInt64 panics (makeslice), 2^30..2^44 allocates 16 B each, N costs N GETs")
 	opts := options(t)
 	s := openStore(t, opts)
 	rawPut(t, opts, "sessions/"+encID("seqmax"), hostileHead("seqmax", hGen, math.MaxInt64))
@@ -428,7 +409,6 @@ func TestBreakHeadSeqHuge(t *testing.T) {
 // TestBreakHeadSeqRequests: a head that says seq 3000 on a session of
 // one part makes a load read 3000 keys.
 func TestBreakHeadSeqRequests(t *testing.T) {
-	defect(t, "a head's seq is trusted as a count of parts to read: N costs N GETs")
 	opts := options(t)
 	s := openStore(t, opts)
 	rawPut(t, opts, "sessions/"+encID("seqbig"), hostileHead("seqbig", hGen, 3000))
@@ -446,7 +426,6 @@ func TestBreakHeadSeqRequests(t *testing.T) {
 // times makes a load read it that many times (all of it held in memory
 // at once, twice) before the log limit refuses it.
 func TestBreakRepeatedSegment(t *testing.T) {
-	defect(t, "a descriptor's segments are read whole (and held twice) before the log limit applies; one segment named N times is N reads of up to MaxLogBytes each")
 	ctx := context.Background()
 	opts := options(t)
 	opts.Limits = session.Limits{MaxLogBytes: 64 << 10}
@@ -522,7 +501,6 @@ func TestBreakGenerationOrdinalOverflow(t *testing.T) {
 	aerr := s.Append(ctx, "ord", session.AppendOptions{}, entry(t, "e1", "", 1))
 	_, err := openStore(t, opts).Load(ctx, "ord")
 	if aerr == nil && err != nil {
-		defect(t, "a fold past generation 9999999999 writes a marker naming an 11-digit generation, which readers refuse: the session no longer reads")
 		t.Fatalf("append acknowledged; then load: %v", err)
 	}
 }
@@ -530,7 +508,6 @@ func TestBreakGenerationOrdinalOverflow(t *testing.T) {
 // TestBreakListingSurvivesAHugeHead: a head over the object limit (or
 // one that cannot be read) must not break the listing of the others.
 func TestBreakListingSurvivesAHugeHead(t *testing.T) {
-	defect(t, "one head over the object limit (MaxLogBytes) makes List fail for every session (getAll joins its error)")
 	ctx := context.Background()
 	opts := options(t)
 	opts.Limits = session.Limits{MaxLogBytes: 64 << 10}
@@ -545,8 +522,14 @@ func TestBreakListingSurvivesAHugeHead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}
-	if len(page.Sessions) != 1 || page.Sessions[0].ID != "fine" {
-		t.Fatalf("listed %+v, want fine alone", page.Sessions)
+	// A head is read up to its own bound (1 MiB), not the log's: this
+	// one is a readable head, and may be listed; the others must be.
+	found := false
+	for _, info := range page.Sessions {
+		found = found || info.ID == "fine"
+	}
+	if !found {
+		t.Fatalf("listed %+v, want fine among them", page.Sessions)
 	}
 }
 
@@ -804,7 +787,6 @@ func nextChange(t *testing.T, sub *session.Subscription, kinds ...session.Change
 // catches up past the remote ones and records the session as told, so
 // the remote appends are never reported.
 func TestBreakEventsOwnWriteHidesRemote(t *testing.T) {
-	defect(t, "remote appends absorbed by an own write's catch-up (between two polls) never reach subscribers: publish marks the caught-up state as told")
 	ctx := context.Background()
 	opts := options(t)
 	a, b := openStore(t, opts), openStore(t, opts)
@@ -888,7 +870,6 @@ func slicesContains(s []string, x string) bool {
 // of nothing) rather than of the rewrite, since the poller asks only
 // whether the latest generation is a fold.
 func TestBreakEventsRewriteThenFold(t *testing.T) {
-	defect(t, "a remote rewrite followed by a fold before the next poll is not reported as ChangeRewritten (the poller looks at the last generation only)")
 	ctx := context.Background()
 	opts := options(t)
 	opts.FoldParts = 2
@@ -948,7 +929,6 @@ func TestBreakEventsRewriteThenFold(t *testing.T) {
 // descriptor, segments and parts: a subscription costs the history of
 // every session, not the listing of the heads.
 func TestBreakSubscribeReadsEveryLog(t *testing.T) {
-	defect(t, "the first poll after Subscribe loads every session in the bucket in full (GETs and memory in the sum of all histories)")
 	ctx := context.Background()
 	opts := options(t)
 	opts.FoldParts = 1000
@@ -1083,7 +1063,6 @@ func TestBreakWrongSecret(t *testing.T) {
 			}
 		}
 		if missing > 0 {
-			defect(t, "every 404 is taken for a missing object: with an unknown access key (Versity answers 404 XAdminUserNotFound) Load of a live session is ErrNotFound")
 			t.Fatalf("%d of %d calls with wrong credentials said the session, blob or bucket is missing", missing, len(errs))
 		}
 	})

@@ -16,7 +16,9 @@ import (
 // request per thousand sessions), and for each head that changed, the
 // parts after what the store had told (a request each, and one more).
 // A change another process made reaches subscribers once its writer has
-// moved the head, which it does right after the write.
+// moved the head, which it does right after the write. The first poll
+// after a subscription reads the heads only (what is there when one
+// subscribes is not news).
 
 // Subscribe implements session.Subscriber.
 func (s *Store) Subscribe(ctx context.Context, opts session.SubscribeOptions) (*session.Subscription, error) {
@@ -36,9 +38,9 @@ func (s *Store) Subscribe(ctx context.Context, opts session.SubscribeOptions) (*
 // told is what subscribers were told of a session.
 type told struct {
 	id       string
-	etag     string // of its head
+	etag     string // of its head, as the poller last listed it
 	inc      string
-	gen      string
+	epoch    int // its rewrites (format.Descriptor.Epoch)
 	entries  int
 	archived bool
 	compact  time.Time
@@ -47,25 +49,74 @@ type told struct {
 type poller struct {
 	s      *Store
 	mu     sync.Mutex
-	told   map[string]told
-	primed bool
+	told   map[string]told // by the session's key element (format.EncID)
+	primed bool            // the poller goroutine's alone
 }
 
-// seen records a session's state after a change this store made and
-// told itself (called with s.mu held).
-func (p *poller) seen(st *state) {
+func toldOf(st *state, etag string) told {
+	return told{id: st.id, etag: etag, inc: st.inc, epoch: st.desc.Epoch, entries: len(st.entries), archived: st.archived, compact: st.compact}
+}
+
+// seen records that subscribers know st (etag "" keeps the head's
+// ETag the poller listed: the next poll reads the session, and finds
+// nothing new).
+func (p *poller) seen(st *state, etag string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st == nil {
-		return
+	k := format.EncID(st.id)
+	if etag == "" {
+		etag = p.told[k].etag
 	}
-	p.told[format.EncID(st.id)] = told{id: st.id, etag: st.headETag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
+	p.told[k] = toldOf(st, etag)
 }
 
 func (p *poller) forget(id string) {
 	p.mu.Lock()
 	delete(p.told, format.EncID(id))
 	p.mu.Unlock()
+}
+
+// caughtUp returns the changes of another process that st held when
+// this store wrote (st.pre: its catching up found them) and subscribers
+// were not told of; the write's own changes the caller tells.
+func (p *poller) caughtUp(st *state) []session.Change {
+	p.mu.Lock()
+	t, ok := p.told[format.EncID(st.id)]
+	p.mu.Unlock()
+	if !ok || st.pre == nil {
+		return nil // nothing told yet, or this write created the session
+	}
+	return changesSince(t, *st.pre, st)
+}
+
+// changesSince returns the changes from what t told to cur (st as it
+// was, or is: its first cur.entries entries), as another process's.
+func changesSince(t, cur told, st *state) []session.Change {
+	now := time.Now()
+	var cs []session.Change
+	switch {
+	case t.inc != cur.inc:
+		cs = append(cs, session.Change{Kind: session.ChangeCreated, Session: st.id, Time: now})
+		cs = append(cs, session.ChangesOf(st.id, st.entries[:cur.entries], now)...)
+	case t.epoch != cur.epoch || t.entries > cur.entries:
+		cs = append(cs, session.Change{Kind: session.ChangeRewritten, Session: st.id, Time: now})
+	default:
+		cs = append(cs, session.ChangesOf(st.id, st.entries[t.entries:cur.entries], now)...)
+	}
+	if t.inc == cur.inc && t.archived != cur.archived {
+		kind := session.ChangeUnarchived
+		if cur.archived {
+			kind = session.ChangeArchived
+		}
+		cs = append(cs, session.Change{Kind: kind, Session: st.id, Time: now})
+	}
+	if t.inc == cur.inc && !t.compact.Equal(cur.compact) {
+		cs = append(cs, session.Change{Kind: session.ChangeCompacting, Session: st.id, Time: now, Compacting: cur.compact})
+	}
+	for i := range cs {
+		cs[i].Remote = true
+	}
+	return cs
 }
 
 func (p *poller) run() {
@@ -102,53 +153,79 @@ func (p *poller) once(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	first := !p.primed
-	p.primed = true
+	if !p.primed {
+		p.prime(ctx, heads)
+		p.primed = true
+		return nil
+	}
 	p.mu.Lock()
-	var changed, gone []string
-	for id, etag := range heads {
-		if t, ok := p.told[id]; !ok || t.etag != etag {
-			changed = append(changed, id)
+	var changed []string
+	var gone []told
+	for k, etag := range heads {
+		if t, ok := p.told[k]; !ok || t.etag != etag {
+			changed = append(changed, k)
 		}
 	}
-	for id := range p.told {
-		if _, ok := heads[id]; !ok {
-			gone = append(gone, id)
+	for k, t := range p.told {
+		if _, ok := heads[k]; !ok {
+			gone = append(gone, t)
+			delete(p.told, k)
 		}
 	}
 	p.mu.Unlock()
-	now := time.Now()
-	for _, k := range gone {
-		p.mu.Lock()
-		id := p.told[k].id
-		p.mu.Unlock()
-		p.forget(id)
-		if !first {
-			p.s.hub.Publish(session.Change{Kind: session.ChangeDeleted, Session: id, Time: now, Remote: true})
-		}
+	for _, t := range gone {
+		p.s.hub.Publish(session.Change{Kind: session.ChangeDeleted, Session: t.id, Time: time.Now(), Remote: true})
 	}
 	for _, k := range changed {
-		id, ok := format.DecID(k)
-		if !ok { // a hashed id: its head says which
-			o, err := p.s.b.get(ctx, "sessions/"+k)
-			if err != nil {
-				continue
-			}
-			ho, err := format.ParseHead(o.data)
-			if err != nil || format.EncID(ho.Info.ID) != k {
-				continue
-			}
-			id = ho.Info.ID
-		}
-		p.follow(ctx, id, heads[k], first)
+		p.follow(ctx, k, heads[k])
 	}
 	return nil
 }
 
-// follow reads session id past what subscribers were told, and tells
-// them the rest (nothing on the first poll: what is there when one
-// subscribes is not news).
-func (p *poller) follow(ctx context.Context, id, etag string, quiet bool) {
+// prime takes what the heads say as told, reading the heads only.
+func (p *poller) prime(ctx context.Context, heads map[string]string) {
+	keys := make([]string, 0, len(heads))
+	for k := range heads {
+		keys = append(keys, "sessions/"+k)
+	}
+	objs, _ := p.s.getEach(ctx, keys, func(int) int64 { return maxHeadBytes })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, o := range objs {
+		if o == nil {
+			continue
+		}
+		h, err := format.ParseHead(o.data)
+		k := strings.TrimPrefix(keys[i], "sessions/")
+		if err != nil || format.EncID(h.Info.ID) != k {
+			continue
+		}
+		p.told[k] = told{id: h.Info.ID, etag: o.etag, inc: h.Inc, epoch: h.Epoch, entries: h.Info.Entries,
+			archived: h.Info.Archived, compact: h.Info.Compacting}
+	}
+}
+
+// follow reads the session of key element k past what subscribers were
+// told, and tells them the rest.
+func (p *poller) follow(ctx context.Context, k, etag string) {
+	id, ok := format.DecID(k)
+	p.mu.Lock()
+	t, known := p.told[k]
+	p.mu.Unlock()
+	if !ok && known {
+		id, ok = t.id, true
+	}
+	if !ok { // a hashed id never told: its head says which
+		o, err := p.s.b.getMax(ctx, "sessions/"+k, maxHeadBytes)
+		if err != nil {
+			return
+		}
+		h, err := format.ParseHead(o.data)
+		if err != nil || format.EncID(h.Info.ID) != k {
+			return
+		}
+		id = h.Info.ID
+	}
 	e, err := p.s.lock(ctx, id)
 	if err != nil {
 		return
@@ -159,37 +236,13 @@ func (p *poller) follow(ctx context.Context, id, etag string, quiet bool) {
 		return // deleted meanwhile: the next poll sees its head gone
 	}
 	p.mu.Lock()
-	t, known := p.told[format.EncID(id)]
-	p.told[format.EncID(id)] = told{id: id, etag: etag, inc: st.inc, gen: st.gen, entries: len(st.entries), archived: st.archived, compact: st.compact}
+	t, known = p.told[k] // again, under the session's lock: an own write may have told more
+	p.told[k] = toldOf(st, etag)
 	p.mu.Unlock()
-	if quiet {
-		return
+	if !known {
+		t = told{id: id}
 	}
-	now := time.Now()
-	var cs []session.Change
-	switch {
-	case !known || t.inc != st.inc:
-		cs = append(cs, session.Change{Kind: session.ChangeCreated, Session: id, Time: now})
-		cs = append(cs, session.ChangesOf(id, st.entries, now)...)
-	case t.entries > len(st.entries) || (t.gen != st.gen && !st.desc.Fold):
-		cs = append(cs, session.Change{Kind: session.ChangeRewritten, Session: id, Time: now})
-	default:
-		cs = append(cs, session.ChangesOf(id, st.entries[t.entries:], now)...)
-	}
-	if known && t.archived != st.archived {
-		kind := session.ChangeUnarchived
-		if st.archived {
-			kind = session.ChangeArchived
-		}
-		cs = append(cs, session.Change{Kind: kind, Session: id, Time: now})
-	}
-	if known && !t.compact.Equal(st.compact) {
-		cs = append(cs, session.Change{Kind: session.ChangeCompacting, Session: id, Time: now, Compacting: st.compact})
-	}
-	for i := range cs {
-		cs[i].Remote = true
-	}
-	if len(cs) > 0 {
+	if cs := changesSince(t, toldOf(st, etag), st); len(cs) > 0 {
 		p.s.hub.Publish(cs...)
 	}
 }

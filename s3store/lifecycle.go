@@ -150,23 +150,24 @@ func (s *Store) Purge(ctx context.Context) error {
 	return nil
 }
 
-// publish hands changes to the store's subscribers.
-// st is the session's state after them (nil when it was deleted), which
-// the poller takes as told.
+// publish hands the changes of a write of this store to its
+// subscribers. st is the session's state after the write (nil when it
+// deleted it); what it held before the write (st.pre) that subscribers
+// were not told of, another process wrote, and the write's catching up
+// found: it is told first, as the poller would have.
 func (s *Store) publish(id string, st *state, cs ...session.Change) {
 	s.mu.Lock()
-	if s.poll != nil {
+	p := s.poll
+	s.mu.Unlock()
+	if p != nil {
 		if st == nil {
-			s.poll.forget(id)
+			p.forget(id)
 		} else {
-			s.poll.seen(st)
+			cs = append(p.caughtUp(st), cs...)
+			p.seen(st, "")
 		}
 	}
-	s.mu.Unlock()
-	if len(cs) == 0 {
-		return
-	}
-	if s.hub.Active() {
+	if len(cs) > 0 && s.hub.Active() {
 		s.hub.Publish(cs...)
 	}
 }

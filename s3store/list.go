@@ -100,13 +100,15 @@ func (s *Store) listInfos(ctx context.Context) ([]session.SessionInfo, error) {
 			changed = true
 		}
 	}
-	objs, err := s.getAll(ctx, stale)
-	if err != nil {
-		return nil, err
-	}
+	objs, errs := s.getEach(ctx, stale, func(int) int64 { return maxHeadBytes })
 	for i, rel := range stale {
+		if errs[i] != nil && !errors.Is(errs[i], session.ErrTooLarge) {
+			return nil, errs[i] // the server's, not the head's
+		}
 		if objs[i] == nil {
-			delete(s.idx.heads, rel) // deleted since the listing
+			// Deleted since the listing, or over the size of a head:
+			// left out, as a head that cannot be read.
+			delete(s.idx.heads, rel)
 			continue
 		}
 		h, err := format.ParseHead(objs[i].data)

@@ -180,11 +180,20 @@ func (b *bucket) fail(op, rel string, err error) error {
 		case http.StatusPreconditionFailed, http.StatusConflict:
 			return fmt.Errorf("%w: %s %s", errPrecondition, op, rel)
 		case http.StatusNotFound:
+			// Only a missing key is a missing object: a server may answer
+			// 404 for a missing bucket, or for credentials it does not
+			// know (Versity Gateway: XAdminUserNotFound), and those are
+			// errors, not sessions or blobs that are not there. A HEAD's
+			// answer has no body, so no code but "NotFound".
 			var api smithy.APIError
-			if errors.As(err, &api) && api.ErrorCode() == "NoSuchBucket" {
-				return fmt.Errorf("s3store: %s %s: bucket %s does not exist: %w", op, rel, b.name, err)
+			if errors.As(err, &api) {
+				switch api.ErrorCode() {
+				case "NoSuchKey", "NotFound":
+					return fmt.Errorf("%w: %s %s", errMissing, op, rel)
+				case "NoSuchBucket":
+					return fmt.Errorf("s3store: %s %s: bucket %s does not exist: %w", op, rel, b.name, err)
+				}
 			}
-			return fmt.Errorf("%w: %s %s", errMissing, op, rel)
 		}
 	}
 	return fmt.Errorf("s3store: %s %s: %w", op, rel, err)

@@ -41,6 +41,9 @@ type state struct {
 	compact  time.Time
 	checked  time.Time // when the head was last read
 	deleted  bool
+	// pre is what the state held before this store's last write (what
+	// its subscribers are told came from others): set by the write.
+	pre *told
 }
 
 func (st *state) last() string {
@@ -79,9 +82,13 @@ func (s *Store) corrupt(rel string, err error) error {
 	return &session.CorruptError{Path: "s3://" + s.b.name + "/" + s.b.key(rel), Err: err}
 }
 
+// maxHeadBytes bounds a head object: a listing and a place, with the
+// session's metadata (a megabyte holds far more than a host sets).
+const maxHeadBytes = 1 << 20
+
 // readHead reads a session's head (ErrNotFound when there is none).
 func (s *Store) readHead(ctx context.Context, id string) (format.Head, string, error) {
-	o, err := s.b.get(ctx, format.HeadKey(id))
+	o, err := s.b.getMax(ctx, format.HeadKey(id), maxHeadBytes)
 	if errors.Is(err, errMissing) {
 		return format.Head{}, "", fmt.Errorf("s3store: session %s: %w", id, session.ErrNotFound)
 	}
@@ -154,15 +161,24 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 	if err != nil {
 		return s.objectError(dkey, err)
 	}
-	keys := make([]string, 0, len(d.Segments)+known)
+	// What the descriptor says is checked before anything is read: a
+	// segment named twice, or segments over the log limit, are refused
+	// unread, and each is read up to the size it declares.
+	budget := s.limits.MaxLogBytes - int64(len(d.Header)) - 1
+	seen := make(map[string]bool, len(d.Segments))
+	keys := make([]string, 0, len(d.Segments))
 	for _, sg := range d.Segments {
+		if seen[sg.Key] {
+			return s.corrupt(dkey, fmt.Errorf("segment %s named twice", sg.Key))
+		}
+		seen[sg.Key] = true
+		if budget -= sg.Bytes; budget < 0 {
+			return session.WithPath(fmt.Errorf("s3store: the segments of generation %s are over the log limit of %d bytes: %w", gen, s.limits.MaxLogBytes, session.ErrTooLarge), "s3://"+s.b.name+"/"+s.b.key(dkey))
+		}
 		keys = append(keys, format.LogDir(st.id, st.inc)+sg.Key)
 	}
-	for q := 1; q <= known; q++ {
-		keys = append(keys, format.PartKey(st.id, st.inc, gen, q))
-	}
-	objs, err := s.getAll(ctx, keys)
-	if err != nil {
+	objs, errs := s.getEach(ctx, keys, func(i int) int64 { return d.Segments[i].Bytes })
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	// The log as the seed format holds it, read by the session package:
@@ -174,20 +190,46 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 		if objs[i] == nil {
 			return s.corrupt(keys[i], fmt.Errorf("segment %s of session %s is missing", sg.Key, st.id))
 		}
+		if int64(len(objs[i].data)) != sg.Bytes {
+			return s.corrupt(keys[i], fmt.Errorf("segment %s holds %d bytes, its descriptor says %d", sg.Key, len(objs[i].data), sg.Bytes))
+		}
 		if _, err := format.SplitLines(objs[i].data); err != nil {
 			return s.corrupt(keys[i], err)
 		}
 		buf.Write(objs[i].data)
+	}
+	// The parts the head says there are, read side by side in rounds
+	// of 8, 16, 32 ... up to the first missing one (the head's count
+	// is a hint from an object anyone could have written), within what
+	// is left of the log limit.
+	var parts []*object
+	for round := 8; len(parts) < known; round *= 2 {
+		var pk []string
+		for q := len(parts) + 1; q <= known && len(pk) < round; q++ {
+			pk = append(pk, format.PartKey(st.id, st.inc, gen, q))
+		}
+		got, errs := s.getEach(ctx, pk, func(int) int64 { return max(budget, 0) })
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		i := 0
+		for ; i < len(got) && got[i] != nil; i++ {
+			budget -= int64(len(got[i].data))
+		}
+		parts = append(parts, got[:i]...)
+		if i < len(got) {
+			break
+		}
+	}
+	if len(parts) < known {
+		return s.corrupt(format.HeadKey(st.id), fmt.Errorf("the head says generation %s has %d parts; part %d is missing", gen, known, len(parts)+1))
 	}
 	st.gen, st.seq, st.parts, st.desc = gen, 0, 0, d
 	st.updated, st.archived, st.archAt, st.compact = d.Updated, d.Archived, d.ArchivedAt, d.Compacting
 	var pending []format.PartHead
 	q := 1
 	for ; q <= known; q++ {
-		po := objs[len(d.Segments)+q-1]
-		if po == nil {
-			break // the head ran ahead of what is there: cannot be, but read on from here
-		}
+		po := parts[q-1]
 		ph, lines, err := format.DecodePart(po.data)
 		if err != nil {
 			return s.corrupt(format.PartKey(st.id, st.inc, gen, q), err)
@@ -344,9 +386,9 @@ func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
 	return err
 }
 
-// getAll reads objects side by side (at most 16 at a time); a missing
-// one is nil.
-func (s *Store) getAll(ctx context.Context, keys []string) ([]*object, error) {
+// getEach reads objects side by side (at most 16 at a time), each of at
+// most max(i) bytes; a missing one is nil, with no error.
+func (s *Store) getEach(ctx context.Context, keys []string, max func(i int) int64) ([]*object, []error) {
 	out := make([]*object, len(keys))
 	errs := make([]error, len(keys))
 	sem := make(chan struct{}, 16)
@@ -356,13 +398,16 @@ func (s *Store) getAll(ctx context.Context, keys []string) ([]*object, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := s.b.get(ctx, k)
+			o, err := s.b.getMax(ctx, k, max(i))
 			if errors.Is(err, errMissing) {
 				return
+			}
+			if errors.Is(err, session.ErrTooLarge) {
+				err = session.WithPath(err, "s3://"+s.b.name+"/"+s.b.key(k))
 			}
 			out[i], errs[i] = o, err
 		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, errs
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	session "github.com/agentsession/session"
 	"github.com/agentsession/session/s3store/internal/format"
@@ -158,6 +160,12 @@ func openBucket(ctx context.Context, opts *Options) (*bucket, error) {
 	lim := opts.Limits.WithDefaults()
 	b := &bucket{client: client, name: opts.Bucket, prefix: opts.Prefix, maxObject: lim.MaxLogBytes}
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &b.name}); err != nil {
+		var re *smithyhttp.ResponseError
+		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound {
+			// A HEAD's 404 has no code: the bucket is missing, or (some
+			// servers) the credentials are unknown.
+			return nil, fmt.Errorf("s3store: bucket %s: not found, or the server does not know the credentials (HTTP 404)", b.name)
+		}
 		return nil, b.fail("open bucket", "", err)
 	}
 	return b, nil
@@ -321,7 +329,15 @@ func (s *Store) known(ctx context.Context, e *entry, fresh, catchUp bool) (*stat
 	}
 	if err := s.catchUp(ctx, st); err != nil {
 		e.st = nil
-		return nil, err
+		if !st.deleted {
+			return nil, err
+		}
+		// This incarnation was deleted; one of the same id may have been
+		// created since: the head says.
+		if st, err = s.load(ctx, e.id); err != nil {
+			return nil, err
+		}
+		e.st = st
 	}
 	return st, nil
 }
@@ -392,10 +408,8 @@ func (s *Store) create(ctx context.Context, h session.Header, entries []session.
 		if err == nil {
 			st.headETag, st.checked = etag, time.Now()
 			e.st = st
-			s.publish(h.ID, st, session.Change{Kind: session.ChangeCreated, Session: h.ID, Time: now})
-			if len(entries) > 0 {
-				s.publish(h.ID, st, session.ChangesOf(h.ID, entries, now)...)
-			}
+			s.publish(h.ID, st, append([]session.Change{{Kind: session.ChangeCreated, Session: h.ID, Time: now}},
+				session.ChangesOf(h.ID, entries, now)...)...)
 			return nil
 		}
 		s.removeAll(written)
@@ -569,18 +583,29 @@ func errDone(err error) error {
 // fails when another writer took it first; the store then reads what
 // that writer wrote and asks decide again. This is the one point where
 // writers are ordered.
+//
+// A decision not to write (a condition that fails, nothing to do, a
+// retried append) is only taken on the log as it is: one made on the
+// store's memory of it is made again after catching up.
 func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (format.PartHead, []session.Entry, error)) error {
+	caught := false
 	for attempt := 0; ; attempt++ {
-		st, err := s.known(ctx, e, false, attempt > 0)
+		st, err := s.known(ctx, e, false, caught)
 		if err != nil {
 			return err
 		}
 		ph, entries, err := decide(st)
 		if err != nil {
+			if !caught {
+				caught = true
+				continue
+			}
 			return err
 		}
 		data := format.EncodePart(ph, entries)
 		seq := st.seq + 1
+		pre := toldOf(st, "")
+		st.pre = &pre
 		_, err = s.b.put(ctx, format.PartKey(st.id, st.inc, st.gen, seq), data, writeCond{absent: true})
 		if errors.Is(err, errPrecondition) {
 			if err := ctx.Err(); err != nil {
@@ -589,6 +614,7 @@ func (s *Store) claim(ctx context.Context, e *entry, decide func(*state) (format
 			if attempt > 0 {
 				backoff(ctx, attempt)
 			}
+			caught = true
 			continue // another writer took seq: read it, decide again
 		}
 		if err != nil {
@@ -671,26 +697,38 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 	if entries, err = s.externalize(ctx, entries); err != nil {
 		return err
 	}
+	// The new log as a reader will read it, refused before anything is
+	// written if it cannot be read back.
+	read, err := session.DecodeLog(append(append(hdr[:len(hdr):len(hdr)], '\n'), joinLines(entries)...), &session.ReadOptions{Strict: true, Limits: s.limits})
+	if err != nil {
+		return fmt.Errorf("s3store: rewrite of %s: %w", id, err)
+	}
 	e, err := s.lock(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer s.unlock(e)
+	caught := false
 	for attempt := 0; ; attempt++ {
-		st, err := s.known(ctx, e, false, attempt > 0)
+		st, err := s.known(ctx, e, false, caught)
 		if err != nil {
 			return err
 		}
 		if err := opts.Check(st.last(), len(st.entries)); err != nil {
+			if !caught { // decided on the store's memory: again on the log
+				caught = true
+				continue
+			}
 			return err
 		}
 		now := time.Now().UTC()
-		won, err := s.newGeneration(ctx, st, hdr, entries, now, false)
+		won, err := s.newGeneration(ctx, st, hdr, entries, now, read)
 		if err != nil {
 			return err
 		}
 		if !won {
 			backoff(ctx, attempt+1)
+			caught = true
 			continue
 		}
 		s.publish(id, st, session.Change{Kind: session.ChangeRewritten, Session: id, Time: now})
@@ -704,10 +742,21 @@ func (s *Store) Rewrite(ctx context.Context, id string, opts session.RewriteOpti
 // its marker at st's next seq. It reports false when another writer
 // took that seq first (what it wrote is removed, st is behind). On
 // success st is in the new generation.
-func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entries []session.Entry, now time.Time, fold bool) (bool, error) {
-	gen := format.NewGen(format.GenOrdinal(st.gen) + 1)
+//
+// read is the new log as a reader will read it (a rewrite's, checked
+// before anything is written); nil for a fold.
+func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entries []session.Entry, now time.Time, read *session.Log) (bool, error) {
+	fold := read == nil
+	next := format.GenOrdinal(st.gen) + 1
+	if next > format.MaxGenOrdinal {
+		return false, s.corrupt(format.GenDir(st.id, st.inc, st.gen), fmt.Errorf("generation %s is the last one a name can hold: the session cannot be folded or rewritten", st.gen))
+	}
+	gen := format.NewGen(next)
 	d := format.Descriptor{V: 1, Header: hdr, Entries: len(entries), Fold: fold, Updated: now,
-		Archived: st.archived, ArchivedAt: st.archAt, Compacting: st.compact}
+		Archived: st.archived, ArchivedAt: st.archAt, Compacting: st.compact, Epoch: st.desc.Epoch}
+	if !fold {
+		d.Epoch++
+	}
 	if fold {
 		d.Updated = st.updated
 	}
@@ -746,6 +795,8 @@ func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entrie
 		return false, err
 	}
 	written = append(written, dkey)
+	pre := toldOf(st, "")
+	st.pre = &pre
 	marker := format.EncodePart(format.PartHead{K: format.PartNext, T: now, Gen: gen}, nil)
 	_, err = s.b.put(ctx, format.PartKey(st.id, st.inc, st.gen, st.seq+1), marker, writeCond{absent: true})
 	if errors.Is(err, errPrecondition) {
@@ -757,10 +808,7 @@ func (s *Store) newGeneration(ctx context.Context, st *state, hdr []byte, entrie
 		return false, err
 	}
 	if !fold {
-		log, err := session.DecodeLog(append(append(hdr, '\n'), joinLines(entries)...), &session.ReadOptions{Strict: true, Limits: s.limits})
-		if err != nil {
-			return true, err
-		}
+		log := read
 		st.header, st.hdrRaw = log.Header, hdr
 		st.entries, st.ids, st.size, st.fold = nil, map[string]int{}, int64(len(hdr))+1, session.InfoFold{}
 		st.add(log.Entries)
@@ -828,7 +876,7 @@ func (s *Store) segmentsFor(ctx context.Context, st *state, entries []session.En
 // generation. Losing the race to another writer leaves things as they
 // were; the next writer folds.
 func (s *Store) fold(ctx context.Context, st *state) {
-	_, _ = s.newGeneration(ctx, st, st.hdrRaw, st.entries, time.Now().UTC(), true)
+	_, _ = s.newGeneration(ctx, st, st.hdrRaw, st.entries, time.Now().UTC(), nil)
 }
 
 // purge removes what generations retired more than the grace ago left.
@@ -864,7 +912,7 @@ func (s *Store) refreshHead(ctx context.Context, st *state) {
 		if format.GenOrdinal(st.head.Gen) > format.GenOrdinal(st.gen) || (st.head.Gen == st.gen && st.head.Seq > st.seq) {
 			return // a writer ahead of this state wrote it
 		}
-		h := format.Head{V: 1, Inc: st.inc, Gen: st.gen, Seq: st.seq, Info: st.info()}
+		h := format.Head{V: 1, Inc: st.inc, Gen: st.gen, Seq: st.seq, Epoch: st.desc.Epoch, Info: st.info()}
 		raw, _ := json.Marshal(h)
 		etag, err := s.b.put(ctx, format.HeadKey(st.id), raw, writeCond{match: st.headETag})
 		if err == nil {

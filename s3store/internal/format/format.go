@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,17 +85,33 @@ func RandomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// MaxGenOrdinal is the last ordinal a generation's name holds (ten
+// digits).
+const MaxGenOrdinal = 9999999999
+
+// NewGen returns a new name for a generation of ordinal (at most
+// MaxGenOrdinal).
 func NewGen(ordinal int) string { return fmt.Sprintf("g%010d-%s", ordinal, RandomHex(4)) }
 
-// GenOrdinal returns the ordinal of a generation's name, -1 when it is
-// not one.
+// GenOrdinal returns the ordinal of a generation's name as NewGen makes
+// them ("g", ten digits, "-", eight lowercase hexadecimal digits), -1
+// for anything else: the names come from objects anyone with write
+// access could have put, and they become key elements.
 func GenOrdinal(gen string) int {
-	if len(gen) < 12 || gen[0] != 'g' || gen[11] != '-' {
+	if len(gen) != 20 || gen[0] != 'g' || gen[11] != '-' {
 		return -1
 	}
-	n, err := strconv.Atoi(gen[1:11])
-	if err != nil {
-		return -1
+	n := 0
+	for _, c := range gen[1:11] {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	for _, c := range gen[12:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return -1
+		}
 	}
 	return n
 }
@@ -109,6 +124,8 @@ type Head struct {
 	Inc  string              `json:"inc"`
 	Gen  string              `json:"gen"`
 	Seq  int                 `json:"seq"`
+	// Epoch is the generation's (Descriptor.Epoch).
+	Epoch int                `json:"epoch,omitempty"`
 	Info session.SessionInfo `json:"info"`
 }
 
@@ -121,7 +138,10 @@ type Descriptor struct {
 	// Fold says the generation holds the same entries as the one before
 	// (parts folded into a segment), so that a reader that read that one
 	// keeps what it read; a rewrite clears it.
-	Fold       bool      `json:"fold,omitempty"`
+	Fold bool `json:"fold,omitempty"`
+	// Epoch counts the rewrites of the log (a fold keeps it): a reader
+	// that saw another epoch must read the log again.
+	Epoch      int       `json:"epoch,omitempty"`
 	Updated    time.Time `json:"updated"`
 	ArchivedAt time.Time `json:"archivedAt,omitzero"`
 	Archived   bool      `json:"archived,omitempty"`

@@ -76,3 +76,15 @@ func FuzzKeyID(f *testing.F) {
 		}
 	})
 }
+
+func TestGenOrdinal(t *testing.T) {
+	for gen, want := range map[string]int{
+		NewGen(0): 0, NewGen(42): 42, NewGen(MaxGenOrdinal): MaxGenOrdinal,
+		"g0000000001-../../x": -1, "g+000000001-abcdef01": -1, "g-000000001-abcdef01": -1,
+		"g0000000001-ABCDEF01": -1, "g00000000001-abcdef01": -1, "": -1, "x0000000001-abcdef01": -1,
+	} {
+		if got := GenOrdinal(gen); got != want {
+			t.Errorf("GenOrdinal(%q) = %d, want %d", gen, got, want)
+		}
+	}
+}
