@@ -120,13 +120,13 @@ func GenOrdinal(gen string) int {
 // are what readers start from (Gen and Seq may lag: readers go on past
 // them); Info is the session's listing as of Gen and Seq.
 type Head struct {
-	V    int                 `json:"v"`
-	Inc  string              `json:"inc"`
-	Gen  string              `json:"gen"`
-	Seq  int                 `json:"seq"`
+	V   int    `json:"v"`
+	Inc string `json:"inc"`
+	Gen string `json:"gen"`
+	Seq int    `json:"seq"`
 	// Epoch is the generation's (Descriptor.Epoch).
-	Epoch int                `json:"epoch,omitempty"`
-	Info session.SessionInfo `json:"info"`
+	Epoch int                 `json:"epoch,omitempty"`
+	Info  session.SessionInfo `json:"info"`
 }
 
 // Descriptor is a generation's seq 0: the log as of its start.
