@@ -96,6 +96,9 @@ func changesSince(t, cur told, st *state) []session.Change {
 	var cs []session.Change
 	switch {
 	case t.inc != cur.inc:
+		if t.inc != "" { // deleted and created again since
+			cs = append(cs, session.Change{Kind: session.ChangeDeleted, Session: st.id, Time: now})
+		}
 		cs = append(cs, session.Change{Kind: session.ChangeCreated, Session: st.id, Time: now})
 		cs = append(cs, session.ChangesOf(st.id, st.entries[:cur.entries], now)...)
 	case t.epoch != cur.epoch || t.entries > cur.entries:

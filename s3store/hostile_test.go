@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ import (
 // (or a broken one left) give a clear error, never a hang, a read outside
 // the session's keys, or a read of more than the limit; the store
 // changes nothing of them.
+// oneLine is a segment of one entry.
+const oneLine = `{"type":"x","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00Z"}` + "\n"
+
 func TestHostileObjects(t *testing.T) {
 	ctx := context.Background()
 	opts := options(t)
@@ -73,6 +77,12 @@ func TestHostileObjects(t *testing.T) {
 			"sessions/" + enc("h10"):            head("h10", gen),
 			logDir("h10") + gen + "/0000000000": strings.Replace(desc, "%s", "h10", 1),
 			logDir("h10") + gen + "/0000000001": `{"k":"append","t":"2026-01-01T00:00:00Z"}` + "\n" + `not json` + "\n",
+		}, session.ErrCorrupt},
+		{"a segment holding fewer entries than it says", "h12", map[string]string{
+			"sessions/" + enc("h12"): head("h12", gen),
+			logDir("h12") + gen + "/0000000000": `{"v":1,"header":{"type":"session","version":3,"id":"h12","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"},"segments":[{"key":"seg/s1","entries":2,"bytes":` +
+				fmt.Sprint(len(oneLine)) + `}],"entries":2}`,
+			logDir("h12") + "seg/s1": oneLine,
 		}, session.ErrCorrupt},
 		{"a header of another session", "h11", map[string]string{
 			"sessions/" + enc("h11"):            head("h11", gen),

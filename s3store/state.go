@@ -41,6 +41,7 @@ type state struct {
 	compact  time.Time
 	checked  time.Time // when the head was last read
 	deleted  bool
+	hops int // generations followed by the read in progress (enterGen)
 	// pre is what the state held before this store's last write (what
 	// its subscribers are told came from others): set by the write.
 	pre *told
@@ -139,6 +140,9 @@ func (s *Store) load(ctx context.Context, id string) (*state, error) {
 	}
 }
 
+// maxHops bounds the generations one read follows.
+const maxHops = 4096
+
 // nextGen is readGen's report of a marker: the log goes on in gen.
 type nextGen struct{ gen string }
 
@@ -193,8 +197,13 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 		if int64(len(objs[i].data)) != sg.Bytes {
 			return s.corrupt(keys[i], fmt.Errorf("segment %s holds %d bytes, its descriptor says %d", sg.Key, len(objs[i].data), sg.Bytes))
 		}
-		if _, err := format.SplitLines(objs[i].data); err != nil {
+		lines, err := format.SplitLines(objs[i].data)
+		if err != nil {
 			return s.corrupt(keys[i], err)
+		}
+		if len(lines) != sg.Entries {
+			// A fold copies entries by these counts: they must be right.
+			return s.corrupt(keys[i], fmt.Errorf("segment %s holds %d lines, its descriptor says %d entries", sg.Key, len(lines), sg.Entries))
 		}
 		buf.Write(objs[i].data)
 	}
@@ -262,7 +271,7 @@ func (s *Store) readGen(ctx context.Context, st *state, gen string, known int) e
 	if d.Entries != 0 && len(st.entries) < d.Entries {
 		return s.corrupt(dkey, fmt.Errorf("generation %s holds %d entries, its descriptor says %d", gen, len(st.entries), d.Entries))
 	}
-	return s.catchUp(ctx, st)
+	return s.follow(ctx, st)
 }
 
 // decodeInto reads the log in buf (header and entry lines) into st.
@@ -302,6 +311,12 @@ func (s *Store) control(st *state, ph format.PartHead) error {
 // catchUp reads the parts written after st.seq, in order, until the
 // first seq with no object, following generation markers.
 func (s *Store) catchUp(ctx context.Context, st *state) error {
+	st.hops = 0
+	return s.follow(ctx, st)
+}
+
+// follow is catchUp within a read that follows generations.
+func (s *Store) follow(ctx context.Context, st *state) error {
 	for {
 		key := format.PartKey(st.id, st.inc, st.gen, st.seq+1)
 		o, err := s.b.get(ctx, key)
@@ -358,6 +373,12 @@ func (s *Store) applyPart(ctx context.Context, st *state, seq int, data []byte) 
 // enterGen goes on in generation gen after a marker: a fold keeps the
 // entries st has; a rewrite is read whole.
 func (s *Store) enterGen(ctx context.Context, st *state, gen string) error {
+	// Each generation read is a call deeper (readGen, catchUp,
+	// applyPart, enterGen): a chain longer than any a grace leaves is
+	// refused rather than followed down the stack.
+	if st.hops++; st.hops > maxHops {
+		return s.corrupt(format.GenDir(st.id, st.inc, gen), fmt.Errorf("more than %d generations followed in one read", maxHops))
+	}
 	dkey := format.PartKey(st.id, st.inc, gen, 0)
 	o, err := s.b.get(ctx, dkey)
 	if err != nil {

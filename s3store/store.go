@@ -52,7 +52,9 @@ type Options struct {
 	// Grace is how long the objects a fold, rewrite or delete replaced
 	// stay before they are removed; default one hour. A writer re-reads a
 	// session's head before writing when it last read it more than half
-	// of this ago, so that it never writes into what was removed.
+	// of this ago, so that it never writes into what was removed. Every
+	// store on one bucket and prefix must have the same Grace: one with a
+	// longer grace could write into what one with a shorter grace removed.
 	Grace time.Duration
 	// PollInterval is how often a subscription (Subscribe) looks for the
 	// changes of other processes; default one second.
@@ -250,6 +252,13 @@ func (s *Store) lock(ctx context.Context, id string) (*entry, error) {
 	}
 	s.mu.Unlock()
 	e.mu.Lock()
+	s.mu.Lock()
+	evicted := s.sessions[id] != e // dropped from the cache while this waited
+	s.mu.Unlock()
+	if evicted {
+		e.mu.Unlock()
+		return s.lock(ctx, id)
+	}
 	return e, nil
 }
 
