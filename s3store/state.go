@@ -41,7 +41,7 @@ type state struct {
 	compact  time.Time
 	checked  time.Time // when the head was last read
 	deleted  bool
-	hops int // generations followed by the read in progress (enterGen)
+	hops     int // generations followed by the read in progress (enterGen)
 	// pre is what the state held before this store's last write (what
 	// its subscribers are told came from others): set by the write.
 	pre *told
