@@ -115,6 +115,7 @@ var (
 	_ session.BlobCollector      = (*Store)(nil)
 	_ session.BlobSweeper        = (*Store)(nil)
 	_ session.TailLoader         = (*Store)(nil)
+	_ session.PathLoader         = (*Store)(nil)
 )
 
 // Open returns the store of opts.Bucket under opts.Prefix, after
@@ -378,6 +379,22 @@ func (s *Store) resolved(ctx context.Context, log *session.Log) (*session.Log, e
 		return nil, err
 	}
 	return log, nil
+}
+
+// LoadPath implements session.PathLoader with the whole log (Complete),
+// which the interface allows: the store reads a session whole (its
+// segments side by side), and keeps it, so a path alone would save the
+// decoding of the entries before the latest compaction, not requests.
+func (s *Store) LoadPath(ctx context.Context, id string) (*session.PathLog, error) {
+	log, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	last := ""
+	if n := len(log.Entries); n > 0 {
+		last = log.Entries[n-1].ID()
+	}
+	return &session.PathLog{Log: log, Complete: true, Last: last}, nil
 }
 
 // LoadTail implements session.TailLoader: the entries after the first
