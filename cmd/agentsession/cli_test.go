@@ -134,6 +134,7 @@ func TestJSONEverywhere(t *testing.T) {
 	runs["export"] = [][]string{{"export", "--json", "--root", lc.root, "-o", filepath.Join(dir, "p.json"), "p-parent"}}
 	runs["import"] = [][]string{{"import", "--json", "--root", filepath.Join(dir, "imported"), exp}}
 	runs["gc"] = [][]string{{"gc", "--json", "--dry-run", "--older-than", "30d", "--root", lc.root}}
+	runs["mirror"] = [][]string{{"mirror", "--json", "--root", root, "--to", "file://" + filepath.Join(dir, "remote")}}
 	runs["delete"] = [][]string{{"delete", "--json", "--yes", "--children", "--root", lcDel.root, "c-child"}, {"delete", "--json", "--dry-run", "--root", lcDel.root, "p-parent"}}
 	if testing.Short() {
 		delete(runs, "bench")
