@@ -44,12 +44,14 @@ type told struct {
 	entries  int
 	archived bool
 	compact  time.Time
+	at       uint64 // poller.clock when it was recorded
 }
 
 type poller struct {
 	s      *Store
 	mu     sync.Mutex
 	told   map[string]told // by the session's key element (format.EncID)
+	clock  uint64          // counts the records of told
 	primed bool            // the poller goroutine's alone
 }
 
@@ -67,7 +69,10 @@ func (p *poller) seen(st *state, etag string) {
 	if etag == "" {
 		etag = p.told[k].etag
 	}
-	p.told[k] = toldOf(st, etag)
+	p.clock++
+	t := toldOf(st, etag)
+	t.at = p.clock
+	p.told[k] = t
 }
 
 func (p *poller) forget(id string) {
@@ -146,6 +151,9 @@ func (p *poller) run() {
 
 // once looks for changes: heads that appeared, changed or went.
 func (p *poller) once(ctx context.Context) error {
+	p.mu.Lock()
+	before := p.clock // what was told after this need not be in the listing
+	p.mu.Unlock()
 	heads := map[string]string{} // key element → ETag
 	err := p.s.b.list(ctx, "sessions/", func(o listed) error {
 		if k := strings.TrimPrefix(o.rel, "sessions/"); format.IsKeyID(k) {
@@ -170,7 +178,7 @@ func (p *poller) once(ctx context.Context) error {
 		}
 	}
 	for k, t := range p.told {
-		if _, ok := heads[k]; !ok {
+		if _, ok := heads[k]; !ok && t.at <= before {
 			gone = append(gone, t)
 			delete(p.told, k)
 		}
@@ -202,6 +210,9 @@ func (p *poller) prime(ctx context.Context, heads map[string]string) {
 		k := strings.TrimPrefix(keys[i], "sessions/")
 		if err != nil || format.EncID(h.Info.ID) != k {
 			continue
+		}
+		if _, ok := p.told[k]; ok {
+			continue // this store's own write told it since: that is newer than a head
 		}
 		p.told[k] = told{id: h.Info.ID, etag: o.etag, inc: h.Inc, epoch: h.Epoch, entries: h.Info.Entries,
 			archived: h.Info.Archived, compact: h.Info.Compacting}
@@ -240,7 +251,10 @@ func (p *poller) follow(ctx context.Context, k, etag string) {
 	}
 	p.mu.Lock()
 	t, known = p.told[k] // again, under the session's lock: an own write may have told more
-	p.told[k] = toldOf(st, etag)
+	p.clock++
+	nt := toldOf(st, etag)
+	nt.at = p.clock
+	p.told[k] = nt
 	p.mu.Unlock()
 	if !known {
 		t = told{id: id}

@@ -395,6 +395,9 @@ func (s *Store) remove(ctx context.Context, id string, seen *session.LogMark) er
 		return err
 	}
 	e.st = nil
+	// Deleted once the marker is in: told now, before the head goes, so
+	// that the poller does not find the head gone first and tell it too.
+	s.publish(id, nil, session.Change{Kind: session.ChangeDeleted, Session: id, Time: time.Now()})
 	if err := s.delHead(ctx, id, st.headETag); err != nil && !errors.Is(err, errMissing) {
 		// The head changed since it was read: read it and delete it if
 		// it is still this session's.
@@ -403,6 +406,5 @@ func (s *Store) remove(ctx context.Context, id string, seen *session.LogMark) er
 		}
 	}
 	s.trash(ctx, id, st.inc)
-	s.publish(id, nil, session.Change{Kind: session.ChangeDeleted, Session: id, Time: time.Now()})
 	return nil
 }
