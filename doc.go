@@ -16,8 +16,10 @@
 // A Store keeps sessions. MemoryStore (NewMemoryStore) is the store for
 // tests and for New; FileStore (OpenFileStore) keeps one file per
 // session in pi's directory layout, shared safely by several processes;
-// the pgstore module keeps sessions in PostgreSQL for agents on many
-// machines. Middleware wraps any store: Redact keeps secrets out of it,
+// the pgstore module keeps sessions in PostgreSQL and the s3store module
+// on an S3-compatible bucket, for agents on many machines (package
+// mirror keeps a local session the same on such a store). Middleware
+// wraps any store: Redact keeps secrets out of it,
 // package encrypt seals sessions at rest, Observe reports every
 // operation, ForUser gives one tenant's view.
 //
@@ -125,8 +127,10 @@
 //   - redact: the secret rules Redact applies; encrypt: encryption at
 //     rest.
 //   - storekit: for those who write a Store; storetest: the conformance
-//     suite every store passes.
-//   - Modules of their own: pgstore (PostgreSQL), search (full-text
+//     suite every store passes; mirror: a session's copies on two
+//     stores kept the same.
+//   - Modules of their own: pgstore (PostgreSQL), s3store (object
+//     storage), search (full-text
 //     search, SQLite), workspace (the project's files, step by step),
 //     integrations/dive and integrations/langchaingo, cmd/agentsession
 //     (the command-line tool); runnable programs in examples/.
