@@ -42,7 +42,6 @@ type object struct {
 	data []byte
 	etag string
 	mod  time.Time
-	meta map[string]string // user metadata (head only)
 }
 
 // writeCond is the condition of a put: none, absent (If-None-Match: *),
@@ -87,24 +86,15 @@ func (b *bucket) head(ctx context.Context, rel string) (*object, int64, error) {
 	if err != nil {
 		return nil, 0, b.fail("head", rel, err)
 	}
-	return &object{etag: aws.ToString(out.ETag), mod: aws.ToTime(out.LastModified), meta: out.Metadata}, aws.ToInt64(out.ContentLength), nil
+	return &object{etag: aws.ToString(out.ETag), mod: aws.ToTime(out.LastModified)}, aws.ToInt64(out.ContentLength), nil
 }
 
 // put writes an object under cond and returns its ETag.
 func (b *bucket) put(ctx context.Context, rel string, data []byte, cond writeCond) (string, error) {
-	return b.putWith(ctx, rel, data, cond, nil)
-}
-
-// putMeta writes an object with user metadata, unconditionally.
-func (b *bucket) putMeta(ctx context.Context, rel string, data []byte, meta map[string]string) (string, error) {
-	return b.putWith(ctx, rel, data, writeCond{}, meta)
-}
-
-func (b *bucket) putWith(ctx context.Context, rel string, data []byte, cond writeCond, meta map[string]string) (string, error) {
 	b.requests.add(opPut)
 	in := &s3.PutObjectInput{
 		Bucket: &b.name, Key: aws.String(b.key(rel)), Body: bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))), Metadata: meta,
+		ContentLength: aws.Int64(int64(len(data))),
 	}
 	switch {
 	case cond.absent:
